@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Code is a JobDesk error code. E001–E012 come from the seeds; E013–E016 are JobDesk's own.
@@ -151,4 +152,20 @@ func (p *PartialResult) Error() string { return "partial success: " + p.Summary 
 // Partial returns the error that ends a job PARTIAL with result.
 func PartialSuccess(result json.RawMessage, summary string) error {
 	return &PartialResult{Result: result, Summary: summary}
+}
+
+// DeferredError is the error a handler returns when it cannot start yet for a reason outside the
+// job (an AI provider is offline, say): the job goes back to PENDING with Message shown to people,
+// runs again after After, and the attempt is not counted.
+type DeferredError struct {
+	After   time.Duration
+	Message string
+}
+
+// Error says why the job waits.
+func (d *DeferredError) Error() string { return "deferred: " + d.Message }
+
+// Defer returns the error that puts a job back to PENDING for after, showing message.
+func Defer(after time.Duration, message string) error {
+	return &DeferredError{After: after, Message: message}
 }
