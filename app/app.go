@@ -1,0 +1,198 @@
+// Package app is JobDesk's composition root: it opens the data folder and database, registers
+// every job family's handlers with the engine, and offers the service API that the window (ui)
+// and the command line (cli.go) both use — submit, list, watch, cancel, retry. Nothing below it
+// knows about windows or flags; nothing above it touches SQL.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"strings"
+	"time"
+
+	"jobdesk/engine/checksum"
+	"jobdesk/engine/job"
+	"jobdesk/engine/queue"
+	"jobdesk/engine/store"
+)
+
+// Config is what JobDesk needs to start.
+type Config struct {
+	// DataDir is the data folder (database, result files). Empty: store.DefaultDataDir().
+	DataDir string
+	// Workers is how many jobs run at once (0: number of CPUs).
+	Workers int
+	// Retention is how long finished jobs are kept (0: 90 days).
+	Retention time.Duration
+}
+
+// App is one running JobDesk: its database, queue and (once started) engine.
+type App struct {
+	cfg    Config
+	DB     *store.DB
+	Queue  *queue.Queue
+	worker *queue.Worker
+}
+
+// Open opens (creating when missing) the data folder and database.
+func Open(cfg Config) (*App, error) {
+	if cfg.DataDir == "" {
+		d, err := store.DefaultDataDir()
+		if err != nil {
+			return nil, job.Wrap(job.E014, err, "cannot find the user data folder; pass --data-dir").
+				WithJa("ユーザーデータフォルダーが見つかりません。--data-dir を指定してください。")
+		}
+		cfg.DataDir = d
+	}
+	abs, err := filepath.Abs(cfg.DataDir)
+	if err == nil {
+		cfg.DataDir = abs
+	}
+	db, err := store.OpenDir(cfg.DataDir, migrations()...)
+	if err != nil {
+		switch {
+		case errors.Is(err, store.ErrDamaged):
+			return nil, job.Wrap(job.E009, err, fmt.Sprintf("the database in %s is damaged; move it aside to start afresh", cfg.DataDir)).
+				WithJa("データベースが壊れています。ファイルを別の場所に移すと新しく始められます。").Permanent()
+		case errors.Is(err, store.ErrTooNew):
+			return nil, job.Wrap(job.E009, err, "the database was created by a newer JobDesk; please update JobDesk").
+				WithJa("データベースは新しいバージョンの JobDesk で作成されています。JobDesk を更新してください。").Permanent()
+		}
+		return nil, job.Wrap(job.E009, err, "the database could not be opened").WithJa("データベースを開けませんでした。")
+	}
+	q, err := queue.Open(db, queue.Options{DataDir: cfg.DataDir, Retention: cfg.Retention})
+	if err != nil {
+		db.Close()
+		return nil, job.Wrap(job.E009, err, "the job queue could not be opened").WithJa("ジョブキューを開けませんでした。")
+	}
+	return &App{cfg: cfg, DB: db, Queue: q}, nil
+}
+
+// DataDir returns the data folder in use.
+func (a *App) DataDir() string { return a.cfg.DataDir }
+
+// migrations lists every package's schema, applied at open.
+func migrations() []store.Migrations {
+	return []store.Migrations{queue.Migrations}
+}
+
+// register adds every job family's handlers to w.
+func (a *App) register(w *queue.Worker) {
+	w.Handle(checksum.Type, checksum.Handler, queue.TypeOptions{})
+}
+
+// StartEngine starts running jobs in this process until Close.
+func (a *App) StartEngine(ctx context.Context) error {
+	if a.worker != nil {
+		return nil
+	}
+	w := queue.NewWorker(a.Queue, queue.WorkerOptions{Workers: a.cfg.Workers})
+	a.register(w)
+	if err := w.Start(ctx); err != nil {
+		return err
+	}
+	a.worker = w
+	return nil
+}
+
+// EngineRunning reports whether an engine runs in this process or in another live process on
+// this machine using the same data folder.
+func (a *App) EngineRunning(ctx context.Context) bool {
+	if a.worker != nil {
+		return true
+	}
+	host, _ := os.Hostname()
+	rows, err := a.DB.R.QueryContext(ctx, `SELECT pid FROM queue_owners WHERE host=?`, host)
+	if err != nil {
+		return false
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pid int
+		if rows.Scan(&pid) == nil && pid != os.Getpid() && pidAlive(pid) {
+			return true
+		}
+	}
+	return false
+}
+
+// Close stops the engine (running jobs go back to the queue) and closes the database.
+func (a *App) Close() error {
+	if a.worker != nil {
+		a.worker.Stop()
+	}
+	a.Queue.Close()
+	return a.DB.Close()
+}
+
+// SubmitOptions adjust Submit.
+type SubmitOptions struct {
+	Type     string // job type; empty: detected from each file
+	Priority int
+}
+
+// Submit enqueues one job per file and returns them. A missing or unreadable path is refused
+// with a clear error before anything is enqueued.
+func (a *App) Submit(ctx context.Context, paths []string, o SubmitOptions) ([]job.Job, error) {
+	var ps []queue.Params
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, err
+		}
+		st, err := os.Stat(abs)
+		if err != nil {
+			return nil, job.Wrap(job.E014, err, fmt.Sprintf("%s does not exist or cannot be read", p)).
+				WithJa(fmt.Sprintf("%s が見つからないか、読み取れません。", p))
+		}
+		if st.IsDir() {
+			return nil, job.Errorf(job.E014, "%s is a folder; drop files instead", p).
+				WithJa(fmt.Sprintf("%s はフォルダーです。ファイルを指定してください。", p))
+		}
+		typ := o.Type
+		if typ == "" {
+			typ = DetectType(abs)
+		}
+		if !KnownType(typ) {
+			return nil, job.Errorf(job.E014, "unknown job type %q (known: %s)", typ, strings.Join(Types(), ", ")).
+				WithJa(fmt.Sprintf("ジョブの種類 %q は存在しません。", typ))
+		}
+		in, _ := jsonMarshal(map[string]string{"path": abs})
+		ps = append(ps, queue.Params{Type: typ, Name: filepath.Base(abs), Input: in, Priority: o.Priority})
+	}
+	ids, err := a.Queue.EnqueueBatch(ctx, ps)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]job.Job, 0, len(ids))
+	for _, id := range ids {
+		j, err := a.Queue.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// Types returns the job types a person can ask for.
+func Types() []string { return []string{checksum.Type} }
+
+// KnownType reports whether typ is one of Types.
+func KnownType(typ string) bool {
+	for _, t := range Types() {
+		if t == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// DetectType picks the job type for a dropped file.
+func DetectType(path string) string {
+	return checksum.Type
+}

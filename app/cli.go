@@ -1,0 +1,518 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"jobdesk/engine/job"
+	"jobdesk/engine/queue"
+)
+
+// Exit codes of the command line.
+const (
+	ExitOK      = 0 // every job SUCCEEDED
+	ExitFailed  = 1 // some job FAILED, TIMED_OUT or CANCELLED (or an error)
+	ExitUsage   = 2 // the command line was wrong
+	ExitPartial = 3 // some job PARTIAL and none worse
+)
+
+func jsonMarshal(v any) (json.RawMessage, error) { return json.Marshal(v) }
+
+// command is one subcommand of the jobdesk binary.
+type command struct {
+	name, usage, help string
+	run               func(c *cli, args []string) int
+}
+
+// cli carries what every subcommand needs.
+type cli struct {
+	stdout, stderr io.Writer
+	dataDir        string
+	app            *App
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"run", "run [--type T] [--wait] [--json] FILE...", "submit one job per file; --wait shows progress and waits", (*cli).cmdRun},
+		{"ls", "ls [--status S] [--type T] [--limit N] [--json]", "list jobs, newest first", (*cli).cmdLs},
+		{"show", "show ID [--json] [--history]", "show one job (and its history)", (*cli).cmdShow},
+		{"cancel", "cancel ID", "cancel a job (a running one stops within a second)", (*cli).cmdCancel},
+		{"retry", "retry ID", "run a failed, timed-out, cancelled or partial job again", (*cli).cmdRetry},
+		{"worker", "worker", "run the engine without a window until SIGINT/SIGTERM", (*cli).cmdWorker},
+	}
+}
+
+// Usage prints the command line's help.
+func Usage(w io.Writer) {
+	fmt.Fprintln(w, "JobDesk — run jobs on this device. With no command, opens the window.")
+	fmt.Fprintln(w, "\nUsage: jobdesk [--data-dir DIR] COMMAND [options]")
+	fmt.Fprintln(w, "\nCommands:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, c := range commands {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.usage, c.help)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nGlobal: --data-dir DIR (or JOBDESK_DATA_DIR) chooses the data folder.")
+	fmt.Fprintln(w, "Exit codes: 0 all succeeded, 1 a job failed/timed out/was cancelled, 3 partial, 2 usage error.")
+}
+
+// SplitGlobal removes the global --data-dir flag (anywhere on the line) and returns the data
+// folder and the remaining arguments.
+func SplitGlobal(args []string) (dataDir string, rest []string, err error) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--data-dir" || a == "-data-dir":
+			if i+1 >= len(args) {
+				return "", nil, errors.New("--data-dir needs a folder")
+			}
+			dataDir = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--data-dir="):
+			dataDir = strings.TrimPrefix(a, "--data-dir=")
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return dataDir, rest, nil
+}
+
+// Main runs the command line (args without the program name) and returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	dataDir, args, err := SplitGlobal(args)
+	if err != nil {
+		fmt.Fprintln(stderr, "jobdesk:", err)
+		return ExitUsage
+	}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		Usage(stdout)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	for _, cmd := range commands {
+		if cmd.name == args[0] {
+			c := &cli{stdout: stdout, stderr: stderr, dataDir: dataDir}
+			defer func() {
+				if c.app != nil {
+					c.app.Close()
+				}
+			}()
+			return cmd.run(c, args[1:])
+		}
+	}
+	fmt.Fprintf(stderr, "jobdesk: unknown command %q\n\n", args[0])
+	Usage(stderr)
+	return ExitUsage
+}
+
+// open opens the App once per command.
+func (c *cli) open() (*App, bool) {
+	if c.app != nil {
+		return c.app, true
+	}
+	a, err := Open(Config{DataDir: c.dataDir})
+	if err != nil {
+		c.fail(err)
+		return nil, false
+	}
+	c.app = a
+	return a, true
+}
+
+// fail prints err the way staff should read it: code, English sentence, Japanese sentence.
+func (c *cli) fail(err error) int {
+	var je *job.Error
+	if errors.As(err, &je) {
+		fmt.Fprintf(c.stderr, "jobdesk: %s: %s\n", je.Code, je.Message)
+		if je.MessageJa != "" {
+			fmt.Fprintf(c.stderr, "         %s\n", je.MessageJa)
+		}
+		if je.Code == job.E014 {
+			return ExitUsage
+		}
+		return ExitFailed
+	}
+	fmt.Fprintln(c.stderr, "jobdesk:", err)
+	return ExitFailed
+}
+
+func (c *cli) flags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	return fs
+}
+
+// parse parses flags that may appear before or after positional arguments.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func (c *cli) cmdRun(args []string) int {
+	fs := c.flags("run")
+	typ := fs.String("type", "", "job type (default: detected from each file)")
+	wait := fs.Bool("wait", false, "wait for the jobs, showing progress on stderr")
+	asJSON := fs.Bool("json", false, "print the jobs as JSON")
+	files, err := parse(fs, args)
+	if err != nil {
+		return ExitUsage
+	}
+	if len(files) == 0 {
+		fmt.Fprintln(c.stderr, "jobdesk run: name at least one file")
+		return ExitUsage
+	}
+	a, ok := c.open()
+	if !ok {
+		return ExitFailed
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	jobs, err := a.Submit(ctx, files, SubmitOptions{Type: *typ})
+	if err != nil {
+		return c.fail(err)
+	}
+	if *wait {
+		if !a.EngineRunning(ctx) {
+			if err := a.StartEngine(ctx); err != nil {
+				return c.fail(err)
+			}
+		}
+		jobs, err = c.waitAll(ctx, a, jobs)
+		if err != nil {
+			return c.fail(err)
+		}
+	}
+	c.printJobs(jobs, *asJSON)
+	if !*wait {
+		return ExitOK
+	}
+	return ExitCode(jobs)
+}
+
+// ExitCode is 0 when every job succeeded, 3 when some ended PARTIAL and none worse, else 1.
+func ExitCode(jobs []job.Job) int {
+	code := ExitOK
+	for _, j := range jobs {
+		switch j.Status {
+		case job.Succeeded:
+		case job.Partial:
+			if code == ExitOK {
+				code = ExitPartial
+			}
+		default:
+			code = ExitFailed
+		}
+	}
+	return code
+}
+
+// waitAll waits for jobs to finish, drawing a progress line on stderr.
+func (c *cli) waitAll(ctx context.Context, a *App, jobs []job.Job) ([]job.Job, error) {
+	events, unsub := a.Queue.Subscribe(1024)
+	defer unsub()
+	tty := isTerminal(c.stderr)
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	lastLine := map[int64]string{}
+	for {
+		done := 0
+		for i := range jobs {
+			if jobs[i].Status.Final() {
+				done++
+				continue
+			}
+			j, err := a.Queue.Get(ctx, jobs[i].ID)
+			if err != nil {
+				return jobs, err
+			}
+			jobs[i] = j
+			if j.Status.Final() {
+				done++
+			}
+		}
+		c.drawProgress(jobs, tty, lastLine)
+		if done == len(jobs) {
+			if tty {
+				fmt.Fprintln(c.stderr)
+			}
+			return jobs, nil
+		}
+		select {
+		case <-ctx.Done():
+			// Ctrl-C while waiting: cancel what is still running, so nothing is left half done.
+			for _, j := range jobs {
+				if !j.Status.Final() {
+					a.Queue.Cancel(context.Background(), j.ID)
+				}
+			}
+			return jobs, job.Errorf(job.E013, "interrupted; the unfinished jobs were cancelled").WithJa("中断しました。未完了のジョブはキャンセルされました。")
+		case <-events:
+		case <-tick.C:
+		}
+	}
+}
+
+func (c *cli) drawProgress(jobs []job.Job, tty bool, last map[int64]string) {
+	if tty {
+		var total float64
+		for _, j := range jobs {
+			total += j.Progress
+		}
+		pct := total / float64(len(jobs))
+		const width = 30
+		n := int(pct / 100 * width)
+		j := jobs[0]
+		for _, x := range jobs {
+			if !x.Status.Final() {
+				j = x
+				break
+			}
+		}
+		msg := j.Message
+		if len([]rune(msg)) > 40 {
+			msg = string([]rune(msg)[:40]) + "…"
+		}
+		fmt.Fprintf(c.stderr, "\r\033[K[%s%s] %5.1f%% %s %s %s", strings.Repeat("█", n), strings.Repeat("·", width-n), pct, j.Name, j.Status, msg)
+		return
+	}
+	for _, j := range jobs {
+		line := fmt.Sprintf("job %d %s %s %.0f%%", j.ID, j.Name, j.Status, j.Progress)
+		if last[j.ID] != line && (j.Status != job.Running || int(j.Progress)%25 == 0) {
+			fmt.Fprintln(c.stderr, line)
+			last[j.ID] = line
+		}
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func (c *cli) printJobs(jobs []job.Job, asJSON bool) {
+	if asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetEscapeHTML(false)
+		for _, j := range jobs {
+			enc.Encode(j)
+		}
+		return
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTYPE\tSTATUS\tPROGRESS\tNAME\tUPDATED\tMESSAGE")
+	for _, j := range jobs {
+		msg := j.Message
+		if j.Error != nil {
+			msg = string(j.Error.Code) + ": " + j.Error.Message
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.0f%%\t%s\t%s\t%s\n", j.ID, j.Type, j.Status, j.Progress, j.Name,
+			j.UpdatedAt.Local().Format("2006-01-02 15:04:05"), msg)
+	}
+	tw.Flush()
+}
+
+func (c *cli) cmdLs(args []string) int {
+	fs := c.flags("ls")
+	status := fs.String("status", "", "only jobs in this status")
+	typ := fs.String("type", "", "only jobs of this type")
+	limit := fs.Int("limit", 100, "at most this many jobs")
+	asJSON := fs.Bool("json", false, "print JSON, one object per line")
+	if _, err := parse(fs, args); err != nil {
+		return ExitUsage
+	}
+	st := job.Status(strings.ToUpper(*status))
+	if st != "" && !st.Valid() {
+		fmt.Fprintf(c.stderr, "jobdesk ls: unknown status %q (one of %v)\n", *status, job.Statuses)
+		return ExitUsage
+	}
+	a, ok := c.open()
+	if !ok {
+		return ExitFailed
+	}
+	jobs, err := a.Queue.List(context.Background(), queue.Filter{Status: st, Type: *typ, Limit: *limit})
+	if err != nil {
+		return c.fail(err)
+	}
+	c.printJobs(jobs, *asJSON)
+	return ExitOK
+}
+
+func (c *cli) jobID(args []string) (int64, bool) {
+	if len(args) != 1 {
+		fmt.Fprintln(c.stderr, "jobdesk: name one job id")
+		return 0, false
+	}
+	id, err := strconv.ParseInt(args[0], 10, 64)
+	if err != nil || id <= 0 {
+		fmt.Fprintf(c.stderr, "jobdesk: %q is not a job id\n", args[0])
+		return 0, false
+	}
+	return id, true
+}
+
+func (c *cli) cmdShow(args []string) int {
+	fs := c.flags("show")
+	asJSON := fs.Bool("json", false, "print JSON")
+	history := fs.Bool("history", false, "also print the job's history")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return ExitUsage
+	}
+	id, ok := c.jobID(pos)
+	if !ok {
+		return ExitUsage
+	}
+	a, ok := c.open()
+	if !ok {
+		return ExitFailed
+	}
+	ctx := context.Background()
+	j, err := a.Queue.Get(ctx, id)
+	if err != nil {
+		return c.fail(err)
+	}
+	var events []job.Event
+	if *history {
+		if events, err = a.Queue.History(ctx, id); err != nil {
+			return c.fail(err)
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if *history {
+			enc.Encode(struct {
+				job.Job
+				History []job.Event `json:"history"`
+			}{j, events})
+		} else {
+			enc.Encode(j)
+		}
+		return ExitOK
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	row("ID", strconv.FormatInt(j.ID, 10))
+	row("Name", j.Name)
+	row("Type", j.Type)
+	row("Status", string(j.Status))
+	row("Progress", fmt.Sprintf("%.1f%%", j.Progress))
+	row("Message", j.Message)
+	row("Attempts", fmt.Sprintf("%d of %d", j.Attempts, j.MaxAttempts))
+	row("Target", j.Target)
+	row("Created", j.CreatedAt.Local().Format(time.RFC3339))
+	if j.CompletedAt != nil {
+		row("Completed", j.CompletedAt.Local().Format(time.RFC3339))
+	}
+	if j.ParentID != 0 {
+		row("Parent", strconv.FormatInt(j.ParentID, 10))
+	}
+	row("Input", string(j.Input))
+	if len(j.Result) > 0 {
+		row("Result", string(j.Result))
+	}
+	if j.Error != nil {
+		row("Error", fmt.Sprintf("%s %s: %s", j.Error.Code, j.Error.ErrorName(), j.Error.Message))
+		if j.Error.MessageJa != "" {
+			row("", j.Error.MessageJa)
+		}
+	}
+	tw.Flush()
+	if *history {
+		fmt.Fprintln(c.stdout, "\nHistory:")
+		tw = tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		for _, e := range events {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", e.At.Local().Format("15:04:05.000"), e.Kind, e.Status, e.Message)
+		}
+		tw.Flush()
+	}
+	return ExitOK
+}
+
+func (c *cli) cmdCancel(args []string) int {
+	id, ok := c.jobID(args)
+	if !ok {
+		return ExitUsage
+	}
+	a, ok := c.open()
+	if !ok {
+		return ExitFailed
+	}
+	if err := a.Queue.Cancel(context.Background(), id); err != nil {
+		return c.fail(err)
+	}
+	fmt.Fprintf(c.stdout, "job %d: cancel requested\n", id)
+	return ExitOK
+}
+
+func (c *cli) cmdRetry(args []string) int {
+	id, ok := c.jobID(args)
+	if !ok {
+		return ExitUsage
+	}
+	a, ok := c.open()
+	if !ok {
+		return ExitFailed
+	}
+	j, err := a.Queue.Retry(context.Background(), id)
+	if err != nil {
+		return c.fail(err)
+	}
+	fmt.Fprintf(c.stdout, "job %d: %s\n", j.ID, j.Status)
+	return ExitOK
+}
+
+func (c *cli) cmdWorker(args []string) int {
+	fs := c.flags("worker")
+	workers := fs.Int("workers", 0, "jobs at once (default: number of CPUs)")
+	if _, err := parse(fs, args); err != nil {
+		return ExitUsage
+	}
+	a, err := Open(Config{DataDir: c.dataDir, Workers: *workers})
+	if err != nil {
+		return c.fail(err)
+	}
+	c.app = a
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := a.StartEngine(ctx); err != nil {
+		return c.fail(err)
+	}
+	types := a.worker.Types()
+	sort.Strings(types)
+	fmt.Fprintf(c.stderr, "jobdesk worker: running jobs in %s (types: %s); Ctrl-C to stop\n", a.DataDir(), strings.Join(types, ", "))
+	<-ctx.Done()
+	fmt.Fprintln(c.stderr, "jobdesk worker: stopping; running jobs return to the queue")
+	return ExitOK
+}

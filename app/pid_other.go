@@ -1,0 +1,5 @@
+//go:build !unix
+
+package app
+
+func pidAlive(pid int) bool { return true }
