@@ -268,13 +268,14 @@ func (w *Worker) groups() []leaseGroup {
 		case e.o.Concurrency > 0:
 			if c := min(e.o.Concurrency-e.active, free); c > 0 {
 				gs = append(gs, leaseGroup{types: []string{t}, limit: c, global: true, vis: vis})
+				free -= c
 			}
 		default:
 			open.types = append(open.types, t)
 			open.vis = max(open.vis, vis)
 		}
 	}
-	if len(open.types) > 0 && free > 0 {
+	if open.limit = free; len(open.types) > 0 && free > 0 {
 		gs = append(gs, open)
 	}
 	return gs
