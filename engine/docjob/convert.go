@@ -1,0 +1,222 @@
+package docjob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"jobdesk/engine/job"
+)
+
+// Status is a conversion's outcome in seed 003's words (Job C, 4-5). It maps to the job status:
+// ready → SUCCEEDED, partial → PARTIAL, failed → FAILED.
+type Status string
+
+// Conversion statuses.
+const (
+	StatusReady   Status = "ready"   // every page / sheet / entry converted
+	StatusPartial Status = "partial" // some text came out, some did not (scanned pages, failed entries)
+	StatusFailed  Status = "failed"  // nothing usable; the error says why
+)
+
+// Method is how the text was obtained (seed 003 extraction_method).
+type Method string
+
+// Extraction methods.
+const (
+	MethodNative  Method = "NATIVE"  // from the file's own text
+	MethodOCR     Method = "OCR"     // some pages read by OCR
+	MethodPartial Method = "PARTIAL" // some pages had no text and no OCR could read them
+)
+
+// DefaultTimeout is the deadline of one conversion when Options.Timeout is zero. Seed 003 gives
+// Job C 15 minutes; a single document gets a third of that so an archive's entries fit.
+const DefaultTimeout = 5 * time.Minute
+
+// Options tune a conversion. The zero value is the default.
+type Options struct {
+	// Timeout bounds one conversion (DefaultTimeout when zero); exceeding it gives E011.
+	Timeout time.Duration
+	// Furigana writes ruby readings after their base text, as 漢字(かんじ); off by default.
+	Furigana bool
+	// NoOCR turns OCR off even when tesseract with Japanese is installed.
+	NoOCR bool
+	// Progress, when set, receives progress of long conversions (pages done, entries done).
+	Progress func(percent float64, message string)
+
+	depth  int    // archive nesting level of this file (0 = top level)
+	budget *int64 // remaining expanded bytes shared by an archive and its nested archives
+}
+
+// Doc is a converted document: the Markdown and what a result records about it.
+type Doc struct {
+	Kind     Kind   `json:"kind"`
+	Markdown string `json:"-"`
+	Pages    int    `json:"page_count"` // PDF pages, sheets, 1 for other single documents
+	Method   Method `json:"method"`
+	Encoding string `json:"encoding,omitempty"` // CSV / text: the detected encoding
+	Rows     int    `json:"rows,omitempty"`     // CSV / XLSX: rows written
+	// NoTextPages lists the 1-based PDF pages that had no text layer (scans) and no OCR text.
+	NoTextPages []int `json:"no_text_pages,omitempty"`
+	// OCRPages lists the pages whose text came from OCR.
+	OCRPages []int `json:"ocr_pages,omitempty"`
+	// Notes are remarks for people: OCR not available, hidden sheets, skipped entries.
+	Notes []string `json:"notes,omitempty"`
+	// Children are an archive's entries and how each converted.
+	Children []Child `json:"children,omitempty"`
+}
+
+// Child is one archive entry's conversion outcome.
+type Child struct {
+	Name   string `json:"name"`             // decoded entry name
+	Kind   Kind   `json:"kind,omitempty"`   // detected kind
+	Status Status `json:"status"`           // ready / partial / failed
+	Code   string `json:"code,omitempty"`   // error code when failed
+	Reason string `json:"reason,omitempty"` // why it failed or is partial
+	Chars  int    `json:"text_length"`      // characters of Markdown produced
+}
+
+// Status says whether d is ready or partial, and Reason why it is partial.
+func (d *Doc) Status() (Status, string) {
+	var why []string
+	if len(d.NoTextPages) > 0 {
+		if strings.TrimSpace(d.Markdown) == "" || onlyPageHeadings(d) {
+			why = append(why, "scanned — no text layer")
+		} else {
+			why = append(why, fmt.Sprintf("pages without a text layer: %s", intList(d.NoTextPages)))
+		}
+	}
+	failed := 0
+	var names []string
+	for _, c := range d.Children {
+		if c.Status == StatusFailed {
+			failed++
+			names = append(names, c.Name)
+		} else if c.Status == StatusPartial {
+			names = append(names, c.Name+" (partial)")
+		}
+	}
+	if len(names) > 0 {
+		why = append(why, fmt.Sprintf("%d of %d entries not fully converted: %s", len(names), len(d.Children), strings.Join(names, ", ")))
+	}
+	if len(why) == 0 {
+		return StatusReady, ""
+	}
+	return StatusPartial, strings.Join(why, "; ")
+}
+
+func onlyPageHeadings(d *Doc) bool {
+	for _, l := range strings.Split(d.Markdown, "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "## Page ") && !strings.HasPrefix(l, "> ") {
+			return false
+		}
+	}
+	return true
+}
+
+func intList(xs []int) string {
+	var b strings.Builder
+	for i, x := range xs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, x)
+	}
+	return b.String()
+}
+
+// Convert detects data's kind and converts it to Markdown. name is the file name (for the title,
+// for tie-breaking detection and for archive entries). Every failure is a *job.Error: E003 too
+// large, E004 damaged or unsupported, E005 password-protected, E011 past the deadline, E013 when
+// ctx is cancelled. A converter that panics is recovered and reported as damaged input.
+func Convert(ctx context.Context, data []byte, name string, opt Options) (*Doc, error) {
+	if int64(len(data)) > MaxFileSize {
+		return nil, errTooLarge("the file", int64(len(data)), MaxFileSize)
+	}
+	kind := Detect(data, name)
+	return ConvertKind(ctx, data, name, kind, opt)
+}
+
+// ConvertKind converts data as kind, skipping detection (Convert calls it after Detect).
+func ConvertKind(ctx context.Context, data []byte, name string, kind Kind, opt Options) (*Doc, error) {
+	if !kind.Supported() {
+		return nil, errUnsupported(kind)
+	}
+	timeout := opt.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type out struct {
+		d   *Doc
+		err error
+	}
+	ch := make(chan out, 1)
+	go func() {
+		var o out
+		defer func() {
+			if p := recover(); p != nil {
+				o = out{nil, errPanic(kind, fmt.Sprintf("%v\n%s", p, firstLines(string(debug.Stack()), 12)))}
+			}
+			ch <- o
+		}()
+		o.d, o.err = convertKind(ctx, data, name, kind, opt)
+	}()
+	select {
+	case o := <-ch:
+		if o.err != nil {
+			return nil, finishErr(ctx, kind, o.err)
+		}
+		return o.d, nil
+	case <-ctx.Done():
+		return nil, finishErr(ctx, kind, ctx.Err())
+	}
+}
+
+// finishErr maps context endings and stray errors onto coded errors.
+func finishErr(ctx context.Context, kind Kind, err error) error {
+	var je *job.Error
+	if errors.As(err, &je) {
+		return je
+	}
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		if errors.Is(context.Cause(ctx), context.Canceled) || errors.Is(err, context.Canceled) {
+			return job.Wrap(job.E013, err, "the conversion was cancelled").WithJa("変換はキャンセルされました。")
+		}
+		return errTimeout(kind)
+	}
+	return errDamaged(kind, err)
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func convertKind(ctx context.Context, data []byte, name string, kind Kind, opt Options) (*Doc, error) {
+	switch kind {
+	case KindPDF:
+		return convertPDF(ctx, data, opt)
+	case KindDOCX:
+		return convertDOCX(ctx, data, opt)
+	case KindXLSX:
+		return convertXLSX(ctx, data, opt)
+	case KindZIP:
+		return ConvertZip(ctx, data, name, opt)
+	case KindCSV:
+		return convertCSV(data)
+	case KindText:
+		return convertText(data)
+	case KindOffice:
+		return nil, errPassword(kind)
+	}
+	return nil, errUnsupported(kind)
+}

@@ -1,0 +1,36 @@
+// Package docjob owns JobDesk's document conversion: it turns PDF, Word (DOCX), Excel (XLSX),
+// CSV, plain text and ZIP archives into Markdown that a person or an AI model can read, offline
+// and Japanese-correct. The same functions serve the desktop engine and the cloud worker, so a
+// file converts to the same Markdown wherever it runs.
+//
+// The pieces:
+//
+//   - Detect decides a file's kind from its bytes (magic numbers, container contents), using the
+//     name only to break ties, so a renamed file is still read correctly.
+//   - Convert runs the converter for that kind under recover() and a deadline, and returns a
+//     Doc (Markdown plus page count, method and per-page notes) or a *job.Error: E005 for
+//     password-protected files, E004 for damaged or unsupported ones, E011 on timeout.
+//   - ListZip / ExtractZip read an archive safely (decoded CP932 names, zip-slip rejection,
+//     declared-size and count limits enforced while reading) so a workflow's Map can fan the
+//     entries out as child conversions; ConvertZip converts them in-process instead.
+//   - Handler is the "document-converter" job: it hashes the input (SHA-256), reuses a stored
+//     result for the same bytes and converter version unless forced, writes the Markdown under the
+//     data folder and records ready / partial / failed. Migrations holds its cache table.
+package docjob
+
+// Version is the converter version. A stored result is reused only when it was made by the same
+// version, so bump it whenever the Markdown a converter writes changes.
+const Version = "docjob/1"
+
+// FunctionName is the job type and the Lambda function name of the converter; it is the same on
+// the device and in the cloud so a workflow's Task Resource names it once.
+const FunctionName = "document-converter"
+
+// Limits from seed 003 (Job B, 3-5): a single file, the expanded total of an archive and the
+// number of entries in one archive.
+const (
+	MaxFileSize   = 50 << 20  // 50 MB per file (input or archive entry)
+	MaxTotalSize  = 100 << 20 // 100 MB expanded per archive, nested archives included
+	MaxZipEntries = 50        // entries per archive (directories and skipped entries excluded)
+	MaxZipDepth   = 3         // archives inside archives, counting the outermost as 1
+)

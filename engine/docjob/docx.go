@@ -1,0 +1,627 @@
+package docjob
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"jobdesk/engine/job"
+)
+
+// maxXMLPart bounds one uncompressed XML part of a DOCX (declared and while reading), so a small
+// package cannot expand into gigabytes.
+const maxXMLPart = 64 << 20
+
+// node is a parsed XML element: local name, attributes by local name, children and text.
+type node struct {
+	name  string
+	attr  map[string]string
+	kids  []*node
+	text  string // character data directly inside (only kept for w:t-like elements)
+	space string // namespace URI
+}
+
+func (n *node) a(name string) string { return n.attr[name] }
+
+func (n *node) child(name string) *node {
+	for _, k := range n.kids {
+		if k.name == name {
+			return k
+		}
+	}
+	return nil
+}
+
+// parseXML reads r into a tree of nodes. Text is kept for every element (Word puts it only in
+// w:t, w:delText and w:instrText). Depth is bounded against hostile nesting.
+func parseXML(ctx context.Context, r io.Reader) (*node, error) {
+	dec := xml.NewDecoder(r)
+	dec.Strict = false
+	root := &node{name: "#root"}
+	stack := []*node{root}
+	count := 0
+	for {
+		tok, err := dec.RawToken()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			count++
+			if count&4095 == 0 && ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if len(stack) > 256 {
+				return nil, errors.New("XML nested too deeply")
+			}
+			n := &node{name: t.Name.Local, space: t.Name.Space}
+			if len(t.Attr) > 0 {
+				n.attr = make(map[string]string, len(t.Attr))
+				for _, a := range t.Attr {
+					n.attr[a.Name.Local] = a.Value
+				}
+			}
+			p := stack[len(stack)-1]
+			p.kids = append(p.kids, n)
+			stack = append(stack, n)
+		case xml.EndElement:
+			if len(stack) > 1 {
+				stack = stack[:len(stack)-1]
+			}
+		case xml.CharData:
+			top := stack[len(stack)-1]
+			switch top.name {
+			case "t", "delText", "instrText":
+				top.text += string(t)
+			}
+		}
+	}
+	return root, nil
+}
+
+// zipPart opens a package part by name, refusing parts whose declared or actual size exceeds
+// maxXMLPart. ok is false when the part does not exist.
+func zipPart(ctx context.Context, zr *zip.Reader, name string) (*node, bool, error) {
+	for _, f := range zr.File {
+		if f.Name != name {
+			continue
+		}
+		if f.Flags&1 != 0 {
+			return nil, true, errPassword(KindDOCX)
+		}
+		if f.UncompressedSize64 > maxXMLPart {
+			return nil, true, errTooLarge("part "+name, int64(f.UncompressedSize64), maxXMLPart)
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return nil, true, err
+		}
+		defer rc.Close()
+		lr := &limitReader{r: rc, n: maxXMLPart}
+		n, err := parseXML(ctx, lr)
+		if lr.over {
+			return nil, true, errTooLarge("part "+name, maxXMLPart+1, maxXMLPart)
+		}
+		return n, true, err
+	}
+	return nil, false, nil
+}
+
+// limitReader reads at most n bytes and remembers whether the source had more.
+type limitReader struct {
+	r    io.Reader
+	n    int64
+	over bool
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		var one [1]byte
+		if k, _ := l.r.Read(one[:]); k > 0 {
+			l.over = true
+			return 0, errors.New("size limit exceeded")
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	k, err := l.r.Read(p)
+	l.n -= int64(k)
+	return k, err
+}
+
+// docxReader holds what the body needs from the other parts.
+type docxReader struct {
+	ctx       context.Context
+	opt       Options
+	headings  map[string]int    // style id → heading level (1–6); Title = 1
+	numFmt    map[string]string // numId/ilvl → numFmt ("bullet", "decimal", …)
+	footnotes map[string]string // id → text
+	endnotes  map[string]string
+	noteOrder []string // "f:id" / "e:id" in reference order
+	counters  map[string]int
+}
+
+// convertDOCX reads WordprocessingML directly: styles for headings, numbering for lists,
+// the body with tables, text boxes, ruby and tracked changes, then footnotes and endnotes, and
+// headers/footers once each.
+func convertDOCX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
+	if isEncryptedOLE(data) {
+		return nil, errPassword(KindDOCX)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if zr == nil {
+		return nil, errDamaged(KindDOCX, err)
+	}
+	dr := &docxReader{ctx: ctx, opt: opt, headings: map[string]int{}, numFmt: map[string]string{},
+		footnotes: map[string]string{}, endnotes: map[string]string{}, counters: map[string]int{}}
+	wrap := func(err error) error {
+		var je *job.Error
+		if errors.As(err, &je) {
+			return je
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return errDamaged(KindDOCX, err)
+	}
+	if st, ok, err := zipPart(ctx, zr, "word/styles.xml"); err != nil {
+		return nil, wrap(err)
+	} else if ok {
+		dr.readStyles(st)
+	}
+	if nb, ok, err := zipPart(ctx, zr, "word/numbering.xml"); err != nil {
+		return nil, wrap(err)
+	} else if ok {
+		dr.readNumbering(nb)
+	}
+	for _, part := range []struct {
+		name string
+		into map[string]string
+		tag  string
+	}{{"word/footnotes.xml", dr.footnotes, "footnote"}, {"word/endnotes.xml", dr.endnotes, "endnote"}} {
+		n, ok, err := zipPart(ctx, zr, part.name)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		if ok {
+			dr.readNotes(n, part.tag, part.into)
+		}
+	}
+	body, ok, err := zipPart(ctx, zr, "word/document.xml")
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if !ok {
+		return nil, errDamaged(KindDOCX, errors.New("word/document.xml is missing"))
+	}
+	var headers, footers []string
+	var names []string
+	for _, f := range zr.File {
+		if strings.HasPrefix(f.Name, "word/header") || strings.HasPrefix(f.Name, "word/footer") {
+			names = append(names, f.Name)
+		}
+	}
+	sort.Strings(names)
+	seen := map[string]bool{}
+	for _, name := range names {
+		n, _, err := zipPart(ctx, zr, name)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		t := strings.TrimSpace(dr.blocksText(n))
+		if t == "" || seen[t] {
+			continue
+		}
+		seen[t] = true
+		if strings.HasPrefix(name, "word/header") {
+			headers = append(headers, t)
+		} else {
+			footers = append(footers, t)
+		}
+	}
+	var b strings.Builder
+	for _, h := range headers {
+		b.WriteString("> Header: " + oneLine(h) + "\n\n")
+	}
+	if doc := body.child("document"); doc != nil {
+		if bd := doc.child("body"); bd != nil {
+			dr.blocks(&b, bd.kids)
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if len(dr.noteOrder) > 0 {
+		b.WriteString("\n")
+		for _, k := range dr.noteOrder {
+			kind, id, _ := strings.Cut(k, ":")
+			txt := dr.footnotes[id]
+			label := "^" + id
+			if kind == "e" {
+				txt = dr.endnotes[id]
+				label = "^e" + id
+			}
+			fmt.Fprintf(&b, "[%s]: %s\n", label, oneLine(txt))
+		}
+	}
+	for _, f := range footers {
+		b.WriteString("\n> Footer: " + oneLine(f) + "\n")
+	}
+	md := strings.TrimSpace(Clean(b.String()))
+	if md != "" {
+		md += "\n"
+	}
+	return &Doc{Kind: KindDOCX, Markdown: md, Pages: 1, Method: MethodNative}, nil
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
+
+func (dr *docxReader) readStyles(root *node) {
+	st := root.child("styles")
+	if st == nil {
+		return
+	}
+	for _, s := range st.kids {
+		if s.name != "style" || s.a("type") != "paragraph" {
+			continue
+		}
+		id := s.a("styleId")
+		name := ""
+		if n := s.child("name"); n != nil {
+			name = strings.ToLower(n.a("val"))
+		}
+		lvl := 0
+		if strings.HasPrefix(name, "heading ") {
+			lvl, _ = strconv.Atoi(strings.TrimPrefix(name, "heading "))
+		} else if name == "title" {
+			lvl = 1
+		} else if ppr := s.child("pPr"); ppr != nil {
+			if o := ppr.child("outlineLvl"); o != nil {
+				if v, err := strconv.Atoi(o.a("val")); err == nil && v < 9 {
+					lvl = v + 1
+				}
+			}
+		}
+		if lvl == 0 && strings.HasPrefix(strings.ToLower(id), "heading") {
+			lvl, _ = strconv.Atoi(strings.TrimPrefix(strings.ToLower(id), "heading"))
+		}
+		if lvl > 0 {
+			if lvl > 6 {
+				lvl = 6
+			}
+			dr.headings[id] = lvl
+		}
+	}
+}
+
+func (dr *docxReader) readNumbering(root *node) {
+	nb := root.child("numbering")
+	if nb == nil {
+		return
+	}
+	abs := map[string]map[string]string{}
+	for _, a := range nb.kids {
+		if a.name != "abstractNum" {
+			continue
+		}
+		lv := map[string]string{}
+		for _, l := range a.kids {
+			if l.name == "lvl" {
+				if f := l.child("numFmt"); f != nil {
+					lv[l.a("ilvl")] = f.a("val")
+				}
+			}
+		}
+		abs[a.a("abstractNumId")] = lv
+	}
+	for _, n := range nb.kids {
+		if n.name != "num" {
+			continue
+		}
+		if an := n.child("abstractNumId"); an != nil {
+			for ilvl, f := range abs[an.a("val")] {
+				dr.numFmt[n.a("numId")+"/"+ilvl] = f
+			}
+		}
+	}
+}
+
+func (dr *docxReader) readNotes(root *node, tag string, into map[string]string) {
+	var top *node
+	for _, k := range root.kids {
+		top = k
+	}
+	if top == nil {
+		return
+	}
+	for _, n := range top.kids {
+		if n.name != tag {
+			continue
+		}
+		if t := n.a("type"); t == "separator" || t == "continuationSeparator" {
+			continue
+		}
+		into[n.a("id")] = strings.TrimSpace(dr.blocksText(n))
+	}
+}
+
+// blocksText renders the block content of n as plain lines (headers, footers, notes, cells).
+func (dr *docxReader) blocksText(n *node) string {
+	if n == nil {
+		return ""
+	}
+	var b strings.Builder
+	var walk func(ks []*node)
+	walk = func(ks []*node) {
+		for _, k := range ks {
+			switch k.name {
+			case "p":
+				t, boxes := dr.paraText(k)
+				if t = strings.TrimSpace(t); t != "" {
+					b.WriteString(t + "\n")
+				}
+				for _, bx := range boxes {
+					walk(bx.kids)
+				}
+			case "tbl":
+				for _, row := range k.kids {
+					if row.name == "tr" {
+						var cells []string
+						for _, c := range row.kids {
+							if c.name == "tc" {
+								cells = append(cells, strings.TrimSpace(oneLine(dr.blocksText(c))))
+							}
+						}
+						b.WriteString(strings.Join(cells, " ") + "\n")
+					}
+				}
+			case "sdt", "sdtContent", "customXml", "ins", "moveTo", "hdr", "ftr", "footnote", "endnote", "body", "document":
+				walk(k.kids)
+			}
+		}
+	}
+	walk(n.kids)
+	return b.String()
+}
+
+// blocks renders body-level content as Markdown.
+func (dr *docxReader) blocks(b *strings.Builder, ks []*node) {
+	for _, k := range ks {
+		if dr.ctx.Err() != nil {
+			return
+		}
+		switch k.name {
+		case "p":
+			dr.para(b, k)
+		case "tbl":
+			dr.table(b, k)
+		case "sdt", "sdtContent", "customXml", "ins", "moveTo", "smartTag":
+			dr.blocks(b, k.kids)
+		}
+	}
+}
+
+func (dr *docxReader) para(b *strings.Builder, p *node) {
+	text, boxes := dr.paraText(p)
+	text = strings.TrimSpace(text)
+	prefix := ""
+	if ppr := p.child("pPr"); ppr != nil {
+		if ps := ppr.child("pStyle"); ps != nil {
+			if lvl := dr.headings[ps.a("val")]; lvl > 0 {
+				prefix = strings.Repeat("#", lvl) + " "
+			}
+		}
+		if prefix == "" {
+			if o := ppr.child("outlineLvl"); o != nil {
+				if v, err := strconv.Atoi(o.a("val")); err == nil && v < 6 {
+					prefix = strings.Repeat("#", v+1) + " "
+				}
+			}
+		}
+		if np := ppr.child("numPr"); np != nil && prefix == "" {
+			ilvl, numID := "0", ""
+			if x := np.child("ilvl"); x != nil {
+				ilvl = x.a("val")
+			}
+			if x := np.child("numId"); x != nil {
+				numID = x.a("val")
+			}
+			if numID != "" && numID != "0" {
+				depth, _ := strconv.Atoi(ilvl)
+				if depth < 0 || depth > 8 {
+					depth = 0
+				}
+				marker := "-"
+				if f := dr.numFmt[numID+"/"+ilvl]; f != "" && f != "bullet" && f != "none" {
+					key := numID + "/" + ilvl
+					dr.counters[key]++
+					// a deeper level restarts when a shallower one advances
+					for l := depth + 1; l < 9; l++ {
+						delete(dr.counters, numID+"/"+strconv.Itoa(l))
+					}
+					marker = strconv.Itoa(dr.counters[key]) + "."
+				}
+				prefix = strings.Repeat("  ", depth) + marker + " "
+			}
+		}
+	}
+	if text != "" {
+		if strings.HasPrefix(prefix, "#") {
+			text = oneLine(text)
+		} else if prefix != "" {
+			text = strings.ReplaceAll(text, "\n", " ")
+		}
+		b.WriteString(prefix + text + "\n\n")
+	}
+	for _, bx := range boxes {
+		dr.blocks(b, bx.kids)
+	}
+}
+
+// paraText returns a paragraph's inline text and the text boxes anchored in it (rendered after
+// the paragraph). Deleted runs are dropped, inserted ones kept; mc:Fallback (the VML copy of a
+// text box) is skipped so each box appears once; ruby gives its base text (and reading in
+// parentheses when Options.Furigana is set).
+func (dr *docxReader) paraText(p *node) (string, []*node) {
+	var b strings.Builder
+	var boxes []*node
+	inField := 0
+	var walk func(ks []*node)
+	walk = func(ks []*node) {
+		for _, k := range ks {
+			switch k.name {
+			case "t":
+				if inField == 0 {
+					b.WriteString(k.text)
+				}
+			case "tab", "ptab":
+				b.WriteByte('\t')
+			case "br", "cr":
+				if k.a("type") == "" || k.a("type") == "textWrapping" {
+					b.WriteByte('\n')
+				}
+			case "noBreakHyphen":
+				b.WriteByte('-')
+			case "fldChar":
+				switch k.a("fldCharType") {
+				case "begin":
+					inField++
+				case "separate":
+					if inField > 0 {
+						inField--
+					}
+				}
+			case "del", "moveFrom", "delText", "instrText", "rPr", "pPr", "Fallback", "fallback",
+				"commentRangeStart", "commentRangeEnd", "rt":
+				// deleted text, field codes, properties, duplicate VML: not content
+			case "ruby":
+				base := k.child("rubyBase")
+				if base != nil {
+					walk(base.kids)
+				}
+				if dr.opt.Furigana {
+					if rt := k.child("rt"); rt != nil {
+						var rb strings.Builder
+						collectT(rt, &rb)
+						if s := strings.TrimSpace(rb.String()); s != "" {
+							b.WriteString("(" + s + ")")
+						}
+					}
+				}
+			case "footnoteReference", "endnoteReference":
+				id := k.a("id")
+				key := "f:" + id
+				label := "[^" + id + "]"
+				if k.name == "endnoteReference" {
+					key, label = "e:"+id, "[^e"+id+"]"
+				}
+				b.WriteString(label)
+				dr.noteOrder = appendUnique(dr.noteOrder, key)
+			case "txbxContent":
+				boxes = append(boxes, k)
+			default:
+				walk(k.kids)
+			}
+		}
+	}
+	for _, k := range p.kids {
+		if k.name == "pPr" {
+			continue
+		}
+		walk([]*node{k})
+	}
+	return b.String(), boxes
+}
+
+func collectT(n *node, b *strings.Builder) {
+	for _, k := range n.kids {
+		if k.name == "t" {
+			b.WriteString(k.text)
+		} else if k.name != "delText" && k.name != "del" {
+			collectT(k, b)
+		}
+	}
+}
+
+func appendUnique(xs []string, x string) []string {
+	for _, y := range xs {
+		if y == x {
+			return xs
+		}
+	}
+	return append(xs, x)
+}
+
+// table renders w:tbl as a Markdown table. Horizontally merged cells (gridSpan) and vertically
+// merged ones (vMerge) repeat the merged cell's text in every grid cell they cover, so each row
+// reads on its own.
+func (dr *docxReader) table(b *strings.Builder, t *node) {
+	var rows [][]string
+	var prev []string
+	for _, tr := range t.kids {
+		if tr.name != "tr" {
+			continue
+		}
+		var row []string
+		for _, tc := range tr.kids {
+			if tc.name == "sdt" {
+				if c := tc.child("sdtContent"); c != nil && c.child("tc") != nil {
+					tc = c.child("tc")
+				}
+			}
+			if tc.name != "tc" {
+				continue
+			}
+			span, vcont := 1, false
+			if pr := tc.child("tcPr"); pr != nil {
+				if g := pr.child("gridSpan"); g != nil {
+					if v, err := strconv.Atoi(g.a("val")); err == nil && v > 1 && v < 64 {
+						span = v
+					}
+				}
+				if vm := pr.child("vMerge"); vm != nil && vm.a("val") != "restart" {
+					vcont = true
+				}
+			}
+			text := dr.cellText(tc)
+			col := len(row)
+			if vcont && col < len(prev) {
+				text = prev[col]
+			}
+			for i := 0; i < span; i++ {
+				row = append(row, text)
+			}
+		}
+		rows = append(rows, row)
+		prev = row
+	}
+	if len(rows) == 0 {
+		return
+	}
+	writeTable(b, rows)
+	b.WriteString("\n")
+}
+
+func (dr *docxReader) cellText(tc *node) string {
+	var parts []string
+	for _, line := range strings.Split(dr.blocksText(tc), "\n") {
+		if s := strings.TrimSpace(line); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "\n")
+}

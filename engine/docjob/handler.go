@@ -1,0 +1,436 @@
+package docjob
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"jobdesk/engine/job"
+	"jobdesk/engine/store"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Migrations is docjob's migration set: the docjob_results cache table. Pass it to store.Open
+// (the app does) before using NewConverter with a database.
+var Migrations = store.Migrations{Name: "docjob", FS: mustSub(migrationFS, "migrations")}
+
+func mustSub(f fs.FS, dir string) fs.FS {
+	s, err := fs.Sub(f, dir)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Modes of the converter job (Input.Mode). The workflow in
+// assets/workflows/document-conversion.asl.json chains them; a plain run uses ModeConvert.
+const (
+	ModeConvert = "convert" // hash, reuse or convert, store the Markdown (default)
+	ModeIngest  = "ingest"  // hash, detect and look up the cache only
+	ModeExtract = "extract" // ZIP: write the safe entries for a Map to fan out
+	ModeCollect = "collect" // ZIP: join the Map's child results into one document
+)
+
+// Input is the converter job's input.
+type Input struct {
+	Path     string `json:"path"`               // the file to convert
+	Name     string `json:"name,omitempty"`     // display name (default: the file's base name)
+	Force    bool   `json:"force,omitempty"`    // convert again even when a stored result exists
+	Furigana bool   `json:"furigana,omitempty"` // DOCX: write ruby readings as 漢字(かんじ)
+	NoOCR    bool   `json:"no_ocr,omitempty"`   // PDF: never OCR scanned pages
+	Mode     string `json:"mode,omitempty"`     // ModeConvert (default), ModeIngest, ModeExtract, ModeCollect
+	Depth    int    `json:"depth,omitempty"`    // archive nesting level of this file (Map children: parent+1)
+	OutDir   string `json:"out_dir,omitempty"`  // where .md files go when the job has no data folder (Lambda)
+	// TimeoutSeconds bounds the conversion (default DefaultTimeout).
+	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
+	// Children are the Map's child results (ModeCollect); Rejected the entries ExtractZip refused.
+	Children []json.RawMessage `json:"children,omitempty"`
+	Rejected []Child           `json:"rejected,omitempty"`
+}
+
+// Result is what a conversion records (seed 003, Job C output, plus JobDesk's fields).
+type Result struct {
+	Status      Status     `json:"status"`           // ready / partial / failed
+	Reason      string     `json:"reason,omitempty"` // why partial or failed
+	Name        string     `json:"name"`
+	Path        string     `json:"path"`
+	Kind        Kind       `json:"kind"`
+	SHA256      string     `json:"sha256"`
+	Version     string     `json:"converter_version"`
+	PageCount   int        `json:"page_count"`
+	TextLength  int        `json:"extracted_text_length"` // characters of Markdown
+	Method      Method     `json:"extraction_method,omitempty"`
+	OutputPath  string     `json:"output_path,omitempty"`
+	Cached      bool       `json:"cached"`
+	Encoding    string     `json:"encoding,omitempty"`
+	Rows        int        `json:"rows,omitempty"`
+	NoTextPages []int      `json:"no_text_pages,omitempty"`
+	OCRPages    []int      `json:"ocr_pages,omitempty"`
+	Notes       []string   `json:"notes,omitempty"`
+	Children    []Child    `json:"children,omitempty"`
+	Entries     []Entry    `json:"entries,omitempty"` // ModeExtract: the files for the Map
+	Depth       int        `json:"depth,omitempty"`
+	Error       *job.Error `json:"error,omitempty"` // failed results kept in the cache
+}
+
+// Converter is the document-converter job with its result cache. The zero DB (nil) disables the
+// cache, which is how the cloud worker runs it.
+type Converter struct {
+	DB *store.DB
+	// Now is the clock for created_at (time.Now when nil).
+	Now func() time.Time
+}
+
+// NewConverter returns a converter caching results in db (nil: no cache).
+func NewConverter(db *store.DB) *Converter { return &Converter{DB: db} }
+
+// Handler returns the job.Handler for FunctionName ("document-converter").
+func (c *Converter) Handler() job.Handler { return c.Handle }
+
+// Handle runs one conversion job: see Input and Result. It ends SUCCEEDED for ready, PARTIAL
+// (job.PartialSuccess) for partial, and FAILED with the *job.Error for failed.
+func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+	if r == nil {
+		r = job.Discard
+	}
+	var in Input
+	if err := json.Unmarshal(raw, &in); err != nil || in.Path == "" {
+		return nil, job.Errorf(job.E014, "the conversion job needs a file path").WithJa("変換ジョブにファイルのパスがありません。")
+	}
+	if in.Name == "" {
+		in.Name = filepath.Base(in.Path)
+	}
+	if in.Mode == ModeCollect {
+		return c.collect(ctx, in, r)
+	}
+	data, err := readInput(in.Path)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	res := &Result{Name: in.Name, Path: in.Path, SHA256: hex.EncodeToString(sum[:]), Version: Version,
+		Kind: Detect(data, in.Name), Depth: in.Depth}
+	optKey := fmt.Sprintf("furigana=%t;ocr=%t", in.Furigana, !in.NoOCR)
+	r.Progress(2, "hashed "+in.Name)
+	if !in.Force && c.DB != nil {
+		if cached, err := c.lookup(ctx, res.SHA256, optKey); err == nil && cached != nil {
+			cached.Cached, cached.Path, cached.Depth = true, in.Path, in.Depth
+			if in.Mode == ModeIngest {
+				return json.Marshal(cached)
+			}
+			return finish(cached)
+		}
+	}
+	switch in.Mode {
+	case ModeIngest:
+		return json.Marshal(res)
+	case ModeExtract:
+		if res.Kind != KindZIP {
+			return nil, job.Errorf(job.E014, "%s is not a ZIP archive (%s)", in.Name, res.Kind.Label()).
+				WithJa(fmt.Sprintf("%s はZIPファイルではありません（%s）。", in.Name, res.Kind.Label()))
+		}
+		dir := filepath.Join(c.outDir(ctx, in), "entries", res.SHA256[:16])
+		l, err := ExtractZip(ctx, data, dir)
+		if err != nil {
+			return nil, err
+		}
+		res.Status, res.Entries, res.Children, res.Method = StatusReady, l.Entries, l.Rejected, MethodNative
+		if len(l.Skipped) > 0 {
+			res.Notes = append(res.Notes, "skipped: "+strings.Join(l.Skipped, ", "))
+		}
+		return json.Marshal(res)
+	case "", ModeConvert:
+	default:
+		return nil, job.Errorf(job.E014, "unknown conversion mode %q", in.Mode).WithJa(fmt.Sprintf("変換モード %q は使えません。", in.Mode))
+	}
+	opt := Options{Furigana: in.Furigana, NoOCR: in.NoOCR, depth: in.Depth,
+		Progress: func(p float64, m string) { r.Progress(5+p*0.9, m) }}
+	if in.TimeoutSeconds > 0 {
+		opt.Timeout = time.Duration(in.TimeoutSeconds) * time.Second
+	}
+	if in.Depth > 0 && res.Kind == KindZIP && in.Depth >= MaxZipDepth {
+		opt.depth = in.Depth
+	}
+	d, err := ConvertKind(ctx, data, in.Name, res.Kind, opt)
+	if err != nil {
+		je := job.AsError(err)
+		if je != nil && !je.Retryable && (je.Code == job.E003 || je.Code == job.E004 || je.Code == job.E005) {
+			res.Status, res.Reason, res.Error = StatusFailed, je.Message, je
+			c.store(ctx, res, optKey)
+		}
+		return nil, err
+	}
+	res.fill(d)
+	out, err := writeMarkdown(c.outDir(ctx, in), in.Name, res.SHA256, d.Markdown)
+	if err != nil {
+		return nil, err
+	}
+	res.OutputPath = out
+	c.store(ctx, res, optKey)
+	r.Progress(100, string(res.Status))
+	return finish(res)
+}
+
+func (res *Result) fill(d *Doc) {
+	res.Kind, res.PageCount, res.Method = d.Kind, d.Pages, d.Method
+	res.TextLength = utf8.RuneCountInString(d.Markdown)
+	res.Encoding, res.Rows, res.NoTextPages, res.OCRPages = d.Encoding, d.Rows, d.NoTextPages, d.OCRPages
+	res.Notes, res.Children = d.Notes, d.Children
+	res.Status, res.Reason = d.Status()
+	if res.Status == StatusPartial && len(d.NoTextPages) > 0 && len(d.Notes) > 0 {
+		for _, n := range d.Notes {
+			if strings.HasPrefix(n, "OCR is not available") {
+				res.Reason += "; OCR is not available"
+			}
+		}
+	}
+}
+
+// finish turns a result into the handler's return: PARTIAL through job.PartialSuccess, a stored
+// failure back into its error.
+func finish(res *Result) (json.RawMessage, error) {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	switch res.Status {
+	case StatusPartial:
+		return b, job.PartialSuccess(b, res.Reason)
+	case StatusFailed:
+		if res.Error != nil {
+			return nil, res.Error
+		}
+		return nil, job.Errorf(job.E006, "%s", res.Reason).WithJa("テキストを抽出できませんでした。")
+	}
+	return b, nil
+}
+
+func readInput(p string) ([]byte, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, job.Wrap(job.E014, err, fmt.Sprintf("the file %s does not exist", p)).WithJa(fmt.Sprintf("ファイル %s が見つかりません。", p))
+		}
+		return nil, job.Wrap(job.E004, err, fmt.Sprintf("the file %s cannot be read", p)).WithJa(fmt.Sprintf("ファイル %s を読み取れません。", p))
+	}
+	if st.IsDir() {
+		return nil, job.Errorf(job.E014, "%s is a folder, not a file", p).WithJa(fmt.Sprintf("%s はフォルダーです。ファイルを指定してください。", p))
+	}
+	if st.Size() > MaxFileSize {
+		return nil, errTooLarge("the file", st.Size(), MaxFileSize)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, job.Wrap(job.E004, err, fmt.Sprintf("the file %s cannot be read", p)).WithJa(fmt.Sprintf("ファイル %s を読み取れません。", p))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, job.Wrap(job.E004, err, "the file could not be read to the end").WithJa("ファイルを最後まで読み取れませんでした。")
+	}
+	if len(data) > MaxFileSize {
+		return nil, errTooLarge("the file", int64(len(data)), MaxFileSize)
+	}
+	return data, nil
+}
+
+// outDir is the folder for Markdown files: <data folder>/documents on the device, Input.OutDir
+// (or the system temp folder) where the job has no data folder.
+func (c *Converter) outDir(ctx context.Context, in Input) string {
+	if info, ok := job.InfoFrom(ctx); ok && info.DataDir != "" {
+		return filepath.Join(info.DataDir, "documents")
+	}
+	if in.OutDir != "" {
+		return in.OutDir
+	}
+	return filepath.Join(os.TempDir(), "jobdesk-documents")
+}
+
+// OutputName is the Markdown file name for an input: its name without extension, the first 8
+// hex digits of its SHA-256 (so different files of one name never overwrite each other) and .md.
+func OutputName(name, sha string) string {
+	base := filepath.Base(strings.ReplaceAll(name, "\\", "/"))
+	stem := strings.TrimSuffix(base, filepath.Ext(base))
+	stem = strings.Map(func(r rune) rune {
+		if r < 0x20 || strings.ContainsRune(`/\:*?"<>|`, r) {
+			return '_'
+		}
+		return r
+	}, stem)
+	if stem == "" || stem == "." || stem == ".." {
+		stem = "document"
+	}
+	if len(sha) > 8 {
+		sha = sha[:8]
+	}
+	return stem + "_" + sha + ".md"
+}
+
+func writeMarkdown(dir, name, sha, md string) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", job.Wrap(job.E009, err, "could not create the documents folder").WithJa("文書フォルダーを作成できませんでした。")
+	}
+	p := filepath.Join(dir, OutputName(name, sha))
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, []byte(md), 0o600); err != nil {
+		return "", job.Wrap(job.E009, err, "could not write the Markdown file").WithJa("Markdownファイルを書き込めませんでした。")
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return "", job.Wrap(job.E009, err, "could not write the Markdown file").WithJa("Markdownファイルを書き込めませんでした。")
+	}
+	return p, nil
+}
+
+// lookup returns the stored result for sha and opts, or nil when none is usable (not stored, or
+// its Markdown file has gone).
+func (c *Converter) lookup(ctx context.Context, sha, opts string) (*Result, error) {
+	var raw string
+	err := c.DB.R.QueryRowContext(ctx, `SELECT result FROM docjob_results WHERE sha256 = ? AND version = ? AND options = ?`,
+		sha, Version, opts).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var res Result
+	if err := json.Unmarshal([]byte(raw), &res); err != nil {
+		return nil, nil
+	}
+	if res.Status != StatusFailed {
+		if _, err := os.Stat(res.OutputPath); err != nil {
+			return nil, nil
+		}
+	}
+	return &res, nil
+}
+
+// store keeps res for later reuse; a failure to write the cache does not fail the conversion.
+func (c *Converter) store(ctx context.Context, res *Result, opts string) {
+	if c.DB == nil {
+		return
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return
+	}
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	var jobID int64
+	if info, ok := job.InfoFrom(ctx); ok {
+		jobID = info.ID
+	}
+	_, _ = c.DB.W.ExecContext(context.WithoutCancel(ctx), `INSERT INTO docjob_results
+		(sha256, version, options, name, status, result, output_path, job_id, created_at) VALUES (?,?,?,?,?,?,?,?,?)
+		ON CONFLICT (sha256, version, options) DO UPDATE SET name = excluded.name, status = excluded.status,
+		result = excluded.result, output_path = excluded.output_path, job_id = excluded.job_id, created_at = excluded.created_at`,
+		res.SHA256, Version, opts, res.Name, string(res.Status), string(b), res.OutputPath, jobID, now().UTC().Format(time.RFC3339Nano))
+}
+
+// collect joins a Map's child results (ModeCollect) into one Markdown file for the archive and
+// ends PARTIAL listing the children that failed.
+func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json.RawMessage, error) {
+	res := &Result{Name: in.Name, Path: in.Path, Kind: KindZIP, Version: Version, Method: MethodNative, Depth: in.Depth}
+	if data, err := readInput(in.Path); err == nil {
+		sum := sha256.Sum256(data)
+		res.SHA256 = hex.EncodeToString(sum[:])
+	}
+	var b strings.Builder
+	ok := 0
+	for _, raw := range in.Children {
+		var cr Result
+		var je job.Error
+		if err := json.Unmarshal(raw, &cr); err != nil || (cr.Name == "" && cr.Path == "") {
+			// a Catch output: {"Error": …, "Cause": …} or a job.Error
+			var caught struct {
+				Error, Cause string
+				Name         string `json:"name"`
+			}
+			_ = json.Unmarshal(raw, &caught)
+			if json.Unmarshal([]byte(caught.Cause), &je) == nil && je.Code != "" {
+				res.Children = append(res.Children, Child{Name: caught.Name, Status: StatusFailed, Code: string(je.Code), Reason: je.Message})
+			} else {
+				res.Children = append(res.Children, Child{Name: caught.Name, Status: StatusFailed, Code: string(job.E015), Reason: strings.TrimSpace(caught.Error + " " + caught.Cause)})
+			}
+			continue
+		}
+		child := Child{Name: cr.Name, Kind: cr.Kind, Status: cr.Status, Reason: cr.Reason, Chars: cr.TextLength}
+		if cr.Error != nil {
+			child.Code = string(cr.Error.Code)
+		}
+		if cr.Status != StatusFailed && cr.OutputPath != "" {
+			md, err := os.ReadFile(cr.OutputPath)
+			if err == nil {
+				fmt.Fprintf(&b, "# %s\n\n%s\n\n", cr.Name, strings.TrimSpace(string(md)))
+				res.PageCount += cr.PageCount
+				ok++
+			} else {
+				child.Status, child.Reason = StatusFailed, "the converted file is missing"
+			}
+		}
+		res.Children = append(res.Children, child)
+	}
+	res.Children = append(res.Children, in.Rejected...)
+	if ok == 0 {
+		return nil, job.Errorf(job.E004, "no entry of the ZIP archive could be converted").
+			WithJa("ZIPファイルの中に変換できたファイルがありません。").WithName("BusinessError")
+	}
+	d := &Doc{Kind: KindZIP, Markdown: b.String(), Pages: res.PageCount, Method: MethodNative, Children: res.Children}
+	for _, ch := range d.Children {
+		if ch.Status != StatusReady {
+			d.Method = MethodPartial
+		}
+	}
+	res.fill(d)
+	sha := res.SHA256
+	if sha == "" {
+		s := sha256.Sum256([]byte(d.Markdown))
+		sha = hex.EncodeToString(s[:])
+	}
+	out, err := writeMarkdown(c.outDir(ctx, in), in.Name, sha, d.Markdown)
+	if err != nil {
+		return nil, err
+	}
+	res.OutputPath = out
+	r.Progress(100, string(res.Status))
+	return finish(res)
+}
+
+// ExportMarkdown writes the Markdown of a finished conversion job to w, for
+// `jobdesk export ID --format md -o FILE`: result is the job's stored result JSON.
+func ExportMarkdown(result json.RawMessage, w io.Writer) error {
+	var res Result
+	if len(result) == 0 || json.Unmarshal(result, &res) != nil || res.OutputPath == "" {
+		return job.Errorf(job.E014, "this job has no converted document to export").WithJa("このジョブには書き出せる変換結果がありません。")
+	}
+	f, err := os.Open(res.OutputPath)
+	if err != nil {
+		return job.Wrap(job.E014, err, fmt.Sprintf("the converted file %s is missing; convert the file again", res.OutputPath)).
+			WithJa("変換結果のファイルが見つかりません。もう一度変換してください。")
+	}
+	defer f.Close()
+	if _, err := io.Copy(w, f); err != nil {
+		return job.Wrap(job.E009, err, "could not write the exported document").WithJa("書き出しに失敗しました。")
+	}
+	return nil
+}
+
+// ExportFormats lists the formats ExportMarkdown serves (the CLI's --format values).
+var ExportFormats = []string{"md"}

@@ -1,0 +1,307 @@
+package docjob
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/ledongthuc/pdf"
+	"github.com/pdfcpu/pdfcpu/pkg/api"
+	pdfcpulib "github.com/pdfcpu/pdfcpu/pkg/pdfcpu"
+	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
+)
+
+var pdfcpuOnce sync.Once
+
+// pdfcpuConf returns a relaxed pdfcpu configuration that never reads or writes a config folder.
+func pdfcpuConf() *model.Configuration {
+	pdfcpuOnce.Do(api.DisableConfigDir)
+	conf := model.NewDefaultConfiguration()
+	conf.ValidationMode = model.ValidationRelaxed
+	return conf
+}
+
+// openPDF returns a reader for data, going through pdfcpu when the file is encrypted (decrypting
+// files that only have an owner password) or when its cross-reference table is broken. It also
+// returns the bytes the reader reads, which OCR needs.
+func openPDF(data []byte) (*pdf.Reader, []byte, error) {
+	body := fixPDFHeader(data)
+	if hasEncrypt(data) {
+		var out bytes.Buffer
+		err := safeCall(func() error { return api.Decrypt(bytes.NewReader(data), &out, pdfcpuConf()) })
+		switch {
+		case err == nil:
+			body = fixPDFHeader(out.Bytes())
+		case isPDFPasswordErr(err):
+			return nil, nil, errPassword(KindPDF)
+		default:
+			// pdfcpu could not decrypt; the reader below still may (older RC4 files), and tells
+			// a password from damage.
+		}
+	}
+	r, err := newPDFReader(body)
+	if err == nil {
+		return r, body, nil
+	}
+	if isPDFPasswordErr(err) {
+		return nil, nil, errPassword(KindPDF)
+	}
+	// Repair: pdfcpu rebuilds a broken cross-reference table while reading; write it out again.
+	var out bytes.Buffer
+	rerr := safeCall(func() error {
+		ctx, err := api.ReadContext(bytes.NewReader(data), pdfcpuConf())
+		if err != nil {
+			return err
+		}
+		return api.WriteContext(ctx, &out)
+	})
+	if rerr != nil {
+		if isPDFPasswordErr(rerr) {
+			return nil, nil, errPassword(KindPDF)
+		}
+		return nil, nil, errDamaged(KindPDF, err)
+	}
+	body = fixPDFHeader(out.Bytes())
+	r, err2 := newPDFReader(body)
+	if err2 != nil {
+		if isPDFPasswordErr(err2) {
+			return nil, nil, errPassword(KindPDF)
+		}
+		return nil, nil, errDamaged(KindPDF, err)
+	}
+	return r, body, nil
+}
+
+func newPDFReader(b []byte) (r *pdf.Reader, err error) {
+	err = safeCall(func() error {
+		var e error
+		r, e = pdf.NewReader(bytes.NewReader(b), int64(len(b)))
+		return e
+	})
+	if err == nil && r == nil {
+		err = errors.New("no reader")
+	}
+	return r, err
+}
+
+// safeCall runs f, turning a panic into an error.
+func safeCall(f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return f()
+}
+
+func hasEncrypt(data []byte) bool {
+	return bytes.Contains(data, []byte("/Encrypt"))
+}
+
+func isPDFPasswordErr(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, pdfcpulib.ErrWrongPassword) || errors.Is(err, pdfcpulib.ErrOwnerPasswordRequired) ||
+		errors.Is(err, pdf.ErrInvalidPassword) {
+		return true
+	}
+	s := strings.ToLower(err.Error())
+	return strings.Contains(s, "password")
+}
+
+// fixPDFHeader gives the text reader a header it accepts: junk before %PDF- is cut and a PDF 2.0
+// version mark is written as 1.7 (same length, so offsets stay right when nothing was cut).
+func fixPDFHeader(data []byte) []byte {
+	i := bytes.Index(data, []byte("%PDF-"))
+	if i < 0 || len(data) < i+10 {
+		return data
+	}
+	h := data[i : i+9]
+	if i == 0 && h[5] == '1' && h[7] >= '0' && h[7] <= '7' && (h[8] == '\r' || h[8] == '\n') {
+		return data
+	}
+	if i > 0 {
+		return data // offsets would shift; let the repair path rewrite it
+	}
+	c := bytes.Clone(data)
+	copy(c[5:8], "1.7")
+	if c[8] != '\r' && c[8] != '\n' {
+		c[8] = '\n'
+	}
+	return c
+}
+
+// convertPDF extracts text page by page (each page under its own recover), one "## Page N"
+// section per page. Pages with no text are OCRed when tesseract with Japanese is installed, and
+// otherwise listed in NoTextPages.
+func convertPDF(ctx context.Context, data []byte, opt Options) (*Doc, error) {
+	r, body, err := openPDF(data)
+	if err != nil {
+		return nil, err
+	}
+	var n int
+	if err := safeCall(func() error { n = r.NumPage(); return nil }); err != nil {
+		return nil, errDamaged(KindPDF, err)
+	}
+	if n <= 0 {
+		return nil, errDamaged(KindPDF, errors.New("the document has no pages"))
+	}
+	d := &Doc{Kind: KindPDF, Pages: n, Method: MethodNative}
+	var b strings.Builder
+	var failed []int
+	texts := make([]string, n)
+	var empty []int
+	for i := 1; i <= n; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var text string
+		perr := safeCall(func() error {
+			p := r.Page(i)
+			if p.V.IsNull() {
+				return errors.New("missing page object")
+			}
+			var e error
+			text, e = p.GetPlainText(nil)
+			return e
+		})
+		if perr != nil {
+			failed = append(failed, i)
+			text = ""
+		}
+		text = pageText(text)
+		texts[i-1] = text
+		if text == "" {
+			empty = append(empty, i)
+		}
+		if opt.Progress != nil && (i%8 == 0 || i == n) {
+			opt.Progress(float64(i)*90/float64(n), fmt.Sprintf("page %d of %d", i, n))
+		}
+	}
+	if len(empty) > 0 && !opt.NoOCR {
+		if ok, _ := OCRAvailable(); ok {
+			ocr := ocrPages(ctx, body, empty)
+			var still []int
+			for _, p := range empty {
+				if t := pageText(ocr[p]); t != "" {
+					texts[p-1] = t
+					d.OCRPages = append(d.OCRPages, p)
+				} else {
+					still = append(still, p)
+				}
+			}
+			empty = still
+		} else {
+			d.Notes = append(d.Notes, "OCR is not available (install tesseract-ocr and tesseract-ocr-jpn to read scanned pages)")
+		}
+	}
+	for i, t := range texts {
+		fmt.Fprintf(&b, "## Page %d\n\n", i+1)
+		if t == "" {
+			b.WriteString("> (no text layer)\n\n")
+			continue
+		}
+		b.WriteString(t)
+		b.WriteString("\n\n")
+	}
+	d.Markdown = b.String()
+	d.NoTextPages = empty
+	switch {
+	case len(empty) > 0:
+		d.Method = MethodPartial
+	case len(d.OCRPages) > 0:
+		d.Method = MethodOCR
+	}
+	if len(failed) > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("pages that could not be parsed: %s", intList(failed)))
+	}
+	return d, nil
+}
+
+// pageText cleans one page's raw text: normalised characters, trimmed lines, at most one blank
+// line in a row.
+func pageText(raw string) string {
+	s := Clean(raw)
+	lines := strings.Split(s, "\n")
+	out := lines[:0]
+	blank := true
+	for _, l := range lines {
+		l = strings.TrimRight(strings.TrimLeft(l, " \t"), " \t")
+		if l == "" {
+			if !blank {
+				out = append(out, "")
+			}
+			blank = true
+			continue
+		}
+		blank = false
+		out = append(out, l)
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+var (
+	ocrOnce   sync.Once
+	ocrOK     bool
+	ocrReason string
+)
+
+// OCRAvailable reports whether scanned pages can be read: the tesseract command with the jpn
+// language and poppler's pdftoppm (to render a page) must both be installed. reason says what is
+// missing.
+func OCRAvailable() (ok bool, reason string) {
+	ocrOnce.Do(func() {
+		if _, err := exec.LookPath("tesseract"); err != nil {
+			ocrReason = "the tesseract command is not installed"
+			return
+		}
+		if _, err := exec.LookPath("pdftoppm"); err != nil {
+			ocrReason = "pdftoppm (poppler-utils) is not installed"
+			return
+		}
+		out, err := exec.Command("tesseract", "--list-langs").CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte("\njpn")) {
+			ocrReason = "tesseract has no Japanese (jpn) language data"
+			return
+		}
+		ocrOK = true
+	})
+	return ocrOK, ocrReason
+}
+
+// ocrPages renders each listed page with pdftoppm and reads it with tesseract (jpn+eng).
+func ocrPages(ctx context.Context, body []byte, pages []int) map[int]string {
+	res := map[int]string{}
+	dir, err := os.MkdirTemp("", "jobdesk-ocr-")
+	if err != nil {
+		return res
+	}
+	defer os.RemoveAll(dir)
+	in := filepath.Join(dir, "in.pdf")
+	if os.WriteFile(in, body, 0o600) != nil {
+		return res
+	}
+	for _, p := range pages {
+		if ctx.Err() != nil {
+			break
+		}
+		prefix := filepath.Join(dir, fmt.Sprintf("p%d", p))
+		ps := fmt.Sprint(p)
+		if err := exec.CommandContext(ctx, "pdftoppm", "-r", "300", "-gray", "-png", "-singlefile", "-f", ps, "-l", ps, in, prefix).Run(); err != nil {
+			continue
+		}
+		out, err := exec.CommandContext(ctx, "tesseract", prefix+".png", "stdout", "-l", "jpn+eng").Output()
+		if err != nil {
+			continue
+		}
+		res[p] = strings.ReplaceAll(string(out), "\f", "")
+	}
+	return res
+}

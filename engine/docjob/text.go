@@ -1,0 +1,186 @@
+package docjob
+
+import (
+	"bytes"
+	"encoding/csv"
+	"io"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/japanese"
+	xunicode "golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Encodings DecodeText reports.
+const (
+	EncUTF8    = "UTF-8"
+	EncUTF8BOM = "UTF-8 (BOM)"
+	EncUTF16LE = "UTF-16LE"
+	EncUTF16BE = "UTF-16BE"
+	EncCP932   = "Shift_JIS (CP932)"
+	EncEUCJP   = "EUC-JP"
+)
+
+// DecodeText turns bytes of unknown encoding into UTF-8 by the rule that was right on every
+// Japanese office file measured: a BOM wins, then valid UTF-8, then strict CP932, then strict
+// EUC-JP. ok is false when none decodes cleanly (the text is then CP932 with replacement marks).
+func DecodeText(data []byte) (text, enc string, ok bool) {
+	switch {
+	case bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}):
+		return string(data[3:]), EncUTF8BOM, utf8.Valid(data[3:])
+	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}):
+		s, err := decodeWith(xunicode.UTF16(xunicode.LittleEndian, xunicode.ExpectBOM).NewDecoder(), data)
+		return s, EncUTF16LE, err == nil
+	case bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
+		s, err := decodeWith(xunicode.UTF16(xunicode.BigEndian, xunicode.ExpectBOM).NewDecoder(), data)
+		return s, EncUTF16BE, err == nil
+	case utf8.Valid(data):
+		return string(data), EncUTF8, true
+	}
+	if s, ok := strictDecode(japanese.ShiftJIS, data); ok {
+		return s, EncCP932, true
+	}
+	if s, ok := strictDecode(japanese.EUCJP, data); ok {
+		return s, EncEUCJP, true
+	}
+	s, _ := decodeWith(japanese.ShiftJIS.NewDecoder(), data)
+	return s, EncCP932, false
+}
+
+func decodeWith(d *encoding.Decoder, data []byte) (string, error) {
+	b, err := d.Bytes(data)
+	return string(b), err
+}
+
+// strictDecode decodes data and reports false when the decoder had to substitute anything.
+func strictDecode(e encoding.Encoding, data []byte) (string, bool) {
+	b, err := e.NewDecoder().Bytes(data)
+	if err != nil || bytes.ContainsRune(b, utf8.RuneError) {
+		return "", false
+	}
+	return string(b), true
+}
+
+// Clean normalises extracted text: KANGXI RADICALS, CJK radical supplements and compatibility
+// ideographs fold to the ordinary kanji (NFKC on those code points only, so full-width letters
+// and ㈱ stay as the author wrote them), CR LF becomes LF, and control characters other than tab
+// and newline are dropped.
+func Clean(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+		switch {
+		case r == '\r':
+			if i < len(s) && s[i] == '\n' {
+				continue
+			}
+			b.WriteByte('\n')
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r == utf8.RuneError && n == 1:
+			// invalid byte: drop
+		case r < 0x20 || (r >= 0x7F && r < 0xA0) || r == '\u200B' || r == '\uFEFF' || r == '\u00AD':
+			// control, zero-width or soft hyphen: drop
+		case (r >= 0x2E80 && r <= 0x2FDF) || (r >= 0xF900 && r <= 0xFAFF) || (r >= 0x2F800 && r <= 0x2FA1F):
+			b.WriteString(norm.NFKC.String(string(r)))
+		case unicode.Is(unicode.Co, r):
+			// private use: no meaning outside the producing font
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// convertText renders plain text: decoded, cleaned, kept as it is (Markdown readers show it).
+func convertText(data []byte) (*Doc, error) {
+	s, enc, _ := DecodeText(data)
+	s = strings.TrimSpace(Clean(s))
+	d := &Doc{Kind: KindText, Markdown: s + "\n", Method: MethodNative, Encoding: enc, Pages: 1}
+	if s == "" {
+		d.Markdown = ""
+	}
+	return d, nil
+}
+
+// convertCSV renders a delimited file as one Markdown table, the first record being the header.
+// Rows with a different field count are padded; quotes may be sloppy.
+func convertCSV(data []byte) (*Doc, error) {
+	s, enc, _ := DecodeText(data)
+	s = Clean(s)
+	delim := ','
+	if first, _, _ := strings.Cut(s, "\n"); strings.Count(first, "\t") > strings.Count(first, ",") {
+		delim = '\t'
+	}
+	r := csv.NewReader(strings.NewReader(s))
+	r.Comma = delim
+	r.FieldsPerRecord = -1
+	r.LazyQuotes = true
+	r.ReuseRecord = false
+	var rows [][]string
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if pe, ok := err.(*csv.ParseError); ok && rec == nil {
+				_ = pe
+				continue
+			}
+		}
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue
+		}
+		rows = append(rows, rec)
+	}
+	var b strings.Builder
+	writeTable(&b, rows)
+	return &Doc{Kind: KindCSV, Markdown: b.String(), Method: MethodNative, Encoding: enc, Pages: 1, Rows: len(rows)}, nil
+}
+
+// writeTable writes rows as a Markdown table (first row = header), padding short rows and
+// escaping pipes; newlines inside a cell become <br>.
+func writeTable(b *strings.Builder, rows [][]string) {
+	if len(rows) == 0 {
+		return
+	}
+	w := 0
+	for _, r := range rows {
+		if len(r) > w {
+			w = len(r)
+		}
+	}
+	if w == 0 {
+		return
+	}
+	for i, r := range rows {
+		b.WriteByte('|')
+		for c := 0; c < w; c++ {
+			b.WriteByte(' ')
+			if c < len(r) {
+				b.WriteString(cellText(r[c]))
+			}
+			b.WriteString(" |")
+		}
+		b.WriteByte('\n')
+		if i == 0 {
+			b.WriteByte('|')
+			for c := 0; c < w; c++ {
+				b.WriteString(" --- |")
+			}
+			b.WriteByte('\n')
+		}
+	}
+}
+
+var cellReplacer = strings.NewReplacer("|", "\\|", "\r\n", "<br>", "\n", "<br>", "\r", "<br>")
+
+func cellText(s string) string {
+	return cellReplacer.Replace(strings.TrimSpace(s))
+}

@@ -1,0 +1,188 @@
+package docjob
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/xuri/excelize/v2"
+
+	"jobdesk/engine/job"
+)
+
+// maxFormulaLookups bounds how many empty cells per sheet are checked for an uncached formula.
+const maxFormulaLookups = 20000
+
+// convertXLSX writes every sheet as a "## name" section holding one Markdown table. Values are
+// what the cell shows (number formats applied: dates, Japanese-era dates, currency, percentages;
+// Japanese culture for built-in formats); formulas give their cached value, computed when the
+// file has none; a merged range repeats its value in every cell it covers; hidden sheets are
+// marked "(hidden)".
+func convertXLSX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
+	if isEncryptedOLE(data) {
+		return nil, errPassword(KindXLSX)
+	}
+	f, err := excelize.OpenReader(bytes.NewReader(data), excelize.Options{
+		CultureInfo:       excelize.CultureNameJaJP,
+		UnzipSizeLimit:    MaxTotalSize,
+		UnzipXMLSizeLimit: 16 << 20,
+	})
+	if err != nil {
+		if strings.Contains(strings.ToLower(err.Error()), "password") || errors.Is(err, excelize.ErrWorkbookPassword) {
+			return nil, errPassword(KindXLSX)
+		}
+		return nil, errDamaged(KindXLSX, err)
+	}
+	defer f.Close()
+	sheets := f.GetSheetList()
+	if len(sheets) == 0 {
+		return nil, errDamaged(KindXLSX, errors.New("the workbook has no sheets"))
+	}
+	d := &Doc{Kind: KindXLSX, Pages: len(sheets), Method: MethodNative}
+	var b strings.Builder
+	for si, sheet := range sheets {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		visible, _ := f.GetSheetVisible(sheet)
+		title := "## " + oneLine(Clean(sheet))
+		if !visible {
+			title += " (hidden)"
+			d.Notes = append(d.Notes, "hidden sheet: "+sheet)
+		}
+		b.WriteString(title + "\n\n")
+		rows, err := sheetRows(ctx, f, sheet)
+		if err != nil {
+			var je *job.Error
+			if errors.As(err, &je) || ctx.Err() != nil {
+				return nil, err
+			}
+			b.WriteString("> (this sheet could not be read)\n\n")
+			d.Notes = append(d.Notes, fmt.Sprintf("sheet %s could not be read: %v", sheet, err))
+			continue
+		}
+		if len(rows) == 0 {
+			b.WriteString("> (empty sheet)\n\n")
+			continue
+		}
+		d.Rows += len(rows)
+		writeTable(&b, rows)
+		b.WriteString("\n")
+		if opt.Progress != nil {
+			opt.Progress(float64(si+1)*90/float64(len(sheets)), fmt.Sprintf("sheet %d of %d", si+1, len(sheets)))
+		}
+	}
+	d.Markdown = b.String()
+	return d, nil
+}
+
+// sheetRows reads one sheet as display strings, fills merged ranges and uncached formulas,
+// drops empty rows and trailing empty columns.
+func sheetRows(ctx context.Context, f *excelize.File, sheet string) ([][]string, error) {
+	it, err := f.Rows(sheet)
+	if err != nil {
+		return nil, err
+	}
+	var grid [][]string
+	var rowNums []int
+	lookups := 0
+	r := 0
+	for it.Next() {
+		r++
+		if r&1023 == 0 && ctx.Err() != nil {
+			it.Close()
+			return nil, ctx.Err()
+		}
+		cols, err := it.Columns()
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		for c := range cols {
+			if cols[c] == "" && lookups < maxFormulaLookups {
+				lookups++
+				cell, _ := excelize.CoordinatesToCellName(c+1, r)
+				if fm, _ := f.GetCellFormula(sheet, cell); fm != "" {
+					if v, err := f.CalcCellValue(sheet, cell); err == nil {
+						cols[c] = v
+					}
+				}
+			}
+			cols[c] = Clean(cols[c])
+		}
+		for len(grid) < r-1 {
+			grid = append(grid, nil)
+		}
+		grid = append(grid, cols)
+	}
+	if err := it.Error(); err != nil {
+		it.Close()
+		return nil, err
+	}
+	it.Close()
+	merges, _ := f.GetMergeCells(sheet)
+	for _, m := range merges {
+		c1, r1, err1 := excelize.CellNameToCoordinates(m.GetStartAxis())
+		c2, r2, err2 := excelize.CellNameToCoordinates(m.GetEndAxis())
+		if err1 != nil || err2 != nil || r2-r1 > 10000 || c2-c1 > 1000 {
+			continue
+		}
+		v := Clean(m.GetCellValue())
+		for rr := r1; rr <= r2; rr++ {
+			for len(grid) < rr {
+				grid = append(grid, nil)
+			}
+			row := grid[rr-1]
+			for len(row) < c2 {
+				row = append(row, "")
+			}
+			for cc := c1; cc <= c2; cc++ {
+				row[cc-1] = v
+			}
+			grid[rr-1] = row
+		}
+	}
+	_ = rowNums
+	out := grid[:0]
+	width := 0
+	for _, row := range grid {
+		last := -1
+		for i, v := range row {
+			if strings.TrimSpace(v) != "" {
+				last = i
+			}
+		}
+		if last < 0 {
+			continue
+		}
+		row = row[:last+1]
+		if len(row) > width {
+			width = len(row)
+		}
+		out = append(out, row)
+	}
+	// drop columns empty in every row from the left
+	lead := width
+	for _, row := range out {
+		for i, v := range row {
+			if strings.TrimSpace(v) != "" {
+				if i < lead {
+					lead = i
+				}
+				break
+			}
+		}
+	}
+	if lead > 0 && lead < width {
+		for i := range out {
+			if len(out[i]) > lead {
+				out[i] = out[i][lead:]
+			} else {
+				out[i] = nil
+			}
+		}
+	}
+	return out, nil
+}
