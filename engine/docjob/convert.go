@@ -61,6 +61,8 @@ type Doc struct {
 	Rows     int    `json:"rows,omitempty"`     // CSV / XLSX: rows written
 	// NoTextPages lists the 1-based PDF pages that had no text layer (scans) and no OCR text.
 	NoTextPages []int `json:"no_text_pages,omitempty"`
+	// DamagedPages lists the 1-based PDF pages whose content could not be parsed.
+	DamagedPages []int `json:"damaged_pages,omitempty"`
 	// OCRPages lists the pages whose text came from OCR.
 	OCRPages []int `json:"ocr_pages,omitempty"`
 	// Notes are remarks for people: OCR not available, hidden sheets, skipped entries.
@@ -88,6 +90,9 @@ func (d *Doc) Status() (Status, string) {
 		} else {
 			why = append(why, fmt.Sprintf("pages without a text layer: %s", intList(d.NoTextPages)))
 		}
+	}
+	if len(d.DamagedPages) > 0 {
+		why = append(why, fmt.Sprintf("damaged pages that could not be read: %s", intList(d.DamagedPages)))
 	}
 	failed := 0
 	var names []string

@@ -87,7 +87,7 @@ func Detect(data []byte, name string) Kind {
 		head = head[:1024]
 	}
 	switch {
-	case bytes.Contains(head, []byte("%PDF-")):
+	case bytes.HasPrefix(data, []byte("%PDF-")):
 		return KindPDF
 	case bytes.HasPrefix(data, []byte("PK\x03\x04")), bytes.HasPrefix(data, []byte("PK\x05\x06")),
 		bytes.HasPrefix(data, []byte("PK\x07\x08")):
@@ -114,6 +114,8 @@ func Detect(data []byte, name string) Kind {
 		return KindImage
 	case bytes.HasPrefix(data, []byte("{\\rtf")):
 		return KindRTF
+	case bytes.Contains(head, []byte("%PDF-")):
+		return KindPDF // some producers put junk before the header
 	}
 	if !looksText(data) {
 		return KindUnknown

@@ -127,7 +127,7 @@ type limitReader struct {
 func (l *limitReader) Read(p []byte) (int, error) {
 	if l.n <= 0 {
 		var one [1]byte
-		if k, _ := l.r.Read(one[:]); k > 0 {
+		if k, err := l.r.Read(one[:]); k > 0 || (err != nil && err != io.EOF) {
 			l.over = true
 			return 0, errors.New("size limit exceeded")
 		}
@@ -138,6 +138,10 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	}
 	k, err := l.r.Read(p)
 	l.n -= int64(k)
+	if l.n <= 0 && err != nil && err != io.EOF {
+		// archive/zip reports reading past the declared size as ErrFormat
+		l.over = true
+	}
 	return k, err
 }
 

@@ -64,27 +64,28 @@ type Input struct {
 
 // Result is what a conversion records (seed 003, Job C output, plus JobDesk's fields).
 type Result struct {
-	Status      Status     `json:"status"`           // ready / partial / failed
-	Reason      string     `json:"reason,omitempty"` // why partial or failed
-	Name        string     `json:"name"`
-	Path        string     `json:"path"`
-	Kind        Kind       `json:"kind"`
-	SHA256      string     `json:"sha256"`
-	Version     string     `json:"converter_version"`
-	PageCount   int        `json:"page_count"`
-	TextLength  int        `json:"extracted_text_length"` // characters of Markdown
-	Method      Method     `json:"extraction_method,omitempty"`
-	OutputPath  string     `json:"output_path,omitempty"`
-	Cached      bool       `json:"cached"`
-	Encoding    string     `json:"encoding,omitempty"`
-	Rows        int        `json:"rows,omitempty"`
-	NoTextPages []int      `json:"no_text_pages,omitempty"`
-	OCRPages    []int      `json:"ocr_pages,omitempty"`
-	Notes       []string   `json:"notes,omitempty"`
-	Children    []Child    `json:"children,omitempty"`
-	Entries     []Entry    `json:"entries,omitempty"` // ModeExtract: the files for the Map
-	Depth       int        `json:"depth,omitempty"`
-	Error       *job.Error `json:"error,omitempty"` // failed results kept in the cache
+	Status       Status     `json:"status"`           // ready / partial / failed
+	Reason       string     `json:"reason,omitempty"` // why partial or failed
+	Name         string     `json:"name"`
+	Path         string     `json:"path"`
+	Kind         Kind       `json:"kind"`
+	SHA256       string     `json:"sha256"`
+	Version      string     `json:"converter_version"`
+	PageCount    int        `json:"page_count"`
+	TextLength   int        `json:"extracted_text_length"` // characters of Markdown
+	Method       Method     `json:"extraction_method,omitempty"`
+	OutputPath   string     `json:"output_path,omitempty"`
+	Cached       bool       `json:"cached"`
+	Encoding     string     `json:"encoding,omitempty"`
+	Rows         int        `json:"rows,omitempty"`
+	NoTextPages  []int      `json:"no_text_pages,omitempty"`
+	OCRPages     []int      `json:"ocr_pages,omitempty"`
+	DamagedPages []int      `json:"damaged_pages,omitempty"`
+	Notes        []string   `json:"notes,omitempty"`
+	Children     []Child    `json:"children,omitempty"`
+	Entries      []Entry    `json:"entries,omitempty"` // ModeExtract: the files for the Map
+	Depth        int        `json:"depth,omitempty"`
+	Error        *job.Error `json:"error,omitempty"` // failed results kept in the cache
 }
 
 // Converter is the document-converter job with its result cache. The zero DB (nil) disables the
@@ -188,7 +189,7 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 func (res *Result) fill(d *Doc) {
 	res.Kind, res.PageCount, res.Method = d.Kind, d.Pages, d.Method
 	res.TextLength = utf8.RuneCountInString(d.Markdown)
-	res.Encoding, res.Rows, res.NoTextPages, res.OCRPages = d.Encoding, d.Rows, d.NoTextPages, d.OCRPages
+	res.Encoding, res.Rows, res.NoTextPages, res.OCRPages, res.DamagedPages = d.Encoding, d.Rows, d.NoTextPages, d.OCRPages, d.DamagedPages
 	res.Notes, res.Children = d.Notes, d.Children
 	res.Status, res.Reason = d.Status()
 	if res.Status == StatusPartial && len(d.NoTextPages) > 0 && len(d.Notes) > 0 {

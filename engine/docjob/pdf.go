@@ -146,12 +146,37 @@ func convertPDF(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	if err != nil {
 		return nil, err
 	}
+	d, failed, err := extractPDF(ctx, r, body, opt)
+	if err != nil || len(failed) == 0 {
+		return d, err
+	}
+	// Some pages did not parse: a broken cross-reference table often points them at the wrong
+	// offsets. Let pdfcpu rebuild the file and keep that reading if it parses more pages.
+	var out bytes.Buffer
+	if safeCall(func() error {
+		pc, err := api.ReadContext(bytes.NewReader(body), pdfcpuConf())
+		if err != nil {
+			return err
+		}
+		return api.WriteContext(pc, &out)
+	}) == nil {
+		if r2, err := newPDFReader(fixPDFHeader(out.Bytes())); err == nil {
+			if d2, failed2, err := extractPDF(ctx, r2, out.Bytes(), opt); err == nil && len(failed2) < len(failed) {
+				return d2, nil
+			}
+		}
+	}
+	return d, nil
+}
+
+// extractPDF reads every page of an opened PDF; failed lists pages whose content did not parse.
+func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*Doc, []int, error) {
 	var n int
 	if err := safeCall(func() error { n = r.NumPage(); return nil }); err != nil {
-		return nil, errDamaged(KindPDF, err)
+		return nil, nil, errDamaged(KindPDF, err)
 	}
 	if n <= 0 {
-		return nil, errDamaged(KindPDF, errors.New("the document has no pages"))
+		return nil, nil, errDamaged(KindPDF, errors.New("the document has no pages"))
 	}
 	d := &Doc{Kind: KindPDF, Pages: n, Method: MethodNative}
 	var b strings.Builder
@@ -160,7 +185,7 @@ func convertPDF(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	var empty []int
 	for i := 1; i <= n; i++ {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var text string
 		perr := safeCall(func() error {
@@ -168,9 +193,8 @@ func convertPDF(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 			if p.V.IsNull() {
 				return errors.New("missing page object")
 			}
-			var e error
-			text, e = p.GetPlainText(nil)
-			return e
+			text = spansText(pageSpans(p))
+			return nil
 		})
 		if perr != nil {
 			failed = append(failed, i)
@@ -178,7 +202,7 @@ func convertPDF(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 		}
 		text = pageText(text)
 		texts[i-1] = text
-		if text == "" {
+		if text == "" && perr == nil {
 			empty = append(empty, i)
 		}
 		if opt.Progress != nil && (i%8 == 0 || i == n) {
@@ -204,6 +228,10 @@ func convertPDF(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	}
 	for i, t := range texts {
 		fmt.Fprintf(&b, "## Page %d\n\n", i+1)
+		if t == "" && containsInt(failed, i+1) {
+			b.WriteString("> (this page is damaged and could not be read)\n\n")
+			continue
+		}
 		if t == "" {
 			b.WriteString("> (no text layer)\n\n")
 			continue
@@ -214,15 +242,15 @@ func convertPDF(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	d.Markdown = b.String()
 	d.NoTextPages = empty
 	switch {
-	case len(empty) > 0:
+	case len(empty) > 0 || len(failed) > 0:
 		d.Method = MethodPartial
 	case len(d.OCRPages) > 0:
 		d.Method = MethodOCR
 	}
 	if len(failed) > 0 {
-		d.Notes = append(d.Notes, fmt.Sprintf("pages that could not be parsed: %s", intList(failed)))
+		d.DamagedPages = failed
 	}
-	return d, nil
+	return d, failed, nil
 }
 
 // pageText cleans one page's raw text: normalised characters, trimmed lines, at most one blank
@@ -304,4 +332,13 @@ func ocrPages(ctx context.Context, body []byte, pages []int) map[int]string {
 		res[p] = strings.ReplaceAll(string(out), "\f", "")
 	}
 	return res
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }

@@ -306,4 +306,3 @@ func ConvertZip(ctx context.Context, data []byte, name string, opt Options) (*Do
 	d.Markdown = b.String()
 	return d, nil
 }
-

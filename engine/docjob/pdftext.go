@@ -1,0 +1,188 @@
+package docjob
+
+import (
+	"math"
+	"strings"
+
+	"github.com/ledongthuc/pdf"
+)
+
+// span is one shown string with its position on the page (device space) and font size.
+type span struct {
+	x, y, size float64
+	text       string
+}
+
+type mat [6]float64
+
+var identity = mat{1, 0, 0, 1, 0, 0}
+
+func (m mat) mul(n mat) mat {
+	return mat{
+		m[0]*n[0] + m[1]*n[2], m[0]*n[1] + m[1]*n[3],
+		m[2]*n[0] + m[3]*n[2], m[2]*n[1] + m[3]*n[3],
+		m[4]*n[0] + m[5]*n[2] + n[4], m[4]*n[1] + m[5]*n[3] + n[5],
+	}
+}
+
+// pageSpans walks a page's content stream, tracking the graphics and text matrices, and returns
+// the strings it shows in stream order. It panics on malformed content (callers recover).
+func pageSpans(p pdf.Page) []span {
+	if p.V.IsNull() || p.V.Key("Contents").Kind() == pdf.Null {
+		return nil
+	}
+	fonts := map[string]*pdf.Font{}
+	var enc pdf.TextEncoding
+	var fontSize, leading float64 = 1, 0
+	ctm, tm, tlm := identity, identity, identity
+	var stack []mat
+	var out []span
+	show := func(raw string) {
+		if enc == nil || raw == "" {
+			return
+		}
+		s := enc.Decode(raw)
+		if s == "" {
+			return
+		}
+		m := tm.mul(ctm)
+		size := fontSize * math.Hypot(m[2], m[3])
+		out = append(out, span{x: m[4], y: m[5], size: size, text: s})
+	}
+	num := func(v pdf.Value) float64 { return v.Float64() }
+	pdf.Interpret(p.V.Key("Contents"), func(stk *pdf.Stack, op string) {
+		n := stk.Len()
+		args := make([]pdf.Value, n)
+		for i := n - 1; i >= 0; i-- {
+			args[i] = stk.Pop()
+		}
+		switch op {
+		case "q":
+			if len(stack) < 1024 {
+				stack = append(stack, ctm)
+			}
+		case "Q":
+			if len(stack) > 0 {
+				ctm = stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+			}
+		case "cm":
+			if n == 6 {
+				ctm = mat{num(args[0]), num(args[1]), num(args[2]), num(args[3]), num(args[4]), num(args[5])}.mul(ctm)
+			}
+		case "BT":
+			tm, tlm = identity, identity
+		case "Tf":
+			if n == 2 {
+				name := args[0].Name()
+				f, ok := fonts[name]
+				if !ok {
+					ff := p.Font(name)
+					f = &ff
+					fonts[name] = f
+				}
+				enc = f.Encoder()
+				fontSize = num(args[1])
+			}
+		case "TL":
+			if n == 1 {
+				leading = num(args[0])
+			}
+		case "Td", "TD":
+			if n == 2 {
+				tx, ty := num(args[0]), num(args[1])
+				if op == "TD" {
+					leading = -ty
+				}
+				tlm = mat{1, 0, 0, 1, tx, ty}.mul(tlm)
+				tm = tlm
+			}
+		case "Tm":
+			if n == 6 {
+				tlm = mat{num(args[0]), num(args[1]), num(args[2]), num(args[3]), num(args[4]), num(args[5])}
+				tm = tlm
+			}
+		case "T*":
+			tlm = mat{1, 0, 0, 1, 0, -leading}.mul(tlm)
+			tm = tlm
+		case "Tj":
+			if n == 1 {
+				show(args[0].RawString())
+			}
+		case "'", "\"":
+			tlm = mat{1, 0, 0, 1, 0, -leading}.mul(tlm)
+			tm = tlm
+			if n >= 1 {
+				show(args[n-1].RawString())
+			}
+		case "TJ":
+			if n == 1 {
+				var b strings.Builder
+				v := args[0]
+				for i := 0; i < v.Len(); i++ {
+					if x := v.Index(i); x.Kind() == pdf.String {
+						b.WriteString(x.RawString())
+					} else if x.Kind() == pdf.Integer || x.Kind() == pdf.Real {
+						// a large negative kerning is a word gap in Latin text
+						if x.Float64() < -250 && b.Len() > 0 {
+							show(b.String())
+							b.Reset()
+							b.WriteString("") // position stays; a space is added below
+							out = append(out, span{x: math.NaN()})
+						}
+					}
+				}
+				show(b.String())
+			}
+		}
+	})
+	return out
+}
+
+// spansText joins spans into lines. Stream order is kept as the reading order (producers write
+// columns one after the other), and a span continues the current line when it sits on the same
+// baseline to the right (horizontal writing) or in the same column below (vertical writing), so
+// runs split by font changes, such as digits inside Japanese, stay on one line.
+func spansText(spans []span) string {
+	var b strings.Builder
+	var lx, ly, lsize float64
+	lrunes := 0
+	have := false
+	vertical := false
+	pendingSpace := false
+	for _, s := range spans {
+		if math.IsNaN(s.x) {
+			pendingSpace = true
+			continue
+		}
+		size := s.size
+		if size <= 0 || math.IsNaN(size) || math.IsInf(size, 0) {
+			size = 10
+		}
+		tol := math.Max(size, lsize) * 0.6
+		cont := false
+		if have {
+			dy, dx := s.y-ly, s.x-lx
+			switch {
+			case math.Abs(dy) <= tol && dx >= -tol/2 && !vertical:
+				cont = true
+			case math.Abs(dx) <= tol && dy < -size*0.3 && dy > -1.6*size && (vertical || (runeLen(s.text) <= 2 && lrunes <= 2)):
+				cont, vertical = true, true
+			}
+		}
+		if cont {
+			if pendingSpace && !strings.HasSuffix(b.String(), " ") {
+				b.WriteByte(' ')
+			}
+		} else if have {
+			b.WriteByte('\n')
+			vertical = false
+		}
+		pendingSpace = false
+		b.WriteString(s.text)
+		lx, ly, lsize, have, lrunes = s.x, s.y, size, true, runeLen(s.text)
+	}
+	return b.String()
+}
+
+func runeLen(s string) int { return len([]rune(s)) }
