@@ -123,7 +123,7 @@ if [ "${1:-}" = bench ]; then
     { odt_head lr-tb ''
       for p in $(seq 1 "$pages"); do
         [ "$p" -gt 1 ] && echo "<text:p text:style-name=\"PB\">第${p}ページ</text:p>" || echo "<text:p>第${p}ページ</text:p>"
-        for l in $(seq 1 30); do echo "<text:p>補助金の公募要領 第${p}章 ${l}項：申請者は事業計画書と見積書を提出し、審査を受けます。Eligibility ${p}-${l}.</text:p>"; done
+        for l in $(seq 1 14); do echo "<text:p>補助金の公募要領 第${p}章 ${l}項：申請者は事業計画書と見積書を提出し、審査を受けます。Eligibility ${p}-${l}.</text:p>"; done
       done
       odt_tail; } > "$work/bench${pages}.fodt"
   done

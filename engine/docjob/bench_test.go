@@ -1,0 +1,113 @@
+package docjob
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/xuri/excelize/v2"
+)
+
+var benchOnce sync.Once
+var benchDir string
+
+// benchPDFs generates the 24- and 240-page Japanese PDFs with testdata/gen.sh (LibreOffice)
+// into a cache folder once; the files are never committed.
+func benchPDFs(b *testing.B) string {
+	benchOnce.Do(func() {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			base = os.TempDir()
+		}
+		benchDir = filepath.Join(base, "jobdesk-bench", Version)
+		if _, err := os.Stat(filepath.Join(benchDir, "bench240.pdf")); err == nil {
+			return
+		}
+		if _, err := exec.LookPath("soffice"); err != nil {
+			benchDir = ""
+			return
+		}
+		if out, err := exec.Command("bash", "testdata/gen.sh", "bench", benchDir).CombinedOutput(); err != nil {
+			b.Logf("gen.sh bench: %v\n%s", err, out)
+			benchDir = ""
+		}
+	})
+	if benchDir == "" {
+		b.Skip("LibreOffice (libreoffice-writer-nogui) is not installed: cannot generate the benchmark PDFs")
+	}
+	return benchDir
+}
+
+// BenchmarkPDF converts the 24- and 240-page PDFs and, in the same run, times poppler's
+// pdftotext on the same files for comparison.
+func BenchmarkPDF(b *testing.B) {
+	dir := benchPDFs(b)
+	for _, pages := range []int{24, 240} {
+		path := filepath.Join(dir, fmt.Sprintf("bench%d.pdf", pages))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("docjob/%dpages", pages), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for i := 0; i < b.N; i++ {
+				d, err := Convert(context.Background(), data, "bench.pdf", Options{NoOCR: true})
+				if err != nil || d.Pages != pages {
+					b.Fatalf("%v pages %d", err, d.Pages)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("pdftotext/%dpages", pages), func(b *testing.B) {
+			if _, err := exec.LookPath("pdftotext"); err != nil {
+				b.Skip("pdftotext (poppler-utils) is not installed")
+			}
+			b.SetBytes(int64(len(data)))
+			for i := 0; i < b.N; i++ {
+				if err := exec.Command("pdftotext", "-enc", "UTF-8", path, os.DevNull).Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkXLSX100k converts a generated 100,000-row workbook (dates, currency, text).
+func BenchmarkXLSX100k(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "big.xlsx")
+	f := excelize.NewFile()
+	sw, err := f.NewStreamWriter("Sheet1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	dateStyle, _ := f.NewStyle(&excelize.Style{NumFmt: 14})
+	yen, _ := f.NewStyle(&excelize.Style{NumFmt: 164, CustomNumFmt: ptr(`"￥"#,##0`)})
+	sw.SetRow("A1", []any{"番号", "日付", "氏名", "金額"})
+	day := time.Date(2024, 4, 1, 0, 0, 0, 0, time.UTC)
+	for r := 2; r <= 100001; r++ {
+		cell, _ := excelize.CoordinatesToCellName(1, r)
+		sw.SetRow(cell, []any{r - 1, excelize.Cell{StyleID: dateStyle, Value: day.AddDate(0, 0, r%365)},
+			fmt.Sprintf("利用者%05d", r%50000), excelize.Cell{StyleID: yen, Value: r * 37 % 100000}})
+	}
+	if err := sw.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.SaveAs(path); err != nil {
+		b.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		d, err := Convert(context.Background(), data, "big.xlsx", Options{})
+		if err != nil || d.Rows != 100001 {
+			b.Fatalf("%v rows %d", err, d.Rows)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
