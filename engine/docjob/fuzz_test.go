@@ -35,7 +35,9 @@ func fuzzKind(f *testing.F, kind Kind, seeds ...string) {
 	})
 }
 
-func FuzzPDF(f *testing.F)  { fuzzKind(f, KindPDF, "report.pdf", "scan.pdf", "badxref.pdf", "pw_owner_rc4.pdf") }
+func FuzzPDF(f *testing.F) {
+	fuzzKind(f, KindPDF, "report.pdf", "scan.pdf", "badxref.pdf", "pw_owner_rc4.pdf")
+}
 func FuzzDOCX(f *testing.F) { fuzzKind(f, KindDOCX, "report.docx", "truncated.docx") }
 func FuzzXLSX(f *testing.F) { fuzzKind(f, KindXLSX, "book.xlsx") }
 func FuzzCSV(f *testing.F)  { fuzzKind(f, KindCSV, "sjis.csv", "bom.csv") }
