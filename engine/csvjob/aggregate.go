@@ -1,0 +1,197 @@
+package csvjob
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"jobdesk/engine/job"
+)
+
+// Statuses of a CSV job's Summary (the seed's ProcessingComplete / FailureComplete words).
+const (
+	StatusSuccess = "SUCCESS" // every row accepted
+	StatusPartial = "PARTIAL" // some rows rejected, within tolerance
+	StatusFailed  = "FAILED"  // validation failed or too many rows rejected: table unchanged
+)
+
+// Summary is RESULT_AGGREGATION's result and RunFile's return value: the job's totals, per-column
+// statistics, the table and the result files.
+type Summary struct {
+	Status                string        `json:"status"`
+	ExecutionID           string        `json:"executionId"`
+	JobID                 int64         `json:"jobId,omitempty"`
+	Source                string        `json:"source"`
+	SHA256                string        `json:"sha256"`
+	Encoding              string        `json:"encoding"`
+	Delimiter             string        `json:"delimiter"`
+	TotalRows             int64         `json:"totalRecords"`
+	SuccessCount          int64         `json:"successCount"`
+	ErrorCount            int64         `json:"errorCount"`
+	ErrorRecords          int64         `json:"errorRecords"`
+	ErrorsTruncated       bool          `json:"errorsTruncated,omitempty"`
+	Users                 int           `json:"users"`
+	UsersChanged          int64         `json:"usersChanged"`
+	Table                 string        `json:"table"`
+	TolerancePercent      float64       `json:"toleratedFailurePercentage"`
+	ToleranceCount        int           `json:"toleratedFailureCount"`
+	ProcessingTimeSeconds float64       `json:"processingTimeSeconds"`
+	Columns               []ColumnStats `json:"columns"`
+	ErrorsCSV             string        `json:"errorsCsv"`
+	ReportXLSX            string        `json:"reportXlsx"`
+	OutputBucket          string        `json:"outputBucket"`
+	OutputKey             string        `json:"outputKey"`
+	Message               string        `json:"summary"`
+	MessageJa             string        `json:"summaryJa"`
+}
+
+// merged is the whole file's outcome after merging the staged chunks.
+type merged struct {
+	users  *users
+	stats  []ColumnStats
+	errors []RowError
+	rows   int64
+	failed int64
+	errN   int64
+}
+
+func mergeStaged(jc *jobContext, pl *plan, staged map[int]*partial) *merged {
+	m := &merged{users: newUsers(pl.rules), stats: make([]ColumnStats, len(pl.s.Columns))}
+	for i, c := range pl.s.Columns {
+		m.stats[i] = ColumnStats{Name: c.Name, Type: c.Type}
+	}
+	for _, c := range jc.Chunks {
+		part := staged[c.Index]
+		if part == nil {
+			m.rows += c.Rows
+			m.failed += c.Rows
+			m.errN++
+			m.errors = append(m.errors, RowError{Line: c.FirstLine, Kind: KindSystem,
+				Reason:   fmt.Sprintf("chunk %d (%d rows from line %d) could not be processed", c.Index, c.Rows, c.FirstLine),
+				ReasonJa: fmt.Sprintf("チャンク %d（%d 行目からの %d 行）を処理できませんでした", c.Index, c.FirstLine, c.Rows)})
+			continue
+		}
+		m.rows += part.Rows
+		m.failed += part.Failed
+		m.errN += part.ErrorCount
+		m.errors = append(m.errors, part.Errors...)
+		m.users.merge(&users{Keys: part.Keys, Vals: part.Vals, Rows: part.UserRows})
+		for i := range m.stats {
+			if i < len(part.Stats) {
+				m.stats[i].merge(part.Stats[i])
+			}
+		}
+	}
+	m.stats[pl.keyCol].Distinct = int64(len(m.users.Keys))
+	sort.SliceStable(m.errors, func(i, j int) bool { return m.errors[i].Line < m.errors[j].Line })
+	return m
+}
+
+func (p *Processor) aggregate(ctx context.Context, execution string, r job.Reporter) (*Summary, error) {
+	jc, dir, err := p.loadContext(ctx, execution)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := newPlan(jc)
+	if err != nil {
+		return nil, err
+	}
+	staged, err := loadStaged(ctx, p.DB, dir, execution)
+	if err != nil {
+		return nil, err
+	}
+	r.Progress(90, "combining the results")
+	m := mergeStaged(jc, pl, staged)
+	pct, cnt := jc.Options.tolerance()
+	v := &jc.Validation
+	s := &Summary{ExecutionID: execution, JobID: jc.JobID, Source: v.Source, SHA256: v.SHA256,
+		Encoding: v.Encoding, Delimiter: v.Delimiter, TotalRows: m.rows, SuccessCount: m.rows - m.failed,
+		ErrorCount: m.failed, ErrorRecords: m.errN, ErrorsTruncated: int64(len(m.errors)) < m.errN,
+		Users: len(m.users.Keys), TolerancePercent: pct, ToleranceCount: cnt, Columns: m.stats,
+		OutputBucket: LocalBucket}
+	exceeded := float64(m.failed)*100 > pct*float64(m.rows) || m.failed > int64(cnt)
+	if pl.s.WritesTable() && p.DB != nil {
+		s.Table = Table
+	}
+	s.ErrorsCSV = filepath.Join(dir, "errors.csv")
+	s.ReportXLSX = filepath.Join(dir, "report.xlsx")
+	s.OutputKey = s.ReportXLSX
+	share := 0.0
+	if m.rows > 0 {
+		share = float64(m.failed) * 100 / float64(m.rows)
+	}
+	switch {
+	case exceeded:
+		s.Status = StatusFailed
+		s.Table = ""
+		s.Message = fmt.Sprintf("%d of %d rows (%.2f %%) were rejected, over the limit of %g %% or %d rows; the table was not changed.",
+			m.failed, m.rows, share, pct, cnt)
+		s.MessageJa = fmt.Sprintf("%d 行中 %d 行（%.2f %%）が不正で、許容範囲（%g %% または %d 行）を超えたため、テーブルは変更していません。",
+			m.rows, m.failed, share, pct, cnt)
+	case m.failed > 0:
+		s.Status = StatusPartial
+		s.Message = fmt.Sprintf("%d of %d rows were accepted for %d users; %d rows were rejected (see the errors file).",
+			s.SuccessCount, m.rows, s.Users, m.failed)
+		s.MessageJa = fmt.Sprintf("%d 行中 %d 行（ユーザー %d 人）を反映しました。%d 行は不正のため除外しました（エラーファイル参照）。",
+			m.rows, s.SuccessCount, s.Users, m.failed)
+	default:
+		s.Status = StatusSuccess
+		s.Message = fmt.Sprintf("All %d rows were accepted for %d users.", m.rows, s.Users)
+		s.MessageJa = fmt.Sprintf("%d 行すべて（ユーザー %d 人）を反映しました。", m.rows, s.Users)
+	}
+	s.ProcessingTimeSeconds = p.now().Sub(jc.StartedAt).Seconds()
+	if err := writeErrorsCSV(s.ErrorsCSV, m.errors); err != nil {
+		return nil, err
+	}
+	if err := writeReport(s.ReportXLSX, s, m.errors); err != nil {
+		return nil, err
+	}
+	r.Progress(95, "writing the table")
+	now := p.now().UnixMilli()
+	err = func() error {
+		if p.DB == nil {
+			return nil
+		}
+		return p.DB.Tx(ctx, func(tx *sql.Tx) error {
+			if !exceeded && s.Table != "" {
+				loginK, postK := -1, -1
+				for k, ci := range pl.combined {
+					switch pl.s.Columns[ci].Field {
+					case FieldLoginCount:
+						loginK = k
+					case FieldPostCount:
+						postK = k
+					}
+				}
+				n, err := upsertUsers(ctx, tx, m.users, loginK, postK, execution, v.SHA256, now)
+				if err != nil {
+					return err
+				}
+				s.UsersChanged = n
+			}
+			sum, _ := json.Marshal(s)
+			_, err := tx.ExecContext(ctx, `INSERT INTO csv_imports(execution, job_id, source, sha256, status, rows_total, rows_ok,
+				rows_failed, users, users_changed, errors_csv, report_xlsx, summary, created_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+				ON CONFLICT(execution) DO UPDATE SET status=excluded.status, rows_total=excluded.rows_total, rows_ok=excluded.rows_ok,
+				rows_failed=excluded.rows_failed, users=excluded.users, users_changed=excluded.users_changed,
+				errors_csv=excluded.errors_csv, report_xlsx=excluded.report_xlsx, summary=excluded.summary`,
+				execution, jc.JobID, v.Source, v.SHA256, s.Status, s.TotalRows, s.SuccessCount, s.ErrorCount, s.Users,
+				s.UsersChanged, s.ErrorsCSV, s.ReportXLSX, string(sum), now)
+			return err
+		})
+	}()
+	if err != nil {
+		return nil, dbError(err, "users")
+	}
+	clearStaged(ctx, p.DB, dir, execution)
+	os.Remove(filepath.Join(dir, "utf8.csv"))
+	r.Progress(100, s.Message)
+	if exceeded {
+		return s, job.Errorf(job.E006, "%s", s.Message).WithJa(s.MessageJa).WithName(ErrToleranceExceeded).Permanent()
+	}
+	return s, nil
+}

@@ -1,0 +1,22 @@
+// Package csvjob owns JobDesk's CSV jobs (seed 004): reading a user-log CSV in any of the
+// encodings and dialects Japanese offices produce, validating every row against a job schema,
+// combining the rows per user, and reflecting the users into the local csv_users table with a
+// tolerance for bad rows. It also writes the result files (an errors CSV and an XLSX workbook).
+//
+// The work is split the way the seed's Step Functions workflow splits it, so one function serves
+// the desktop engine and AWS Lambda alike (FunctionName, "csv-processor", with its event types):
+//
+//   - CSV_VALIDATION detects encoding, delimiter and header, counts the rows and cuts the file into
+//     byte-range chunks at record boundaries. Rows never travel through workflow state: the chunks
+//     are written to a small JSON manifest the workflow's Map reads with ItemReader.
+//   - CSV_CHUNK_PROCESSING parses one byte range, validates its rows and adds them up per user; the
+//     partial sums are staged in the database (one row per chunk, so a retry replaces, never adds).
+//   - RESULT_AGGREGATION merges the staged chunks, applies the tolerance and, only when the file
+//     passes, upserts the distinct users in one transaction; it writes the result files.
+//   - AUDIT_LOGGING and ERROR_HANDLING record outcomes and failures.
+//
+// RunFile drives the same steps in-process in the workflow's order, for callers that do not run
+// the workflow engine. The reader is schema-specific and single-pass over raw bytes: Shift_JIS and
+// EUC-JP never contain the bytes , " CR LF inside a multibyte character, so rows are split without
+// transcoding and only the header, text values and error messages are decoded.
+package csvjob

@@ -1,0 +1,314 @@
+package csvjob
+
+import "bytes"
+
+// Reader splits CSV records out of a byte slice that starts at a record boundary. It is the
+// schema-agnostic half of the single-pass reader: no allocation per record, fields are
+// sub-slices of the buffer, quoted fields are unescaped in place (the buffer is modified).
+// It accepts LF, CRLF and lone CR line endings mixed in one file, quoted fields with doubled
+// quotes and line breaks, and skips blank lines. It never fails: oddities are reported per record
+// (Unterminated) for the caller to turn into row errors.
+type Reader struct {
+	buf   []byte
+	pos   int
+	delim byte
+	stop  [256]bool
+	// Line is the physical line (1-based) where the next record starts.
+	Line int
+	// Fields are the current record's fields, valid until the next call to Next.
+	Fields [][]byte
+	// RecLine is the line where the current record starts.
+	RecLine int
+	// High is true when the current record has a byte ≥ 0x80 (needs encoding checks).
+	High bool
+	// Unterminated is true when the current record ends inside a quoted field (end of buffer).
+	Unterminated bool
+	// Start and End are the current record's byte offsets in the buffer (End after its line break).
+	Start, End int
+}
+
+// NewReader returns a Reader over buf using delimiter delim, numbering lines from firstLine.
+func NewReader(buf []byte, delim byte, firstLine int) *Reader {
+	r := &Reader{buf: buf, delim: delim, Line: firstLine, Fields: make([][]byte, 0, 16)}
+	r.stop[delim] = true
+	r.stop['\n'] = true
+	r.stop['\r'] = true
+	return r
+}
+
+// Offset is where the next record starts.
+func (r *Reader) Offset() int { return r.pos }
+
+// Next moves to the next non-blank record and reports whether there was one.
+func (r *Reader) Next() bool {
+	buf := r.buf
+	n := len(buf)
+	i := r.pos
+	for i < n && (buf[i] == '\n' || buf[i] == '\r') { // blank lines
+		if buf[i] == '\r' && i+1 < n && buf[i+1] == '\n' {
+			i++
+		}
+		i++
+		r.Line++
+	}
+	if i >= n {
+		r.pos = n
+		return false
+	}
+	r.Fields = r.Fields[:0]
+	r.RecLine = r.Line
+	r.Unterminated = false
+	r.Start = i
+	var acc byte
+	delim := r.delim
+	for {
+		if i < n && buf[i] == '"' {
+			i++
+			start, w := i, i
+			closed := false
+			for i < n {
+				c := buf[i]
+				if c == '"' {
+					if i+1 < n && buf[i+1] == '"' {
+						buf[w] = '"'
+						w++
+						i += 2
+						continue
+					}
+					i++
+					closed = true
+					break
+				}
+				if c == '\n' || (c == '\r' && (i+1 >= n || buf[i+1] != '\n')) {
+					r.Line++
+				}
+				acc |= c
+				buf[w] = c
+				w++
+				i++
+			}
+			if !closed {
+				r.Unterminated = true
+			}
+			// Text after the closing quote (`"ab"c`) is kept as it is, as spreadsheets do.
+			for i < n {
+				c := buf[i]
+				if c == delim || c == '\n' || c == '\r' {
+					break
+				}
+				acc |= c
+				buf[w] = c
+				w++
+				i++
+			}
+			r.Fields = append(r.Fields, buf[start:w])
+		} else {
+			start := i
+			for i < n {
+				c := buf[i]
+				if r.stop[c] {
+					break
+				}
+				acc |= c
+				i++
+			}
+			r.Fields = append(r.Fields, buf[start:i])
+		}
+		if i < n && buf[i] == delim {
+			i++
+			if i >= n { // a trailing delimiter at the very end: one more empty field
+				r.Fields = append(r.Fields, buf[i:i])
+				break
+			}
+			continue
+		}
+		break
+	}
+	if i < n {
+		if buf[i] == '\r' && i+1 < n && buf[i+1] == '\n' {
+			i++
+		}
+		i++
+		r.Line++
+	}
+	r.pos = i
+	r.End = i
+	r.High = acc >= 0x80
+	return true
+}
+
+// lineSplitter finds record boundaries in a stream of buffers for validation: it counts records
+// and physical lines and cuts the stream into chunks at record starts. Buffers without quotes and
+// without lone CRs take a fast path (bytes.Count / bytes.IndexByte); the rest go byte by byte
+// through the same state machine the Reader implements.
+type lineSplitter struct {
+	delim     byte
+	state     int
+	lastCR    bool
+	line      int   // physical line at the current position
+	rows      int64 // records ended so far
+	chunkSize int64
+
+	chunkStart     int64
+	chunkStartLine int
+	chunkRows0     int64
+	chunks         []Chunk
+	quoteLine      int // line where the open quoted field began
+}
+
+const (
+	sRecStart = iota
+	sFieldStart
+	sUnquoted
+	sQuoted
+	sQuoteQ
+)
+
+func (s *lineSplitter) cut(at int64, line int, rows int64) {
+	if at <= s.chunkStart {
+		return
+	}
+	s.chunks = append(s.chunks, Chunk{Index: len(s.chunks), Offset: s.chunkStart, Length: at - s.chunkStart,
+		FirstLine: s.chunkStartLine, Rows: rows - s.chunkRows0})
+	s.chunkStart, s.chunkStartLine, s.chunkRows0 = at, line, rows
+}
+
+// feed processes b, which starts at absolute offset off.
+func (s *lineSplitter) feed(b []byte, off int64) {
+	if len(b) == 0 {
+		return
+	}
+	if !s.lastCR && s.state != sQuoted && s.state != sQuoteQ && bytes.IndexByte(b, '"') < 0 && b[len(b)-1] != '\r' {
+		cr := bytes.Count(b, []byte{'\r'})
+		if cr == 0 || cr == bytes.Count(b, []byte("\r\n")) {
+			s.fast(b, off)
+			return
+		}
+	}
+	s.slow(b, off)
+}
+
+// blanks counts the line breaks in b that end an empty line; startEmpty says the line in
+// progress at b[0] is empty so far.
+func blanks(b []byte, startEmpty bool) int64 {
+	var n int64
+	if startEmpty && len(b) > 0 && (b[0] == '\n' || (len(b) > 1 && b[0] == '\r' && b[1] == '\n')) {
+		n++
+	}
+	for _, pat := range [][]byte{[]byte("\n\n"), []byte("\n\r\n")} {
+		rest := b
+		for {
+			i := bytes.Index(rest, pat)
+			if i < 0 {
+				break
+			}
+			n++
+			rest = rest[i+1:]
+		}
+	}
+	return n
+}
+
+func (s *lineSplitter) fast(b []byte, off int64) {
+	startEmpty := s.state == sRecStart
+	for {
+		target := s.chunkStart + s.chunkSize
+		rel := target - off - 1
+		if rel >= int64(len(b)) {
+			break
+		}
+		if rel < 0 {
+			rel = 0
+		}
+		p := bytes.IndexByte(b[rel:], '\n')
+		if p < 0 {
+			break
+		}
+		end := rel + int64(p) + 1
+		nl := bytes.Count(b[:end], []byte{'\n'})
+		rows := s.rows + int64(nl) - blanks(b[:end], startEmpty)
+		s.cut(off+end, s.line+nl, rows)
+	}
+	nl := bytes.Count(b, []byte{'\n'})
+	s.rows += int64(nl) - blanks(b, startEmpty)
+	s.line += nl
+	if b[len(b)-1] == '\n' {
+		s.state = sRecStart
+	} else if b[len(b)-1] == s.delim {
+		s.state = sFieldStart
+	} else {
+		s.state = sUnquoted
+	}
+}
+
+func (s *lineSplitter) slow(b []byte, off int64) {
+	delim := s.delim
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if s.lastCR {
+			s.lastCR = false
+			if c == '\n' {
+				continue
+			}
+		}
+		switch s.state {
+		case sQuoted:
+			switch c {
+			case '"':
+				s.state = sQuoteQ
+			case '\n':
+				s.line++
+			case '\r':
+				s.line++
+				s.lastCR = true
+			}
+			continue
+		case sQuoteQ:
+			if c == '"' {
+				s.state = sQuoted
+				continue
+			}
+			s.state = sUnquoted
+		case sRecStart:
+			if c == '\n' || c == '\r' {
+				s.line++
+				s.lastCR = c == '\r'
+				continue
+			}
+			if at := off + int64(i); at-s.chunkStart >= s.chunkSize {
+				s.cut(at, s.line, s.rows)
+			}
+			s.state = sFieldStart
+		}
+		// sFieldStart or sUnquoted
+		switch {
+		case c == '\n' || c == '\r':
+			s.rows++
+			s.line++
+			s.lastCR = c == '\r'
+			s.state = sRecStart
+		case c == delim:
+			s.state = sFieldStart
+		case c == '"' && s.state == sFieldStart:
+			s.state = sQuoted
+			s.quoteLine = s.line
+		default:
+			s.state = sUnquoted
+		}
+	}
+}
+
+// finish closes the last record and chunk at end (the file's size) and reports whether the
+// file ended inside a quoted field.
+func (s *lineSplitter) finish(end int64) (unterminated bool) {
+	switch s.state {
+	case sQuoted:
+		unterminated = true
+		s.rows++
+	case sFieldStart, sUnquoted, sQuoteQ:
+		s.rows++
+	}
+	s.state = sRecStart
+	s.cut(end, s.line, s.rows)
+	return unterminated
+}

@@ -1,0 +1,237 @@
+package csvjob
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/xuri/excelize/v2"
+
+	"jobdesk/engine/job"
+	"jobdesk/engine/store"
+)
+
+// errorsHeader is the errors CSV's header row (Japanese first: the file is for office staff).
+var errorsHeader = []string{"行 line", "列 column", "値 value", "種別 kind", "理由", "reason"}
+
+func csvQuote(w *bufio.Writer, s string) {
+	if !strings.ContainsAny(s, ",\"\r\n") {
+		w.WriteString(s)
+		return
+	}
+	w.WriteByte('"')
+	w.WriteString(strings.ReplaceAll(s, `"`, `""`))
+	w.WriteByte('"')
+}
+
+// writeErrorsCSV writes the rejected rows as UTF-8 with a BOM (so Excel opens it as UTF-8), CRLF.
+func writeErrorsCSV(path string, errs []RowError) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return job.Wrap(job.E009, err, "cannot write the errors file").WithJa("エラーファイルを書き込めません。").Transient().WithName("TemporaryError")
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 256<<10)
+	w.WriteString("\uFEFF")
+	for i, h := range errorsHeader {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		csvQuote(w, h)
+	}
+	w.WriteString("\r\n")
+	for _, e := range errs {
+		w.WriteString(strconv.Itoa(e.Line))
+		w.WriteByte(',')
+		csvQuote(w, e.Column)
+		w.WriteByte(',')
+		csvQuote(w, e.Value)
+		w.WriteByte(',')
+		csvQuote(w, e.Kind)
+		w.WriteByte(',')
+		csvQuote(w, e.ReasonJa)
+		w.WriteByte(',')
+		csvQuote(w, e.Reason)
+		w.WriteString("\r\n")
+	}
+	if err := w.Flush(); err != nil {
+		return job.Wrap(job.E009, err, "cannot write the errors file").WithJa("エラーファイルを書き込めません。").Transient().WithName("TemporaryError")
+	}
+	return f.Close()
+}
+
+// Sheet names of the report workbook.
+const (
+	SheetSummary = "概要 Summary"
+	SheetErrors  = "エラー Errors"
+)
+
+// writeReport writes the XLSX workbook: a summary sheet (totals and per-column statistics) and
+// an errors sheet (streamed, so a large error list stays cheap).
+func writeReport(path string, s *Summary, errs []RowError) error {
+	f := excelize.NewFile()
+	defer f.Close()
+	if err := f.SetSheetName("Sheet1", SheetSummary); err != nil {
+		return job.Wrap(job.E016, err, "cannot build the report")
+	}
+	rows := [][]any{
+		{"項目 item", "値 value"},
+		{"状態 status", s.Status},
+		{"ファイル file", s.Source},
+		{"SHA-256", s.SHA256},
+		{"文字コード encoding", s.Encoding},
+		{"区切り文字 delimiter", delimName(s.Delimiter)},
+		{"総行数 rows", s.TotalRows},
+		{"成功 accepted", s.SuccessCount},
+		{"エラー rejected", s.ErrorCount},
+		{"ユーザー数 users", s.Users},
+		{"更新ユーザー数 users changed", s.UsersChanged},
+		{"テーブル table", s.Table},
+		{"許容率 tolerated %", s.TolerancePercent},
+		{"許容件数 tolerated rows", s.ToleranceCount},
+		{"処理時間 seconds", s.ProcessingTimeSeconds},
+		{"実行名 execution", s.ExecutionID},
+		{"概要", s.MessageJa},
+		{"summary", s.Message},
+		{},
+		{"列 column", "型 type", "件数 count", "空 empty", "不正 invalid", "最小 min", "最大 max", "合計 sum", "重複なし distinct"},
+	}
+	for _, c := range s.Columns {
+		row := []any{c.Name, c.Type, c.Count, c.Empty, c.Invalid}
+		switch c.Type {
+		case TypeInteger, TypeDecimal:
+			row = append(row, c.Min, c.Max, c.Sum)
+		case TypeDate:
+			row = append(row, c.MinText, c.MaxText, "")
+		default:
+			row = append(row, "", "", "")
+		}
+		if c.Distinct > 0 {
+			row = append(row, c.Distinct)
+		}
+		rows = append(rows, row)
+	}
+	for i, r := range rows {
+		if len(r) == 0 {
+			continue
+		}
+		cell, _ := excelize.CoordinatesToCellName(1, i+1)
+		if err := f.SetSheetRow(SheetSummary, cell, &r); err != nil {
+			return job.Wrap(job.E016, err, "cannot build the report")
+		}
+	}
+	f.SetColWidth(SheetSummary, "A", "A", 28)
+	f.SetColWidth(SheetSummary, "B", "B", 40)
+	if _, err := f.NewSheet(SheetErrors); err != nil {
+		return job.Wrap(job.E016, err, "cannot build the report")
+	}
+	sw, err := f.NewStreamWriter(SheetErrors)
+	if err != nil {
+		return job.Wrap(job.E016, err, "cannot build the report")
+	}
+	hdr := make([]any, len(errorsHeader))
+	for i, h := range errorsHeader {
+		hdr[i] = h
+	}
+	if err := sw.SetRow("A1", hdr); err != nil {
+		return job.Wrap(job.E016, err, "cannot build the report")
+	}
+	for i, e := range errs {
+		if i+2 > excelize.TotalRows {
+			break
+		}
+		cell, _ := excelize.CoordinatesToCellName(1, i+2)
+		if err := sw.SetRow(cell, []any{e.Line, e.Column, e.Value, e.Kind, e.ReasonJa, e.Reason}); err != nil {
+			return job.Wrap(job.E016, err, "cannot build the report")
+		}
+	}
+	if err := sw.Flush(); err != nil {
+		return job.Wrap(job.E016, err, "cannot build the report")
+	}
+	if err := f.SaveAs(path); err != nil {
+		return job.Wrap(job.E009, err, "cannot write the report").WithJa("レポートを書き込めません。").Transient().WithName("TemporaryError")
+	}
+	return nil
+}
+
+func delimName(d string) string {
+	switch d {
+	case "\t":
+		return "TAB"
+	case ",":
+		return ", (comma)"
+	case ";":
+		return "; (semicolon)"
+	case "|":
+		return "| (bar)"
+	}
+	return d
+}
+
+// Export formats.
+const (
+	FormatXLSX = "xlsx"
+	FormatCSV  = "csv"
+)
+
+// Export copies a CSV job's result file to out: format FormatXLSX (the report workbook) or
+// FormatCSV (the errors CSV). ref is the queue job id or the execution name. It serves
+// `jobdesk export ID --format xlsx|csv -o FILE`.
+func Export(ctx context.Context, db *store.DB, ref, format, out string) error {
+	if format != FormatXLSX && format != FormatCSV {
+		return job.Errorf(job.E014, "unknown export format %q (use xlsx or csv)", format).
+			WithJa(fmt.Sprintf("出力形式 %q は使えません（xlsx か csv）。", format))
+	}
+	var csvPath, xlsxPath string
+	q := `SELECT errors_csv, report_xlsx FROM csv_imports WHERE execution=? ORDER BY created_at DESC LIMIT 1`
+	arg := any(ref)
+	if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
+		q = `SELECT errors_csv, report_xlsx FROM csv_imports WHERE job_id=? ORDER BY created_at DESC LIMIT 1`
+		arg = id
+	}
+	err := db.R.QueryRowContext(ctx, q, arg).Scan(&csvPath, &xlsxPath)
+	if errors.Is(err, sql.ErrNoRows) {
+		return job.Errorf(job.E014, "no CSV job results for %s", ref).WithJa(fmt.Sprintf("%s のCSVジョブの結果はありません。", ref))
+	}
+	if err != nil {
+		return dbError(err, "read results")
+	}
+	src := xlsxPath
+	if format == FormatCSV {
+		src = csvPath
+	}
+	if src == "" {
+		return job.Errorf(job.E014, "job %s has no result files (it failed validation)", ref).
+			WithJa(fmt.Sprintf("ジョブ %s には結果ファイルがありません（検証に失敗しました）。", ref))
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return job.Wrap(job.E004, err, "the result file "+filepath.Base(src)+" is gone").WithJa("結果ファイルが見つかりません。")
+	}
+	defer in.Close()
+	if dir := filepath.Dir(out); dir != "" {
+		os.MkdirAll(dir, 0o755)
+	}
+	tmp := out + ".tmp"
+	o, err := os.Create(tmp)
+	if err != nil {
+		return job.Wrap(job.E014, err, "cannot write "+out).WithJa(out + " に書き込めません。")
+	}
+	if _, err := io.Copy(o, in); err != nil {
+		o.Close()
+		os.Remove(tmp)
+		return job.Wrap(job.E014, err, "cannot write "+out).WithJa(out + " に書き込めません。")
+	}
+	if err := o.Close(); err != nil {
+		os.Remove(tmp)
+		return job.Wrap(job.E014, err, "cannot write "+out).WithJa(out + " に書き込めません。")
+	}
+	return os.Rename(tmp, out)
+}
