@@ -10,11 +10,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
 	"strings"
+	"sync"
 	"time"
 
-	"jobdesk/engine/checksum"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
@@ -36,6 +35,9 @@ type App struct {
 	DB     *store.DB
 	Queue  *queue.Queue
 	worker *queue.Worker
+
+	stateMu sync.Mutex
+	state   map[string]any // families' own state (SetState)
 }
 
 // Open opens (creating when missing) the data folder and database.
@@ -69,7 +71,17 @@ func Open(cfg Config) (*App, error) {
 		db.Close()
 		return nil, job.Wrap(job.E009, err, "the job queue could not be opened").WithJa("ジョブキューを開けませんでした。")
 	}
-	return &App{cfg: cfg, DB: db, Queue: q}, nil
+	a := &App{cfg: cfg, DB: db, Queue: q}
+	for _, f := range families {
+		if f.Open == nil {
+			continue
+		}
+		if err := f.Open(a); err != nil {
+			a.Close()
+			return nil, err
+		}
+	}
+	return a, nil
 }
 
 // DataDir returns the data folder in use.
@@ -77,12 +89,20 @@ func (a *App) DataDir() string { return a.cfg.DataDir }
 
 // migrations lists every package's schema, applied at open.
 func migrations() []store.Migrations {
-	return []store.Migrations{queue.Migrations}
+	sets := []store.Migrations{queue.Migrations}
+	for _, f := range families {
+		sets = append(sets, f.Migrations...)
+	}
+	return sets
 }
 
 // register adds every job family's handlers to w.
 func (a *App) register(w *queue.Worker) {
-	w.Handle(checksum.Type, checksum.Handler, queue.TypeOptions{})
+	for _, f := range families {
+		if f.Register != nil {
+			f.Register(a, w)
+		}
+	}
 }
 
 // StartEngine starts running jobs in this process until Close.
@@ -131,14 +151,20 @@ func (a *App) Close() error {
 
 // SubmitOptions adjust Submit.
 type SubmitOptions struct {
-	Type     string // job type; empty: detected from each file
-	Priority int
+	Type     string            // job type; empty: detected from each file
+	Priority int               // higher runs first
+	Force    bool              // run again even when the same input was already processed
+	Extra    map[string]string // families' own options (Family.RunFlags), by flag name
 }
 
 // Submit enqueues one job per file and returns them. A missing or unreadable path is refused
 // with a clear error before anything is enqueued.
 func (a *App) Submit(ctx context.Context, paths []string, o SubmitOptions) ([]job.Job, error) {
-	var ps []queue.Params
+	type request struct {
+		path, typ string
+		f         Family
+	}
+	var reqs []request
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
 		if err != nil {
@@ -157,22 +183,36 @@ func (a *App) Submit(ctx context.Context, paths []string, o SubmitOptions) ([]jo
 		if typ == "" {
 			typ = DetectType(abs)
 		}
-		if !KnownType(typ) {
+		f, ok := familyOf(typ)
+		if !ok {
 			return nil, job.Errorf(job.E014, "unknown job type %q (known: %s)", typ, strings.Join(Types(), ", ")).
 				WithJa(fmt.Sprintf("ジョブの種類 %q は存在しません。", typ))
 		}
-		in, _ := jsonMarshal(map[string]string{"path": abs})
-		ps = append(ps, queue.Params{Type: typ, Name: filepath.Base(abs), Input: in, Priority: o.Priority})
+		reqs = append(reqs, request{abs, typ, f})
+	}
+	// Plain jobs go in one transaction; families with their own Submit start theirs one by one.
+	var ps []queue.Params
+	var out []job.Job
+	for _, r := range reqs {
+		if r.f.Submit != nil {
+			j, err := r.f.Submit(ctx, a, r.path, r.typ, o)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, j)
+			continue
+		}
+		in, _ := jsonMarshal(map[string]string{"path": r.path})
+		ps = append(ps, queue.Params{Type: r.typ, Name: filepath.Base(r.path), Input: in, Priority: o.Priority})
 	}
 	ids, err := a.Queue.EnqueueBatch(ctx, ps)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	out := make([]job.Job, 0, len(ids))
 	for _, id := range ids {
 		j, err := a.Queue.Get(ctx, id)
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 		out = append(out, j)
 	}
@@ -180,19 +220,30 @@ func (a *App) Submit(ctx context.Context, paths []string, o SubmitOptions) ([]jo
 }
 
 // Types returns the job types a person can ask for.
-func Types() []string { return []string{checksum.Type} }
+func Types() []string {
+	var out []string
+	for _, f := range families {
+		out = append(out, f.Types...)
+	}
+	return out
+}
 
 // KnownType reports whether typ is one of Types.
 func KnownType(typ string) bool {
-	for _, t := range Types() {
-		if t == typ {
-			return true
-		}
-	}
-	return false
+	_, ok := familyOf(typ)
+	return ok
 }
 
-// DetectType picks the job type for a dropped file.
+// DetectType picks the job type for a dropped file: the first family (by priority) that takes it.
 func DetectType(path string) string {
-	return checksum.Type
+	head := readHead(path)
+	for _, f := range families {
+		if f.Detect == nil {
+			continue
+		}
+		if t := f.Detect(path, head); t != "" {
+			return t
+		}
+	}
+	return ""
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,30 +31,32 @@ const (
 
 func jsonMarshal(v any) (json.RawMessage, error) { return json.Marshal(v) }
 
-// command is one subcommand of the jobdesk binary.
-type command struct {
-	name, usage, help string
-	run               func(c *cli, args []string) int
-}
-
-// cli carries what every subcommand needs.
-type cli struct {
-	stdout, stderr io.Writer
+// CLI carries what every subcommand needs: where to print, the data folder, and the App once
+// a command has opened it. Families' commands (Family.Commands) receive it too.
+type CLI struct {
+	Stdout, Stderr io.Writer
 	dataDir        string
 	app            *App
 }
 
-var commands []command
+// coreCommands are the subcommands every JobDesk has; families add theirs.
+var coreCommands = []Command{
+	{"run", "run [--type T] [--wait] [--json] [--force] FILE...", "submit one job per file; --wait shows progress and waits", (*CLI).cmdRun},
+	{"ls", "ls [--status S] [--type T] [--limit N] [--all] [--json]", "list jobs, newest first", (*CLI).cmdLs},
+	{"show", "show ID [--json] [--history]", "show one job (and its history)", (*CLI).cmdShow},
+	{"cancel", "cancel ID", "cancel a job (a running one stops within a second)", (*CLI).cmdCancel},
+	{"retry", "retry ID", "run a failed, timed-out, cancelled or partial job again", (*CLI).cmdRetry},
+	{"worker", "worker", "run the engine without a window until SIGINT/SIGTERM", (*CLI).cmdWorker},
+	{"export", "export ID --format F -o FILE", "write a finished job's result file (csv, xlsx, md) elsewhere", (*CLI).cmdExport},
+}
 
-func init() {
-	commands = []command{
-		{"run", "run [--type T] [--wait] [--json] FILE...", "submit one job per file; --wait shows progress and waits", (*cli).cmdRun},
-		{"ls", "ls [--status S] [--type T] [--limit N] [--json]", "list jobs, newest first", (*cli).cmdLs},
-		{"show", "show ID [--json] [--history]", "show one job (and its history)", (*cli).cmdShow},
-		{"cancel", "cancel ID", "cancel a job (a running one stops within a second)", (*cli).cmdCancel},
-		{"retry", "retry ID", "run a failed, timed-out, cancelled or partial job again", (*cli).cmdRetry},
-		{"worker", "worker", "run the engine without a window until SIGINT/SIGTERM", (*cli).cmdWorker},
+// commands returns the core subcommands followed by every family's.
+func commands() []Command {
+	out := append([]Command(nil), coreCommands...)
+	for _, f := range families {
+		out = append(out, f.Commands...)
 	}
+	return out
 }
 
 // Usage prints the command line's help.
@@ -62,8 +65,8 @@ func Usage(w io.Writer) {
 	fmt.Fprintln(w, "\nUsage: jobdesk [--data-dir DIR] COMMAND [options]")
 	fmt.Fprintln(w, "\nCommands:")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, c := range commands {
-		fmt.Fprintf(tw, "  %s\t%s\n", c.usage, c.help)
+	for _, c := range commands() {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.Usage, c.Help)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nGlobal: --data-dir DIR (or JOBDESK_DATA_DIR) chooses the data folder.")
@@ -105,15 +108,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		return ExitOK
 	}
-	for _, cmd := range commands {
-		if cmd.name == args[0] {
-			c := &cli{stdout: stdout, stderr: stderr, dataDir: dataDir}
+	for _, cmd := range commands() {
+		if cmd.Name == args[0] {
+			c := &CLI{Stdout: stdout, Stderr: stderr, dataDir: dataDir}
 			defer func() {
 				if c.app != nil {
 					c.app.Close()
 				}
 			}()
-			return cmd.run(c, args[1:])
+			return cmd.Run(c, args[1:])
 		}
 	}
 	fmt.Fprintf(stderr, "jobdesk: unknown command %q\n\n", args[0])
@@ -121,45 +124,48 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	return ExitUsage
 }
 
-// open opens the App once per command.
-func (c *cli) open() (*App, bool) {
+// Open opens the App once per command; on failure it has printed the error.
+func (c *CLI) Open() (*App, bool) {
 	if c.app != nil {
 		return c.app, true
 	}
 	a, err := Open(Config{DataDir: c.dataDir})
 	if err != nil {
-		c.fail(err)
+		c.Fail(err)
 		return nil, false
 	}
 	c.app = a
 	return a, true
 }
 
-// fail prints err the way staff should read it: code, English sentence, Japanese sentence.
-func (c *cli) fail(err error) int {
+// Fail prints err the way staff should read it (code, English sentence, Japanese sentence) and
+// returns the exit code: ExitUsage for a bad request (E014), else ExitFailed.
+func (c *CLI) Fail(err error) int {
 	var je *job.Error
 	if errors.As(err, &je) {
-		fmt.Fprintf(c.stderr, "jobdesk: %s: %s\n", je.Code, je.Message)
+		fmt.Fprintf(c.Stderr, "jobdesk: %s: %s\n", je.Code, je.Message)
 		if je.MessageJa != "" {
-			fmt.Fprintf(c.stderr, "         %s\n", je.MessageJa)
+			fmt.Fprintf(c.Stderr, "         %s\n", je.MessageJa)
 		}
 		if je.Code == job.E014 {
 			return ExitUsage
 		}
 		return ExitFailed
 	}
-	fmt.Fprintln(c.stderr, "jobdesk:", err)
+	fmt.Fprintln(c.Stderr, "jobdesk:", err)
 	return ExitFailed
 }
 
-func (c *cli) flags(name string) *flag.FlagSet {
+// Flags returns an empty flag set for a subcommand that prints its errors to Stderr.
+func (c *CLI) Flags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(c.Stderr)
 	return fs
 }
 
-// parse parses flags that may appear before or after positional arguments.
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+// Parse parses flags that may appear before or after positional arguments and returns the
+// positional ones.
+func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -174,45 +180,52 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func (c *cli) cmdRun(args []string) int {
-	fs := c.flags("run")
+func (c *CLI) cmdRun(args []string) int {
+	fs := c.Flags("run")
 	typ := fs.String("type", "", "job type (default: detected from each file)")
 	wait := fs.Bool("wait", false, "wait for the jobs, showing progress on stderr")
 	asJSON := fs.Bool("json", false, "print the jobs as JSON")
-	files, err := parse(fs, args)
+	force := fs.Bool("force", false, "run again even when the same file was already processed")
+	extra := addRunFlags(fs)
+	files, err := Parse(fs, args)
 	if err != nil {
 		return ExitUsage
 	}
 	if len(files) == 0 {
-		fmt.Fprintln(c.stderr, "jobdesk run: name at least one file")
+		fmt.Fprintln(c.Stderr, "jobdesk run: name at least one file")
 		return ExitUsage
 	}
-	a, ok := c.open()
+	a, ok := c.Open()
 	if !ok {
 		return ExitFailed
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	jobs, err := a.Submit(ctx, files, SubmitOptions{Type: *typ})
+	jobs, err := a.Submit(ctx, files, SubmitOptions{Type: *typ, Force: *force, Extra: extra()})
 	if err != nil {
-		return c.fail(err)
+		return c.Fail(err)
 	}
 	if *wait {
-		if !a.EngineRunning(ctx) {
-			if err := a.StartEngine(ctx); err != nil {
-				return c.fail(err)
-			}
-		}
-		jobs, err = c.waitAll(ctx, a, jobs)
-		if err != nil {
-			return c.fail(err)
+		if jobs, err = c.RunAndWait(ctx, a, jobs); err != nil {
+			return c.Fail(err)
 		}
 	}
-	c.printJobs(jobs, *asJSON)
+	c.PrintJobs(jobs, *asJSON)
 	if !*wait {
 		return ExitOK
 	}
 	return ExitCode(jobs)
+}
+
+// RunAndWait starts the engine in this process when no other engine serves the data folder,
+// then waits for jobs (WaitJobs).
+func (c *CLI) RunAndWait(ctx context.Context, a *App, jobs []job.Job) ([]job.Job, error) {
+	if !a.EngineRunning(ctx) {
+		if err := a.StartEngine(ctx); err != nil {
+			return jobs, err
+		}
+	}
+	return c.WaitJobs(ctx, a, jobs)
 }
 
 // ExitCode is 0 when every job succeeded, 3 when some ended PARTIAL and none worse, else 1.
@@ -233,10 +246,12 @@ func ExitCode(jobs []job.Job) int {
 }
 
 // waitAll waits for jobs to finish, drawing a progress line on stderr.
-func (c *cli) waitAll(ctx context.Context, a *App, jobs []job.Job) ([]job.Job, error) {
+// WaitJobs waits until every job is final, drawing progress on Stderr, and returns them as they
+// ended. Ctrl-C cancels the unfinished ones.
+func (c *CLI) WaitJobs(ctx context.Context, a *App, jobs []job.Job) ([]job.Job, error) {
 	events, unsub := a.Queue.Subscribe(1024)
 	defer unsub()
-	tty := isTerminal(c.stderr)
+	tty := isTerminal(c.Stderr)
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	lastLine := map[int64]string{}
@@ -259,7 +274,7 @@ func (c *cli) waitAll(ctx context.Context, a *App, jobs []job.Job) ([]job.Job, e
 		c.drawProgress(jobs, tty, lastLine)
 		if done == len(jobs) {
 			if tty {
-				fmt.Fprintln(c.stderr)
+				fmt.Fprintln(c.Stderr)
 			}
 			return jobs, nil
 		}
@@ -278,7 +293,7 @@ func (c *cli) waitAll(ctx context.Context, a *App, jobs []job.Job) ([]job.Job, e
 	}
 }
 
-func (c *cli) drawProgress(jobs []job.Job, tty bool, last map[int64]string) {
+func (c *CLI) drawProgress(jobs []job.Job, tty bool, last map[int64]string) {
 	if tty {
 		var total float64
 		for _, j := range jobs {
@@ -298,13 +313,13 @@ func (c *cli) drawProgress(jobs []job.Job, tty bool, last map[int64]string) {
 		if len([]rune(msg)) > 40 {
 			msg = string([]rune(msg)[:40]) + "…"
 		}
-		fmt.Fprintf(c.stderr, "\r\033[K[%s%s] %5.1f%% %s %s %s", strings.Repeat("█", n), strings.Repeat("·", width-n), pct, j.Name, j.Status, msg)
+		fmt.Fprintf(c.Stderr, "\r\033[K[%s%s] %5.1f%% %s %s %s", strings.Repeat("█", n), strings.Repeat("·", width-n), pct, j.Name, j.Status, msg)
 		return
 	}
 	for _, j := range jobs {
 		line := fmt.Sprintf("job %d %s %s %.0f%%", j.ID, j.Name, j.Status, j.Progress)
 		if last[j.ID] != line && (j.Status != job.Running || int(j.Progress)%25 == 0) {
-			fmt.Fprintln(c.stderr, line)
+			fmt.Fprintln(c.Stderr, line)
 			last[j.ID] = line
 		}
 	}
@@ -319,16 +334,17 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-func (c *cli) printJobs(jobs []job.Job, asJSON bool) {
+// PrintJobs prints jobs as a table, or as JSON (one object a line).
+func (c *CLI) PrintJobs(jobs []job.Job, asJSON bool) {
 	if asJSON {
-		enc := json.NewEncoder(c.stdout)
+		enc := json.NewEncoder(c.Stdout)
 		enc.SetEscapeHTML(false)
 		for _, j := range jobs {
 			enc.Encode(j)
 		}
 		return
 	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(c.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTYPE\tSTATUS\tPROGRESS\tNAME\tUPDATED\tMESSAGE")
 	for _, j := range jobs {
 		msg := j.Message
@@ -341,74 +357,76 @@ func (c *cli) printJobs(jobs []job.Job, asJSON bool) {
 	tw.Flush()
 }
 
-func (c *cli) cmdLs(args []string) int {
-	fs := c.flags("ls")
+func (c *CLI) cmdLs(args []string) int {
+	fs := c.Flags("ls")
 	status := fs.String("status", "", "only jobs in this status")
 	typ := fs.String("type", "", "only jobs of this type")
 	limit := fs.Int("limit", 100, "at most this many jobs")
+	all := fs.Bool("all", false, "also list the jobs a workflow fanned out (its tasks and map items)")
 	asJSON := fs.Bool("json", false, "print JSON, one object per line")
-	if _, err := parse(fs, args); err != nil {
+	if _, err := Parse(fs, args); err != nil {
 		return ExitUsage
 	}
 	st := job.Status(strings.ToUpper(*status))
 	if st != "" && !st.Valid() {
-		fmt.Fprintf(c.stderr, "jobdesk ls: unknown status %q (one of %v)\n", *status, job.Statuses)
+		fmt.Fprintf(c.Stderr, "jobdesk ls: unknown status %q (one of %v)\n", *status, job.Statuses)
 		return ExitUsage
 	}
-	a, ok := c.open()
+	a, ok := c.Open()
 	if !ok {
 		return ExitFailed
 	}
-	jobs, err := a.Queue.List(context.Background(), queue.Filter{Status: st, Type: *typ, Limit: *limit})
+	jobs, err := a.Queue.List(context.Background(), queue.Filter{Status: st, Type: *typ, Limit: *limit, TopLevel: !*all})
 	if err != nil {
-		return c.fail(err)
+		return c.Fail(err)
 	}
-	c.printJobs(jobs, *asJSON)
+	c.PrintJobs(jobs, *asJSON)
 	return ExitOK
 }
 
-func (c *cli) jobID(args []string) (int64, bool) {
+// JobID parses the single job id in args, printing a usage error when there is none.
+func (c *CLI) JobID(args []string) (int64, bool) {
 	if len(args) != 1 {
-		fmt.Fprintln(c.stderr, "jobdesk: name one job id")
+		fmt.Fprintln(c.Stderr, "jobdesk: name one job id")
 		return 0, false
 	}
 	id, err := strconv.ParseInt(args[0], 10, 64)
 	if err != nil || id <= 0 {
-		fmt.Fprintf(c.stderr, "jobdesk: %q is not a job id\n", args[0])
+		fmt.Fprintf(c.Stderr, "jobdesk: %q is not a job id\n", args[0])
 		return 0, false
 	}
 	return id, true
 }
 
-func (c *cli) cmdShow(args []string) int {
-	fs := c.flags("show")
+func (c *CLI) cmdShow(args []string) int {
+	fs := c.Flags("show")
 	asJSON := fs.Bool("json", false, "print JSON")
 	history := fs.Bool("history", false, "also print the job's history")
-	pos, err := parse(fs, args)
+	pos, err := Parse(fs, args)
 	if err != nil {
 		return ExitUsage
 	}
-	id, ok := c.jobID(pos)
+	id, ok := c.JobID(pos)
 	if !ok {
 		return ExitUsage
 	}
-	a, ok := c.open()
+	a, ok := c.Open()
 	if !ok {
 		return ExitFailed
 	}
 	ctx := context.Background()
 	j, err := a.Queue.Get(ctx, id)
 	if err != nil {
-		return c.fail(err)
+		return c.Fail(err)
 	}
 	var events []job.Event
 	if *history {
 		if events, err = a.Queue.History(ctx, id); err != nil {
-			return c.fail(err)
+			return c.Fail(err)
 		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(c.stdout)
+		enc := json.NewEncoder(c.Stdout)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
 		if *history {
@@ -421,7 +439,7 @@ func (c *cli) cmdShow(args []string) int {
 		}
 		return ExitOK
 	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(c.Stdout, 0, 4, 2, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("ID", strconv.FormatInt(j.ID, 10))
 	row("Name", j.Name)
@@ -450,8 +468,8 @@ func (c *cli) cmdShow(args []string) int {
 	}
 	tw.Flush()
 	if *history {
-		fmt.Fprintln(c.stdout, "\nHistory:")
-		tw = tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(c.Stdout, "\nHistory:")
+		tw = tabwriter.NewWriter(c.Stdout, 0, 4, 2, ' ', 0)
 		for _, e := range events {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", e.At.Local().Format("15:04:05.000"), e.Kind, e.Status, e.Message)
 		}
@@ -460,59 +478,103 @@ func (c *cli) cmdShow(args []string) int {
 	return ExitOK
 }
 
-func (c *cli) cmdCancel(args []string) int {
-	id, ok := c.jobID(args)
+func (c *CLI) cmdCancel(args []string) int {
+	id, ok := c.JobID(args)
 	if !ok {
 		return ExitUsage
 	}
-	a, ok := c.open()
+	a, ok := c.Open()
 	if !ok {
 		return ExitFailed
 	}
 	if err := a.Queue.Cancel(context.Background(), id); err != nil {
-		return c.fail(err)
+		return c.Fail(err)
 	}
-	fmt.Fprintf(c.stdout, "job %d: cancel requested\n", id)
+	fmt.Fprintf(c.Stdout, "job %d: cancel requested\n", id)
 	return ExitOK
 }
 
-func (c *cli) cmdRetry(args []string) int {
-	id, ok := c.jobID(args)
+func (c *CLI) cmdRetry(args []string) int {
+	id, ok := c.JobID(args)
 	if !ok {
 		return ExitUsage
 	}
-	a, ok := c.open()
+	a, ok := c.Open()
 	if !ok {
 		return ExitFailed
 	}
 	j, err := a.Queue.Retry(context.Background(), id)
 	if err != nil {
-		return c.fail(err)
+		return c.Fail(err)
 	}
-	fmt.Fprintf(c.stdout, "job %d: %s\n", j.ID, j.Status)
+	fmt.Fprintf(c.Stdout, "job %d: %s\n", j.ID, j.Status)
 	return ExitOK
 }
 
-func (c *cli) cmdWorker(args []string) int {
-	fs := c.flags("worker")
+func (c *CLI) cmdWorker(args []string) int {
+	fs := c.Flags("worker")
 	workers := fs.Int("workers", 0, "jobs at once (default: number of CPUs)")
-	if _, err := parse(fs, args); err != nil {
+	if _, err := Parse(fs, args); err != nil {
 		return ExitUsage
 	}
 	a, err := Open(Config{DataDir: c.dataDir, Workers: *workers})
 	if err != nil {
-		return c.fail(err)
+		return c.Fail(err)
 	}
 	c.app = a
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := a.StartEngine(ctx); err != nil {
-		return c.fail(err)
+		return c.Fail(err)
 	}
 	types := a.worker.Types()
 	sort.Strings(types)
-	fmt.Fprintf(c.stderr, "jobdesk worker: running jobs in %s (types: %s); Ctrl-C to stop\n", a.DataDir(), strings.Join(types, ", "))
+	fmt.Fprintf(c.Stderr, "jobdesk worker: running jobs in %s (types: %s); Ctrl-C to stop\n", a.DataDir(), strings.Join(types, ", "))
 	<-ctx.Done()
-	fmt.Fprintln(c.stderr, "jobdesk worker: stopping; running jobs return to the queue")
+	fmt.Fprintln(c.Stderr, "jobdesk worker: stopping; running jobs return to the queue")
+	return ExitOK
+}
+
+func (c *CLI) cmdExport(args []string) int {
+	fs := c.Flags("export")
+	format := fs.String("format", "", "csv, xlsx or md (default: from the -o file's extension)")
+	out := fs.String("o", "", "the file to write")
+	pos, err := Parse(fs, args)
+	if err != nil {
+		return ExitUsage
+	}
+	id, ok := c.JobID(pos)
+	if !ok {
+		return ExitUsage
+	}
+	if *out == "" {
+		fmt.Fprintln(c.Stderr, "jobdesk export: name the file to write with -o FILE")
+		return ExitUsage
+	}
+	if *format == "" {
+		*format = strings.TrimPrefix(strings.ToLower(filepath.Ext(*out)), ".")
+	}
+	a, ok := c.Open()
+	if !ok {
+		return ExitFailed
+	}
+	ctx := context.Background()
+	j, err := a.Queue.Get(ctx, id)
+	if err != nil {
+		return c.Fail(err)
+	}
+	f, ok := familyOf(j.Type)
+	if !ok || f.Export == nil {
+		return c.Fail(job.Errorf(job.E014, "job %d (%s) has no result file to export", id, j.Type).
+			WithJa(fmt.Sprintf("ジョブ %d（%s）には書き出せる結果ファイルがありません。", id, j.Type)))
+	}
+	if !j.Status.Final() {
+		return c.Fail(job.Errorf(job.E014, "job %d is still %s; export it when it has finished", id, j.Status).
+			WithJa(fmt.Sprintf("ジョブ %d はまだ完了していません（%s）。完了後に書き出してください。", id, j.Status)))
+	}
+	if err := f.Export(ctx, a, j, *format, *out); err != nil {
+		return c.Fail(err)
+	}
+	fmt.Fprintf(c.Stdout, "job %d: wrote %s\n", id, *out)
 	return ExitOK
 }

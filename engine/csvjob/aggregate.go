@@ -79,14 +79,14 @@ func mergeStaged(jc *jobContext, pl *plan, staged map[int]*partial) *merged {
 		m.failed += part.Failed
 		m.errN += part.ErrorCount
 		m.errors = append(m.errors, part.Errors...)
-		m.users.merge(&users{Keys: part.Keys, Vals: part.Vals, Rows: part.UserRows})
+		m.users.merge(&users{KeyBuf: part.KeyBuf, KeyEnd: part.KeyEnd, Vals: part.Vals, Rows: part.UserRows})
 		for i := range m.stats {
 			if i < len(part.Stats) {
 				m.stats[i].merge(part.Stats[i])
 			}
 		}
 	}
-	m.stats[pl.keyCol].Distinct = int64(len(m.users.Keys))
+	m.stats[pl.keyCol].Distinct = int64(m.users.n())
 	sort.SliceStable(m.errors, func(i, j int) bool { return m.errors[i].Line < m.errors[j].Line })
 	return m
 }
@@ -111,7 +111,7 @@ func (p *Processor) aggregate(ctx context.Context, execution string, r job.Repor
 	s := &Summary{ExecutionID: execution, JobID: jc.JobID, Source: v.Source, SHA256: v.SHA256,
 		Encoding: v.Encoding, Delimiter: v.Delimiter, TotalRows: m.rows, SuccessCount: m.rows - m.failed,
 		ErrorCount: m.failed, ErrorRecords: m.errN, ErrorsTruncated: int64(len(m.errors)) < m.errN,
-		Users: len(m.users.Keys), TolerancePercent: pct, ToleranceCount: cnt, Columns: m.stats,
+		Users: m.users.n(), TolerancePercent: pct, ToleranceCount: cnt, Columns: m.stats,
 		OutputBucket: LocalBucket}
 	exceeded := float64(m.failed)*100 > pct*float64(m.rows) || m.failed > int64(cnt)
 	if pl.s.WritesTable() && p.DB != nil {

@@ -178,8 +178,8 @@ func upsertUsers(ctx context.Context, tx *sql.Tx, u *users, loginK, postK int, e
 		}
 	}()
 	args := make([]any, 0, batch*6)
-	for start := 0; start < len(u.Keys); start += batch {
-		end := min(start+batch, len(u.Keys))
+	for start := 0; start < u.n(); start += batch {
+		end := min(start+batch, u.n())
 		n := end - start
 		st := stmts[n]
 		if st == nil {
@@ -209,7 +209,7 @@ func upsertUsers(ctx context.Context, tx *sql.Tx, u *users, loginK, postK int, e
 			if postK >= 0 {
 				post = u.Vals[postK][i]
 			}
-			args = append(args, u.Keys[i], login, post, now, execution, sha)
+			args = append(args, string(u.key(i)), login, post, now, execution, sha)
 		}
 		res, err := st.ExecContext(ctx, args...)
 		if err != nil {

@@ -213,3 +213,10 @@ func (g genFile) norm() genFile {
 	}
 	return g
 }
+
+func writeBytes(t testing.TB, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -309,7 +309,7 @@ func (p *Processor) processOne(ctx context.Context, jc *jobContext, pl *plan, di
 		return nil, err
 	}
 	cr := &ChunkResult{Index: c.Index, Rows: part.Rows, OK: part.Rows - part.Failed, Failed: part.Failed,
-		ErrorCount: part.ErrorCount, Users: len(part.Keys)}
+		ErrorCount: part.ErrorCount, Users: len(part.KeyEnd)}
 	cr.Samples = part.Errors[:min(len(part.Errors), 3)]
 	return cr, nil
 }

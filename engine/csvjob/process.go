@@ -82,14 +82,15 @@ func (c *ColumnStats) merge(o ColumnStats) {
 
 // users adds rows up per user. Users get dense indexes into arrays; keys of the common shape
 // "fixed prefix + fixed-width digits" (U00001) are found through an array indexed by their number,
-// others through a map.
+// others through a map. Keys live in one byte arena, so adding a user allocates nothing per user.
 type users struct {
 	prefix  string
 	width   int
 	learned bool
 	dense   []int32 // number → index+1
 	m       map[string]int32
-	Keys    []string
+	KeyBuf  []byte    // the keys, end to end
+	KeyEnd  []int32   // end of key i in KeyBuf
 	Vals    [][]int64 // per combined column, per user
 	Rows    []int32   // rows per user
 	rules   []string
@@ -97,6 +98,18 @@ type users struct {
 
 func newUsers(rules []string) *users {
 	return &users{m: map[string]int32{}, Vals: make([][]int64, len(rules)), rules: rules}
+}
+
+// n is the number of users.
+func (u *users) n() int { return len(u.KeyEnd) }
+
+// key returns user i's key.
+func (u *users) key(i int) []byte {
+	start := int32(0)
+	if i > 0 {
+		start = u.KeyEnd[i-1]
+	}
+	return u.KeyBuf[start:u.KeyEnd[i]]
 }
 
 const maxDense = 10_000_000
@@ -141,21 +154,22 @@ func index[T string | []byte](u *users, key T) int32 {
 			copy(nd, u.dense)
 			u.dense = nd
 		}
-		i := u.add(string(key))
+		i := u.add([]byte(key))
 		u.dense[n] = i + 1
 		return i
 	}
 	if x, ok := u.m[string(key)]; ok {
 		return x
 	}
-	i := u.add(string(key))
+	i := u.add([]byte(key))
 	u.m[string(key)] = i
 	return i
 }
 
-func (u *users) add(key string) int32 {
-	i := int32(len(u.Keys))
-	u.Keys = append(u.Keys, key)
+func (u *users) add(key []byte) int32 {
+	i := int32(len(u.KeyEnd))
+	u.KeyBuf = append(u.KeyBuf, key...)
+	u.KeyEnd = append(u.KeyEnd, int32(len(u.KeyBuf)))
 	for k := range u.Vals {
 		u.Vals[k] = append(u.Vals[k], 0)
 	}
@@ -184,8 +198,8 @@ func (u *users) combine(i int32, k int, v int64, first bool) {
 
 // merge adds partial p (a later chunk) into u.
 func (u *users) merge(p *users) {
-	for j, key := range p.Keys {
-		i := index(u, key)
+	for j := 0; j < p.n(); j++ {
+		i := index(u, p.key(j))
 		first := u.Rows[i] == 0
 		for k := range u.Vals {
 			u.combine(i, k, p.Vals[k][j], first)
@@ -201,7 +215,8 @@ type partial struct {
 	Failed     int64
 	ErrorCount int64
 	Errors     []RowError
-	Keys       []string
+	KeyBuf     []byte
+	KeyEnd     []int32
 	Vals       [][]int64
 	UserRows   []int32
 	Stats      []ColumnStats
@@ -403,7 +418,7 @@ func parseChunk(ctx context.Context, buf []byte, p *plan, c Chunk, auditAll bool
 			out.Audit = append(out.Audit, r.RecLine)
 		}
 	}
-	out.Keys, out.Vals, out.UserRows, out.Stats = u.Keys, u.Vals, u.Rows, stats
+	out.KeyBuf, out.KeyEnd, out.Vals, out.UserRows, out.Stats = u.KeyBuf, u.KeyEnd, u.Vals, u.Rows, stats
 	return out, nil
 }
 

@@ -210,28 +210,33 @@ func blanks(b []byte, startEmpty bool) int64 {
 }
 
 func (s *lineSplitter) fast(b []byte, off int64) {
+	// Walk the buffer segment by segment (cut to cut), counting each byte once.
+	pos := 0
 	startEmpty := s.state == sRecStart
+	count := func(seg []byte) {
+		nl := bytes.Count(seg, []byte{'\n'})
+		s.rows += int64(nl) - blanks(seg, startEmpty)
+		s.line += nl
+		if len(seg) > 0 {
+			startEmpty = seg[len(seg)-1] == '\n'
+		}
+	}
 	for {
 		target := s.chunkStart + s.chunkSize
-		rel := target - off - 1
+		rel := max(target-off-1, int64(pos))
 		if rel >= int64(len(b)) {
 			break
-		}
-		if rel < 0 {
-			rel = 0
 		}
 		p := bytes.IndexByte(b[rel:], '\n')
 		if p < 0 {
 			break
 		}
-		end := rel + int64(p) + 1
-		nl := bytes.Count(b[:end], []byte{'\n'})
-		rows := s.rows + int64(nl) - blanks(b[:end], startEmpty)
-		s.cut(off+end, s.line+nl, rows)
+		end := int(rel) + p + 1
+		count(b[pos:end])
+		pos = end
+		s.cut(off+int64(end), s.line, s.rows)
 	}
-	nl := bytes.Count(b, []byte{'\n'})
-	s.rows += int64(nl) - blanks(b, startEmpty)
-	s.line += nl
+	count(b[pos:])
 	if b[len(b)-1] == '\n' {
 		s.state = sRecStart
 	} else if b[len(b)-1] == s.delim {

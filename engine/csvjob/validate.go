@@ -281,7 +281,7 @@ func Validate(ctx context.Context, path, workDir string, o Options) (*Validation
 	// One streaming pass: hash, record boundaries, rows.
 	chunk := o.ChunkBytes
 	if chunk <= 0 {
-		n := int64(runtime.GOMAXPROCS(0)) * 4
+		n := int64(runtime.GOMAXPROCS(0)) * 2
 		chunk = max(min(size/n, 16<<20), 1<<20)
 	}
 	sp := &lineSplitter{delim: delim, line: hdr.Line, chunkSize: chunk, chunkStart: dataOffset, chunkStartLine: hdr.Line}

@@ -335,7 +335,8 @@ func (q *Queue) Get(ctx context.Context, id int64) (job.Job, error) {
 type Filter struct {
 	Status   job.Status
 	Type     string
-	ParentID int64
+	ParentID int64 // only the children of this job
+	TopLevel bool  // only jobs without a parent (what a person submitted, not its fan-out)
 	Limit    int   // default 1000
 	BeforeID int64 // for paging: only jobs with a smaller id
 }
@@ -355,6 +356,9 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]job.Job, error) {
 	if f.ParentID != 0 {
 		where = append(where, "parent_id=?")
 		args = append(args, f.ParentID)
+	}
+	if f.TopLevel {
+		where = append(where, "parent_id IS NULL")
 	}
 	if f.BeforeID != 0 {
 		where = append(where, "id<?")

@@ -72,6 +72,9 @@ type Worker struct {
 	complete chan completion
 	tokenSeq atomic.Int64
 
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt // prepared once on the writer: parsing (and the history trigger) dominates otherwise
+
 	stopOnce sync.Once
 	cancel   context.CancelFunc
 	done     chan struct{} // closed by Stop
@@ -115,7 +118,7 @@ func NewWorker(q *Queue, o WorkerOptions) *Worker {
 	var b [8]byte
 	rand.Read(b[:])
 	return &Worker{q: q, opts: o, owner: hex.EncodeToString(b[:]), types: map[string]*handlerEntry{},
-		runs: map[int64]*run{}, done: make(chan struct{}), freed: make(chan struct{}, 1), complete: make(chan completion, 1024)}
+		runs: map[int64]*run{}, stmts: map[string]*sql.Stmt{}, done: make(chan struct{}), freed: make(chan struct{}, 1), complete: make(chan completion, 1024)}
 }
 
 // Handle registers the handler of jobType. Call it before Start.
@@ -172,6 +175,7 @@ func (w *Worker) Stop() {
 		w.cancel()
 		close(w.done)
 		w.wg.Wait()
+		w.closeStmts()
 		w.q.db.W.Exec(`DELETE FROM queue_owners WHERE id=?`, w.owner)
 	})
 }
@@ -345,6 +349,36 @@ func (w *Worker) nextDue(ctx context.Context) (time.Duration, bool) {
 
 func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 
+// stmt returns the prepared statement for query on the writer connection.
+func (w *Worker) stmt(query string) (*sql.Stmt, error) {
+	w.stmtMu.Lock()
+	defer w.stmtMu.Unlock()
+	if st, ok := w.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := w.q.db.W.Prepare(query)
+	if err != nil {
+		return nil, err
+	}
+	w.stmts[query] = st
+	return st, nil
+}
+
+func (w *Worker) closeStmts() {
+	w.stmtMu.Lock()
+	defer w.stmtMu.Unlock()
+	for k, st := range w.stmts {
+		st.Close()
+		delete(w.stmts, k)
+	}
+}
+
+const completeSQL = `UPDATE jobs SET status=?1, result=?2, error=?3,
+		progress=CASE WHEN ?1 IN ('SUCCEEDED','PARTIAL') THEN 100 ELSE progress END,
+		message=?4, run_at=?5, attempts=attempts-?6, completed_at=?7, updated_at=?8,
+		lease_token=NULL, lease_until=NULL, lease_owner=NULL, cancel_requested=0
+	WHERE id=?9 AND lease_token=?10`
+
 func (w *Worker) lease(ctx context.Context, g leaseGroup) (int, error) {
 	now := nowMs()
 	token := fmt.Sprintf("%s-%d", w.owner, w.tokenSeq.Add(1))
@@ -353,11 +387,15 @@ func (w *Worker) lease(ctx context.Context, g leaseGroup) (int, error) {
 		args = append(args, t)
 	}
 	args = append(args, g.limit)
-	rows, err := w.q.db.W.QueryContext(ctx, `UPDATE jobs SET status='RUNNING', attempts=attempts+1, receives=receives+1,
+	st, err := w.stmt(`UPDATE jobs SET status='RUNNING', attempts=attempts+1, receives=receives+1,
 			lease_token=?1, lease_until=?2, lease_owner=?3, started_at=coalesce(started_at, ?4), updated_at=?4, message=''
-		WHERE id IN (SELECT id FROM jobs WHERE status IN ('PENDING','RETRYING') AND target='device' AND run_at<=?4
-			AND type IN (`+placeholders(len(g.types))+`) ORDER BY priority DESC, run_at, id LIMIT ?)
-		RETURNING id, type, name, input, attempts, max_attempts, coalesce(parent_id, 0), cancel_requested`, args...)
+		WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_ready WHERE status IN ('PENDING','RETRYING') AND target='device' AND run_at<=?4
+			AND type IN (` + placeholders(len(g.types)) + `) ORDER BY priority DESC, run_at, id LIMIT ?)
+		RETURNING id, type, name, input, attempts, max_attempts, coalesce(parent_id, 0), cancel_requested`)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -608,45 +646,43 @@ func (w *Worker) drainOnStop() {
 func (w *Worker) commit(batch []completion) {
 	now := nowMs()
 	var events []job.Event
-	err := w.q.db.Tx(context.Background(), func(tx *sql.Tx) error {
-		stmt, err := tx.Prepare(`UPDATE jobs SET status=?1, result=?2, error=?3,
-				progress=CASE WHEN ?1 IN ('SUCCEEDED','PARTIAL') THEN 100 ELSE progress END,
-				message=?4, run_at=?5, attempts=attempts-?6, completed_at=?7, updated_at=?8,
-				lease_token=NULL, lease_until=NULL, lease_owner=NULL, cancel_requested=0
-			WHERE id=?9 AND lease_token=?10`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		events = events[:0]
-		for _, c := range batch {
-			var completed any
-			if c.status.Final() {
-				completed = now
-			}
-			var result any
-			if len(c.result) > 0 {
-				result = []byte(c.result)
-			}
-			release := 0
-			if c.release {
-				release = 1
-			}
-			res, err := stmt.Exec(string(c.status), result, errorJSON(c.err), c.message, now+c.delay.Milliseconds(),
-				release, completed, now, c.id, c.token)
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n == 1 {
-				ev := job.Event{JobID: c.id, Kind: kindOf(c.status), Status: c.status, Message: c.message, At: time.UnixMilli(now)}
-				if c.status == job.Succeeded || c.status == job.Partial {
-					ev.Progress = 100
+	// Prepare before the transaction: the writer pool has one connection, which the
+	// transaction holds until it ends.
+	prepared, err := w.stmt(completeSQL)
+	if err == nil {
+		err = w.q.db.Tx(context.Background(), func(tx *sql.Tx) error {
+			stmt := tx.Stmt(prepared)
+			defer stmt.Close()
+			events = events[:0]
+			for _, c := range batch {
+				var completed any
+				if c.status.Final() {
+					completed = now
 				}
-				events = append(events, ev)
+				var result any
+				if len(c.result) > 0 {
+					result = []byte(c.result)
+				}
+				release := 0
+				if c.release {
+					release = 1
+				}
+				res, err := stmt.Exec(string(c.status), result, errorJSON(c.err), c.message, now+c.delay.Milliseconds(),
+					release, completed, now, c.id, c.token)
+				if err != nil {
+					return err
+				}
+				if n, _ := res.RowsAffected(); n == 1 {
+					ev := job.Event{JobID: c.id, Kind: kindOf(c.status), Status: c.status, Message: c.message, At: time.UnixMilli(now)}
+					if c.status == job.Succeeded || c.status == job.Partial {
+						ev.Progress = 100
+					}
+					events = append(events, ev)
+				}
 			}
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 	if err != nil {
 		// The leases stay; they lapse and the jobs run again. Nothing is lost.
 		fmt.Fprintf(os.Stderr, "jobdesk: could not record %d finished jobs: %v\n", len(batch), err)
