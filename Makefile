@@ -30,8 +30,9 @@ test-short: deps
 
 bench: deps
 	@scripts/deps.sh $(TEST_PKGS)
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2x ./engine/...
-	cd bench/compare && $(GO) run .
+	$(GO) test -run '^$$' -bench . -benchtime 20000x ./engine/queue
+	cd bench/compare && $(GO) run . -n 5000
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2x $$($(GO) list ./engine/... | grep -v engine/queue)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -2,20 +2,30 @@ module jobdesk/bench/compare
 
 go 1.26.8
 
-require jobdesk v0.0.0
+require (
+	github.com/riverqueue/river v0.47.0
+	github.com/riverqueue/river/riverdriver/riversqlite v0.47.0
+	jobdesk v0.0.0
+	maragu.dev/goqite v0.4.0
+	modernc.org/sqlite v1.61.1
+)
 
 require (
-	github.com/riverqueue/river v0.47.0 // indirect
+	github.com/dustin/go-humanize v1.1.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/riverqueue/river/riverdriver v0.47.0 // indirect
-	github.com/riverqueue/river/riverdriver/riversqlite v0.47.0 // indirect
 	github.com/riverqueue/river/rivershared v0.47.0 // indirect
 	github.com/riverqueue/river/rivertype v0.47.0 // indirect
 	github.com/tidwall/gjson v1.19.0 // indirect
 	github.com/tidwall/match v1.2.0 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect
 	github.com/tidwall/sjson v1.2.5 // indirect
-	golang.org/x/sync v0.22.0 // indirect
-	maragu.dev/goqite v0.4.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	modernc.org/libc v1.79.0 // indirect
+	modernc.org/mathutil v1.7.1 // indirect
+	modernc.org/memory v1.12.1 // indirect
 )
 
 replace jobdesk => ../..

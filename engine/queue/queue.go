@@ -74,6 +74,8 @@ type Queue struct {
 	// running maps a job id leased by a worker of this process to the cancel of its context.
 	running map[int64]context.CancelFunc
 
+	insert *sql.Stmt // insertSQL prepared once on the writer connection
+
 	watchOnce sync.Once
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -90,14 +92,23 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 	if opts.WatchInterval <= 0 {
 		opts.WatchInterval = 200 * time.Millisecond
 	}
+	ins, err := db.W.Prepare(insertSQL)
+	if err != nil {
+		return nil, dbError(err)
+	}
 	q := &Queue{db: db, opts: opts, wake: make(chan struct{}, 1), subs: map[int]chan job.Event{},
-		running: map[int64]context.CancelFunc{}, closed: make(chan struct{})}
+		running: map[int64]context.CancelFunc{}, closed: make(chan struct{}), insert: ins}
 	q.watchOnce.Do(func() { go q.watch() })
 	return q, nil
 }
 
 // Close stops the queue's background watcher. It does not close the database.
-func (q *Queue) Close() { q.closeOnce.Do(func() { close(q.closed) }) }
+func (q *Queue) Close() {
+	q.closeOnce.Do(func() {
+		close(q.closed)
+		q.insert.Close()
+	})
+}
 
 // DB returns the database the queue lives in.
 func (q *Queue) DB() *store.DB { return q.db }
@@ -159,7 +170,7 @@ func nullable[T comparable](v T) any {
 	return v
 }
 
-func (q *Queue) insert(ctx context.Context, stmt *sql.Stmt, p Params, now int64) (int64, bool, error) {
+func (q *Queue) insertJob(ctx context.Context, stmt *sql.Stmt, p Params, now int64) (int64, bool, error) {
 	runAt := now
 	if !p.NotBefore.IsZero() {
 		runAt = p.NotBefore.UnixMilli()
@@ -183,12 +194,9 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx *sql.Tx, p Params) (int64, boo
 	if err := p.normalize(); err != nil {
 		return 0, false, err
 	}
-	stmt, err := tx.PrepareContext(ctx, insertSQL)
-	if err != nil {
-		return 0, false, err
-	}
+	stmt := tx.StmtContext(ctx, q.insert)
 	defer stmt.Close()
-	id, existed, err := q.insert(ctx, stmt, p, nowMs())
+	id, existed, err := q.insertJob(ctx, stmt, p, nowMs())
 	if err != nil {
 		return 0, false, err
 	}
@@ -209,6 +217,9 @@ func (q *Queue) Notify(ids ...int64) {
 // Enqueue adds one job and returns it. When p.DedupKey names an existing job, that job is
 // returned with existed = true and nothing is added.
 func (q *Queue) Enqueue(ctx context.Context, p Params) (job.Job, bool, error) {
+	if err := p.normalize(); err != nil {
+		return job.Job{}, false, err
+	}
 	var id int64
 	var existed bool
 	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
@@ -219,11 +230,17 @@ func (q *Queue) Enqueue(ctx context.Context, p Params) (job.Job, bool, error) {
 	if err != nil {
 		return job.Job{}, false, dbError(err)
 	}
-	if !existed {
-		q.Notify(id)
+	if existed {
+		j, err := q.Get(ctx, id)
+		return j, true, err
 	}
-	j, err := q.Get(ctx, id)
-	return j, existed, err
+	q.Notify(id)
+	// The new row is exactly what p says; no need to read it back.
+	now := time.UnixMilli(nowMs())
+	j := job.Job{ID: id, Type: p.Type, Name: p.Name, Status: job.Pending, Target: p.Target, Priority: p.Priority,
+		MaxAttempts: p.MaxAttempts, Input: p.Input, ParentID: p.ParentID, RetryOf: p.RetryOf, DedupKey: p.DedupKey,
+		CreatedAt: now, UpdatedAt: now}
+	return j, false, nil
 }
 
 // EnqueueBatch adds many jobs in one transaction and returns their ids in order (the existing
@@ -236,14 +253,11 @@ func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) 
 		}
 	}
 	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, insertSQL)
-		if err != nil {
-			return err
-		}
+		stmt := tx.StmtContext(ctx, q.insert)
 		defer stmt.Close()
 		now := nowMs()
 		for i, p := range ps {
-			id, existed, err := q.insert(ctx, stmt, p, now)
+			id, existed, err := q.insertJob(ctx, stmt, p, now)
 			if err != nil {
 				return err
 			}
