@@ -575,9 +575,12 @@ func (q *Queue) Retry(ctx context.Context, id int64) (job.Job, error) {
 	if err != nil {
 		return job.Job{}, dbError(err)
 	}
+	// Read the job back before waking workers, so the caller sees it as retried (PENDING), not
+	// already leased again.
+	j, err := q.Get(ctx, id)
 	q.publish(job.Event{JobID: id, Kind: job.EventRedriven, Status: job.Pending, At: time.Now()})
 	q.signal()
-	return q.Get(ctx, id)
+	return j, err
 }
 
 // Wait blocks until job id is final (or ctx ends) and returns it.

@@ -64,10 +64,16 @@ type Worker struct {
 	opts  WorkerOptions
 	owner string
 
-	mu       sync.Mutex
-	types    map[string]*handlerEntry
-	active   int // jobs holding a global slot
-	runs     map[int64]*run
+	mu     sync.Mutex
+	types  map[string]*handlerEntry
+	active int // jobs holding a global slot
+	runs   map[int64]*run
+	// ready holds jobs leased ahead for the open group (types without limits of their own),
+	// started as slots free up. Only short jobs are leased ahead (see quickRun), so a batch of
+	// them costs one lease statement instead of one each, and a long job is never held here
+	// while another process could run it.
+	ready    []leasedJob
+	quickRun float64 // moving average of the open group's handler time, in seconds
 	freed    chan struct{}
 	complete chan completion
 	tokenSeq atomic.Int64
@@ -80,6 +86,22 @@ type Worker struct {
 	done     chan struct{} // closed by Stop
 	wg       sync.WaitGroup
 }
+
+// leasedJob is a job this worker leased, not yet started.
+type leasedJob struct {
+	info   job.Info
+	input  []byte
+	token  string
+	vis    time.Duration
+	cancel bool
+}
+
+// Leasing ahead: when the open group's handlers take less than quickJob on average, a lease
+// statement takes up to leaseAhead jobs more than there are free slots.
+const (
+	quickJob   = 0.020 // seconds
+	leaseAhead = 64
+)
 
 // run is one leased job in this process.
 type run struct {
@@ -118,7 +140,7 @@ func NewWorker(q *Queue, o WorkerOptions) *Worker {
 	var b [8]byte
 	rand.Read(b[:])
 	return &Worker{q: q, opts: o, owner: hex.EncodeToString(b[:]), types: map[string]*handlerEntry{},
-		runs: map[int64]*run{}, stmts: map[string]*sql.Stmt{}, done: make(chan struct{}), freed: make(chan struct{}, 1), complete: make(chan completion, 1024)}
+		runs: map[int64]*run{}, quickRun: 1, stmts: map[string]*sql.Stmt{}, done: make(chan struct{}), freed: make(chan struct{}, 1), complete: make(chan completion, 1024)}
 }
 
 // Handle registers the handler of jobType. Call it before Start.
@@ -250,6 +272,7 @@ type leaseGroup struct {
 	types  []string
 	limit  int
 	global bool // takes global slots
+	open   bool // the types without limits of their own (may lease ahead)
 	vis    time.Duration
 }
 
@@ -258,7 +281,7 @@ func (w *Worker) groups() []leaseGroup {
 	defer w.mu.Unlock()
 	free := w.opts.Workers - w.active
 	var gs []leaseGroup
-	open := leaseGroup{global: true, limit: free, vis: w.opts.Visibility}
+	open := leaseGroup{global: true, open: true, limit: free, vis: w.opts.Visibility}
 	for t, e := range w.types {
 		vis := e.o.Visibility
 		if vis <= 0 {
@@ -279,7 +302,12 @@ func (w *Worker) groups() []leaseGroup {
 			open.vis = max(open.vis, vis)
 		}
 	}
-	if open.limit = free; len(open.types) > 0 && free > 0 {
+	open.limit = free
+	if w.quickRun < quickJob && free > 0 {
+		// Short jobs: lease a batch ahead; they start from w.ready as slots free up.
+		open.limit += max(0, leaseAhead-len(w.ready))
+	}
+	if len(open.types) > 0 && free > 0 && len(w.ready) == 0 {
 		gs = append(gs, open)
 	}
 	return gs
@@ -288,6 +316,7 @@ func (w *Worker) groups() []leaseGroup {
 // dispatch leases work while there are free slots, and otherwise sleeps until something can
 // change that: a local enqueue, a freed slot, another process's commit, or the next due time.
 func (w *Worker) dispatch(ctx context.Context) {
+	defer w.releaseReady()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -399,14 +428,9 @@ func (w *Worker) lease(ctx context.Context, g leaseGroup) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	type leased struct {
-		info   job.Info
-		input  []byte
-		cancel bool
-	}
-	var ls []leased
+	var ls []leasedJob
 	for rows.Next() {
-		var l leased
+		l := leasedJob{token: token, vis: g.vis}
 		var cancel int
 		if err := rows.Scan(&l.info.ID, &l.info.Type, &l.info.Name, &l.input, &l.info.Attempt, &l.info.MaxAttempts,
 			&l.info.ParentID, &cancel); err != nil {
@@ -421,20 +445,78 @@ func (w *Worker) lease(ctx context.Context, g leaseGroup) (int, error) {
 	if err := rows.Err(); err != nil {
 		return 0, err
 	}
+	at := time.Now()
 	for _, l := range ls {
-		w.q.publish(job.Event{JobID: l.info.ID, Kind: job.EventStarted, Status: job.Running, At: time.Now()})
-		w.start(ctx, l.info, l.input, token, g.vis, l.cancel)
+		w.q.publish(job.Event{JobID: l.info.ID, Kind: job.EventStarted, Status: job.Running, At: at})
 	}
+	if !g.open {
+		// The lease took no more than the free slots of this group.
+		w.mu.Lock()
+		for _, l := range ls {
+			w.take(l.info.Type)
+		}
+		w.mu.Unlock()
+		for _, l := range ls {
+			w.start(ctx, l)
+		}
+		return len(ls), nil
+	}
+	w.mu.Lock()
+	w.ready = append(w.ready, ls...)
+	w.mu.Unlock()
+	w.startReady(ctx)
 	return len(ls), nil
 }
 
-func (w *Worker) start(ctx context.Context, info job.Info, input []byte, token string, vis time.Duration, cancelled bool) {
-	w.mu.Lock()
-	e := w.types[info.Type]
+// take counts a job of type typ as running: it holds its type's slot and, unless its type is an
+// orchestrator, a global one. Call with w.mu held.
+func (w *Worker) take(typ string) {
+	e := w.types[typ]
 	e.active++
 	if !e.o.Orchestrator {
 		w.active++
 	}
+}
+
+// startReady starts jobs leased ahead while global slots are free. Nothing starts once the
+// worker is stopping: dispatch gives those jobs back (releaseReady).
+func (w *Worker) startReady(ctx context.Context) {
+	for ctx.Err() == nil {
+		w.mu.Lock()
+		if len(w.ready) == 0 || w.active >= w.opts.Workers {
+			w.mu.Unlock()
+			return
+		}
+		l := w.ready[0]
+		w.ready = w.ready[1:]
+		w.take(l.info.Type)
+		w.mu.Unlock()
+		w.start(ctx, l)
+	}
+}
+
+// releaseReady gives the jobs leased ahead back to the queue without using an attempt; dispatch
+// calls it as it stops.
+func (w *Worker) releaseReady() {
+	w.mu.Lock()
+	ls := w.ready
+	w.ready = nil
+	w.mu.Unlock()
+	if len(ls) == 0 {
+		return
+	}
+	batch := make([]completion, len(ls))
+	for i, l := range ls {
+		batch[i] = completion{id: l.info.ID, token: l.token, attempt: l.info.Attempt, max: l.info.MaxAttempts,
+			status: job.Pending, release: true, message: "Returned to the queue: JobDesk stopped"}
+	}
+	w.commit(batch)
+}
+
+func (w *Worker) start(ctx context.Context, l leasedJob) {
+	info, input, token, vis, cancelled := l.info, l.input, l.token, l.vis, l.cancel
+	w.mu.Lock()
+	e := w.types[info.Type]
 	hctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r := &run{id: info.ID, typ: info.Type, token: token, visibility: vis, cancel: cancel, lastBeat: time.Now()}
 	w.runs[info.ID] = r
@@ -451,9 +533,13 @@ func (w *Worker) start(ctx context.Context, info job.Info, input []byte, token s
 		// Shutting down cancels the handler, and the job goes back to the queue for the next start.
 		stop := context.AfterFunc(ctx, func() { cancel(context.Canceled) })
 		defer stop()
+		began := time.Now()
 		c := w.execute(hctx, e, info, input, r)
 		w.complete <- c // before the run is forgotten, so Stop's drain cannot miss it
 		w.mu.Lock()
+		if !e.o.Orchestrator && e.o.Concurrency <= 0 {
+			w.quickRun = 0.8*w.quickRun + 0.2*time.Since(began).Seconds()
+		}
 		e.active--
 		if !e.o.Orchestrator {
 			w.active--
@@ -464,6 +550,7 @@ func (w *Worker) start(ctx context.Context, info job.Info, input []byte, token s
 		delete(w.q.running, info.ID)
 		w.q.mu.Unlock()
 		cancel(nil)
+		w.startReady(ctx)
 		select {
 		case w.freed <- struct{}{}:
 		default:
