@@ -276,10 +276,15 @@ type leaseGroup struct {
 	vis    time.Duration
 }
 
-func (w *Worker) groups() []leaseGroup {
+// groups returns the lease statements to run, capped types first and the open group last, and
+// how many global slots are free. A capped type's limit is not reserved: dispatch takes the
+// slots it actually leased from those the groups after it may use, so a capped type with nothing
+// to do never starves the others.
+func (w *Worker) groups() ([]leaseGroup, int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	free := w.opts.Workers - w.active
+	slots := free
 	var gs []leaseGroup
 	open := leaseGroup{global: true, open: true, limit: free, vis: w.opts.Visibility}
 	for t, e := range w.types {
@@ -295,7 +300,6 @@ func (w *Worker) groups() []leaseGroup {
 		case e.o.Concurrency > 0:
 			if c := min(e.o.Concurrency-e.active, free); c > 0 {
 				gs = append(gs, leaseGroup{types: []string{t}, limit: c, global: true, vis: vis})
-				free -= c
 			}
 		default:
 			open.types = append(open.types, t)
@@ -310,7 +314,7 @@ func (w *Worker) groups() []leaseGroup {
 	if len(open.types) > 0 && free > 0 && len(w.ready) == 0 {
 		gs = append(gs, open)
 	}
-	return gs
+	return gs, slots
 }
 
 // dispatch leases work while there are free slots, and otherwise sleeps until something can
@@ -321,8 +325,23 @@ func (w *Worker) dispatch(ctx context.Context) {
 	defer timer.Stop()
 	for {
 		leased, starved := 0, false
-		for _, g := range w.groups() {
+		gs, slots := w.groups()
+		free := slots
+		for _, g := range gs {
+			if g.global {
+				// Capped types lease within what is still free; the open group may lease ahead.
+				ahead := 0
+				if g.open {
+					ahead = max(0, g.limit-slots)
+				}
+				if g.limit = min(g.limit, free+ahead); g.limit <= 0 {
+					continue // no slot: a freed slot wakes dispatch
+				}
+			}
 			n, err := w.lease(ctx, g)
+			if g.global {
+				free -= min(n, free)
+			}
 			if err != nil && ctx.Err() != nil {
 				return
 			}
@@ -376,6 +395,15 @@ func (w *Worker) nextDue(ctx context.Context) (time.Duration, bool) {
 	return time.Until(time.UnixMilli(at.Int64)), true
 }
 
+// numbered returns n numbered placeholders from ?first: "?6,?7".
+func numbered(first, n int) string {
+	ps := make([]string, n)
+	for i := range ps {
+		ps[i] = fmt.Sprintf("?%d", first+i)
+	}
+	return strings.Join(ps, ",")
+}
+
 func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 
 // stmt returns the prepared statement for query on the writer connection.
@@ -411,15 +439,14 @@ const completeSQL = `UPDATE jobs SET status=?1, result=?2, error=?3,
 func (w *Worker) lease(ctx context.Context, g leaseGroup) (int, error) {
 	now := nowMs()
 	token := fmt.Sprintf("%s-%d", w.owner, w.tokenSeq.Add(1))
-	args := []any{token, now + g.vis.Milliseconds(), w.owner, now}
+	args := []any{token, now + g.vis.Milliseconds(), w.owner, now, g.limit}
 	for _, t := range g.types {
 		args = append(args, t)
 	}
-	args = append(args, g.limit)
 	st, err := w.stmt(`UPDATE jobs SET status='RUNNING', attempts=attempts+1, receives=receives+1,
 			lease_token=?1, lease_until=?2, lease_owner=?3, started_at=coalesce(started_at, ?4), updated_at=?4, message=''
 		WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_ready WHERE status IN ('PENDING','RETRYING') AND target='device' AND run_at<=?4
-			AND type IN (` + placeholders(len(g.types)) + `) ORDER BY priority DESC, run_at, id LIMIT ?)
+			AND type IN (` + numbered(6, len(g.types)) + `) ORDER BY priority DESC, run_at, id LIMIT ?5)
 		RETURNING id, type, name, input, attempts, max_attempts, coalesce(parent_id, 0), cancel_requested`)
 	if err != nil {
 		return 0, err
