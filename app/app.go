@@ -145,6 +145,11 @@ func (a *App) Close() error {
 	if a.worker != nil {
 		a.worker.Stop()
 	}
+	for _, f := range families {
+		if f.Close != nil {
+			f.Close(a)
+		}
+	}
 	a.Queue.Close()
 	return a.DB.Close()
 }

@@ -475,6 +475,13 @@ func (c *CLI) cmdShow(args []string) int {
 		}
 		tw.Flush()
 	}
+	if *history {
+		for _, f := range families {
+			if f.ShowHistory != nil && f.ShowHistory(c, a, j) {
+				break
+			}
+		}
+	}
 	return ExitOK
 }
 

@@ -44,6 +44,11 @@ type Family struct {
 	// "xlsx", "md", …) for `jobdesk export`. It returns a *job.Error (E014) for a format the
 	// family does not write.
 	Export func(ctx context.Context, a *App, j job.Job, format, out string) error
+	// ShowHistory prints more history of job j for `jobdesk show --history` (a workflow's
+	// own events) and reports whether it had any.
+	ShowHistory func(c *CLI, a *App, j job.Job) bool
+	// Close releases the family's own state when the App closes, before the database does.
+	Close func(a *App)
 }
 
 // RunFlag is one extra flag of `jobdesk run`. Bool flags take no value ("true" when given).

@@ -1,0 +1,320 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"jobdesk/engine/flow"
+	"jobdesk/engine/job"
+)
+
+// flowCommand is `jobdesk flow validate|start|history`.
+var flowCommand = Command{
+	Name:  "flow",
+	Usage: flowUsage,
+	Help:  "validate and run Amazon States Language workflows; show an execution's history",
+	Run:   runFlow,
+}
+
+const flowUsage = "flow validate FILE | flow start FILE|NAME [--input JSON|@file] [--name N] [--wait] [--json] | flow history ID|ARN [--json]"
+
+func runFlow(c *CLI, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(c.Stderr, "usage: jobdesk "+flowUsage)
+		return ExitUsage
+	}
+	switch args[0] {
+	case "validate":
+		return flowValidate(c, args[1:])
+	case "start":
+		return flowStart(c, args[1:])
+	case "history":
+		return flowHistory(c, args[1:])
+	}
+	fmt.Fprintf(c.Stderr, "jobdesk flow: unknown subcommand %q (validate, start, history)\n", args[0])
+	return ExitUsage
+}
+
+// flowError turns an engine APIError into a coded error people can read.
+func flowError(err error) error {
+	var ae *flow.APIError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	switch ae.Type {
+	case "InvalidDefinition":
+		return job.Errorf(job.E014, "the workflow definition is not valid: %s", ae.Message).WithJa("ワークフロー定義が正しくありません。")
+	case "ExecutionAlreadyExists":
+		return job.Errorf(job.E014, "an execution with this name already exists with other input: %s", ae.Message).
+			WithJa("同じ名前の実行が別の入力ですでに存在します。--name で別の名前を指定してください。")
+	case "ExecutionDoesNotExist", "StateMachineDoesNotExist", "InvalidArn":
+		return job.Errorf(job.E014, "%s", ae.Message).WithJa("指定されたワークフローまたは実行が見つかりません。")
+	case "InvalidExecutionInput", "InvalidName":
+		return job.Errorf(job.E014, "%s", ae.Message).WithJa("入力または名前が正しくありません。")
+	}
+	return job.Errorf(job.E015, "%s: %s", ae.Type, ae.Message)
+}
+
+func flowValidate(c *CLI, args []string) int {
+	fs := c.Flags("flow validate")
+	asJSON := fs.Bool("json", false, "print the diagnostics as JSON")
+	pos, err := Parse(fs, args)
+	if err != nil {
+		return ExitUsage
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(c.Stderr, "jobdesk flow validate: name one workflow file")
+		return ExitUsage
+	}
+	def, err := os.ReadFile(pos[0])
+	if err != nil {
+		return c.Fail(job.Wrap(job.E014, err, "cannot read "+pos[0]).WithJa("ファイルを読み込めません。"))
+	}
+	a, ok := c.Open()
+	if !ok {
+		return ExitFailed
+	}
+	eng := FlowEngine(a)
+	if eng == nil {
+		return ExitFailed
+	}
+	ds := flow.Validate(def, eng.CheckResourceStrict)
+	errs := 0
+	for _, d := range ds {
+		if d.Severity == "ERROR" {
+			errs++
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(c.Stdout)
+		enc.SetEscapeHTML(false)
+		if ds == nil {
+			ds = []flow.Diagnostic{}
+		}
+		enc.Encode(ds)
+	} else {
+		for _, d := range ds {
+			fmt.Fprintf(c.Stdout, "%s %s %s: %s\n", d.Severity, d.Location, d.Code, d.Message)
+		}
+		if errs == 0 {
+			fmt.Fprintf(c.Stdout, "%s: valid\n", pos[0])
+		}
+	}
+	if errs > 0 {
+		fmt.Fprintf(c.Stderr, "jobdesk: E014: %s has %d error(s)\n         ワークフロー定義にエラーが %d 件あります。\n", pos[0], errs, errs)
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+// machineName is the state machine name of a workflow file: its base name without .asl.json or
+// .json, made a valid name.
+func machineName(file string) string {
+	base := filepath.Base(file)
+	for _, ext := range []string{".asl.json", ".json", ".yaml", ".yml"} {
+		if strings.HasSuffix(strings.ToLower(base), ext) {
+			base = base[:len(base)-len(ext)]
+			break
+		}
+	}
+	return flow.ExecutionNameFromFile(base+".x", time.Time{})
+}
+
+func flowStart(c *CLI, args []string) int {
+	fs := c.Flags("flow start")
+	input := fs.String("input", "{}", "the execution's input: JSON, or @file to read it from a file")
+	name := fs.String("name", "", "the execution's name (default: a UUID); the same name and input starts nothing new")
+	wait := fs.Bool("wait", false, "wait for the execution, showing progress on stderr")
+	asJSON := fs.Bool("json", false, "print the execution as JSON")
+	pos, err := Parse(fs, args)
+	if err != nil {
+		return ExitUsage
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(c.Stderr, "jobdesk flow start: name one workflow file (or a stored workflow's name)")
+		return ExitUsage
+	}
+	in := []byte(*input)
+	if strings.HasPrefix(*input, "@") {
+		if in, err = os.ReadFile((*input)[1:]); err != nil {
+			return c.Fail(job.Wrap(job.E014, err, "cannot read the input file").WithJa("入力ファイルを読み込めません。"))
+		}
+	}
+	a, ok := c.Open()
+	if !ok {
+		return ExitFailed
+	}
+	eng := FlowEngine(a)
+	if eng == nil {
+		return ExitFailed
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var smARN, jobName string
+	if def, err := os.ReadFile(pos[0]); err == nil {
+		sm, err := eng.PutStateMachine(ctx, machineName(pos[0]), string(def))
+		if err != nil {
+			return c.Fail(flowError(err))
+		}
+		smARN, jobName = sm.ARN, filepath.Base(pos[0])
+	} else {
+		sm, err2 := eng.DescribeStateMachine(ctx, eng.StateMachineARN(pos[0]))
+		if err2 != nil {
+			return c.Fail(job.Wrap(job.E014, err, "cannot read "+pos[0]+" (and no stored workflow has that name)").WithJa("ワークフローのファイルが読み込めません。"))
+		}
+		smARN, jobName = sm.ARN, sm.Name
+	}
+	x, err := eng.StartExecution(ctx, smARN, json.RawMessage(in), flow.StartOptions{Name: *name, JobName: jobName})
+	if err != nil {
+		return c.Fail(flowError(err))
+	}
+	if *wait {
+		j, err := a.Queue.Get(ctx, x.JobID)
+		if err != nil {
+			return c.Fail(err)
+		}
+		if _, err := c.RunAndWait(ctx, a, []job.Job{j}); err != nil {
+			return c.Fail(err)
+		}
+		if x, err = eng.Wait(ctx, x.ARN); err != nil {
+			return c.Fail(err)
+		}
+	}
+	printExecution(c, x, *asJSON)
+	if !*wait {
+		return ExitOK
+	}
+	if x.Status == flow.StatusSucceeded {
+		return ExitOK
+	}
+	return ExitFailed
+}
+
+func printExecution(c *CLI, x flow.Execution, asJSON bool) {
+	if asJSON {
+		enc := json.NewEncoder(c.Stdout)
+		enc.SetEscapeHTML(false)
+		enc.Encode(map[string]any{"executionArn": x.ARN, "name": x.Name, "stateMachineArn": x.StateMachineARN, "jobId": x.JobID,
+			"status": x.Status, "input": x.Input, "output": x.Output, "error": x.Error, "cause": x.Cause,
+			"startDate": x.StartDate, "stopDate": x.StopDate, "redriveCount": x.RedriveCount})
+		return
+	}
+	fmt.Fprintf(c.Stdout, "execution %s\njob       %d\nstatus    %s\n", x.ARN, x.JobID, x.Status)
+	if len(x.Output) > 0 {
+		fmt.Fprintf(c.Stdout, "output    %s\n", x.Output)
+	}
+	if x.Error != "" {
+		fmt.Fprintf(c.Stdout, "error     %s\ncause     %s\n", x.Error, x.Cause)
+	}
+}
+
+func flowHistory(c *CLI, args []string) int {
+	fs := c.Flags("flow history")
+	asJSON := fs.Bool("json", false, "print the events as JSON, one per line")
+	pos, err := Parse(fs, args)
+	if err != nil {
+		return ExitUsage
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(c.Stderr, "jobdesk flow history: name one execution (its job id or ARN)")
+		return ExitUsage
+	}
+	a, ok := c.Open()
+	if !ok {
+		return ExitFailed
+	}
+	eng := FlowEngine(a)
+	if eng == nil {
+		return ExitFailed
+	}
+	ctx := context.Background()
+	arn := pos[0]
+	if id, err := strconv.ParseInt(arn, 10, 64); err == nil {
+		x, err := eng.ExecutionByJob(ctx, id)
+		if err != nil {
+			return c.Fail(flowError(err))
+		}
+		arn = x.ARN
+	}
+	if err := printFlowHistory(c, eng, arn, *asJSON); err != nil {
+		return c.Fail(flowError(err))
+	}
+	return ExitOK
+}
+
+// printFlowHistory prints the history events of the execution arn: a table, or JSON lines.
+// `jobdesk show --history` of a workflow job can call it too.
+func printFlowHistory(c *CLI, eng *flow.Engine, arn string, asJSON bool) error {
+	ctx := context.Background()
+	enc := json.NewEncoder(c.Stdout)
+	enc.SetEscapeHTML(false)
+	tw := tabwriter.NewWriter(c.Stdout, 0, 4, 2, ' ', 0)
+	if !asJSON {
+		fmt.Fprintln(tw, "ID\tTIME\tTYPE\tDETAIL")
+	}
+	token := ""
+	for {
+		evs, next, err := eng.History(ctx, arn, false, 1000, token)
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			if asJSON {
+				enc.Encode(map[string]any{"id": ev.ID, "previousEventId": ev.PreviousEventID, "type": ev.Type, "timestamp": ev.Timestamp, "details": ev.Details})
+				continue
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", ev.ID, ev.Timestamp.Local().Format("15:04:05.000"), ev.Type, summary(ev.Details))
+		}
+		if next == "" {
+			break
+		}
+		token = next
+	}
+	return tw.Flush()
+}
+
+// FlowHistoryOfJob prints the workflow history of job id when it is a workflow execution's job,
+// and reports whether it was one. It is the hook `jobdesk show --history` uses.
+func FlowHistoryOfJob(c *CLI, a *App, id int64) bool {
+	eng := FlowEngine(a)
+	if eng == nil {
+		return false
+	}
+	x, err := eng.ExecutionByJob(context.Background(), id)
+	if err != nil {
+		return false
+	}
+	fmt.Fprintf(c.Stdout, "\nWorkflow history (%s):\n", x.ARN)
+	return printFlowHistory(c, eng, x.ARN, false) == nil
+}
+
+// summary prints an event's details on one line: name, error, cause, input or output, shortened.
+func summary(d map[string]any) string {
+	var parts []string
+	for _, v := range d {
+		m, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		for _, k := range []string{"name", "index", "resource", "error", "cause", "input", "output", "mapRunArn", "redriveCount"} {
+			if x, ok := m[k]; ok {
+				s := fmt.Sprint(x)
+				if len(s) > 80 {
+					s = s[:80] + "…"
+				}
+				parts = append(parts, k+"="+s)
+			}
+		}
+	}
+	return strings.Join(parts, " ")
+}

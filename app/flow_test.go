@@ -1,0 +1,163 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"jobdesk/assets"
+	"jobdesk/engine/flow"
+)
+
+const testWorkflow = `{
+  "Comment": "totals per user",
+  "StartAt": "Prepare",
+  "States": {
+    "Prepare": {"Type": "Pass", "Parameters": {"users.$": "$.users", "threshold": 10}, "Next": "Each"},
+    "Each": {
+      "Type": "Map", "ItemsPath": "$.users", "MaxConcurrency": 2,
+      "ItemSelector": {"name.$": "$$.Map.Item.Value.name", "logins.$": "$$.Map.Item.Value.logins", "threshold.$": "$.threshold"},
+      "ItemProcessor": {"StartAt": "Active?", "States": {
+        "Active?": {"Type": "Choice", "Choices": [{"Variable": "$.logins", "NumericGreaterThanEqualsPath": "$.threshold", "Next": "Active"}], "Default": "Idle"},
+        "Active": {"Type": "Pass", "Parameters": {"name.$": "$.name", "active": true}, "End": true},
+        "Idle": {"Type": "Pass", "Parameters": {"name.$": "$.name", "active": false}, "End": true}}},
+      "ResultPath": "$.result", "Next": "Wait"
+    },
+    "Wait": {"Type": "Wait", "Seconds": 1, "OutputPath": "$.result", "End": true}
+  }
+}`
+
+func TestFlowCLIStartWaitHistory(t *testing.T) {
+	dir := t.TempDir()
+	wf := filepath.Join(t.TempDir(), "user-activity.asl.json")
+	os.WriteFile(wf, []byte(testWorkflow), 0o644)
+	in := filepath.Join(t.TempDir(), "input.json")
+	os.WriteFile(in, []byte(`{"users":[{"name":"佐藤","logins":12},{"name":"鈴木","logins":3}]}`), 0o644)
+
+	code, out, errOut := runCLI(t, "--data-dir", dir, "flow", "validate", wf)
+	if code != ExitOK || !strings.Contains(out, "valid") {
+		t.Fatalf("validate: %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "--data-dir", dir, "flow", "start", wf, "--input", "@"+in, "--name", "run-1", "--wait", "--json")
+	if code != ExitOK {
+		t.Fatalf("start: %d\n%s\n%s", code, out, errOut)
+	}
+	var x map[string]any
+	if err := json.Unmarshal([]byte(out), &x); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if x["status"] != "SUCCEEDED" || x["executionArn"] != "arn:aws:states:local:000000000000:execution:user-activity:run-1" {
+		t.Fatalf("%v", x)
+	}
+	outJSON, _ := json.Marshal(x["output"])
+	if string(outJSON) != `[{"active":true,"name":"佐藤"},{"active":false,"name":"鈴木"}]` {
+		t.Fatalf("output %s", outJSON)
+	}
+	jobID := itoa(int64(x["jobId"].(float64)))
+
+	// A closed execution with the same name is ExecutionAlreadyExists, as in Step Functions.
+	code, _, errOut = runCLI(t, "--data-dir", dir, "flow", "start", wf, "--input", "@"+in, "--name", "run-1")
+	if code != ExitUsage || !strings.Contains(errOut, "already exists") {
+		t.Fatalf("restart of a closed execution: %d %s", code, errOut)
+	}
+
+	code, out, _ = runCLI(t, "--data-dir", dir, "flow", "history", jobID)
+	for _, want := range []string{"ExecutionStarted", "PassStateEntered", "MapStateEntered", "MapIterationSucceeded", "ChoiceStateEntered", "WaitStateExited", "ExecutionSucceeded"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("history lacks %s:\n%s", want, out)
+		}
+	}
+	if code != ExitOK {
+		t.Fatalf("history: %d", code)
+	}
+	// The hook for `show --history`: a workflow job prints its workflow history.
+	var buf bytes.Buffer
+	c := &CLI{Stdout: &buf, Stderr: &buf, dataDir: dir}
+	a, ok := c.Open()
+	if !ok {
+		t.Fatal(buf.String())
+	}
+	id, _ := strconv.ParseInt(jobID, 10, 64)
+	if !FlowHistoryOfJob(c, a, id) || !strings.Contains(buf.String(), "MapIterationSucceeded") {
+		t.Fatalf("FlowHistoryOfJob: %s", buf.String())
+	}
+	if FlowHistoryOfJob(c, a, 999) {
+		t.Fatal("a job that is no execution has no workflow history")
+	}
+	a.Close()
+	// The execution is a job: ls and show see it.
+	code, out, _ = runCLI(t, "--data-dir", dir, "ls", "--json")
+	if code != ExitOK || !strings.Contains(out, `"type":"flow.execution"`) || !strings.Contains(out, `"name":"user-activity.asl.json"`) {
+		t.Fatalf("ls: %d %s", code, out)
+	}
+	code, out, _ = runCLI(t, "--data-dir", dir, "show", jobID)
+	if code != ExitOK || !strings.Contains(out, "SUCCEEDED") {
+		t.Fatalf("show: %d %s", code, out)
+	}
+}
+
+func TestFlowCLIFailures(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(t.TempDir(), "bad.asl.json")
+	os.WriteFile(bad, []byte(`{"StartAt":"ValidateCSV","States":{"ValidateCSV":{"Type":"Task","Resource":"arn:aws:lambda:local:000000000000:function:no-such-function",
+		"Retry":[{"ErrorEquals":["States.ALL"],"BackoffRate":0.5}],"Next":"Nowhere"}}}`), 0o644)
+	code, out, errOut := runCLI(t, "--data-dir", dir, "flow", "validate", bad)
+	if code != ExitFailed {
+		t.Fatalf("validate: %d", code)
+	}
+	for _, want := range []string{"/States/ValidateCSV/Retry/0/BackoffRate", "/States/ValidateCSV/Next", "/States/ValidateCSV/Resource"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("validate output lacks %s:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "E014") || !strings.Contains(errOut, "エラー") {
+		t.Errorf("stderr %s", errOut)
+	}
+	failing := filepath.Join(t.TempDir(), "fails.asl.json")
+	os.WriteFile(failing, []byte(`{"StartAt":"F","States":{"F":{"Type":"Fail","Error":"BusinessError","Cause":"the total is negative"}}}`), 0o644)
+	code, out, _ = runCLI(t, "--data-dir", dir, "flow", "start", failing, "--wait")
+	if code != ExitFailed || !strings.Contains(out, "BusinessError") || !strings.Contains(out, "FAILED") {
+		t.Fatalf("failing run: %d %s", code, out)
+	}
+	code, _, errOut = runCLI(t, "--data-dir", dir, "flow", "start", failing, "--input", "{not json")
+	if code != ExitUsage || !strings.Contains(errOut, "E014") {
+		t.Fatalf("bad input: %d %s", code, errOut)
+	}
+	if code, _, _ = runCLI(t, "--data-dir", dir, "flow", "history", "999"); code != ExitUsage {
+		t.Fatalf("history of nothing: %d", code)
+	}
+	if code, _, _ = runCLI(t, "--data-dir", dir, "flow", "frobnicate"); code != ExitUsage {
+		t.Fatalf("unknown subcommand: %d", code)
+	}
+}
+
+func TestFlowEngineSharedAndWorkflowsLoaded(t *testing.T) {
+	a, err := Open(Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	eng := FlowEngine(a)
+	if eng == nil || FlowEngine(a) != eng || a.State("flow") != eng {
+		t.Fatal("FlowEngine must create the engine once and keep it")
+	}
+	sms, err := eng.ListStateMachines(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded := map[string]bool{}
+	for _, sm := range sms {
+		loaded[sm.Name] = true
+	}
+	for _, name := range assets.Workflows() {
+		def, _ := assets.Workflow(name)
+		ds := flow.Validate(def, eng.CheckResourceStrict)
+		if !loaded[name] {
+			t.Logf("shipped workflow %s is not loaded yet: %+v", name, ds)
+		}
+	}
+}

@@ -1,0 +1,752 @@
+package asl
+
+import (
+	"bytes"
+	"crypto/md5"
+	"crypto/rand"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"math"
+	mrand "math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Error is a failure with a Step Functions error name (States.Runtime,
+// States.IntrinsicFailure, …) and a cause, as it appears in a failed execution.
+type Error struct {
+	Name  string
+	Cause string
+}
+
+// Error prints "Name: Cause".
+func (e *Error) Error() string { return e.Name + ": " + e.Cause }
+
+// Errorf returns an *Error named name.
+func Errorf(name, format string, args ...any) *Error {
+	return &Error{Name: name, Cause: fmt.Sprintf(format, args...)}
+}
+
+// Env is what templates and paths read: the effective input ($) and the context object ($$).
+type Env struct {
+	Input   any
+	Context any
+}
+
+// Lookup evaluates a path (on $ or $$). A missing reference path is States.Runtime, as in Step
+// Functions.
+func (env Env) Lookup(src string) (any, error) {
+	p, err := ParsePath(src)
+	if err != nil {
+		return nil, Errorf("States.Runtime", "%v", err)
+	}
+	return env.Eval(p)
+}
+
+// Eval evaluates a compiled path.
+func (env Env) Eval(p *Path) (any, error) {
+	doc := env.Input
+	if p.context {
+		doc = env.Context
+	}
+	v, ok := p.Get(doc)
+	if !ok {
+		return nil, Errorf("States.Runtime", "the JSONPath %s could not be found in the input %s", p.src, compact(doc))
+	}
+	return v, nil
+}
+
+func compact(v any) string {
+	b, _ := json.Marshal(v)
+	if len(b) > 256 {
+		return string(b[:256]) + "…"
+	}
+	return string(b)
+}
+
+// Template evaluates a Parameters / ItemSelector / ResultSelector template: keys ending in ".$"
+// take the value of a path or intrinsic function, other values are copied (recursively).
+func Template(tmpl any, env Env) (any, error) {
+	switch t := tmpl.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, v := range t {
+			if name, ok := strings.CutSuffix(k, ".$"); ok {
+				s, isStr := v.(string)
+				if !isStr {
+					return nil, Errorf("States.Runtime", "the value of field %q must be a path or intrinsic function", k)
+				}
+				val, err := Expr(s, env)
+				if err != nil {
+					return nil, err
+				}
+				out[name] = val
+				continue
+			}
+			val, err := Template(v, env)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = val
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(t))
+		for i, v := range t {
+			val, err := Template(v, env)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = val
+		}
+		return out, nil
+	}
+	return tmpl, nil
+}
+
+// Expr evaluates the value of a ".$" field: a path ($…, $$…) or an intrinsic function call.
+func Expr(s string, env Env) (any, error) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "$") {
+		return env.Lookup(s)
+	}
+	if strings.HasPrefix(s, "States.") {
+		c, err := ParseIntrinsic(s)
+		if err != nil {
+			return nil, Errorf("States.IntrinsicFailure", "%v", err)
+		}
+		return c.Eval(env)
+	}
+	return nil, Errorf("States.Runtime", "%q is neither a JSONPath nor an intrinsic function", s)
+}
+
+// Call is a parsed intrinsic function call.
+type Call struct {
+	Name string
+	Args []arg
+}
+
+type arg struct {
+	lit  any
+	path *Path
+	call *Call
+}
+
+// Intrinsics lists the names of every intrinsic function.
+var Intrinsics = []string{"States.Format", "States.StringToJson", "States.JsonToString", "States.Array",
+	"States.ArrayPartition", "States.ArrayContains", "States.ArrayRange", "States.ArrayGetItem",
+	"States.ArrayLength", "States.ArrayUnique", "States.Base64Encode", "States.Base64Decode", "States.Hash",
+	"States.JsonMerge", "States.MathRandom", "States.MathAdd", "States.StringSplit", "States.UUID"}
+
+// ParseIntrinsic parses "States.Name(arg, …)".
+func ParseIntrinsic(s string) (c *Call, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c, err = nil, fmt.Errorf("invalid intrinsic function %q", s)
+		}
+	}()
+	p := &iparser{s: s}
+	c, err = p.call()
+	if err != nil {
+		return nil, err
+	}
+	p.ws()
+	if p.i != len(p.s) {
+		return nil, fmt.Errorf("unexpected text after the call in %q", s)
+	}
+	return c, nil
+}
+
+type iparser struct {
+	s string
+	i int
+}
+
+func (p *iparser) ws() {
+	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t' || p.s[p.i] == '\n') {
+		p.i++
+	}
+}
+
+func (p *iparser) call() (*Call, error) {
+	p.ws()
+	j := strings.IndexByte(p.s[p.i:], '(')
+	if j < 0 {
+		return nil, fmt.Errorf("missing ( in %q", p.s)
+	}
+	name := strings.TrimSpace(p.s[p.i : p.i+j])
+	known := false
+	for _, n := range Intrinsics {
+		if n == name {
+			known = true
+		}
+	}
+	if !known {
+		return nil, fmt.Errorf("unknown intrinsic function %q", name)
+	}
+	p.i += j + 1
+	c := &Call{Name: name}
+	p.ws()
+	if p.i < len(p.s) && p.s[p.i] == ')' {
+		p.i++
+		return c, nil
+	}
+	for {
+		a, err := p.arg()
+		if err != nil {
+			return nil, err
+		}
+		c.Args = append(c.Args, a)
+		p.ws()
+		if p.i >= len(p.s) {
+			return nil, fmt.Errorf("missing ) in %q", p.s)
+		}
+		if p.s[p.i] == ')' {
+			p.i++
+			return c, nil
+		}
+		if p.s[p.i] != ',' {
+			return nil, fmt.Errorf("expected , or ) at offset %d in %q", p.i, p.s)
+		}
+		p.i++
+	}
+}
+
+func (p *iparser) arg() (arg, error) {
+	p.ws()
+	if p.i >= len(p.s) {
+		return arg{}, fmt.Errorf("missing argument in %q", p.s)
+	}
+	c := p.s[p.i]
+	switch {
+	case c == '\'':
+		var b strings.Builder
+		p.i++
+		for p.i < len(p.s) {
+			ch := p.s[p.i]
+			if ch == '\\' && p.i+1 < len(p.s) {
+				b.WriteByte(p.s[p.i+1])
+				p.i += 2
+				continue
+			}
+			if ch == '\'' {
+				p.i++
+				return arg{lit: b.String()}, nil
+			}
+			b.WriteByte(ch)
+			p.i++
+		}
+		return arg{}, fmt.Errorf("unterminated string in %q", p.s)
+	case c == '$':
+		j := p.i
+		depth := 0
+		for j < len(p.s) {
+			ch := p.s[j]
+			if ch == '[' {
+				depth++
+			} else if ch == ']' {
+				depth--
+			} else if depth == 0 && (ch == ',' || ch == ')' || ch == ' ') {
+				break
+			}
+			j++
+		}
+		path, err := ParsePath(p.s[p.i:j])
+		if err != nil {
+			return arg{}, err
+		}
+		p.i = j
+		return arg{path: path}, nil
+	case strings.HasPrefix(p.s[p.i:], "States."):
+		sub, err := p.call()
+		if err != nil {
+			return arg{}, err
+		}
+		return arg{call: sub}, nil
+	default:
+		j := p.i
+		for j < len(p.s) && p.s[j] != ',' && p.s[j] != ')' && p.s[j] != ' ' {
+			j++
+		}
+		tok := p.s[p.i:j]
+		p.i = j
+		switch tok {
+		case "true":
+			return arg{lit: true}, nil
+		case "false":
+			return arg{lit: false}, nil
+		case "null":
+			return arg{lit: nil}, nil
+		}
+		f, err := strconv.ParseFloat(tok, 64)
+		if err != nil {
+			return arg{}, fmt.Errorf("bad argument %q in %q", tok, p.s)
+		}
+		return arg{lit: f}, nil
+	}
+}
+
+func fail(format string, args ...any) error {
+	return Errorf("States.IntrinsicFailure", format, args...)
+}
+
+// Eval evaluates the call.
+func (c *Call) Eval(env Env) (any, error) {
+	args := make([]any, len(c.Args))
+	for i, a := range c.Args {
+		switch {
+		case a.path != nil:
+			v, err := env.Eval(a.path)
+			if err != nil {
+				return nil, err
+			}
+			args[i] = v
+		case a.call != nil:
+			v, err := a.call.Eval(env)
+			if err != nil {
+				return nil, err
+			}
+			args[i] = v
+		default:
+			args[i] = a.lit
+		}
+	}
+	n := func(want int) error {
+		if len(args) != want {
+			return fail("%s takes %d arguments, got %d", c.Name, want, len(args))
+		}
+		return nil
+	}
+	str := func(i int) (string, error) {
+		s, ok := args[i].(string)
+		if !ok {
+			return "", fail("%s: argument %d must be a string", c.Name, i+1)
+		}
+		return s, nil
+	}
+	num := func(i int) (float64, error) {
+		f, ok := args[i].(float64)
+		if !ok {
+			return 0, fail("%s: argument %d must be a number", c.Name, i+1)
+		}
+		return f, nil
+	}
+	integer := func(i int) (int, error) {
+		f, err := num(i)
+		if err != nil {
+			return 0, err
+		}
+		if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+			return 0, fail("%s: argument %d must be an integer (at most 2^53)", c.Name, i+1)
+		}
+		return int(f), nil
+	}
+	arr := func(i int) ([]any, error) {
+		a, ok := args[i].([]any)
+		if !ok {
+			return nil, fail("%s: argument %d must be an array", c.Name, i+1)
+		}
+		return a, nil
+	}
+	switch c.Name {
+	case "States.Format":
+		if len(args) < 1 {
+			return nil, fail("States.Format needs a template")
+		}
+		tmpl, err := str(0)
+		if err != nil {
+			return nil, err
+		}
+		var b strings.Builder
+		k := 1
+		for i := 0; i < len(tmpl); i++ {
+			if tmpl[i] == '{' && i+1 < len(tmpl) && tmpl[i+1] == '}' {
+				if k >= len(args) {
+					return nil, fail("States.Format: more {} than arguments")
+				}
+				switch v := args[k].(type) {
+				case string:
+					b.WriteString(v)
+				case nil:
+					b.WriteString("null")
+				case map[string]any, []any:
+					return nil, fail("States.Format: argument %d must be a string, number, boolean or null", k+1)
+				default:
+					b.WriteString(jsonString(v))
+				}
+				k++
+				i++
+				continue
+			}
+			b.WriteByte(tmpl[i])
+		}
+		if k != len(args) {
+			return nil, fail("States.Format: %d arguments for %d {}", len(args)-1, k-1)
+		}
+		return b.String(), nil
+	case "States.StringToJson":
+		if err := n(1); err != nil {
+			return nil, err
+		}
+		s, err := str(0)
+		if err != nil {
+			return nil, err
+		}
+		v, err := Decode([]byte(s))
+		if err != nil {
+			return nil, fail("States.StringToJson: %v", err)
+		}
+		return v, nil
+	case "States.JsonToString":
+		if err := n(1); err != nil {
+			return nil, err
+		}
+		return jsonString(args[0]), nil
+	case "States.Array":
+		if args == nil {
+			args = []any{}
+		}
+		return args, nil
+	case "States.ArrayPartition":
+		if err := n(2); err != nil {
+			return nil, err
+		}
+		a, err := arr(0)
+		if err != nil {
+			return nil, err
+		}
+		size, err := integer(1)
+		if err != nil {
+			return nil, err
+		}
+		if size <= 0 {
+			return nil, fail("States.ArrayPartition: chunk size must be positive")
+		}
+		out := []any{}
+		for i := 0; i < len(a); i += size {
+			out = append(out, append([]any{}, a[i:min(i+size, len(a))]...))
+		}
+		return out, nil
+	case "States.ArrayContains":
+		if err := n(2); err != nil {
+			return nil, err
+		}
+		a, err := arr(0)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range a {
+			if Equal(v, args[1]) {
+				return true, nil
+			}
+		}
+		return false, nil
+	case "States.ArrayRange":
+		if err := n(3); err != nil {
+			return nil, err
+		}
+		lo, err := integer(0)
+		if err != nil {
+			return nil, err
+		}
+		hi, err := integer(1)
+		if err != nil {
+			return nil, err
+		}
+		st, err := integer(2)
+		if err != nil {
+			return nil, err
+		}
+		if st == 0 {
+			return nil, fail("States.ArrayRange: step must not be 0")
+		}
+		out := []any{}
+		for v := lo; (st > 0 && v <= hi) || (st < 0 && v >= hi); v += st {
+			out = append(out, float64(v))
+			if len(out) > 1000 {
+				return nil, fail("States.ArrayRange: more than 1000 items")
+			}
+		}
+		return out, nil
+	case "States.ArrayGetItem":
+		if err := n(2); err != nil {
+			return nil, err
+		}
+		a, err := arr(0)
+		if err != nil {
+			return nil, err
+		}
+		i, err := integer(1)
+		if err != nil {
+			return nil, err
+		}
+		if i < 0 || i >= len(a) {
+			return nil, fail("States.ArrayGetItem: index %d out of range", i)
+		}
+		return a[i], nil
+	case "States.ArrayLength":
+		if err := n(1); err != nil {
+			return nil, err
+		}
+		a, err := arr(0)
+		if err != nil {
+			return nil, err
+		}
+		return float64(len(a)), nil
+	case "States.ArrayUnique":
+		if err := n(1); err != nil {
+			return nil, err
+		}
+		a, err := arr(0)
+		if err != nil {
+			return nil, err
+		}
+		out := []any{}
+		for _, v := range a {
+			dup := false
+			for _, u := range out {
+				if Equal(u, v) {
+					dup = true
+					break
+				}
+			}
+			if !dup {
+				out = append(out, v)
+			}
+		}
+		return out, nil
+	case "States.Base64Encode":
+		if err := n(1); err != nil {
+			return nil, err
+		}
+		s, err := str(0)
+		if err != nil {
+			return nil, err
+		}
+		return base64.StdEncoding.EncodeToString([]byte(s)), nil
+	case "States.Base64Decode":
+		if err := n(1); err != nil {
+			return nil, err
+		}
+		s, err := str(0)
+		if err != nil {
+			return nil, err
+		}
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, fail("States.Base64Decode: %v", err)
+		}
+		if !utf8.Valid(b) {
+			return nil, fail("States.Base64Decode: the decoded bytes are not UTF-8 text")
+		}
+		return string(b), nil
+	case "States.Hash":
+		if err := n(2); err != nil {
+			return nil, err
+		}
+		algo, err := str(1)
+		if err != nil {
+			return nil, err
+		}
+		data := ""
+		if s, ok := args[0].(string); ok {
+			data = s
+		} else {
+			data = jsonString(args[0])
+		}
+		var h hash.Hash
+		switch algo {
+		case "MD5":
+			h = md5.New()
+		case "SHA-1":
+			h = sha1.New()
+		case "SHA-256":
+			h = sha256.New()
+		case "SHA-384":
+			h = sha512.New384()
+		case "SHA-512":
+			h = sha512.New()
+		default:
+			return nil, fail("States.Hash: unknown algorithm %q (MD5, SHA-1, SHA-256, SHA-384, SHA-512)", algo)
+		}
+		h.Write([]byte(data))
+		return hex.EncodeToString(h.Sum(nil)), nil
+	case "States.JsonMerge":
+		if err := n(3); err != nil {
+			return nil, err
+		}
+		a, ok1 := args[0].(map[string]any)
+		b, ok2 := args[1].(map[string]any)
+		if !ok1 || !ok2 {
+			return nil, fail("States.JsonMerge: the first two arguments must be objects")
+		}
+		if deep, _ := args[2].(bool); deep {
+			return nil, fail("States.JsonMerge: deep merge (true) is not supported by Step Functions; pass false")
+		}
+		out := make(map[string]any, len(a)+len(b))
+		for k, v := range a {
+			out[k] = v
+		}
+		for k, v := range b {
+			out[k] = v
+		}
+		return out, nil
+	case "States.MathRandom":
+		if len(args) != 2 && len(args) != 3 {
+			return nil, fail("States.MathRandom takes 2 or 3 arguments")
+		}
+		lo, err := integer(0)
+		if err != nil {
+			return nil, err
+		}
+		hi, err := integer(1)
+		if err != nil {
+			return nil, err
+		}
+		if hi < lo {
+			return nil, fail("States.MathRandom: end is below start")
+		}
+		if hi-lo+1 <= 0 {
+			return nil, fail("States.MathRandom: the range is too large")
+		}
+		var r *mrand.Rand
+		if len(args) == 3 {
+			seed, err := integer(2)
+			if err != nil {
+				return nil, err
+			}
+			r = mrand.New(mrand.NewPCG(uint64(seed), 0))
+		} else {
+			r = mrand.New(mrand.NewPCG(mrand.Uint64(), mrand.Uint64()))
+		}
+		return float64(lo + r.IntN(hi-lo+1)), nil
+	case "States.MathAdd":
+		if err := n(2); err != nil {
+			return nil, err
+		}
+		a, err := integer(0)
+		if err != nil {
+			return nil, err
+		}
+		b, err := integer(1)
+		if err != nil {
+			return nil, err
+		}
+		return float64(a + b), nil
+	case "States.StringSplit":
+		if err := n(2); err != nil {
+			return nil, err
+		}
+		s, err := str(0)
+		if err != nil {
+			return nil, err
+		}
+		d, err := str(1)
+		if err != nil {
+			return nil, err
+		}
+		out := []any{}
+		for _, part := range strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune(d, r) }) {
+			out = append(out, part)
+		}
+		return out, nil
+	case "States.UUID":
+		if err := n(0); err != nil {
+			return nil, err
+		}
+		return NewUUID(), nil
+	}
+	return nil, fail("unknown intrinsic function %s", c.Name)
+}
+
+// NewUUID returns a random (version 4) UUID.
+func NewUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+func jsonString(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// Encode marshals v as compact JSON without HTML escaping.
+func Encode(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return []byte("null")
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// Decode parses JSON into maps, slices, float64, string, bool and nil.
+func Decode(b []byte) (any, error) {
+	var v any
+	if len(bytes.TrimSpace(b)) == 0 {
+		return map[string]any{}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("unexpected data after the JSON value")
+	}
+	return v, nil
+}
+
+// Equal compares two JSON values deeply (numbers by value).
+func Equal(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !Equal(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !Equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return a == b
+}
+
+func sortedKeys(m map[string]any) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

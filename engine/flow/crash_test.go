@@ -1,0 +1,143 @@
+package flow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"jobdesk/engine/job"
+	"jobdesk/engine/queue"
+	"jobdesk/engine/store"
+)
+
+const crashEnv = "JOBDESK_FLOW_CRASH_CHILD"
+
+const crashMachine = `{"StartAt":"Prepare","States":{
+	"Prepare":{"Type":"Pass","Parameters":{"items.$":"States.ArrayRange(0, 999, 1)"},"Next":"Each"},
+	"Each":{"Type":"Map","ItemsPath":"$.items","MaxConcurrency":8,
+		"ItemProcessor":{"StartAt":"Effect","States":{"Effect":{"Type":"Task","Resource":"arn:aws:lambda:local:000000000000:function:effect","End":true}}},
+		"ResultSelector":{"n.$":"States.ArrayLength($)"},"Next":"Done"},
+	"Done":{"Type":"Succeed"}}}`
+
+// TestFlowCrashChild is the process the crash test kills: an engine whose "effect" function
+// records one row per call, running until the execution is final.
+func TestFlowCrashChild(t *testing.T) {
+	dir := os.Getenv(crashEnv)
+	if dir == "" {
+		t.Skip("run by TestFlowCrashRecovery")
+	}
+	db, err := store.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := queue.Open(db, queue.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(q, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.RegisterFunction("effect", func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+		time.Sleep(time.Millisecond)
+		if _, err := db.W.ExecContext(ctx, `INSERT INTO side_effects(item) VALUES(?)`, string(in)); err != nil {
+			return nil, job.Wrap(job.E009, err, "side effect")
+		}
+		return in, nil
+	}, queue.TypeOptions{})
+	w := queue.NewWorker(q, queue.WorkerOptions{Workers: 4})
+	e.Attach(w)
+	if err := w.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	x, err := e.Wait(context.Background(), e.executionARN("crash", "crash-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Stop()
+	fmt.Println("FINAL", x.Status, string(x.Output))
+}
+
+// TestFlowCrashRecovery kills the engine's process with SIGKILL at random moments during a Map
+// of 1,000 items, restarting it each time: the execution finishes, every item was processed,
+// and the items processed more than once are no more than the task jobs in flight at the kills
+// (a finished task is never run again).
+func TestFlowCrashRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	dir := t.TempDir()
+	db, err := store.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := queue.Open(db, queue.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(q, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.W.Exec(`CREATE TABLE side_effects(id INTEGER PRIMARY KEY, item TEXT NOT NULL)`)
+	sm, err := e.CreateStateMachine(context.Background(), "crash", crashMachine, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := e.StartExecution(context.Background(), sm.ARN, json.RawMessage(`{}`), StartOptions{Name: "crash-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
+	db.Close()
+
+	child := func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestFlowCrashChild$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), crashEnv+"="+dir)
+		return cmd
+	}
+	check, err := store.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer check.Close()
+	inFlight, kills := 0, 0
+	for kills < 8 {
+		cmd := child()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(150+rand.IntN(250)) * time.Millisecond)
+		cmd.Process.Kill() // SIGKILL
+		cmd.Wait()
+		kills++
+		var running int
+		check.R.QueryRow(`SELECT count(*) FROM jobs WHERE status='RUNNING' AND type='lambda:effect'`).Scan(&running)
+		inFlight += running
+	}
+	out, err := child().CombinedOutput()
+	if err != nil {
+		t.Fatalf("final run: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), `FINAL SUCCEEDED {"n":1000}`) {
+		t.Fatalf("the execution did not finish with 1000 results:\n%s", out)
+	}
+	var calls, distinct, tasks int
+	check.R.QueryRow(`SELECT count(*), count(DISTINCT item) FROM side_effects`).Scan(&calls, &distinct)
+	check.R.QueryRow(`SELECT count(*) FROM jobs WHERE type='lambda:effect'`).Scan(&tasks)
+	reruns := calls - distinct
+	t.Logf("%d kills, %d task jobs in flight at the kills, %d items processed again, %d task jobs", kills, inFlight, reruns, tasks)
+	if distinct != 1000 || tasks != 1000 {
+		t.Fatalf("items processed %d, task jobs %d; want 1000 each", distinct, tasks)
+	}
+	if reruns > inFlight {
+		t.Fatalf("%d items processed again but only %d tasks were in flight at the kills", reruns, inFlight)
+	}
+	_ = x
+}

@@ -1,0 +1,45 @@
+// Package flow is JobDesk's Amazon States Language engine: it runs Step Functions state machines
+// durably on the device, on the SQLite job queue of engine/queue, so the same ASL files that ship
+// with JobDesk deploy unchanged to AWS Step Functions. The pure language (parsing, validation,
+// JSONPath, Parameters templates, intrinsic functions, Choice rules, Retry/Catch matching) lives
+// in engine/flow/asl; this package makes it durable.
+//
+// # How an execution runs
+//
+// An execution is a queue job of the orchestrator type "flow.execution" (TypeExecution), so it
+// shows in `jobdesk ls/show` and in the window like any job. Its handler interprets the state
+// machine. Before and after every top-level Task, Wait, Map and Parallel state it writes a
+// checkpoint (the state to run, its raw input, the visit counters) together with the history
+// events buffered so far, in one transaction; Pass and Choice states are pure and are simply
+// run again from the last checkpoint after a restart, which keeps a Pass/Choice chain fast.
+//
+// Every Task invocation is a child job of type "lambda:NAME" whose dedup key is derived from
+// the execution, the redrive count, the state's path (with Map index and Parallel branch), the
+// state's visit number and the attempt. A resumed orchestrator (after a kill -9 the lease lapses
+// and another worker takes the job) therefore finds the child that already ran and reads its
+// result instead of running it again; only tasks that were running at the kill run again.
+// Finished Map iterations are recorded one by one (flow_map_items) and skipped on resume and on
+// redrive. Retry backoff and Wait states are child jobs of type "flow.timer" with a not-before
+// time, so waiting survives a restart too. Nothing polls on a timer: waiters are woken by the
+// queue's events.
+//
+// Task TimeoutSeconds and HeartbeatSeconds are enforced around the function's handler (the
+// handler's progress reports are its heartbeats) and fail with States.Timeout and
+// States.HeartbeatTimeout. Activities are served to external workers through GetActivityTask /
+// SendTaskSuccess / SendTaskFailure / SendTaskHeartbeat; arn:aws:states:::sns:publish records a
+// notification (Notifications) and an event on the execution's job.
+//
+// # Differences from Step Functions
+//
+//   - A DISTRIBUTED Map runs its iterations inside the execution (each Task still a queue job)
+//     and records a map run with item counts; it does not create child executions.
+//   - Lambda Tasks record Task* history events (TaskScheduled, TaskSucceeded, …) for both the
+//     function ARN and the lambda:invoke forms.
+//   - ItemReader and ResultWriter read and write local files: Bucket is a folder and Key a path,
+//     relative ones in the data folder. ItemReader reads CSV (header row or given headers) and
+//     JSON arrays, one item at a time.
+//   - A redrive resumes at the last top-level checkpoint; inside it, tasks that succeeded before
+//     the redrive are found again by their dedup key and not re-run (Parallel branches, Map
+//     iterations), while Pass/Choice states are evaluated again.
+//   - Only the JSONPath query language is supported (not JSONata).
+package flow

@@ -1,0 +1,468 @@
+package flow
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"jobdesk/engine/flow/asl"
+	"jobdesk/engine/job"
+	"jobdesk/engine/queue"
+	"jobdesk/engine/store"
+)
+
+// Job types the engine registers.
+const (
+	// TypeExecution is the orchestrator job type of an execution.
+	TypeExecution = "flow.execution"
+	// TypeTimer is the job type of Wait states and Retry backoffs: a job that does nothing,
+	// scheduled for a time, so that waiting survives a restart.
+	TypeTimer = "flow.timer"
+	// FunctionTypePrefix prefixes a Lambda function's job type ("lambda:csv-processor").
+	FunctionTypePrefix = "lambda:"
+)
+
+// Engine runs state machines durably on a queue. It is safe for concurrent use.
+type Engine struct {
+	q    *queue.Queue
+	db   *store.DB
+	opts Options
+
+	mu         sync.Mutex
+	funcs      map[string]function
+	waiters    map[int64][]chan struct{}
+	actCh      chan struct{} // closed and replaced whenever activity tasks change
+	statusStmt *sql.Stmt
+	stop       func()
+	done       chan struct{}
+	closeOnce  sync.Once
+}
+
+type function struct {
+	h job.Handler
+	o queue.TypeOptions
+}
+
+// New returns an engine on q, applying Migrations to q's database.
+func New(q *queue.Queue, opts Options) (*Engine, error) {
+	if err := q.DB().Migrate(Migrations); err != nil {
+		return nil, err
+	}
+	if opts.DataDir == "" {
+		opts.DataDir = q.DataDir()
+	}
+	if opts.Region == "" {
+		opts.Region = "local"
+	}
+	if opts.Account == "" {
+		opts.Account = "000000000000"
+	}
+	e := &Engine{q: q, db: q.DB(), opts: opts, funcs: map[string]function{}, waiters: map[int64][]chan struct{}{},
+		actCh: make(chan struct{})}
+	events, stop := q.Subscribe(1 << 16)
+	e.done = make(chan struct{})
+	e.stop = stop
+	go e.dispatch(events)
+	return e, nil
+}
+
+// Close stops the engine's event listener. Executions in progress are not affected: they run
+// in the queue's workers and resume wherever an engine runs next.
+func (e *Engine) Close() {
+	e.closeOnce.Do(func() {
+		e.stop()
+		close(e.done)
+	})
+}
+
+// dispatch wakes the goroutines waiting for a job to finish.
+func (e *Engine) dispatch(events <-chan job.Event) {
+	for {
+		var ev job.Event
+		select {
+		case ev = <-events:
+		case <-e.done:
+			return
+		}
+		if ev.Kind == job.EventExternalChange {
+			e.mu.Lock()
+			for id, ws := range e.waiters {
+				for _, w := range ws {
+					close(w)
+				}
+				delete(e.waiters, id)
+			}
+			e.mu.Unlock()
+			e.activityChanged()
+			continue
+		}
+		if !ev.Status.Final() {
+			continue
+		}
+		e.mu.Lock()
+		ws := e.waiters[ev.JobID]
+		delete(e.waiters, ev.JobID)
+		e.mu.Unlock()
+		for _, w := range ws {
+			close(w)
+		}
+	}
+}
+
+// waitJob blocks until job id is final (or ctx ends).
+func (e *Engine) waitJob(ctx context.Context, id int64) (job.Job, error) {
+	tick := time.NewTicker(2 * time.Second) // a lost event (a slow subscriber) costs at most this
+	defer tick.Stop()
+	for {
+		ch := make(chan struct{})
+		e.mu.Lock()
+		e.waiters[id] = append(e.waiters[id], ch)
+		e.mu.Unlock()
+		st, err := e.jobStatus(ctx, id)
+		if err != nil || st.Final() {
+			e.dropWaiter(id, ch)
+			if err != nil {
+				return job.Job{}, err
+			}
+			return e.q.Get(context.WithoutCancel(ctx), id)
+		}
+		select {
+		case <-ch:
+		case <-tick.C:
+			e.dropWaiter(id, ch)
+		case <-ctx.Done():
+			e.dropWaiter(id, ch)
+			j, _ := e.q.Get(context.WithoutCancel(ctx), id)
+			return j, ctx.Err()
+		}
+	}
+}
+
+// jobStatus reads a job's status with a statement prepared once (waiting on thousands of map
+// items reads it thousands of times).
+func (e *Engine) jobStatus(ctx context.Context, id int64) (job.Status, error) {
+	e.mu.Lock()
+	if e.statusStmt == nil {
+		st, err := e.db.R.Prepare(`SELECT status FROM jobs WHERE id=?`)
+		if err != nil {
+			e.mu.Unlock()
+			return "", err
+		}
+		e.statusStmt = st
+	}
+	stmt := e.statusStmt
+	e.mu.Unlock()
+	var st job.Status
+	err := stmt.QueryRowContext(context.WithoutCancel(ctx), id).Scan(&st)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", queue.ErrNotFound
+	}
+	return st, err
+}
+
+func (e *Engine) dropWaiter(id int64, ch chan struct{}) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ws := e.waiters[id]
+	for i, w := range ws {
+		if w == ch {
+			e.waiters[id] = append(ws[:i], ws[i+1:]...)
+			break
+		}
+	}
+	if len(e.waiters[id]) == 0 {
+		delete(e.waiters, id)
+	}
+}
+
+// RegisterFunction makes a Lambda function name runnable: a Task whose Resource is
+// arn:aws:lambda:REGION:ACCOUNT:function:NAME (or arn:aws:states:::lambda:invoke with
+// Parameters.FunctionName = NAME or its ARN, Payload = the input, result wrapped as the real
+// integration does in {"Payload": …, "StatusCode": 200}) runs h, as a job of type
+// "lambda:NAME". Call it before Attach.
+func (e *Engine) RegisterFunction(name string, h job.Handler, o queue.TypeOptions) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.funcs[name] = function{h: h, o: o}
+}
+
+// Functions returns the names of the registered functions, sorted.
+func (e *Engine) Functions() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for n := range e.funcs {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Attach registers the execution orchestrator, the timer and every function with a worker (call
+// before w.Start).
+func (e *Engine) Attach(w *queue.Worker) {
+	w.Handle(TypeExecution, e.runExecution, queue.TypeOptions{Orchestrator: true, Concurrency: 256})
+	w.Handle(TypeTimer, func(context.Context, json.RawMessage, job.Reporter) (json.RawMessage, error) {
+		return json.RawMessage(`{}`), nil
+	}, queue.TypeOptions{Orchestrator: true, Concurrency: 256})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for name, f := range e.funcs {
+		o := f.o
+		o.Timeout = 0 // the Task's own TimeoutSeconds applies (see wrap)
+		w.Handle(FunctionTypePrefix+name, wrap(f.h, f.o.Timeout), o)
+	}
+}
+
+// ---- ARNs ----
+
+func (e *Engine) arn(kind, rest string) string {
+	return "arn:aws:states:" + e.opts.Region + ":" + e.opts.Account + ":" + kind + ":" + rest
+}
+
+// StateMachineARN returns the ARN of the state machine named name.
+func (e *Engine) StateMachineARN(name string) string { return e.arn("stateMachine", name) }
+
+func (e *Engine) executionARN(sm, name string) string { return e.arn("execution", sm+":"+name) }
+
+func (e *Engine) nameFromARN(arn, kind string) (string, error) {
+	prefix := "arn:aws:states:"
+	if !strings.HasPrefix(arn, prefix) {
+		return "", apiErr("InvalidArn", "Invalid Arn: '%s'", arn)
+	}
+	parts := strings.SplitN(arn[len(prefix):], ":", 4)
+	if len(parts) < 4 || parts[2] != kind || parts[3] == "" {
+		return "", apiErr("InvalidArn", "Invalid Arn: '%s'", arn)
+	}
+	return parts[3], nil
+}
+
+// ---- resources ----
+
+type resource struct {
+	kind     string // lambda, invoke, sns, activity
+	function string // lambda
+	activity string // activity ARN
+}
+
+func (e *Engine) parseResource(r string) (resource, error) {
+	switch {
+	case strings.HasPrefix(r, "arn:aws:lambda:"):
+		parts := strings.Split(r, ":")
+		if len(parts) < 7 || parts[5] != "function" || parts[6] == "" {
+			return resource{}, fmt.Errorf("resource %q is not a Lambda function ARN (arn:aws:lambda:REGION:ACCOUNT:function:NAME)", r)
+		}
+		return resource{kind: "lambda", function: parts[6]}, nil
+	case r == "arn:aws:states:::lambda:invoke":
+		return resource{kind: "invoke"}, nil
+	case r == "arn:aws:states:::sns:publish":
+		return resource{kind: "sns"}, nil
+	case strings.HasPrefix(r, "arn:aws:states:") && strings.Contains(r, ":activity:"):
+		if _, err := e.nameFromARN(r, "activity"); err != nil {
+			return resource{}, fmt.Errorf("resource %q is not an activity ARN", r)
+		}
+		return resource{kind: "activity", activity: r}, nil
+	}
+	return resource{}, fmt.Errorf("resource %q is not supported on this device (Lambda functions, lambda:invoke, sns:publish and activities are)", r)
+}
+
+// checkResource is the resolver used when definitions are stored: the resource's form must be
+// one the engine runs. Function names are checked when the Task runs, since families register
+// their functions in any order.
+func (e *Engine) checkResource(r string) error {
+	_, err := e.parseResource(r)
+	return err
+}
+
+// CheckResourceStrict also requires a Lambda function to be registered; `jobdesk flow validate`
+// uses it.
+func (e *Engine) CheckResourceStrict(r string) error {
+	res, err := e.parseResource(r)
+	if err != nil {
+		return err
+	}
+	if res.kind == "lambda" {
+		e.mu.Lock()
+		_, ok := e.funcs[res.function]
+		e.mu.Unlock()
+		if !ok {
+			return fmt.Errorf("no function named %q is registered (known: %s)", res.function, strings.Join(e.Functions(), ", "))
+		}
+	}
+	return nil
+}
+
+// Validate checks a definition; each Diagnostic names the state and field. resolver, when not
+// nil, is asked about every Task Resource.
+func Validate(definition []byte, resolver func(resource string) error) []Diagnostic {
+	_, ds := asl.Parse(definition, resolver)
+	out := make([]Diagnostic, len(ds))
+	for i, d := range ds {
+		out[i] = Diagnostic(d)
+	}
+	return out
+}
+
+func invalidDefinition(ds []asl.Diagnostic) error {
+	var msgs []string
+	for _, d := range ds {
+		if d.Severity == "ERROR" {
+			msgs = append(msgs, fmt.Sprintf("%s: %s at %s", d.Code, d.Message, d.Location))
+		}
+	}
+	return apiErr("InvalidDefinition", "Invalid State Machine Definition: '%s'", strings.Join(msgs, "; "))
+}
+
+// ---- state machines ----
+
+const smCols = `arn, name, definition, role_arn, type, status, created_at, updated_at`
+
+func scanSM(s interface{ Scan(...any) error }) (StateMachine, error) {
+	var sm StateMachine
+	var c, u int64
+	err := s.Scan(&sm.ARN, &sm.Name, &sm.Definition, &sm.RoleARN, &sm.Type, &sm.Status, &c, &u)
+	sm.CreatedAt, sm.UpdatedAt = time.UnixMilli(c), time.UnixMilli(u)
+	return sm, err
+}
+
+func (e *Engine) parseDefinition(def string) error {
+	if _, ds := asl.Parse([]byte(def), e.checkResource); hasError(ds) {
+		return invalidDefinition(ds)
+	}
+	return nil
+}
+
+func hasError(ds []asl.Diagnostic) bool {
+	for _, d := range ds {
+		if d.Severity == "ERROR" {
+			return true
+		}
+	}
+	return false
+}
+
+// PutStateMachine creates the state machine or updates its definition when it exists (used to
+// load the shipped workflows at start-up).
+func (e *Engine) PutStateMachine(ctx context.Context, name, definition string) (StateMachine, error) {
+	if !validName(name) {
+		return StateMachine{}, apiErr("InvalidName", "Invalid Name: '%s'", name)
+	}
+	if err := e.parseDefinition(definition); err != nil {
+		return StateMachine{}, err
+	}
+	arn := e.StateMachineARN(name)
+	now := time.Now().UnixMilli()
+	err := e.db.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO flow_state_machines(arn, name, definition, role_arn, created_at, updated_at)
+			VALUES(?,?,?,?,?,?) ON CONFLICT(arn) DO UPDATE SET definition=excluded.definition,
+			updated_at=CASE WHEN definition=excluded.definition THEN updated_at ELSE excluded.updated_at END`,
+			arn, name, definition, e.defaultRole(), now, now)
+		return err
+	})
+	if err != nil {
+		return StateMachine{}, err
+	}
+	return e.DescribeStateMachine(ctx, arn)
+}
+
+func (e *Engine) defaultRole() string {
+	return "arn:aws:iam::" + e.opts.Account + ":role/jobdesk-local"
+}
+
+// CreateStateMachine creates a state machine. It fails with StateMachineAlreadyExists when the
+// name exists with another definition (the same definition returns the existing one).
+func (e *Engine) CreateStateMachine(ctx context.Context, name, definition, roleARN string) (StateMachine, error) {
+	if !validName(name) {
+		return StateMachine{}, apiErr("InvalidName", "Invalid Name: '%s'", name)
+	}
+	if err := e.parseDefinition(definition); err != nil {
+		return StateMachine{}, err
+	}
+	if roleARN == "" {
+		roleARN = e.defaultRole()
+	}
+	arn := e.StateMachineARN(name)
+	if sm, err := e.DescribeStateMachine(ctx, arn); err == nil {
+		if sm.Definition == definition && sm.RoleARN == roleARN {
+			return sm, nil
+		}
+		return StateMachine{}, apiErr("StateMachineAlreadyExists", "State Machine Already Exists: '%s'", arn)
+	}
+	now := time.Now().UnixMilli()
+	err := e.db.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO flow_state_machines(arn, name, definition, role_arn, created_at, updated_at)
+			VALUES(?,?,?,?,?,?)`, arn, name, definition, roleARN, now, now)
+		return err
+	})
+	if err != nil {
+		return StateMachine{}, err
+	}
+	return e.DescribeStateMachine(ctx, arn)
+}
+
+// UpdateStateMachine replaces the definition of an existing state machine. Running executions
+// keep the definition they started with.
+func (e *Engine) UpdateStateMachine(ctx context.Context, arn, definition string) (StateMachine, error) {
+	if _, err := e.DescribeStateMachine(ctx, arn); err != nil {
+		return StateMachine{}, err
+	}
+	if err := e.parseDefinition(definition); err != nil {
+		return StateMachine{}, err
+	}
+	err := e.db.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE flow_state_machines SET definition=?, updated_at=? WHERE arn=?`,
+			definition, time.Now().UnixMilli(), arn)
+		return err
+	})
+	if err != nil {
+		return StateMachine{}, err
+	}
+	return e.DescribeStateMachine(ctx, arn)
+}
+
+// DescribeStateMachine returns the state machine with arn.
+func (e *Engine) DescribeStateMachine(ctx context.Context, arn string) (StateMachine, error) {
+	if _, err := e.nameFromARN(arn, "stateMachine"); err != nil {
+		return StateMachine{}, err
+	}
+	sm, err := scanSM(e.db.R.QueryRowContext(ctx, `SELECT `+smCols+` FROM flow_state_machines WHERE arn=?`, arn))
+	if errors.Is(err, sql.ErrNoRows) {
+		return StateMachine{}, apiErr("StateMachineDoesNotExist", "State Machine Does Not Exist: '%s'", arn)
+	}
+	return sm, err
+}
+
+// ListStateMachines lists every state machine by name.
+func (e *Engine) ListStateMachines(ctx context.Context) ([]StateMachine, error) {
+	rows, err := e.db.R.QueryContext(ctx, `SELECT `+smCols+` FROM flow_state_machines ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []StateMachine
+	for rows.Next() {
+		sm, err := scanSM(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sm)
+	}
+	return out, rows.Err()
+}
+
+// DeleteStateMachine deletes a state machine; its executions and their history stay.
+func (e *Engine) DeleteStateMachine(ctx context.Context, arn string) error {
+	if _, err := e.nameFromARN(arn, "stateMachine"); err != nil {
+		return err
+	}
+	return e.db.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM flow_state_machines WHERE arn=?`, arn)
+		return err
+	})
+}

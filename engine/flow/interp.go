@@ -1,0 +1,778 @@
+package flow
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"jobdesk/engine/flow/asl"
+	"jobdesk/engine/job"
+	"jobdesk/engine/queue"
+)
+
+// maxPayload is Step Functions' limit on a state's input or output.
+const maxPayload = 256 * 1024
+
+var (
+	errExecTimeout   = errors.New("the execution exceeded the state machine's TimeoutSeconds")
+	errSiblingFailed = errors.New("another branch or iteration failed")
+)
+
+// run is one orchestrator pass over an execution.
+type run struct {
+	e                        *Engine
+	execID, jobID            int64
+	arn, name, smARN, smName string
+	redrive                  int
+	start                    time.Time
+	input                    any
+	inputJSON                string
+	machine                  *asl.Machine
+	rep                      job.Reporter
+	last                     int64 // the last history event id written
+	top                      *frame
+	visited                  map[string]bool
+	mapDone, mapTotal        atomic.Int64
+	progressMu               sync.Mutex
+	lastProgress             time.Time
+}
+
+// frame is one thread of states: the top level, a Parallel branch or a Map iteration.
+type frame struct {
+	prefix string // dedup-key prefix of its states ("" at the top level)
+	top    bool
+	visits map[string]int
+	quiet  bool // a DISTRIBUTED map iteration: its events stay out of the parent's history
+
+	mu     sync.Mutex
+	events []event
+}
+
+func (f *frame) add(typ string, details map[string]any) {
+	if f.quiet {
+		return
+	}
+	f.mu.Lock()
+	f.events = append(f.events, event{typ: typ, at: time.Now().UnixMilli(), details: details})
+	f.mu.Unlock()
+}
+
+func (f *frame) merge(evs []event) {
+	if f.quiet || len(evs) == 0 {
+		return
+	}
+	f.mu.Lock()
+	f.events = append(f.events, evs...)
+	f.mu.Unlock()
+}
+
+func (f *frame) take() []event {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	evs := f.events
+	f.events = nil
+	return evs
+}
+
+type checkpoint struct {
+	State  string         `json:"state"`
+	Input  any            `json:"input"`
+	Visits map[string]int `json:"visits"`
+}
+
+func fail(name, format string, args ...any) *asl.Error { return asl.Errorf(name, format, args...) }
+
+// runExecution is the handler of the orchestrator job: it runs (or resumes) the execution whose
+// ARN is the job's input.
+func (e *Engine) runExecution(ctx context.Context, input json.RawMessage, rep job.Reporter) (json.RawMessage, error) {
+	var arn string
+	if err := json.Unmarshal(input, &arn); err != nil {
+		return nil, job.Errorf(job.E014, "the execution job's input is not an execution ARN").Permanent()
+	}
+	load := func() (r *run, def string, status string, cp sql.NullString, err error) {
+		r = &run{e: e, arn: arn, rep: rep, visited: map[string]bool{}}
+		var start int64
+		err = e.db.R.QueryRowContext(ctx, `SELECT id, job_id, name, sm_arn, definition, status, input, checkpoint, last_event_id,
+			redrive_count, start_date FROM flow_executions WHERE arn=?`, arn).Scan(&r.execID, &r.jobID, &r.name, &r.smARN, &def,
+			&status, &r.inputJSON, &cp, &r.last, &r.redrive, &start)
+		r.start = time.UnixMilli(start)
+		return
+	}
+	r, def, status, cp, err := load()
+	if err != nil {
+		return nil, job.Wrap(job.E009, err, "the execution could not be read").WithName("States.Runtime")
+	}
+	if status != StatusRunning {
+		// The job was retried from the queue (`jobdesk retry`): that is a redrive.
+		if err := e.markRedriven(ctx, arn); err != nil {
+			return nil, job.Wrap(job.E009, err, "the execution could not be redriven")
+		}
+		if r, def, _, cp, err = load(); err != nil {
+			return nil, job.Wrap(job.E009, err, "the execution could not be read")
+		}
+	}
+	r.smName, _ = e.nameFromARN(r.smARN, "stateMachine")
+	r.input, _ = asl.Decode([]byte(r.inputJSON))
+	m, ds := asl.Parse([]byte(def), nil)
+	if m == nil {
+		return r.close(ctx, StatusFailed, nil, "States.Runtime", invalidDefinition(ds).Error())
+	}
+	r.machine = m
+	r.top = &frame{top: true, visits: map[string]int{}}
+	state, in := m.StartAt, r.input
+	if cp.Valid && cp.String != "" {
+		var c checkpoint
+		if err := json.Unmarshal([]byte(cp.String), &c); err == nil && m.States[c.State] != nil {
+			state, in, r.top.visits = c.State, c.Input, c.Visits
+			if r.top.visits == nil {
+				r.top.visits = map[string]int{}
+			}
+		}
+	}
+	if r.last == 0 {
+		r.top.add("ExecutionStarted", map[string]any{"executionStartedEventDetails": map[string]any{
+			"input": r.inputJSON, "inputDetails": map[string]any{"truncated": false}, "roleArn": e.defaultRole()}})
+	}
+	rctx := ctx
+	if m.TimeoutSeconds > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithDeadlineCause(ctx, r.start.Add(time.Duration(m.TimeoutSeconds*float64(time.Second))), errExecTimeout)
+		defer cancel()
+	}
+	out, ferr := r.runMachine(rctx, r.top, m, state, in)
+	switch {
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), context.Canceled):
+		// JobDesk is stopping: keep the checkpoint; the job returns to the queue and resumes.
+		r.flush(context.WithoutCancel(ctx), nil)
+		return nil, context.Cause(ctx)
+	case ctx.Err() != nil:
+		_, err := r.close(ctx, StatusAborted, nil, "States.Aborted", "the execution was cancelled")
+		return nil, err
+	case rctx.Err() != nil && errors.Is(context.Cause(rctx), errExecTimeout):
+		return r.close(ctx, StatusTimedOut, nil, "States.Timeout", fmt.Sprintf("the execution took longer than its TimeoutSeconds (%.0f s)", m.TimeoutSeconds))
+	case ferr != nil:
+		return r.close(ctx, StatusFailed, nil, ferr.Name, ferr.Cause)
+	}
+	return r.close(ctx, StatusSucceeded, asl.Encode(out), "", "")
+}
+
+// close writes the buffered history and the execution's outcome, and returns what the job ends
+// with: the output, or an error that names the Step Functions error.
+func (r *run) close(ctx context.Context, status string, output json.RawMessage, errName, cause string) (json.RawMessage, error) {
+	ctx = context.WithoutCancel(ctx)
+	evs := r.top.take()
+	now := time.Now().UnixMilli()
+	typ, details := closingEvent(status, output, errName, cause)
+	evs = append(evs, event{typ: typ, at: now, details: details})
+	err := r.e.db.Tx(ctx, func(tx *sql.Tx) error {
+		var st string
+		if err := tx.QueryRow(`SELECT status, last_event_id FROM flow_executions WHERE id=?`, r.execID).Scan(&st, &r.last); err != nil {
+			return err
+		}
+		if st != StatusRunning {
+			return nil // stopped meanwhile: StopExecution recorded the end
+		}
+		var out any
+		if output != nil {
+			out = string(output)
+		}
+		if _, err := tx.Exec(`UPDATE flow_executions SET status=?, output=?, error=?, cause=?, stop_date=? WHERE id=?`,
+			status, out, errName, cause, now, r.execID); err != nil {
+			return err
+		}
+		return insertEvents(tx, r.execID, &r.last, evs)
+	})
+	if err != nil {
+		return nil, job.Wrap(job.E009, err, "the execution's outcome could not be recorded").Transient()
+	}
+	switch status {
+	case StatusSucceeded:
+		return output, nil
+	case StatusTimedOut:
+		return nil, job.Errorf(job.E011, "the workflow took longer than its limit: %s", cause).
+			WithJa("ワークフローが制限時間を超えたため停止しました。").WithName("States.Timeout").Permanent()
+	case StatusAborted:
+		return nil, job.Errorf(job.E013, "the workflow was stopped").WithJa("ワークフローは停止されました。").WithName("States.Aborted").Permanent()
+	}
+	msg := errName
+	if cause != "" {
+		msg += ": " + cause
+	}
+	return nil, job.Errorf(job.E015, "the workflow failed: %s", msg).
+		WithJa(fmt.Sprintf("ワークフローが失敗しました（%s）。", errName)).WithName(errName).Permanent()
+}
+
+// flush writes the buffered history, and the checkpoint when cp is not nil, in one transaction.
+func (r *run) flush(ctx context.Context, cp *checkpoint) error {
+	evs := r.top.take()
+	if len(evs) == 0 && cp == nil {
+		return nil
+	}
+	var cpJSON any
+	if cp != nil {
+		cpJSON = string(asl.Encode(cp))
+	}
+	return r.e.db.Tx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		var st string
+		if err := tx.QueryRow(`SELECT status, last_event_id FROM flow_executions WHERE id=?`, r.execID).Scan(&st, &r.last); err != nil {
+			return err
+		}
+		if st != StatusRunning {
+			return nil
+		}
+		if cp != nil {
+			if _, err := tx.Exec(`UPDATE flow_executions SET checkpoint=? WHERE id=?`, cpJSON, r.execID); err != nil {
+				return err
+			}
+		}
+		return insertEvents(tx, r.execID, &r.last, evs)
+	})
+}
+
+func (r *run) contextObject(s *asl.State, entered time.Time, retryCount int, token string) map[string]any {
+	c := map[string]any{
+		"Execution": map[string]any{"Id": r.arn, "Name": r.name, "Input": r.input, "StartTime": r.start.UTC().Format(time.RFC3339Nano),
+			"RoleArn": r.e.defaultRole(), "RedriveCount": float64(r.redrive)},
+		"StateMachine": map[string]any{"Id": r.smARN, "Name": r.smName},
+		"State":        map[string]any{"Name": s.Name, "EnteredTime": entered.UTC().Format(time.RFC3339Nano), "RetryCount": float64(retryCount)},
+	}
+	if token != "" {
+		c["Task"] = map[string]any{"Token": token}
+	}
+	return c
+}
+
+func (r *run) progress(msg string) {
+	r.progressMu.Lock()
+	defer r.progressMu.Unlock()
+	if time.Since(r.lastProgress) < 100*time.Millisecond {
+		return
+	}
+	r.lastProgress = time.Now()
+	n := float64(len(r.machine.States))
+	done := float64(len(r.visited)) - 1
+	if t := r.mapTotal.Load(); t > 0 {
+		d := r.mapDone.Load()
+		done += float64(d) / float64(t)
+		msg = fmt.Sprintf("%s: %d of %d items", msg, d, t)
+	}
+	r.rep.Progress(math.Max(0, math.Min(99, done/n*100)), msg)
+}
+
+func str(v any) string { return string(asl.Encode(v)) }
+
+func waits(typ string) bool {
+	switch typ {
+	case "Task", "Wait", "Map", "Parallel":
+		return true
+	}
+	return false
+}
+
+// runMachine runs the states of m from cur until an end state or an uncaught error.
+func (r *run) runMachine(ctx context.Context, fr *frame, m *asl.Machine, cur string, in any) (any, *asl.Error) {
+	for {
+		if ctx.Err() != nil {
+			return nil, fail("States.Aborted", "%v", context.Cause(ctx))
+		}
+		s := m.States[cur]
+		if s == nil {
+			return nil, fail("States.Runtime", "there is no state %q", cur)
+		}
+		if fr.top {
+			r.progressMu.Lock()
+			r.visited[cur] = true
+			r.progressMu.Unlock()
+			if waits(s.Type) {
+				if err := r.flush(ctx, &checkpoint{State: cur, Input: in, Visits: fr.visits}); err != nil {
+					return nil, fail("States.Runtime", "the checkpoint could not be written: %v", err)
+				}
+				// The job's own history (jobdesk show --history, the window) shows the steps too.
+				r.e.q.AddEvent(ctx, r.jobID, s.Type+"StateEntered", cur, "")
+			}
+			r.progress(cur)
+		}
+		visit := fr.visits[cur]
+		fr.visits[cur] = visit + 1
+		key := fmt.Sprintf("%s%s#%d", fr.prefix, cur, visit)
+		entered := time.Now()
+		if !fr.quiet {
+			fr.add(s.Type+"StateEntered", map[string]any{"stateEnteredEventDetails": map[string]any{"name": cur, "input": str(in)}})
+		}
+		out, next, err := r.state(ctx, fr, s, in, key, entered)
+		if err != nil {
+			return nil, err
+		}
+		if !fr.quiet {
+			o := str(out)
+			if len(o) > maxPayload {
+				return nil, fail("States.DataLimitExceeded", "the output of state %q is %d bytes, more than the 256 KiB Step Functions allows", cur, len(o))
+			}
+			fr.add(s.Type+"StateExited", map[string]any{"stateExitedEventDetails": map[string]any{"name": cur, "output": o}})
+		}
+		if next == "" {
+			return out, nil
+		}
+		if fr.top && waits(s.Type) {
+			// A finished Task, Map or Parallel is never run again, also not by a redrive.
+			if err := r.flush(ctx, &checkpoint{State: next, Input: out, Visits: fr.visits}); err != nil {
+				return nil, fail("States.Runtime", "the checkpoint could not be written: %v", err)
+			}
+		}
+		cur, in = next, out
+	}
+}
+
+// state runs one state and returns its output and the next state ("" at an end).
+func (r *run) state(ctx context.Context, fr *frame, s *asl.State, raw any, key string, entered time.Time) (any, string, *asl.Error) {
+	cobj := r.contextObject(s, entered, 0, "")
+	asErr := func(err error) *asl.Error {
+		var ae *asl.Error
+		if errors.As(err, &ae) {
+			return ae
+		}
+		return fail("States.Runtime", "%v", err)
+	}
+	switch s.Type {
+	case "Pass":
+		eff, err := s.EffectiveInput(raw, cobj)
+		if err != nil {
+			return nil, "", asErr(err)
+		}
+		result := eff
+		if s.HasResult {
+			result = s.Result
+		}
+		out, err := s.Output(raw, result, cobj)
+		if err != nil {
+			return nil, "", asErr(err)
+		}
+		return out, s.Next, nil
+	case "Choice":
+		v, err := asl.SelectPath(s.InputPath, raw, cobj)
+		if err != nil {
+			return nil, "", asErr(err)
+		}
+		next, err := s.Choose(asl.Env{Input: v, Context: cobj})
+		if err != nil {
+			return nil, "", asErr(err)
+		}
+		out, err := asl.SelectPath(s.OutputPath, v, cobj)
+		if err != nil {
+			return nil, "", asErr(err)
+		}
+		return out, next, nil
+	case "Succeed":
+		v, err := asl.SelectPath(s.InputPath, raw, cobj)
+		if err != nil {
+			return nil, "", asErr(err)
+		}
+		out, err := asl.SelectPath(s.OutputPath, v, cobj)
+		if err != nil {
+			return nil, "", asErr(err)
+		}
+		return out, "", nil
+	case "Fail":
+		name, cause := s.Error, s.Cause
+		env := asl.Env{Input: raw, Context: cobj}
+		if s.ErrorPath != "" {
+			v, err := asl.Expr(s.ErrorPath, env)
+			if err != nil {
+				return nil, "", asErr(err)
+			}
+			name, _ = v.(string)
+		}
+		if s.CausePath != "" {
+			v, err := asl.Expr(s.CausePath, env)
+			if err != nil {
+				return nil, "", asErr(err)
+			}
+			cause, _ = v.(string)
+		}
+		return nil, "", &asl.Error{Name: name, Cause: cause}
+	case "Wait":
+		v, err := asl.SelectPath(s.InputPath, raw, cobj)
+		if err != nil {
+			return nil, "", asErr(err)
+		}
+		until := entered
+		switch {
+		case s.HasSeconds:
+			until = entered.Add(time.Duration(s.Seconds * float64(time.Second)))
+		case s.Timestamp != "":
+			until, _ = asl.ParseTimestamp(s.Timestamp)
+		case s.SecondsPath != "":
+			x, err := asl.Env{Input: v, Context: cobj}.Lookup(s.SecondsPath)
+			if err != nil {
+				return nil, "", asErr(err)
+			}
+			secs, ok := x.(float64)
+			if !ok || secs < 0 {
+				return nil, "", fail("States.Runtime", "SecondsPath %s must name a non-negative number", s.SecondsPath)
+			}
+			until = entered.Add(time.Duration(secs * float64(time.Second)))
+		case s.TimestampPath != "":
+			x, err := asl.Env{Input: v, Context: cobj}.Lookup(s.TimestampPath)
+			if err != nil {
+				return nil, "", asErr(err)
+			}
+			ts, _ := x.(string)
+			t, ok := asl.ParseTimestamp(ts)
+			if !ok {
+				return nil, "", fail("States.Runtime", "TimestampPath %s must name an RFC 3339 timestamp", s.TimestampPath)
+			}
+			until = t
+		}
+		if err := r.sleep(ctx, key+"/wait", until); err != nil {
+			return nil, "", err
+		}
+		out, err := asl.SelectPath(s.OutputPath, v, cobj)
+		if err != nil {
+			return nil, "", asErr(err)
+		}
+		return out, s.Next, nil
+	}
+	// Task, Parallel, Map: with Retry and Catch.
+	counts := make([]int, len(s.Retry))
+	for try := 0; ; try++ {
+		retries := 0
+		for _, c := range counts {
+			retries += c
+		}
+		cobj = r.contextObject(s, entered, retries, "")
+		var result any
+		var ferr *asl.Error
+		switch s.Type {
+		case "Task":
+			result, ferr = r.task(ctx, fr, s, raw, cobj, fmt.Sprintf("%s@%d", key, try))
+		case "Parallel":
+			result, ferr = r.parallel(ctx, fr, s, raw, cobj, fmt.Sprintf("%s@%d", key, try))
+		case "Map":
+			result, ferr = r.mapState(ctx, fr, s, raw, cobj, fmt.Sprintf("%s@%d", key, try))
+		}
+		if ferr == nil {
+			out, err := s.Output(raw, result, cobj)
+			if err == nil {
+				return out, s.Next, nil
+			}
+			ferr = asErr(err)
+		}
+		if ctx.Err() != nil {
+			return nil, "", fail("States.Aborted", "%v", context.Cause(ctx))
+		}
+		if i := s.FindRetry(ferr.Name); i >= 0 && counts[i] < s.Retry[i].MaxAttempts {
+			delay := s.Retry[i].Delay(counts[i])
+			counts[i]++
+			if err := r.sleep(ctx, fmt.Sprintf("%s@%d/backoff", key, try), time.Now().Add(delay)); err != nil {
+				return nil, "", err
+			}
+			continue
+		}
+		if c := s.FindCatch(ferr.Name); c != nil {
+			out, err := asl.PlaceResult(c.ResultPath, raw, asl.ErrorOutput(ferr.Name, ferr.Cause))
+			if err != nil {
+				return nil, "", asErr(err)
+			}
+			return out, c.Next, nil
+		}
+		return nil, "", ferr
+	}
+}
+
+// dedupKey makes a child job's dedup key: unique per execution, redrive, state path, visit
+// and attempt.
+func (r *run) dedupKey(key string) string {
+	return fmt.Sprintf("flow:%d:%d:%s", r.execID, r.redrive, key)
+}
+
+// succeededBefore returns the job of this task that succeeded before a redrive (0 when none), so
+// that a redriven execution does not run a finished task again, however deep in Parallel
+// branches it is. It reads the queue's jobs table by dedup key.
+func (r *run) succeededBefore(ctx context.Context, key string) int64 {
+	for n := r.redrive - 1; n >= 0; n-- {
+		var id int64
+		err := r.e.db.R.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND status IN ('SUCCEEDED','PARTIAL')`,
+			fmt.Sprintf("flow:%d:%d:%s", r.execID, n, key)).Scan(&id)
+		if err == nil {
+			return id
+		}
+	}
+	return 0
+}
+
+// sleep waits until t durably: a timer job scheduled for t, found again after a restart.
+func (r *run) sleep(ctx context.Context, key string, t time.Time) *asl.Error {
+	if !t.After(time.Now()) {
+		return nil
+	}
+	j, _, err := r.e.q.Enqueue(ctx, queue.Params{Type: TypeTimer, Name: "wait", NotBefore: t, MaxAttempts: 1,
+		DedupKey: r.dedupKey(key), ParentID: r.jobID})
+	if err != nil {
+		return fail("States.Runtime", "the wait could not be scheduled: %v", err)
+	}
+	if _, err := r.e.waitJob(ctx, j.ID); err != nil {
+		if c := context.Cause(ctx); errors.Is(c, errSiblingFailed) || errors.Is(c, errExecTimeout) {
+			r.e.q.Cancel(context.WithoutCancel(ctx), j.ID)
+		}
+		return fail("States.Aborted", "%v", err)
+	}
+	return nil
+}
+
+// task runs a Task state's resource once.
+func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj map[string]any, key string) (any, *asl.Error) {
+	cobj["Task"] = map[string]any{"Token": taskToken(r.dedupKey(key))}
+	eff, err := s.EffectiveInput(raw, cobj)
+	if err != nil {
+		var ae *asl.Error
+		if errors.As(err, &ae) {
+			return nil, ae
+		}
+		return nil, fail("States.Runtime", "%v", err)
+	}
+	timeout, heartbeat := s.TimeoutSeconds, s.HeartbeatSeconds
+	env := asl.Env{Input: raw, Context: cobj}
+	if s.TimeoutSecondsPath != "" {
+		v, err := env.Lookup(s.TimeoutSecondsPath)
+		f, ok := v.(float64)
+		if err != nil || !ok || f <= 0 {
+			return nil, fail("States.Runtime", "TimeoutSecondsPath %s must name a positive number", s.TimeoutSecondsPath)
+		}
+		timeout = f
+	}
+	if s.HeartbeatSecondsPath != "" {
+		v, err := env.Lookup(s.HeartbeatSecondsPath)
+		f, ok := v.(float64)
+		if err != nil || !ok || f <= 0 {
+			return nil, fail("States.Runtime", "HeartbeatSecondsPath %s must name a positive number", s.HeartbeatSecondsPath)
+		}
+		heartbeat = f
+	}
+	res, perr := r.e.parseResource(s.Resource)
+	if perr != nil {
+		return nil, fail("States.Runtime", "%v", perr)
+	}
+	switch res.kind {
+	case "sns":
+		return r.publish(ctx, fr, s, eff, key)
+	case "activity":
+		return r.activity(ctx, fr, s, res.activity, eff, key, timeout, heartbeat)
+	}
+	name, payload := res.function, eff
+	resType, resName := "lambda", res.function
+	if res.kind == "invoke" {
+		p, ok := eff.(map[string]any)
+		if !ok {
+			return nil, fail("States.Runtime", "state %q: lambda:invoke needs Parameters with FunctionName and Payload", s.Name)
+		}
+		fn, _ := p["FunctionName"].(string)
+		if i := strings.Index(fn, ":function:"); i >= 0 {
+			fn = fn[i+len(":function:"):]
+		}
+		if j := strings.IndexByte(fn, ':'); j >= 0 {
+			fn = fn[:j]
+		}
+		name, payload, resName = fn, p["Payload"], "invoke"
+		if payload == nil {
+			payload = map[string]any{}
+		}
+	}
+	pj := asl.Encode(payload)
+	if len(pj) > maxPayload {
+		return nil, fail("States.DataLimitExceeded", "the task input of state %q is larger than 256 KiB", s.Name)
+	}
+	fr.add("TaskScheduled", map[string]any{"taskScheduledEventDetails": map[string]any{"resourceType": resType, "resource": resName,
+		"region": r.e.opts.Region, "parameters": string(pj), "timeoutInSeconds": timeout, "heartbeatInSeconds": heartbeat}})
+	r.e.mu.Lock()
+	_, known := r.e.funcs[name]
+	r.e.mu.Unlock()
+	if !known {
+		cause := fmt.Sprintf("Function not found: %s", name)
+		fr.add("TaskFailed", map[string]any{"taskFailedEventDetails": map[string]any{"resourceType": resType, "resource": resName,
+			"error": "Lambda.ResourceNotFoundException", "cause": cause}})
+		return nil, fail("Lambda.ResourceNotFoundException", "%s", cause)
+	}
+	in := asl.Encode(taskInput{Payload: pj, Timeout: timeout, Heartbeat: heartbeat, State: s.Name, Execution: r.arn})
+	ids := []int64{r.succeededBefore(ctx, key)}
+	if ids[0] == 0 {
+		ids, err = r.e.q.EnqueueBatch(ctx, []queue.Params{{Type: FunctionTypePrefix + name, Name: s.Name, Input: in, MaxAttempts: 1,
+			DedupKey: r.dedupKey(key), ParentID: r.jobID}})
+		if err != nil {
+			return nil, fail("States.Runtime", "the task could not be scheduled: %v", err)
+		}
+	}
+	j, err := r.e.waitJob(ctx, ids[0])
+	if err != nil {
+		if c := context.Cause(ctx); errors.Is(c, errSiblingFailed) || errors.Is(c, errExecTimeout) {
+			// Another branch or iteration failed, or the execution ran out of time: stop the task.
+			r.e.q.Cancel(context.WithoutCancel(ctx), ids[0])
+		}
+		return nil, fail("States.Aborted", "%v", err)
+	}
+	fr.add("TaskStarted", map[string]any{"taskStartedEventDetails": map[string]any{"resourceType": resType, "resource": resName}})
+	switch j.Status {
+	case job.Succeeded, job.Partial:
+		var out any = map[string]any{}
+		if len(j.Result) > 0 {
+			v, err := asl.Decode(j.Result)
+			if err != nil {
+				return nil, fail("States.Runtime", "the function %s returned invalid JSON: %v", name, err)
+			}
+			out = v
+		}
+		if len(j.Result) > maxPayload {
+			return nil, fail("States.DataLimitExceeded", "the output of state %q is larger than 256 KiB", s.Name)
+		}
+		if res.kind == "invoke" {
+			out = map[string]any{"ExecutedVersion": "$LATEST", "Payload": out, "StatusCode": float64(200)}
+		}
+		if !fr.quiet {
+			fr.add("TaskSucceeded", map[string]any{"taskSucceededEventDetails": map[string]any{"resourceType": resType, "resource": resName,
+				"output": str(out), "outputDetails": map[string]any{"truncated": false}}})
+		}
+		return out, nil
+	}
+	name2, cause := "States.TaskFailed", "the task ended "+string(j.Status)
+	if j.Error != nil {
+		name2, cause = j.Error.ErrorName(), j.Error.Message
+		if j.Error.Cause != "" && j.Error.Cause != j.Error.Message && !strings.Contains(j.Error.Cause, "goroutine") {
+			cause += " (" + j.Error.Cause + ")"
+		}
+	}
+	if j.Status == job.Cancelled {
+		name2 = "States.Aborted"
+	}
+	typ, det := "TaskFailed", "taskFailedEventDetails"
+	if name2 == "States.Timeout" || name2 == "States.HeartbeatTimeout" {
+		typ, det = "TaskTimedOut", "taskTimedOutEventDetails"
+	}
+	fr.add(typ, map[string]any{det: map[string]any{"resourceType": resType, "resource": resName, "error": name2, "cause": cause}})
+	return nil, &asl.Error{Name: name2, Cause: cause}
+}
+
+// publish records an sns:publish Task as a local notification.
+func (r *run) publish(ctx context.Context, fr *frame, s *asl.State, eff any, key string) (any, *asl.Error) {
+	p, _ := eff.(map[string]any)
+	topic, _ := p["TopicArn"].(string)
+	subject, _ := p["Subject"].(string)
+	var msg string
+	switch m := p["Message"].(type) {
+	case string:
+		msg = m
+	case nil:
+		return nil, fail("States.Runtime", "state %q: sns:publish needs Parameters.Message", s.Name)
+	default:
+		msg = str(m)
+	}
+	fr.add("TaskScheduled", map[string]any{"taskScheduledEventDetails": map[string]any{"resourceType": "sns", "resource": "publish",
+		"region": r.e.opts.Region, "parameters": str(eff)}})
+	sum := sha256.Sum256([]byte(r.dedupKey(key)))
+	id := hex.EncodeToString(sum[:16])
+	id = id[:8] + "-" + id[8:12] + "-" + id[12:16] + "-" + id[16:20] + "-" + id[20:32]
+	err := r.e.db.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.Exec(`INSERT OR IGNORE INTO flow_notifications(exec_id, task_key, topic_arn, subject, message, at) VALUES(?,?,?,?,?,?)`,
+			r.execID, r.dedupKey(key), topic, subject, msg, time.Now().UnixMilli())
+		return err
+	})
+	if err != nil {
+		return nil, fail("States.TaskFailed", "the notification could not be recorded: %v", err)
+	}
+	r.e.q.AddEvent(ctx, r.jobID, "NotificationPublished", subject, msg)
+	out := map[string]any{"MessageId": id, "SdkHttpMetadata": map[string]any{"HttpStatusCode": float64(200)}}
+	fr.add("TaskStarted", map[string]any{"taskStartedEventDetails": map[string]any{"resourceType": "sns", "resource": "publish"}})
+	fr.add("TaskSucceeded", map[string]any{"taskSucceededEventDetails": map[string]any{"resourceType": "sns", "resource": "publish", "output": str(out)}})
+	return out, nil
+}
+
+// Notification is one message an sns:publish Task sent.
+type Notification struct {
+	ExecutionARN, TopicARN, Subject, Message string
+	At                                       time.Time
+}
+
+// Notifications returns the latest notifications (newest first), at most max.
+func (e *Engine) Notifications(ctx context.Context, max int) ([]Notification, error) {
+	if max <= 0 {
+		max = 100
+	}
+	rows, err := e.db.R.QueryContext(ctx, `SELECT x.arn, n.topic_arn, n.subject, n.message, n.at FROM flow_notifications n
+		JOIN flow_executions x ON x.id=n.exec_id ORDER BY n.id DESC LIMIT ?`, max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Notification
+	for rows.Next() {
+		var n Notification
+		var at int64
+		if err := rows.Scan(&n.ExecutionARN, &n.TopicARN, &n.Subject, &n.Message, &at); err != nil {
+			return nil, err
+		}
+		n.At = time.UnixMilli(at)
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// parallel runs a Parallel state's branches at once; the result is the array of their outputs.
+func (r *run) parallel(ctx context.Context, fr *frame, s *asl.State, raw any, cobj map[string]any, key string) (any, *asl.Error) {
+	eff, err := s.EffectiveInput(raw, cobj)
+	if err != nil {
+		var ae *asl.Error
+		if errors.As(err, &ae) {
+			return nil, ae
+		}
+		return nil, fail("States.Runtime", "%v", err)
+	}
+	fr.add("ParallelStateStarted", nil)
+	bctx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(errSiblingFailed) }
+	defer cancel()
+	results := make([]any, len(s.Branches))
+	frames := make([]*frame, len(s.Branches))
+	var first *asl.Error
+	var once sync.Once
+	var wg sync.WaitGroup
+	for i, b := range s.Branches {
+		frames[i] = &frame{prefix: fmt.Sprintf("%s/b%d/", key, i), visits: map[string]int{}, quiet: fr.quiet}
+		wg.Add(1)
+		go func(i int, b *asl.Machine) {
+			defer wg.Done()
+			out, err := r.runMachine(bctx, frames[i], b, b.StartAt, eff)
+			if err != nil {
+				once.Do(func() { first = err; cancel() })
+				return
+			}
+			results[i] = out
+		}(i, b)
+	}
+	wg.Wait()
+	for _, f := range frames {
+		fr.merge(f.take())
+	}
+	if first != nil {
+		fr.add("ParallelStateFailed", nil)
+		return nil, first
+	}
+	fr.add("ParallelStateSucceeded", nil)
+	return results, nil
+}
+
+// taskToken is the token of a Task: derived from its dedup key, so a resumed execution hands
+// out the same token.
+func taskToken(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

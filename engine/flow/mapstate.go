@@ -1,0 +1,597 @@
+package flow
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"jobdesk/engine/flow/asl"
+)
+
+// itemSource yields a Map's items one by one, so a file of a million rows is never in memory.
+type itemSource struct {
+	next  func() (any, bool, error)
+	close func()
+	total int64 // -1 when unknown until the end
+}
+
+func arraySource(a []any) itemSource {
+	i := 0
+	return itemSource{total: int64(len(a)), close: func() {}, next: func() (any, bool, error) {
+		if i >= len(a) {
+			return nil, false, nil
+		}
+		i++
+		return a[i-1], true, nil
+	}}
+}
+
+// resolveFile turns an ItemReader's or ResultWriter's Bucket and Key into a local path: relative
+// paths resolve in the data folder.
+func (e *Engine) resolveFile(bucket, key string) string {
+	p := key
+	if bucket != "" && !filepath.IsAbs(key) {
+		p = filepath.Join(bucket, key)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(e.opts.DataDir, p)
+	}
+	return p
+}
+
+func (e *Engine) readerSource(rd *asl.ItemReader, env asl.Env) (itemSource, *asl.Error) {
+	pv, err := asl.Template(rd.Parameters, env)
+	if err != nil {
+		return itemSource{}, fail("States.Runtime", "ItemReader.Parameters: %v", err)
+	}
+	p, _ := pv.(map[string]any)
+	bucket, _ := p["Bucket"].(string)
+	key, _ := p["Key"].(string)
+	if key == "" {
+		return itemSource{}, fail("States.Runtime", "ItemReader.Parameters needs Key (the file to read)")
+	}
+	path := e.resolveFile(bucket, key)
+	f, err := os.Open(path)
+	if err != nil {
+		return itemSource{}, fail("States.ItemReaderFailed", "the item file %s could not be opened: %v", key, err)
+	}
+	limit := int64(rd.MaxItems)
+	count := int64(0)
+	src := itemSource{total: -1, close: func() { f.Close() }}
+	br := bufio.NewReaderSize(f, 1<<16)
+	switch rd.InputType {
+	case "CSV":
+		// Skip a UTF-8 byte order mark.
+		if b, _ := br.Peek(3); len(b) == 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF {
+			br.Discard(3)
+		}
+		cr := csv.NewReader(br)
+		cr.FieldsPerRecord = -1
+		cr.ReuseRecord = true
+		headers := rd.CSVHeaders
+		if rd.CSVHeaderLocation != "GIVEN" {
+			rec, err := cr.Read()
+			if err != nil {
+				f.Close()
+				return itemSource{}, fail("States.ItemReaderFailed", "the CSV file %s has no header row: %v", key, err)
+			}
+			headers = append([]string(nil), rec...)
+		}
+		src.next = func() (any, bool, error) {
+			if limit > 0 && count >= limit {
+				return nil, false, nil
+			}
+			rec, err := cr.Read()
+			if err == io.EOF {
+				return nil, false, nil
+			}
+			if err != nil {
+				return nil, false, fail("States.ItemReaderFailed", "the CSV file %s could not be read: %v", key, err)
+			}
+			if len(rec) > len(headers) {
+				return nil, false, fail("States.ItemReaderFailed", "row %d of %s has more fields (%d) than the header (%d)", count+1, key, len(rec), len(headers))
+			}
+			item := make(map[string]any, len(headers))
+			for i, h := range headers {
+				if i < len(rec) {
+					item[h] = rec[i]
+				} else {
+					item[h] = ""
+				}
+			}
+			count++
+			return item, true, nil
+		}
+	default: // JSON: an array, decoded one element at a time
+		dec := json.NewDecoder(br)
+		tok, err := dec.Token()
+		if d, ok := tok.(json.Delim); err != nil || !ok || d != '[' {
+			f.Close()
+			return itemSource{}, fail("States.ItemReaderFailed", "the JSON file %s must hold an array", key)
+		}
+		src.next = func() (any, bool, error) {
+			if (limit > 0 && count >= limit) || !dec.More() {
+				return nil, false, nil
+			}
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return nil, false, fail("States.ItemReaderFailed", "the JSON file %s could not be read: %v", key, err)
+			}
+			v, err := asl.Decode(raw)
+			if err != nil {
+				return nil, false, fail("States.ItemReaderFailed", "%v", err)
+			}
+			count++
+			return v, true, nil
+		}
+	}
+	return src, nil
+}
+
+// batched groups items of src into {"Items": [...], "BatchInput": ...}.
+func batched(src itemSource, b *asl.ItemBatcher, batchInput any) itemSource {
+	max := b.MaxItemsPerBatch
+	if max <= 0 {
+		max = 1 << 30
+	}
+	out := itemSource{total: -1, close: src.close}
+	if src.total >= 0 {
+		out.total = (src.total + int64(max) - 1) / int64(max)
+	}
+	out.next = func() (any, bool, error) {
+		var items []any
+		size := 0
+		for len(items) < max {
+			it, ok, err := src.next()
+			if err != nil {
+				return nil, false, err
+			}
+			if !ok {
+				break
+			}
+			items = append(items, it)
+			if b.MaxInputBytes > 0 {
+				size += len(asl.Encode(it))
+				if size >= b.MaxInputBytes {
+					break
+				}
+			}
+		}
+		if len(items) == 0 {
+			return nil, false, nil
+		}
+		batch := map[string]any{"Items": items}
+		if batchInput != nil {
+			batch["BatchInput"] = batchInput
+		}
+		return batch, true, nil
+	}
+	return out
+}
+
+type itemResult struct {
+	idx    int64
+	ok     bool
+	output any
+	events []event
+}
+
+// mapState runs a Map state: every item through the ItemProcessor, at most MaxConcurrency at a
+// time, finished iterations recorded so that a resumed execution skips them.
+func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, cobj map[string]any, key string) (any, *asl.Error) {
+	v, err := asl.SelectPath(s.InputPath, raw, cobj)
+	if err != nil {
+		return nil, toASL(err)
+	}
+	env := asl.Env{Input: v, Context: cobj}
+	distributed := s.ProcessorMode == "DISTRIBUTED"
+	var src itemSource
+	if s.ItemReader != nil {
+		var ferr *asl.Error
+		if src, ferr = r.e.readerSource(s.ItemReader, env); ferr != nil {
+			return nil, ferr
+		}
+	} else {
+		items, err := env.Lookup(s.ItemsPath)
+		if err != nil {
+			return nil, toASL(err)
+		}
+		a, ok := items.([]any)
+		if !ok {
+			return nil, fail("States.Runtime", "state %q: ItemsPath %s must name an array", s.Name, s.ItemsPath)
+		}
+		src = arraySource(a)
+	}
+	defer src.close()
+	if s.ItemBatcher != nil {
+		var bi any
+		if s.ItemBatcher.BatchInput != nil {
+			if bi, err = asl.Template(s.ItemBatcher.BatchInput, env); err != nil {
+				return nil, toASL(err)
+			}
+		}
+		src = batched(src, s.ItemBatcher, bi)
+	}
+	maxConc := s.MaxConcurrency
+	if s.MaxConcurrencyPath != "" {
+		x, err := env.Lookup(s.MaxConcurrencyPath)
+		if f, ok := x.(float64); err == nil && ok && f >= 0 {
+			maxConc = int(f)
+		}
+	}
+	if maxConc <= 0 || maxConc > 256 {
+		maxConc = 256
+	}
+
+	// Iterations that finished before a restart (or before a redrive).
+	done := map[int64]json.RawMessage{}
+	rows, err := r.e.db.R.QueryContext(ctx, `SELECT idx, output FROM flow_map_items WHERE exec_id=? AND map_key=? AND ok=1`, r.execID, key)
+	if err == nil {
+		for rows.Next() {
+			var idx int64
+			var out string
+			if rows.Scan(&idx, &out) == nil {
+				done[idx] = json.RawMessage(out)
+			}
+		}
+		rows.Close()
+	}
+	// The failed iterations of an earlier try are run again on redrive: forget them.
+	r.e.db.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.Exec(`DELETE FROM flow_map_items WHERE exec_id=? AND map_key=? AND ok=0`, r.execID, key)
+		return err
+	})
+
+	var mapRunARN string
+	if distributed {
+		sum := sha256.Sum256([]byte(r.arn + "/" + key))
+		h := hex.EncodeToString(sum[:16])
+		mapRunARN = r.e.arn("mapRun", r.smName+"/"+r.name+":"+h[:8]+"-"+h[8:12]+"-"+h[12:16]+"-"+h[16:20]+"-"+h[20:32])
+		now := time.Now().UnixMilli()
+		err := r.e.db.Tx(ctx, func(tx *sql.Tx) error {
+			_, err := tx.Exec(`INSERT INTO flow_map_runs(arn, exec_id, map_key, status, max_concurrency, tolerated_pct, tolerated_count, start_date)
+				VALUES(?,?,?,'RUNNING',?,?,?,?) ON CONFLICT(arn) DO UPDATE SET status='RUNNING', stop_date=NULL`,
+				mapRunARN, r.execID, key, maxConc, s.ToleratedFailurePercentage, s.ToleratedFailureCount, now)
+			return err
+		})
+		if err != nil {
+			return nil, fail("States.Runtime", "the map run could not be recorded: %v", err)
+		}
+		fr.add("MapRunStarted", map[string]any{"mapRunStartedEventDetails": map[string]any{"mapRunArn": mapRunARN}})
+	}
+	fr.add("MapStateStarted", map[string]any{"mapStateStartedEventDetails": map[string]any{"length": src.total}})
+
+	mctx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(errSiblingFailed) }
+	defer cancel()
+	var (
+		mu                sync.Mutex
+		results           []any
+		keep              = s.ResultWriter == nil
+		succeeded, failed int64
+		total             int64
+		running           int64
+		firstErr          *asl.Error
+		pending           []itemResult
+		lastFlush         = time.Now()
+	)
+	setResult := func(idx int64, v any) {
+		if !keep {
+			return
+		}
+		for int64(len(results)) <= idx {
+			results = append(results, nil)
+		}
+		results[idx] = v
+	}
+	// flushLocked records finished iterations in one transaction (mu held).
+	flushLocked := func(force bool) {
+		if len(pending) == 0 || (!force && len(pending) < 64 && time.Since(lastFlush) < 200*time.Millisecond) {
+			return
+		}
+		batch := pending
+		pending = nil
+		lastFlush = time.Now()
+		r.e.db.Tx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+			stmt, err := tx.Prepare(`INSERT OR REPLACE INTO flow_map_items(exec_id, map_key, idx, ok, output) VALUES(?,?,?,?,?)`)
+			if err != nil {
+				return err
+			}
+			defer stmt.Close()
+			for _, it := range batch {
+				ok := 0
+				if it.ok {
+					ok = 1
+				}
+				if _, err := stmt.Exec(r.execID, key, it.idx, ok, str(it.output)); err != nil {
+					return err
+				}
+			}
+			if distributed {
+				_, err = tx.Exec(`UPDATE flow_map_runs SET total=?, succeeded=?, failed=?, running=?, pending=max(?-?-?-?,0) WHERE arn=?`,
+					total, succeeded, failed, running, total, succeeded, failed, running, mapRunARN)
+			}
+			return err
+		})
+		for _, it := range batch {
+			fr.merge(it.events)
+		}
+	}
+	tolerated := func() bool {
+		if !distributed {
+			return failed == 0
+		}
+		if s.ToleratedFailureCount > 0 || s.ToleratedFailurePercentage > 0 {
+			if s.ToleratedFailureCount > 0 && failed <= s.ToleratedFailureCount {
+				return true
+			}
+			if s.ToleratedFailurePercentage > 0 && total > 0 && src.total > 0 {
+				return float64(failed)*100/float64(src.total) <= s.ToleratedFailurePercentage
+			}
+			if s.ToleratedFailurePercentage > 0 && src.total < 0 {
+				return true // decided at the end, when the number of items is known
+			}
+			return false
+		}
+		return failed == 0
+	}
+	if src.total > 0 {
+		r.mapTotal.Add(src.total)
+	}
+	sem := make(chan struct{}, maxConc)
+	var wg sync.WaitGroup
+	var idx int64
+	for ; ; idx++ {
+		if mctx.Err() != nil {
+			break
+		}
+		item, ok, err := src.next()
+		if err != nil {
+			mu.Lock()
+			if firstErr == nil {
+				firstErr = toASL(err)
+			}
+			mu.Unlock()
+			cancel()
+			break
+		}
+		if !ok {
+			break
+		}
+		mu.Lock()
+		total++
+		if src.total < 0 {
+			r.mapTotal.Add(1)
+		}
+		mu.Unlock()
+		if out, ok := done[idx]; ok {
+			val, _ := asl.Decode(out)
+			mu.Lock()
+			succeeded++
+			setResult(idx, val)
+			mu.Unlock()
+			r.mapDone.Add(1)
+			continue
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-mctx.Done():
+		}
+		if mctx.Err() != nil {
+			break
+		}
+		mu.Lock()
+		running++
+		mu.Unlock()
+		wg.Add(1)
+		go func(i int64, item any) {
+			defer func() { <-sem; wg.Done() }()
+			sub := &frame{prefix: fmt.Sprintf("%s/%d/", key, i), visits: map[string]int{}, quiet: distributed || fr.quiet}
+			itemCtx := map[string]any{}
+			for k, v := range cobj {
+				itemCtx[k] = v
+			}
+			itemCtx["Map"] = map[string]any{"Item": map[string]any{"Index": float64(i), "Value": item}}
+			in := item
+			var ferr *asl.Error
+			if s.HasItemSelector {
+				x, err := asl.Template(s.ItemSelector, asl.Env{Input: v, Context: itemCtx})
+				if err != nil {
+					ferr = toASL(err)
+				}
+				in = x
+			}
+			sub.add("MapIterationStarted", map[string]any{"mapIterationStartedEventDetails": map[string]any{"name": s.Name, "index": i}})
+			var out any
+			if ferr == nil {
+				out, ferr = r.runMachine(mctx, sub, s.Processor, s.Processor.StartAt, in)
+			}
+			res := itemResult{idx: i, ok: ferr == nil, output: out}
+			if ferr != nil {
+				res.output = map[string]any{"Error": ferr.Name, "Cause": ferr.Cause}
+				typ, det := "MapIterationFailed", "mapIterationFailedEventDetails"
+				if mctx.Err() != nil {
+					typ, det = "MapIterationAborted", "mapIterationAbortedEventDetails"
+				}
+				sub.add(typ, map[string]any{det: map[string]any{"name": s.Name, "index": i}})
+			} else {
+				sub.add("MapIterationSucceeded", map[string]any{"mapIterationSucceededEventDetails": map[string]any{"name": s.Name, "index": i}})
+			}
+			res.events = sub.take()
+			mu.Lock()
+			defer mu.Unlock()
+			running--
+			if ferr != nil && mctx.Err() != nil && ferr.Name == "States.Aborted" {
+				return // cancelled because another iteration failed: runs again on redrive
+			}
+			if ferr == nil {
+				succeeded++
+				setResult(i, out)
+			} else {
+				failed++
+				if firstErr == nil {
+					firstErr = ferr
+				}
+			}
+			pending = append(pending, res)
+			r.mapDone.Add(1)
+			if !tolerated() {
+				cancel()
+			}
+			flushLocked(false)
+			r.progress(s.Name)
+		}(idx, item)
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	flushLocked(true)
+	if src.total < 0 {
+		src.total = total
+	}
+	var result any = results
+	if results == nil {
+		result = []any{}
+	}
+	var ferr *asl.Error
+	if ctx.Err() != nil {
+		ferr = fail("States.Aborted", "%v", context.Cause(ctx))
+	} else if !tolerated() || (firstErr != nil && firstErr.Name == "States.ItemReaderFailed") {
+		ferr = firstErr
+		if distributed {
+			ferr = fail("States.ExceedToleratedFailureThreshold", "%d of %d items failed, more than the tolerated failures (first: %s: %s)",
+				failed, total, firstErr.Name, firstErr.Cause)
+		}
+	}
+	if ferr == nil && s.ResultWriter != nil {
+		var werr *asl.Error
+		result, werr = r.writeResults(ctx, s, env, key, mapRunARN, total)
+		if werr != nil {
+			ferr = werr
+		}
+	}
+	if distributed {
+		status := "SUCCEEDED"
+		switch {
+		case ctx.Err() != nil:
+			status = "ABORTED"
+		case ferr != nil:
+			status = "FAILED"
+		}
+		r.e.db.Tx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+			_, err := tx.Exec(`UPDATE flow_map_runs SET status=?, stop_date=?, total=?, succeeded=?, failed=?, running=0,
+				pending=0, aborted=? WHERE arn=?`, status, time.Now().UnixMilli(), total, succeeded, failed, max(total-succeeded-failed, 0), mapRunARN)
+			return err
+		})
+		if ferr != nil {
+			fr.add("MapRunFailed", map[string]any{"mapRunFailedEventDetails": map[string]any{"error": ferr.Name, "cause": ferr.Cause}})
+		} else {
+			fr.add("MapRunSucceeded", nil)
+		}
+	}
+	if ferr != nil {
+		fr.add("MapStateFailed", nil)
+		return nil, ferr
+	}
+	fr.add("MapStateSucceeded", nil)
+	return result, nil
+}
+
+func toASL(err error) *asl.Error {
+	var ae *asl.Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	return fail("States.Runtime", "%v", err)
+}
+
+// writeResults writes a Map's results as Step Functions' ResultWriter does: SUCCEEDED_0.json and
+// FAILED_0.json (arrays in item order) and manifest.json, in Bucket/Prefix/<map run id>/, and
+// returns {"MapRunArn", "ResultWriterDetails": {"Bucket", "Key"}}.
+func (r *run) writeResults(ctx context.Context, s *asl.State, env asl.Env, key, mapRunARN string, total int64) (any, *asl.Error) {
+	pv, err := asl.Template(s.ResultWriter.Parameters, env)
+	if err != nil {
+		return nil, toASL(err)
+	}
+	p, _ := pv.(map[string]any)
+	bucket, _ := p["Bucket"].(string)
+	prefix, _ := p["Prefix"].(string)
+	runID := mapRunARN[strings.LastIndex(mapRunARN, ":")+1:]
+	relDir := filepath.ToSlash(filepath.Join(prefix, runID))
+	dir := r.e.resolveFile(bucket, relDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fail("States.ResultWriterFailed", "the result folder could not be created: %v", err)
+	}
+	files := map[int]*os.File{}
+	bufs := map[int]*bufio.Writer{}
+	counts := map[int]int64{}
+	names := map[int]string{1: "SUCCEEDED_0.json", 0: "FAILED_0.json"}
+	for ok, name := range names {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			return nil, fail("States.ResultWriterFailed", "%v", err)
+		}
+		defer f.Close()
+		files[ok], bufs[ok] = f, bufio.NewWriter(f)
+		bufs[ok].WriteString("[")
+	}
+	rows, err := r.e.db.R.QueryContext(ctx, `SELECT idx, ok, output FROM flow_map_items WHERE exec_id=? AND map_key=? ORDER BY idx`, r.execID, key)
+	if err != nil {
+		return nil, fail("States.ResultWriterFailed", "%v", err)
+	}
+	for rows.Next() {
+		var idx int64
+		var ok int
+		var out string
+		if err := rows.Scan(&idx, &ok, &out); err != nil {
+			rows.Close()
+			return nil, fail("States.ResultWriterFailed", "%v", err)
+		}
+		entry := map[string]any{"Index": idx, "Status": map[int]string{1: "SUCCEEDED", 0: "FAILED"}[ok]}
+		if ok == 1 {
+			entry["Output"] = out
+		} else {
+			var eo map[string]any
+			json.Unmarshal([]byte(out), &eo)
+			entry["Error"], entry["Cause"] = eo["Error"], eo["Cause"]
+		}
+		if counts[ok] > 0 {
+			bufs[ok].WriteString(",")
+		}
+		bufs[ok].Write(asl.Encode(entry))
+		counts[ok]++
+	}
+	rows.Close()
+	manifest := map[string]any{"DestinationBucket": bucket, "MapRunArn": mapRunARN,
+		"ResultFiles": map[string]any{"SUCCEEDED": []any{}, "FAILED": []any{}, "PENDING": []any{}}}
+	for ok, name := range names {
+		bufs[ok].WriteString("]")
+		if err := bufs[ok].Flush(); err != nil {
+			return nil, fail("States.ResultWriterFailed", "%v", err)
+		}
+		st, _ := files[ok].Stat()
+		kind := map[int]string{1: "SUCCEEDED", 0: "FAILED"}[ok]
+		manifest["ResultFiles"].(map[string]any)[kind] = []any{map[string]any{"Key": relDir + "/" + name, "Size": st.Size()}}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), asl.Encode(manifest), 0o644); err != nil {
+		return nil, fail("States.ResultWriterFailed", "%v", err)
+	}
+	written := counts[0] + counts[1]
+	r.e.db.Tx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		_, err := tx.Exec(`UPDATE flow_map_runs SET results_written=? WHERE arn=?`, written, mapRunARN)
+		return err
+	})
+	return map[string]any{"MapRunArn": mapRunARN, "ResultWriterDetails": map[string]any{"Bucket": bucket, "Key": relDir + "/manifest.json"}}, nil
+}

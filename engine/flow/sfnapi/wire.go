@@ -1,0 +1,147 @@
+package sfnapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// epoch is a date as the protocol writes it: seconds since 1970 with a millisecond fraction.
+type epoch time.Time
+
+// MarshalJSON writes the date as a JSON number of seconds.
+func (t epoch) MarshalJSON() ([]byte, error) {
+	ms := time.Time(t).UnixMilli()
+	return strconv.AppendFloat(nil, float64(ms)/1000, 'f', -1, 64), nil
+}
+
+// at returns a date for a required field.
+func at(t time.Time) epoch { return epoch(t) }
+
+// atp returns a date for an optional field: nil when t is nil or zero.
+func atp(t *time.Time) *epoch {
+	if t == nil || t.IsZero() {
+		return nil
+	}
+	e := epoch(*t)
+	return &e
+}
+
+// decode reads a request body into v. An empty body is an empty object, as the SDK sends for
+// operations without input. Unknown fields are ignored, as AWS does.
+func decode(body []byte, v any) error {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return &Error{Status: 400, Type: "SerializationException", Message: fmt.Sprintf("field %q has the wrong type (%s where %s was expected)", te.Field, te.Value, te.Type)}
+		}
+		return &Error{Status: 400, Type: "SerializationException", Message: "the request body is not valid JSON: " + err.Error()}
+	}
+	return nil
+}
+
+// required fails with ValidationException naming the first empty field (pairs of name, value).
+func required(pairs ...string) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] == "" {
+			return validation("1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", pairs[i])
+		}
+	}
+	return nil
+}
+
+// checkName applies the API reference's rule for names of state machines, executions and
+// activities: 1 to 80 characters, none of whitespace, brackets, wildcards, the special
+// characters " # % \ ^ | ~ ` $ & , ; : / or control characters. The engine may be stricter.
+func checkName(field, name string) error {
+	if name == "" {
+		return required(field, "")
+	}
+	if !utf8.ValidString(name) {
+		return typed("InvalidName", "Invalid Name: '%s' is not valid UTF-8", name)
+	}
+	if n := utf8.RuneCountInString(name); n > 80 {
+		return typed("InvalidName", "Invalid Name: '%s' is %d characters long; at most 80 are allowed", name, n)
+	}
+	for _, r := range name {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || (r >= 0x7f && r <= 0x9f) || strings.ContainsRune("<>{}[]?*\"#%\\^|~`$&,;:/", r) {
+			return typed("InvalidName", "Invalid Name: '%s' contains %q, which a name may not contain", name, r)
+		}
+	}
+	return nil
+}
+
+// checkARN checks that arn is a Step Functions ARN of one of the resource kinds
+// (stateMachine, execution, activity, mapRun): arn:PARTITION:states:REGION:ACCOUNT:KIND:…
+func checkARN(field, arn string, kinds ...string) error {
+	if arn == "" {
+		return required(field, "")
+	}
+	parts := strings.SplitN(arn, ":", 7)
+	if len(parts) == 7 && parts[0] == "arn" && strings.HasPrefix(parts[1], "aws") && parts[2] == "states" && parts[6] != "" {
+		for _, k := range kinds {
+			if parts[5] == k {
+				return nil
+			}
+		}
+	}
+	return typed("InvalidArn", "Invalid Arn: '%s' is not the ARN of a %s", arn, strings.Join(kinds, " or "))
+}
+
+// checkPayload checks an execution input or task output: valid JSON of at most 256 KiB.
+// Empty means "{}" (the API's default input).
+func checkPayload(typ, what, s string) (json.RawMessage, error) {
+	if s == "" {
+		return json.RawMessage("{}"), nil
+	}
+	if len(s) > maxPayloadBytes {
+		return nil, typed(typ, "the %s is %d bytes; at most %d are allowed", what, len(s), maxPayloadBytes)
+	}
+	if !json.Valid([]byte(s)) {
+		return nil, typed(typ, "the %s is not valid JSON", what)
+	}
+	return json.RawMessage(s), nil
+}
+
+// maxResults checks a page size: 0 means the default, 1 to 1000 are allowed.
+func maxResults(n int) (int, error) {
+	switch {
+	case n == 0:
+		return defaultMaxResults, nil
+	case n < 0 || n > maxMaxResults:
+		return 0, validation("1 validation error detected: Value '%d' at 'maxResults' failed to satisfy constraint: Member must have value between 0 and %d", n, maxMaxResults)
+	}
+	return n, nil
+}
+
+// str returns a JSON payload as the protocol carries it: a string, nil when there is none.
+func str(raw json.RawMessage) *string {
+	if len(raw) == 0 {
+		return nil
+	}
+	s := string(raw)
+	return &s
+}
+
+// strp returns s, or nil when empty (optional string fields are left out).
+func strp(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// included is the inputDetails / outputDetails object: the data was included in full.
+type included struct {
+	Included bool `json:"included"`
+}
