@@ -60,12 +60,23 @@ type merged struct {
 }
 
 func mergeStaged(jc *jobContext, pl *plan, staged map[int]*partial) *merged {
+	m, _ := mergeEach(jc, pl, func(i int) (*partial, error) { return staged[i], nil })
+	return m
+}
+
+// mergeEach merges the chunks' partial results in chunk order, asking load for one at a time,
+// so only one staged chunk is in memory besides the merged users (a nil partial: the chunk
+// failed and all its rows count as rejected).
+func mergeEach(jc *jobContext, pl *plan, load func(index int) (*partial, error)) (*merged, error) {
 	m := &merged{users: newUsers(pl.rules), stats: make([]ColumnStats, len(pl.s.Columns))}
 	for i, c := range pl.s.Columns {
 		m.stats[i] = ColumnStats{Name: c.Name, Type: c.Type}
 	}
 	for _, c := range jc.Chunks {
-		part := staged[c.Index]
+		part, err := load(c.Index)
+		if err != nil {
+			return nil, err
+		}
 		if part == nil {
 			m.rows += c.Rows
 			m.failed += c.Rows
@@ -88,7 +99,7 @@ func mergeStaged(jc *jobContext, pl *plan, staged map[int]*partial) *merged {
 	}
 	m.stats[pl.keyCol].Distinct = int64(m.users.n())
 	sort.SliceStable(m.errors, func(i, j int) bool { return m.errors[i].Line < m.errors[j].Line })
-	return m
+	return m, nil
 }
 
 func (p *Processor) aggregate(ctx context.Context, execution string, r job.Reporter) (*Summary, error) {
@@ -100,12 +111,17 @@ func (p *Processor) aggregate(ctx context.Context, execution string, r job.Repor
 	if err != nil {
 		return nil, err
 	}
-	staged, err := loadStaged(ctx, p.DB, dir, execution)
+	r.Progress(90, "combining the results")
+	m, err := mergeEach(jc, pl, func(i int) (*partial, error) {
+		staged, err := loadStaged(ctx, p.DB, dir, execution, i)
+		if err != nil {
+			return nil, err
+		}
+		return staged[i], nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	r.Progress(90, "combining the results")
-	m := mergeStaged(jc, pl, staged)
 	pct, cnt := jc.Options.tolerance()
 	v := &jc.Validation
 	s := &Summary{ExecutionID: execution, JobID: jc.JobID, Source: v.Source, SHA256: v.SHA256,

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"jobdesk/engine/store"
 )
@@ -81,6 +82,7 @@ func BenchmarkValidateAggregate(b *testing.B) {
 			st, _ := os.Stat(path)
 			b.SetBytes(st.Size())
 			b.ResetTimer()
+			cpu0 := processCPU()
 			for i := 0; i < b.N; i++ {
 				m := validateAggregate(b, path, work)
 				if m.rows != benchRows || m.failed != 0 || m.users.n() != benchUsers {
@@ -88,6 +90,7 @@ func BenchmarkValidateAggregate(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 		})
 	}
 }

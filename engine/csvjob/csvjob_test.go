@@ -701,17 +701,16 @@ func TestCancel(t *testing.T) {
 func TestExecutionName(t *testing.T) {
 	at := mustTime("12:34:56")
 	cases := map[string]string{
-		"data/user-log-20240802-001.csv":  "user-log-20240802-001-123456",
-		"input/report_2024_08_02.csv":     "report_2024_08_02-123456",
-		"ユーザー ログ.csv":                     "123456",
-		"a..b//c.d.csv":                   "c-d-123456",
-		strings.Repeat("x", 100) + ".csv": strings.Repeat("x", 70) + "-123456",
+		"data/user-log-20240802-001.csv":   "user-log-20240802-001-123456",
+		"input/report_2024_08_02.csv":      "report_2024_08_02-123456",
+		"ユーザー ログ.csv":                      "csv-123456",
+		"売上_2024.csv":                      "_2024-123456",
+		"a..b//c.d.csv":                    "c-d-123456",
+		strings.Repeat("x", 100) + ".csv":  strings.Repeat("x", 70) + "-123456",
+		strings.Repeat("x", 69) + "-y.csv": strings.Repeat("x", 69) + "-123456",
 	}
 	for in, want := range cases {
 		got := ExecutionName(in, at)
-		if strings.HasPrefix(want, "123456") {
-			want = "-123456"
-		}
 		if got != want {
 			t.Errorf("ExecutionName(%q) = %q, want %q", in, got, want)
 		}
@@ -721,4 +720,95 @@ func TestExecutionName(t *testing.T) {
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestValidationFailureKeepsCode: a workflow's Catch hands ERROR_HANDLING only the error name and
+// the English cause; the failure summary still carries the seed's code and the Japanese sentence,
+// and ExecutionError rebuilds the coded error for the job.
+func TestValidationFailureKeepsCode(t *testing.T) {
+	db := openDB(t)
+	p := NewProcessor(db, t.TempDir())
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		data []byte
+		code job.Code
+	}{
+		{"binary.csv", append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 64)...), job.E004},
+		{"empty.csv", nil, job.E006},
+		{"header.csv", []byte("ユーザーID,ログイン回数,投稿回数\n"), job.E006},
+	}
+	for i, c := range cases {
+		path := filepath.Join(dir, c.name)
+		writeBytes(t, path, c.data)
+		exec := fmt.Sprintf("bad-%d-120000", i)
+		raw, _ := json.Marshal(map[string]any{"eventType": EventValidation, "bucket": LocalBucket, "key": path, "executionId": exec})
+		_, err := p.Handle(context.Background(), raw, nil)
+		je := job.AsError(err)
+		if je.Code != c.code || je.ErrorName() != "ValidationError" {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		// What the engine's Catch passes on: {"Error": name, "Cause": English message}.
+		catch, _ := json.Marshal(map[string]string{"Error": je.ErrorName(), "Cause": je.Message})
+		raw, _ = json.Marshal(map[string]any{"eventType": EventError, "errorType": ValidationFailure, "executionId": exec, "error": json.RawMessage(catch)})
+		out, err := p.Handle(context.Background(), raw, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f Failure
+		json.Unmarshal(out, &f)
+		if f.Code != c.code || f.Error != "ValidationError" || !strings.Contains(f.MessageJa, je.MessageJa) || !strings.Contains(f.Message, je.Message) {
+			t.Fatalf("%s: failure %+v", c.name, f)
+		}
+		got := ExecutionError(context.Background(), db, exec, "ValidationError", je.Message)
+		if got.Code != c.code || got.MessageJa != je.MessageJa || got.Retryable {
+			t.Fatalf("%s: ExecutionError %+v", c.name, got)
+		}
+		if n := len(tableOf(t, db)); n != 0 {
+			t.Fatalf("%s: %d users written", c.name, n)
+		}
+	}
+	// Without a record, the execution's own error and cause are used.
+	if e := ExecutionError(context.Background(), db, "never-ran-120000", ErrToleranceExceeded, "too many"); e.Code != job.E006 || e.Message != "too many" {
+		t.Fatalf("%+v", e)
+	}
+}
+
+func TestDetect(t *testing.T) {
+	text := "ユーザーID,ログイン回数,投稿回数\nU00001,1,2\nU00002,3,4\nU00003,5,6\n"
+	sjis := encodeAs(EncCP932, text)
+	cases := []struct {
+		name, data string
+		want       bool
+	}{
+		{"a.csv", "anything", true},
+		{"a.TSV", "", true},
+		{"a.txt", text, true},
+		{"a.dat", string(sjis), true},
+		{"a", strings.ReplaceAll(text, ",", "\t"), true},
+		{"a.txt", string(encodeAs(EncUTF16LE, text)), true},
+		{"a.md", text, false},
+		{"a.pdf", text, false},
+		{"a.txt", "Dear colleague,\nthe report is attached.\nRegards\n", false},
+		{"a.txt", "one line, no break", false},
+		{"a.bin", "a,b\n\x00\x01,\x02\n1,2\n3,4\n", false},
+		{"a.txt", "a,b\n1,2\n", false}, // too short to tell
+	}
+	for _, c := range cases {
+		if got := Detect(c.name, []byte(c.data)); got != c.want {
+			t.Errorf("Detect(%q, %q) = %v, want %v", c.name, c.data, got, c.want)
+		}
+	}
+}
+
+func TestFileSHA256(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.csv")
+	writeBytes(t, path, []byte("abc"))
+	got, err := FileSHA256(context.Background(), path)
+	if err != nil || got != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
+		t.Fatalf("%s %v", got, err)
+	}
+	if _, err := FileSHA256(context.Background(), path+".missing"); job.AsError(err).Code != job.E014 {
+		t.Fatalf("missing file: %v", err)
+	}
 }

@@ -15,8 +15,12 @@
 //     passes, upserts the distinct users in one transaction; it writes the result files.
 //   - AUDIT_LOGGING and ERROR_HANDLING record outcomes and failures.
 //
-// RunFile drives the same steps in-process in the workflow's order, for callers that do not run
-// the workflow engine. The reader is schema-specific and single-pass over raw bytes: Shift_JIS and
+// The app runs a CSV job as an execution of assets/workflows/csv-processing.asl.json, whose Tasks
+// call this function through arn:aws:states:::lambda:invoke (the file deploys unchanged to Step
+// Functions). RunFile drives the same steps in-process in the workflow's order, for callers that
+// do not run the workflow engine. Detect recognises a dropped CSV file (by extension or content),
+// FileSHA256 and the csv_submissions table find a file dropped twice, and ExecutionError turns a
+// failed execution back into the seed's coded error. The reader is schema-specific and single-pass over raw bytes: Shift_JIS and
 // EUC-JP never contain the bytes , " CR LF inside a multibyte character, so rows are split without
 // transcoding and only the header, text values and error messages are decoded.
 package csvjob

@@ -120,6 +120,11 @@ func (p *Processor) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 	switch ev.EventType {
 	case EventValidation:
 		out, err = p.validate(ctx, &ev, r)
+		if err != nil {
+			p.rememberError(ctx, ev.ExecutionID, err)
+		} else if dir, derr := p.workDir(ctx, ev.ExecutionID); derr == nil {
+			os.Remove(filepath.Join(dir, errorFile))
+		}
 	case EventChunk:
 		out, err = p.chunks(ctx, &ev)
 	case EventAudit:
@@ -150,7 +155,8 @@ func sanitizeName(base string) string {
 // ExecutionName is the seed's execution-name rule: the file name without its extension, every
 // character outside [a-zA-Z0-9_-] replaced by '-', runs of '-' folded, trimmed, cut to 70, then
 // "-HHMMSS" of now, at most 80 characters. ("data/user-log-20240802-001.csv" at 12:34:56 →
-// "user-log-20240802-001-123456".)
+// "user-log-20240802-001-123456"; a name with no ASCII letter or digit, such as "売上.csv", gives
+// "csv-123456".)
 func ExecutionName(key string, now time.Time) string {
 	name := key[strings.LastIndexAny(key, `/\`)+1:]
 	if i := strings.LastIndexByte(name, '.'); i >= 0 {
@@ -158,7 +164,12 @@ func ExecutionName(key string, now time.Time) string {
 	}
 	s := sanitizeName(name)
 	if len(s) > 70 {
-		s = s[:70]
+		s = strings.TrimRight(s[:70], "-")
+	}
+	if s == "" {
+		// A name of only Japanese (or other non-ASCII) characters leaves nothing: the seed's rule
+		// would give "-HHMMSS", which is not a usable folder or execution name.
+		s = "csv"
 	}
 	s = s + "-" + now.Format("150405")
 	if len(s) > 80 {
@@ -200,15 +211,21 @@ func (p *Processor) loadContext(ctx context.Context, execution string) (*jobCont
 
 func (p *Processor) validate(ctx context.Context, ev *Event, r job.Reporter) (*Validation, error) {
 	o := Options{}
-	if ev.Options != nil {
-		o = *ev.Options
-	} else if len(ev.ExecutionInput) > 0 {
+	var jobID int64
+	if len(ev.ExecutionInput) > 0 {
 		var in struct {
 			Options *Options `json:"options"`
+			JobID   int64    `json:"jobId"`
 		}
-		if json.Unmarshal(ev.ExecutionInput, &in) == nil && in.Options != nil {
-			o = *in.Options
+		if json.Unmarshal(ev.ExecutionInput, &in) == nil {
+			if in.Options != nil {
+				o = *in.Options
+			}
+			jobID = in.JobID
 		}
+	}
+	if ev.Options != nil {
+		o = *ev.Options
 	}
 	if ev.ExecutionID == "" {
 		ev.ExecutionID = ExecutionName(ev.Key, p.now())
@@ -237,7 +254,10 @@ func (p *Processor) validate(ctx context.Context, ev *Event, r job.Reporter) (*V
 		return nil, err
 	}
 	jc := jobContext{Validation: *v, Chunks: v.Chunks, Options: o, Execution: ev.ExecutionID, StartedAt: started}
-	if info, ok := job.InfoFrom(ctx); ok {
+	if jobID != 0 {
+		// The CSV job that started the workflow: results and exports are found under its id.
+		jc.JobID = jobID
+	} else if info, ok := job.InfoFrom(ctx); ok {
 		jc.JobID = info.ID
 	}
 	if err := writeJSON(filepath.Join(dir, contextFile), jc); err != nil {
@@ -428,8 +448,30 @@ type Failure struct {
 	Detail      *job.Error `json:"detail,omitempty"`
 }
 
+// errorFile keeps, in the execution's work folder, the coded error of a failed validation: a
+// workflow's Catch passes on only the error name and the English cause, and ERROR_HANDLING reads
+// the code and the Japanese sentence back from here.
+const errorFile = "error.json"
+
+func (p *Processor) rememberError(ctx context.Context, execution string, err error) {
+	dir, derr := p.workDir(ctx, execution)
+	if derr != nil {
+		return
+	}
+	je := job.AsError(err)
+	if os.MkdirAll(dir, 0o700) == nil {
+		_ = writeJSON(filepath.Join(dir, errorFile), je)
+	}
+}
+
 func (p *Processor) handleError(ctx context.Context, ev *Event) (*Failure, error) {
 	name, je := parseCause(ev.Error)
+	if dir, err := p.workDir(ctx, ev.ExecutionID); err == nil {
+		var rec job.Error
+		if readJSON(filepath.Join(dir, errorFile), &rec) == nil && rec.Code != "" && (name == "" || name == rec.ErrorName()) {
+			je = &rec
+		}
+	}
 	f := &Failure{Status: "FAILED", ErrorType: ev.ErrorType, ExecutionID: ev.ExecutionID, Error: name,
 		Code: je.Code, Detail: je}
 	if name == "" {

@@ -201,6 +201,13 @@ func (p *Processor) JobHandler() job.Handler {
 // event shape (seed 3.1) with bucket LocalBucket and the file's path as key, plus the job's
 // options under "options" (read by CSV_VALIDATION through executionInput).
 func EventInput(path string, opts Options) (json.RawMessage, error) {
+	return JobEventInput(path, opts, 0)
+}
+
+// JobEventInput is EventInput for the queue job jobID that starts the workflow: its id travels
+// in the input ("jobId"), so the execution's results are recorded under that job (export by id)
+// and two jobs of the same file never share an execution.
+func JobEventInput(path string, opts Options, jobID int64) (json.RawMessage, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -218,6 +225,9 @@ func EventInput(path string, opts Options) (json.RawMessage, error) {
 			"object": map[string]any{"key": abs, "size": st.Size(), "etag": fmt.Sprintf("%x-%x", st.Size(), st.ModTime().UnixNano())},
 		},
 		"options": opts,
+	}
+	if jobID != 0 {
+		ev["jobId"] = jobID
 	}
 	return json.Marshal(ev)
 }

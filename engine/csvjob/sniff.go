@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"jobdesk/engine/job"
@@ -165,7 +166,7 @@ func Sniff(path string) (*SniffResult, error) {
 			c.Type = TypeBoolean
 		}
 		if i == 0 && c.Type == TypeString && filled > 0 && a.idOK && a.prefix != "" {
-			c.Pattern = fmt.Sprintf(`^%s\d{%d}$`, a.prefix, a.width)
+			c.Pattern = fmt.Sprintf(`^%s\d{%d}$`, regexp.QuoteMeta(a.prefix), a.width)
 		}
 		s.Columns = append(s.Columns, c)
 	}

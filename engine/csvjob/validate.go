@@ -282,7 +282,7 @@ func Validate(ctx context.Context, path, workDir string, o Options) (*Validation
 	chunk := o.ChunkBytes
 	if chunk <= 0 {
 		n := int64(runtime.GOMAXPROCS(0)) * 2
-		chunk = max(min(size/n, 16<<20), 1<<20)
+		chunk = max(min(size/n, 8<<20), 1<<20)
 	}
 	sp := &lineSplitter{delim: delim, line: hdr.Line, chunkSize: chunk, chunkStart: dataOffset, chunkStartLine: hdr.Line}
 	h := sha256.New()

@@ -1,0 +1,380 @@
+package app
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"jobdesk/engine/csvjob"
+	"jobdesk/engine/flow"
+	"jobdesk/engine/job"
+	"jobdesk/engine/queue"
+	"jobdesk/engine/store"
+)
+
+// The csv family: seed 004's CSV jobs. A dropped .csv/.tsv (or delimited text) becomes one job
+// of type "csv" that validates the file, reflects its users into the csv_users table with the
+// seed's tolerance for bad rows, and writes an errors CSV and an XLSX report. The job runs the
+// csv-processor function's steps (engine/csvjob); see csvJobHandler for how it uses the workflow.
+func init() {
+	RegisterFamily(Family{
+		Name:       "csv",
+		Migrations: []store.Migrations{csvjob.Migrations},
+		Open:       csvOpen,
+		Register:   csvRegister,
+		Types:      []string{csvjob.Type},
+		Priority:   20,
+		Detect: func(path string, head []byte) string {
+			if csvjob.Detect(path, head) {
+				return csvjob.Type
+			}
+			return ""
+		},
+		Submit: csvSubmit,
+		RunFlags: []RunFlag{
+			{Name: "schema", Usage: "csv: a JSON job schema (default: the seed's user-log schema; jobdesk csv sniff FILE proposes one)"},
+			{Name: "tolerate-percent", Usage: "csv: fail when more than this % of rows are rejected (default 5)"},
+			{Name: "tolerate-count", Usage: "csv: fail when more than this many rows are rejected (default 50)"},
+			{Name: "audit-all", Usage: "csv: record every row in the audit log, not only the rejected ones", Bool: true},
+			{Name: "encoding", Usage: "csv: force the encoding (utf-8, shift_jis, euc-jp, utf-16le, utf-16be)"},
+			{Name: "delimiter", Usage: `csv: force the delimiter ("," "\t" ";" "|")`},
+		},
+		Commands: csvCommands,
+		Export:   csvExport,
+	})
+}
+
+// csvStateName is the App.State key of the family's *csvjob.Processor.
+const csvStateName = "csv"
+
+// csvOpen builds the csv-processor bound to the App's database and data folder.
+func csvOpen(a *App) error {
+	p := csvjob.NewProcessor(a.DB, a.DataDir())
+	a.SetState(csvStateName, p)
+	if eng := FlowEngine(a); eng != nil {
+		// The seed's Lambda function; each Task of the workflow bounds it with TimeoutSeconds.
+		eng.RegisterFunction(csvjob.FunctionName, p.Handler(), queue.TypeOptions{Visibility: time.Minute})
+	}
+	return nil
+}
+
+func csvProcessor(a *App) *csvjob.Processor {
+	p, _ := a.State(csvStateName).(*csvjob.Processor)
+	if p == nil {
+		p = csvjob.NewProcessor(a.DB, a.DataDir())
+		a.SetState(csvStateName, p)
+	}
+	return p
+}
+
+// csvTimeout bounds one attempt of a whole CSV job (a 4 GiB file takes well under a minute).
+const csvTimeout = 30 * time.Minute
+
+// csvRegister registers the "csv" job. It mostly waits on its workflow execution, so it is an
+// orchestrator: it takes no worker slot from the chunks it waits for.
+func csvRegister(a *App, w *queue.Worker) {
+	w.Handle(csvjob.Type, csvJobHandler(a), queue.TypeOptions{Timeout: csvTimeout, Orchestrator: true, Concurrency: 16})
+}
+
+// csvJobInput is the input of a "csv" job: the file, its SHA-256 when submitted, the options.
+type csvJobInput struct {
+	Path    string         `json:"path"`
+	SHA256  string         `json:"sha256,omitempty"`
+	Options csvjob.Options `json:"options"`
+}
+
+// csvJobHandler runs one CSV job. Through the workflow engine (the normal case) it starts an
+// execution of the shipped csv-processing workflow for the file and waits for it (csvRunFlow);
+// when the engine or the workflow is not available it runs the same csv-processor steps
+// in-process (csvjob.Processor.RunFile). Either way it ends SUCCEEDED, PARTIAL (some rows
+// rejected within tolerance, exit code 3) or FAILED with the seed's error, and the result is the
+// csvjob.Summary (totals, per-column statistics, the table and the result files).
+//
+// The job, not the execution, is what people see: it keeps the type "csv" (so export, retry and
+// the exit codes know it is a CSV job) and the execution runs as its child.
+func csvJobHandler(a *App) job.Handler {
+	return func(ctx context.Context, raw json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+		var in csvJobInput
+		if err := json.Unmarshal(raw, &in); err != nil || in.Path == "" {
+			return nil, job.Errorf(job.E014, "the CSV job needs a file path").WithJa("CSVジョブにファイルのパスがありません。").Permanent()
+		}
+		if eng := csvFlow(ctx, a); eng != nil {
+			return csvRunFlow(ctx, a, eng, in, r)
+		}
+		s, err := csvProcessor(a).RunFile(ctx, in.Path, in.Options, r)
+		if err != nil {
+			return nil, csvFinalError(err)
+		}
+		out, _ := json.Marshal(s)
+		if s.Status == csvjob.StatusPartial {
+			return nil, job.PartialSuccess(out, s.Message)
+		}
+		return out, nil
+	}
+}
+
+// csvFinalError makes a failure that retrying the same file cannot fix (the file failed
+// validation, or too many rows were rejected) permanent, so the job ends FAILED at once.
+func csvFinalError(err error) error {
+	je := job.AsError(err)
+	switch je.Name {
+	case "ValidationError", csvjob.ErrToleranceExceeded:
+		return je.Permanent()
+	}
+	return je
+}
+
+// csvOptions turns the run flags into the job's options. A bad value is a usage error (E014).
+func csvOptions(extra map[string]string) (csvjob.Options, error) {
+	var o csvjob.Options
+	if f := extra["schema"]; f != "" {
+		s, err := csvjob.LoadSchema(f)
+		if err != nil {
+			return o, err
+		}
+		o.Schema = s
+	}
+	if v := extra["tolerate-percent"]; v != "" {
+		p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), "%"), 64)
+		if err != nil || p < 0 || p > 100 {
+			return o, job.Errorf(job.E014, "--tolerate-percent %q must be a number from 0 to 100", v).
+				WithJa("--tolerate-percent には 0 から 100 までの数を指定してください。")
+		}
+		o.TolerancePercent = &p
+	}
+	if v := extra["tolerate-count"]; v != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 {
+			return o, job.Errorf(job.E014, "--tolerate-count %q must be a whole number of 0 or more", v).
+				WithJa("--tolerate-count には 0 以上の整数を指定してください。")
+		}
+		o.ToleranceCount = &n
+	}
+	o.AuditAll = extra["audit-all"] == "true"
+	o.Encoding = extra["encoding"]
+	o.Delimiter = extra["delimiter"]
+	return o, o.Check()
+}
+
+// csvSubmit submits one CSV file. When a job for the same bytes (SHA-256) exists and did not
+// fail, that job is returned instead of a new one, unless o.Force: the command line prints it,
+// the window asks before running the file again.
+func csvSubmit(ctx context.Context, a *App, path, typ string, o SubmitOptions) (job.Job, error) {
+	opts, err := csvOptions(o.Extra)
+	if err != nil {
+		return job.Job{}, err
+	}
+	sha, err := csvjob.FileSHA256(ctx, path)
+	if err != nil {
+		return job.Job{}, err
+	}
+	if !o.Force {
+		if j, ok, err := csvExisting(ctx, a, sha); err != nil || ok {
+			return j, err
+		}
+	}
+	in, err := json.Marshal(csvJobInput{Path: path, SHA256: sha, Options: opts})
+	if err != nil {
+		return job.Job{}, job.Wrap(job.E016, err, "cannot encode the CSV job")
+	}
+	var id int64
+	err = a.DB.Tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if id, _, err = a.Queue.EnqueueTx(ctx, tx, queue.Params{Type: typ, Name: filepath.Base(path), Input: in, Priority: o.Priority}); err != nil {
+			return err
+		}
+		return csvjob.RecordSubmission(ctx, tx, sha, id, path)
+	})
+	if err != nil {
+		return job.Job{}, job.Wrap(job.E009, err, "the CSV job could not be saved").WithJa("CSVジョブを保存できませんでした。")
+	}
+	a.Queue.Notify(id)
+	return a.Queue.Get(ctx, id)
+}
+
+// csvExisting returns the newest job for a file with this SHA-256 that did not fail (pending,
+// running or finished SUCCEEDED/PARTIAL). A job that failed but was retried (jobdesk retry)
+// stands for its newest retry.
+func csvExisting(ctx context.Context, a *App, sha string) (job.Job, bool, error) {
+	ids, err := csvjob.Submissions(ctx, a.DB, sha)
+	if err != nil {
+		return job.Job{}, false, err
+	}
+	for _, id := range ids {
+		for hops := 0; hops < 100; hops++ { // follow the retry chain
+			var next int64
+			if a.DB.R.QueryRowContext(ctx, `SELECT max(id) FROM jobs WHERE retry_of=?`, id).Scan(&next) != nil || next == 0 {
+				break
+			}
+			id = next
+		}
+		j, err := a.Queue.Get(ctx, id)
+		if err != nil {
+			continue // purged
+		}
+		switch j.Status {
+		case job.Failed, job.Cancelled, job.TimedOut:
+			continue
+		}
+		return j, true, nil
+	}
+	return job.Job{}, false, nil
+}
+
+// csvExport writes a finished CSV job's result file: the XLSX report or the errors CSV.
+func csvExport(ctx context.Context, a *App, j job.Job, format, out string) error {
+	if format == "" {
+		format = csvjob.FormatXLSX
+	}
+	if err := csvjob.Export(ctx, a.DB, strconv.FormatInt(j.ID, 10), strings.ToLower(format), out); err != nil {
+		return err
+	}
+	return nil
+}
+
+// csvWorkflow is the shipped workflow a CSV job runs (assets/workflows/csv-processing.asl.json).
+var csvWorkflow = strings.TrimSuffix(csvjob.WorkflowFile, ".asl.json")
+
+// csvFlow returns the workflow engine when it runs the CSV workflow here, else nil.
+func csvFlow(ctx context.Context, a *App) *flow.Engine {
+	eng := FlowEngine(a)
+	if eng == nil {
+		return nil
+	}
+	if _, err := eng.DescribeStateMachine(ctx, eng.StateMachineARN(csvWorkflow)); err != nil {
+		return nil
+	}
+	return eng
+}
+
+// csvResult is a CSV job's result when it ran as a workflow: the Summary and the execution.
+type csvResult struct {
+	csvjob.Summary
+	ExecutionARN string `json:"executionArn,omitempty"`
+}
+
+// csvRunFlow starts (or, after a restart, finds again) this job's execution of the CSV workflow
+// and waits for it, passing its progress on. The execution name follows the seed's rule from the
+// file name and the job's creation time; the job's id travels in the input, so a second job for
+// the same file in the same second gets a name of its own instead of the first job's execution.
+func csvRunFlow(ctx context.Context, a *App, eng *flow.Engine, in csvJobInput, r job.Reporter) (json.RawMessage, error) {
+	info, _ := job.InfoFrom(ctx)
+	self, err := a.Queue.Get(ctx, info.ID)
+	if err != nil {
+		return nil, err
+	}
+	input, err := csvjob.JobEventInput(in.Path, in.Options, info.ID)
+	if err != nil {
+		return nil, job.AsError(err).Permanent()
+	}
+	smARN := eng.StateMachineARN(csvWorkflow)
+	x, err := csvStart(ctx, eng, smARN, csvjob.ExecutionName(in.Path, self.CreatedAt), input, self, info.ID)
+	if err != nil {
+		return nil, job.Wrap(job.E015, err, "the CSV workflow could not be started: "+err.Error()).
+			WithJa("CSVのワークフローを開始できませんでした。")
+	}
+	// Pass the execution's progress on while waiting.
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		last := -1.0
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if j, err := a.Queue.Get(ctx, x.JobID); err == nil && j.Progress != last {
+					last = j.Progress
+					r.Progress(min(j.Progress, 99), j.Message)
+				}
+			}
+		}
+	}()
+	x, err = eng.Wait(ctx, x.ARN)
+	close(stop)
+	<-stopped
+	if err != nil || x.Status == flow.StatusRunning {
+		if ctx.Err() != nil {
+			// The job was cancelled or timed out: stop the execution and its tasks too.
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				_, _ = eng.StopExecution(context.Background(), x.ARN, "States.Timeout", "the CSV job ran out of time")
+				return nil, job.Wrap(job.E011, ctx.Err(), "the CSV job took too long and was stopped").
+					WithJa("CSVの処理に時間がかかりすぎたため停止しました。").WithName("States.Timeout")
+			}
+			_, _ = eng.StopExecution(context.Background(), x.ARN, "States.Aborted", "the CSV job was stopped")
+			return nil, job.Wrap(job.E013, ctx.Err(), "the CSV job was cancelled").WithJa("CSVの処理はキャンセルされました。")
+		}
+		return nil, job.Wrap(job.E015, err, "waiting for the CSV workflow failed").WithJa("CSVのワークフローの完了を待てませんでした。")
+	}
+	if x.Status != flow.StatusSucceeded {
+		return nil, csvjob.ExecutionError(ctx, a.DB, x.Name, x.Error, x.Cause)
+	}
+	var out struct {
+		Aggregation csvjob.Summary `json:"aggregation"`
+	}
+	if err := json.Unmarshal(x.Output, &out); err != nil || out.Aggregation.Status == "" {
+		return nil, job.Errorf(job.E015, "the CSV workflow ended without a summary").WithJa("CSVのワークフローが集計結果なしで終了しました。")
+	}
+	res, _ := json.Marshal(csvResult{Summary: out.Aggregation, ExecutionARN: x.ARN})
+	r.Progress(100, out.Aggregation.Message)
+	if out.Aggregation.Status == csvjob.StatusPartial {
+		return nil, job.PartialSuccess(res, out.Aggregation.Message)
+	}
+	return res, nil
+}
+
+// csvStart starts this job's execution. The first name tried is base (the seed's rule); when an
+// execution of that name exists, it is reused if it is this job's own with the same input and
+// still running or succeeded (the job resumed after a restart), and otherwise the next name is
+// tried: base-jID, base-jID-2, … (another job of the same file in the same second, or this job
+// retried after its execution failed or the file changed).
+func csvStart(ctx context.Context, eng *flow.Engine, smARN, base string, input json.RawMessage, self job.Job, jobID int64) (flow.Execution, error) {
+	var want any
+	_ = json.Unmarshal(input, &want)
+	suffix := "-j" + strconv.FormatInt(jobID, 10)
+	if len(base)+len(suffix)+4 > 80 {
+		base = strings.TrimRight(base[:80-len(suffix)-4], "-")
+	}
+	var err error
+	for n := 0; n < 50; n++ {
+		name := base
+		switch {
+		case n == 1:
+			name += suffix
+		case n > 1:
+			name += suffix + "-" + strconv.Itoa(n)
+		}
+		var x flow.Execution
+		x, err = eng.StartExecution(ctx, smARN, input, flow.StartOptions{Name: name, JobName: self.Name, ParentJobID: jobID, Priority: self.Priority})
+		if csvAPIType(err) != "ExecutionAlreadyExists" {
+			return x, err
+		}
+		old, derr := eng.DescribeExecution(ctx, strings.Replace(smARN, ":stateMachine:", ":execution:", 1)+":"+name)
+		if derr != nil {
+			continue
+		}
+		var got any
+		_ = json.Unmarshal(old.Input, &got)
+		if (old.Status == flow.StatusRunning || old.Status == flow.StatusSucceeded) && reflect.DeepEqual(got, want) {
+			return old, nil
+		}
+	}
+	return flow.Execution{}, err
+}
+
+// csvAPIType is the Step Functions error type of err ("" when it is not a *flow.APIError).
+func csvAPIType(err error) string {
+	var ae *flow.APIError
+	if errors.As(err, &ae) {
+		return ae.Type
+	}
+	return ""
+}
