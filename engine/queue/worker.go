@@ -323,8 +323,9 @@ func (w *Worker) dispatch(ctx context.Context) {
 	defer w.releaseReady()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	var lastErr string
 	for {
-		leased, starved := 0, false
+		leased, starved, failed := 0, false, false
 		gs, slots := w.groups()
 		free := slots
 		for _, g := range gs {
@@ -342,9 +343,20 @@ func (w *Worker) dispatch(ctx context.Context) {
 			if g.global {
 				free -= min(n, free)
 			}
-			if err != nil && ctx.Err() != nil {
-				return
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				// A database error (busy for longer than the busy timeout, disk full): say so
+				// once, and try again in a second rather than at once.
+				if err.Error() != lastErr {
+					lastErr = err.Error()
+					fmt.Fprintf(os.Stderr, "jobdesk: could not lease jobs (will keep trying): %v\n", err)
+				}
+				failed = true
+				continue
 			}
+			lastErr = ""
 			leased += n
 			if n < g.limit {
 				starved = true
@@ -354,7 +366,9 @@ func (w *Worker) dispatch(ctx context.Context) {
 			continue
 		}
 		wait := time.Hour
-		if starved {
+		if failed {
+			wait = time.Second
+		} else if starved {
 			if d, ok := w.nextDue(ctx); ok {
 				wait = max(d, time.Millisecond)
 			}

@@ -1,0 +1,516 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"jobdesk/assets"
+	"jobdesk/engine/aijob"
+	"jobdesk/engine/aijob/aitest"
+	"jobdesk/engine/flow"
+	"jobdesk/engine/job"
+	"jobdesk/engine/queue"
+)
+
+// aiEnv points the AI family at a loopback OpenAI-compatible server.
+func aiEnv(t *testing.T, url string) {
+	t.Setenv(EnvAIEndpoint, url)
+	t.Setenv(EnvAIModel, "loopback-model")
+	t.Setenv(EnvAIProvider, "openai")
+}
+
+func decodeJob(t *testing.T, out string) job.Job {
+	t.Helper()
+	var j job.Job
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &j); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return j
+}
+
+func TestAIGenerateChartThroughCLI(t *testing.T) {
+	srv := aitest.NewOpenAI(t, nil)
+	aiEnv(t, "http://127.0.0.1:1/v1") // overridden by the flag below
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "--data-dir", dir, "generate", "subgoals", "--title", "英語で商談できるようになる",
+		"--description", "1年で", "--deadline", "2027-03-31", "--wait", "--json", "--ai-endpoint", srv.URL)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	j := decodeJob(t, out)
+	var sub aijob.SubgoalResult
+	json.Unmarshal(j.Result, &sub)
+	if j.Type != aijob.TypeSubgoals || j.Status != job.Succeeded || j.Progress != 100 || sub.GoalID == 0 || len(sub.Subgoals) != 8 {
+		t.Fatalf("%s", out)
+	}
+	if sub.Usage == nil || sub.Usage.Calls != 1 {
+		t.Fatalf("usage %+v", sub.Usage)
+	}
+	id := itoa(sub.GoalID)
+	// Tasks for a goal without actions generates the actions first, then every action's tasks.
+	code, out, errOut = runCLI(t, "--data-dir", dir, "generate", "tasks", "--goal", id, "--wait", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	j = decodeJob(t, out)
+	var tr aijob.TaskResult
+	json.Unmarshal(j.Result, &tr)
+	if tr.GoalID != sub.GoalID || tr.GoalStatus != "active" || tr.SuccessCount != 64 || tr.Tasks != 192 {
+		t.Fatalf("%s", j.Result)
+	}
+	code, out, _ = runCLI(t, "--data-dir", dir, "goals", "show", id)
+	if code != ExitOK || !strings.Contains(out, "英語で商談") || !strings.Contains(out, "サブ目標8") ||
+		!strings.Contains(out, "8 sub-goals, 64 actions, 192 tasks") || strings.Count(out, "‖\n") != 9 {
+		t.Fatalf("goals show:\n%s", out)
+	}
+	code, out, _ = runCLI(t, "--data-dir", dir, "goals", "show", id, "--json")
+	var g aijob.Goal
+	if code != ExitOK || json.Unmarshal([]byte(out), &g) != nil || len(g.Actions()) != 64 || g.Status != "active" {
+		t.Fatalf("goals show --json: %d %.200s", code, out)
+	}
+}
+
+func TestAIStartIsIdempotentWhileRunning(t *testing.T) {
+	srv := aitest.NewOpenAI(t, nil)
+	aiEnv(t, srv.URL)
+	a, err := Open(Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx := context.Background()
+	first, err := a.SubmitGoal(ctx, GoalRequest{Title: "毎日運動する", Deadline: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in aijob.GoalInput
+	json.Unmarshal(first.Input, &in)
+	if first.Type != aijob.TypeSubgoals || in.GoalID == 0 {
+		t.Fatalf("%+v", first)
+	}
+	// Tasks twice for the same goal while the first is pending: the same job.
+	t1, err := SubmitGeneration(ctx, a, aijob.TypeTasks, aijob.GoalInput{GoalID: in.GoalID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t2, _ := SubmitGeneration(ctx, a, aijob.TypeTasks, aijob.GoalInput{GoalID: in.GoalID})
+	if t1.ID != t2.ID {
+		t.Fatalf("two jobs %d and %d for one goal", t1.ID, t2.ID)
+	}
+	if err := a.StartEngine(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for _, id := range []int64{first.ID, t1.ID} {
+		j, err := a.Queue.Wait(wctx, id)
+		if err != nil || j.Status != job.Succeeded {
+			t.Fatalf("job %d: %v %s %v", id, err, j.Status, j.Error)
+		}
+	}
+	// Once it finished, starting again is a new job, and the tasks are not duplicated.
+	t3, _ := SubmitGeneration(ctx, a, aijob.TypeTasks, aijob.GoalInput{GoalID: in.GoalID})
+	if t3.ID == t1.ID {
+		t.Fatal("a finished job was returned")
+	}
+	a.Queue.Wait(wctx, t3.ID)
+	var n int
+	a.DB.R.QueryRow(`SELECT COUNT(*) FROM goal_tasks`).Scan(&n)
+	if n != 64*3 {
+		t.Fatalf("%d tasks, want %d", n, 64*3)
+	}
+}
+
+func TestAIOfflineWaitsThenStartsByItself(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	aiEnv(t, "http://"+addr+"/v1")
+	a, err := Open(Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.StartEngine(ctx); err != nil {
+		t.Fatal(err)
+	}
+	j, err := SubmitGeneration(ctx, a, aijob.TypeSubgoals, aijob.GoalInput{Title: "オフラインの目標"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		j, _ = a.Queue.Get(ctx, j.ID)
+		if j.Status == job.Pending && j.Message == aijob.OfflineMessage {
+			break
+		}
+		if j.Status.Final() || ctx.Err() != nil {
+			t.Fatalf("job ended %s: %v", j.Status, j.Error)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if j.Attempts != 0 && j.Attempts >= j.MaxAttempts {
+		t.Fatalf("an offline provider used up attempts: %+v", j)
+	}
+	aitest.NewOpenAIAt(t, addr, nil)
+	j, err = a.Queue.Wait(ctx, j.ID)
+	if err != nil || j.Status != job.Succeeded {
+		t.Fatalf("%v %s %v", err, j.Status, j.Error)
+	}
+}
+
+func TestAIThrottledThenRetriedByTheQueue(t *testing.T) {
+	srv := aitest.NewOpenAI(t, func(c aitest.Call) aitest.Step {
+		if c.N == 1 {
+			return aitest.Step{Status: 429, ErrorType: "rate_limit_exceeded"}
+		}
+		return aitest.Step{Text: aitest.Answer(c)}
+	})
+	aiEnv(t, srv.URL)
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "--data-dir", dir, "generate", "subgoals", "--title", "目標", "--wait", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	j := decodeJob(t, out)
+	calls := srv.Calls()
+	// The workflow's Retry (1 s, backoff 2) retries the throttled call inside the execution.
+	if j.Status != job.Succeeded || len(calls) != 2 {
+		t.Fatalf("%s: %d calls", j.Status, len(calls))
+	}
+	if d := calls[1].At.Sub(calls[0].At); d < 700*time.Millisecond {
+		t.Fatalf("retried after %s, want about 1 s", d)
+	}
+}
+
+func TestAIBadRequestFailsAtOnceAndRetryLinksANewJob(t *testing.T) {
+	srv := aitest.NewOpenAI(t, func(c aitest.Call) aitest.Step { return aitest.Step{Status: 400, Message: "model not found"} })
+	aiEnv(t, srv.URL)
+	dir := t.TempDir()
+	code, out, _ := runCLI(t, "--data-dir", dir, "generate", "subgoals", "--title", "目標", "--wait", "--json")
+	j := decodeJob(t, out)
+	if code != ExitFailed || j.Status != job.Failed || j.Attempts != 1 || j.Error == nil || j.Error.Code != job.E007 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	srv.SetScript(nil)
+	code, out, errOut := runCLI(t, "--data-dir", dir, "generate", "retry", itoa(j.ID), "--wait", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d %s %s", code, out, errOut)
+	}
+	nj := decodeJob(t, out)
+	if nj.ID == j.ID || nj.RetryOf != j.ID || nj.Status != job.Succeeded {
+		t.Fatalf("%s", out)
+	}
+}
+
+func TestAICaptionByDetection(t *testing.T) {
+	srv := aitest.NewOpenAI(t, nil)
+	aiEnv(t, srv.URL)
+	dir := t.TempDir()
+	img := filepath.Join(t.TempDir(), "会議室.jpg")
+	os.WriteFile(img, append([]byte{0xFF, 0xD8, 0xFF, 0xE0}, make([]byte, 100)...), 0o600)
+	code, out, errOut := runCLI(t, "--data-dir", dir, "run", "--wait", "--json", img)
+	if code != ExitOK {
+		t.Fatalf("exit %d %s %s", code, out, errOut)
+	}
+	j := decodeJob(t, out)
+	var res aijob.CaptionResult
+	json.Unmarshal(j.Result, &res)
+	if j.Type != aijob.TypeCaption || res.Description == "" || !srv.Calls()[0].HasImage {
+		t.Fatalf("%s", out)
+	}
+	srv.SetScript(func(aitest.Call) aitest.Step {
+		return aitest.Step{Status: 400, Message: "model does not support image input"}
+	})
+	code, out, _ = runCLI(t, "--data-dir", dir, "caption", "--wait", "--json", img)
+	j = decodeJob(t, out)
+	if code != ExitFailed || j.Error == nil || !strings.Contains(j.Error.Message, "cannot read images") {
+		t.Fatalf("exit %d %s", code, out)
+	}
+}
+
+func TestAIExtractEligibilityFromFile(t *testing.T) {
+	srv := aitest.NewOpenAI(t, nil)
+	aiEnv(t, srv.URL)
+	dir := t.TempDir()
+	md := filepath.Join(t.TempDir(), "公募要領.md")
+	os.WriteFile(md, []byte("# 公募要領\n## 要件\n- 中小企業であること\n"), 0o600)
+	code, out, errOut := runCLI(t, "--data-dir", dir, "extract-eligibility", md, "--wait", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d %s %s", code, out, errOut)
+	}
+	j := decodeJob(t, out)
+	var res aijob.EligibilityResult
+	json.Unmarshal(j.Result, &res)
+	if j.Type != aijob.TypeEligibility || res.MustCount != 1 || res.MissingKeysCount != 1 || res.ContentHash == "" {
+		t.Fatalf("%s", out)
+	}
+	// From a conversion job: its Markdown output.
+	txt := filepath.Join(t.TempDir(), "要領.txt")
+	os.WriteFile(txt, []byte("補助対象者の要件\n中小企業であること\n"), 0o600)
+	code, out, errOut = runCLI(t, "--data-dir", dir, "run", "--type", "convert", "--wait", "--json", txt)
+	if code != ExitOK {
+		t.Fatalf("convert: exit %d %s %s", code, out, errOut)
+	}
+	conv := decodeJob(t, out)
+	code, out, errOut = runCLI(t, "--data-dir", dir, "extract-eligibility", itoa(conv.ID), "--wait", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d %s %s", code, out, errOut)
+	}
+	j = decodeJob(t, out)
+	json.Unmarshal(j.Result, &res)
+	if res.SourceJobID != conv.ID || !strings.HasSuffix(res.Path, ".md") {
+		t.Fatalf("%s", out)
+	}
+	code, _, errOut = runCLI(t, "--data-dir", dir, "extract-eligibility", "999")
+	if code != ExitUsage || !strings.Contains(errOut, "E014") {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+}
+
+func TestAIGenerateUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"generate"}, {"generate", "everything", "--title", "x"}, {"generate", "subgoals"},
+		{"generate", "subgoals", "--goal", "1", "--title", "x"}, {"caption"}, {"goals"},
+	} {
+		if code, _, _ := runCLI(t, append([]string{"--data-dir", dir}, args...)...); code != ExitUsage {
+			t.Errorf("%v: exit %d", args, code)
+		}
+	}
+	code, _, errOut := runCLI(t, "--data-dir", dir, "generate", "subgoals", "--title", "x", "--deadline", "来年")
+	if code != ExitUsage || !strings.Contains(errOut, "YYYY-MM-DD") {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	code, _, errOut = runCLI(t, "--data-dir", dir, "goals", "show", "42")
+	if code != ExitUsage || !strings.Contains(errOut, "目標が見つかりません") {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+}
+
+// The TASK_GENERATION job runs the task-generation workflow: nested Maps, a failed action caught
+// and listed, the job PARTIAL, the goal partial, the notification published and recorded.
+func TestAITaskWorkflowPartial(t *testing.T) {
+	srv := aitest.NewOpenAI(t, nil)
+	aiEnv(t, srv.URL)
+	a, err := Open(Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := a.StartEngine(ctx); err != nil {
+		t.Fatal(err)
+	}
+	j, _ := SubmitGeneration(ctx, a, aijob.TypeActions, aijob.GoalInput{Title: "部分成功の目標"})
+	if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.Succeeded {
+		t.Fatalf("%v %s %v", err, j.Status, j.Error)
+	}
+	var ar aijob.ActionResult
+	json.Unmarshal(j.Result, &ar)
+	svc := AIService(a)
+	g, _ := svc.LoadGoal(ctx, ar.GoalID)
+	bad := g.Actions()[5]
+	srv.SetScript(func(c aitest.Call) aitest.Step {
+		if c.SchemaName == "tasks" && strings.Contains(c.Prompt, "アクション: "+bad.Title+"（") {
+			return aitest.Step{Status: 400, Message: "bad request"}
+		}
+		return aitest.Step{Text: aitest.Answer(c)}
+	})
+	j, _ = SubmitGeneration(ctx, a, aijob.TypeTasks, aijob.GoalInput{GoalID: ar.GoalID})
+	t0 := time.Now()
+	if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.Partial {
+		t.Fatalf("%v %s %v", err, j.Status, j.Error)
+	}
+	badCalls := 0
+	for _, c := range srv.Calls() {
+		if strings.Contains(c.Prompt, "アクション: "+bad.Title+"（") {
+			badCalls++
+		}
+	}
+	if badCalls != 1 {
+		t.Fatalf("a bad request was sent %d times; it must fail at once", badCalls)
+	}
+	t.Logf("64 actions through the workflow: %s", time.Since(t0))
+	var res map[string]any
+	json.Unmarshal(j.Result, &res)
+	if res["goal_status"] != "partial" || res["failed_count"].(float64) != 1 || res["success_count"].(float64) != 63 ||
+		res["failed_actions"].([]any)[0].(float64) != float64(bad.ID) {
+		t.Fatalf("%s", j.Result)
+	}
+	g, _ = svc.LoadGoal(ctx, ar.GoalID)
+	for _, act := range g.Actions() {
+		if (act.ID == bad.ID) != (len(act.Tasks) == 0) {
+			t.Fatalf("action %d: %d tasks", act.ID, len(act.Tasks))
+		}
+	}
+	if g.Status != "partial" {
+		t.Fatal(g.Status)
+	}
+	notes, _ := svc.Notifications(ctx)
+	if len(notes) != 1 || notes[0].Level != "partial" {
+		t.Fatalf("%+v", notes)
+	}
+	eng := FlowEngine(a)
+	kids, _ := a.Queue.List(ctx, queue.Filter{ParentID: j.ID})
+	if len(kids) != 1 {
+		t.Fatalf("%d children", len(kids))
+	}
+	x, err := eng.ExecutionByJob(ctx, kids[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, _, _ := eng.History(ctx, x.ARN, false, 1000, "")
+	kinds := map[string]int{}
+	for _, h := range hist {
+		kinds[h.Type]++
+	}
+	if kinds["MapIterationStarted"] < 8+64 || kinds["TaskFailed"] < 1 || kinds["ExecutionSucceeded"] != 1 {
+		t.Fatalf("history %v", kinds)
+	}
+	// Property 9: every state transition is recorded, in order of event id.
+	for i := 1; i < len(hist); i++ {
+		if hist[i].ID <= hist[i-1].ID {
+			t.Fatalf("history out of order at %d", i)
+		}
+	}
+}
+
+// BenchmarkTaskWorkflow64 runs TASK_GENERATION for 64 actions through the task-generation
+// workflow against a loopback server answering in 50 ms (target ≤ 0.5 s: the 3 × 8 Maps must
+// overlap; one call after another would take 3.2 s).
+func BenchmarkTaskWorkflow64(b *testing.B) {
+	srv := aitest.NewOpenAI(b, nil)
+	b.Setenv(EnvAIEndpoint, srv.URL)
+	b.Setenv(EnvAIProvider, "openai")
+	a, err := Open(Config{DataDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	ctx := context.Background()
+	a.StartEngine(ctx)
+	j, _ := SubmitGeneration(ctx, a, aijob.TypeActions, aijob.GoalInput{Title: "ベンチマーク"})
+	j, _ = a.Queue.Wait(ctx, j.ID)
+	var ar aijob.ActionResult
+	json.Unmarshal(j.Result, &ar)
+	srv.SetScript(func(c aitest.Call) aitest.Step {
+		return aitest.Step{Text: aitest.Answer(c), Delay: 50 * time.Millisecond}
+	})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		j, err := SubmitGeneration(ctx, a, aijob.TypeTasks, aijob.GoalInput{GoalID: ar.GoalID, Regenerate: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.Succeeded {
+			b.Fatalf("%v %s %v", err, j.Status, j.Error)
+		}
+		b.ReportMetric(time.Since(start).Seconds(), "s/64actions")
+	}
+}
+
+// The shipped AI workflows validate against the ASL rules and name only registered functions.
+func TestAIWorkflowsValidate(t *testing.T) {
+	a, err := Open(Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	eng := FlowEngine(a)
+	for typ, name := range aijob.Workflows {
+		def, err := assets.Workflow(name)
+		if err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		for _, d := range flow.Validate(def, eng.CheckResourceStrict) {
+			if d.Severity == "ERROR" {
+				t.Errorf("%s: %s %s: %s", name, d.Location, d.Code, d.Message)
+			}
+		}
+		if _, err := eng.DescribeStateMachine(context.Background(), eng.StateMachineARN(name)); err != nil {
+			t.Errorf("%s was not loaded: %v", name, err)
+		}
+	}
+}
+
+// Seed 000: a generation that outlives the Task's TimeoutSeconds ends TIMED_OUT with the seed's
+// message. The shipped definition is run with its 300 s shortened to 1 s.
+func TestAISubgoalWorkflowTimeout(t *testing.T) {
+	srv := aitest.NewOpenAI(t, func(aitest.Call) aitest.Step { return aitest.Step{Hang: true} })
+	aiEnv(t, srv.URL)
+	a, err := Open(Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	eng := FlowEngine(a)
+	def, _ := assets.Workflow("subgoal-generation")
+	short := strings.Replace(string(def), `"TimeoutSeconds": 300`, `"TimeoutSeconds": 2`, 1)
+	short = strings.Replace(short, `"HeartbeatSeconds": 60`, `"HeartbeatSeconds": 1`, 1)
+	if short == string(def) {
+		t.Fatal("the shipped workflow has no TimeoutSeconds 300")
+	}
+	_, err = eng.PutStateMachine(ctx, "subgoal-generation", short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.StartEngine(ctx); err != nil {
+		t.Fatal(err)
+	}
+	j, err := SubmitGeneration(ctx, a, aijob.TypeSubgoals, aijob.GoalInput{Title: "時間切れ"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	j, err = a.Queue.Wait(ctx, j.ID)
+	if err != nil || j.Status != job.TimedOut || j.Error == nil || j.Error.MessageJa != "処理時間が制限を超えました" {
+		t.Fatalf("%v %s %+v", err, j.Status, j.Error)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("took %s", d)
+	}
+}
+
+// With provider "auto" and nothing on the device, the same workflow runs on Amazon Bedrock
+// (a loopback Converse server through the real SDK), credentials from the AWS default chain.
+func TestAIAutoFallsBackToBedrock(t *testing.T) {
+	br := aitest.NewBedrock(t, nil)
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	offline := ln.Addr().String()
+	ln.Close()
+	aiEnv(t, "http://"+offline+"/v1")
+	t.Setenv(EnvAIProvider, "auto")
+	t.Setenv("JOBDESK_BEDROCK_ENDPOINT", br.URL)
+	t.Setenv("JOBDESK_BEDROCK_REGION", "ap-northeast-1")
+	t.Setenv("JOBDESK_BEDROCK_MODEL", "anthropic.claude-loopback")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDLOOPBACK")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "loopback")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "--data-dir", dir, "generate", "actions", "--title", "クラウドで生成", "--wait", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d %s %s", code, out, errOut)
+	}
+	j := decodeJob(t, out)
+	var res aijob.ActionResult
+	json.Unmarshal(j.Result, &res)
+	if res.Actions != 64 || len(br.Calls()) != 9 || br.Calls()[0].Model != "anthropic.claude-loopback" {
+		t.Fatalf("%d actions, %d Bedrock calls", res.Actions, len(br.Calls()))
+	}
+	if res.Usage == nil || res.Usage.Calls != 9 || res.Usage.Model != "anthropic.claude-loopback" {
+		t.Fatalf("usage %+v", res.Usage)
+	}
+}

@@ -1,0 +1,220 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"jobdesk/engine/aijob"
+	"jobdesk/engine/job"
+	"jobdesk/engine/queue"
+)
+
+// aiCommands are the AI family's subcommands.
+var aiCommands = []Command{
+	{"generate", "generate subgoals|actions|tasks (--goal ID | --title T [--description D] [--deadline YYYY-MM-DD]) [--wait] [--json] | generate retry ID",
+		"generate a goal's 8 sub-goals, their 8 actions each, or the actions' tasks with the AI model", (*CLI).cmdGenerate},
+	{"caption", "caption IMAGE [--wait] [--json]", "describe a PNG or JPEG image in Japanese with a vision-capable model", (*CLI).cmdCaption},
+	{"extract-eligibility", "extract-eligibility JOB_ID|FILE [--wait] [--json]", "extract the eligibility JSON from a converted document (a conversion job or a Markdown file)", (*CLI).cmdExtractEligibility},
+	{"goals", "goals show ID [--json] | goals ls [--json]", "show a goal's 9×9 chart (sub-goals, actions) and its tasks", (*CLI).cmdGoals},
+}
+
+// aiFlags declares --ai-endpoint and --ai-model on fs; apply puts the values into the
+// environment before the App opens, so they override the settings file and the environment.
+func aiFlags(fs *flag.FlagSet) (apply func()) {
+	endpoint := fs.String("ai-endpoint", "", "OpenAI-compatible server URL, e.g. http://127.0.0.1:11434/v1 (default: settings, $"+EnvAIEndpoint+")")
+	model := fs.String("ai-model", "", "model name (default: settings, $"+EnvAIModel+")")
+	provider := fs.String("ai-provider", "", "openai, bedrock or auto (default: settings, $"+EnvAIProvider+")")
+	return func() {
+		for k, v := range map[string]string{EnvAIEndpoint: *endpoint, EnvAIModel: *model, EnvAIProvider: *provider} {
+			if v != "" {
+				os.Setenv(k, v)
+			}
+		}
+	}
+}
+
+// submitAndMaybeWait prints the job (after waiting for it with --wait) and returns the exit code.
+func (c *CLI) submitAndMaybeWait(a *App, submit func(ctx context.Context) (job.Job, error), wait, asJSON bool) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	j, err := submit(ctx)
+	if err != nil {
+		return c.Fail(err)
+	}
+	jobs := []job.Job{j}
+	if wait {
+		if jobs, err = c.RunAndWait(ctx, a, jobs); err != nil {
+			return c.Fail(err)
+		}
+	}
+	c.PrintJobs(jobs, asJSON)
+	if !wait {
+		return ExitOK
+	}
+	return ExitCode(jobs)
+}
+
+func (c *CLI) cmdGenerate(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(c.Stderr, "jobdesk generate: name subgoals, actions, tasks or retry")
+		return ExitUsage
+	}
+	what := args[0]
+	types := map[string]string{"subgoals": aijob.TypeSubgoals, "actions": aijob.TypeActions, "tasks": aijob.TypeTasks}
+	fs := c.Flags("generate " + what)
+	goal := fs.Int64("goal", 0, "the goal's id")
+	title := fs.String("title", "", "a new goal's title")
+	desc := fs.String("description", "", "a new goal's description")
+	deadline := fs.String("deadline", "", "a new goal's deadline (YYYY-MM-DD)")
+	regenerate := fs.Bool("regenerate", false, "generate again what the goal already has")
+	wait := fs.Bool("wait", false, "wait for the job, showing progress on stderr")
+	asJSON := fs.Bool("json", false, "print the job as JSON")
+	apply := aiFlags(fs)
+	pos, err := Parse(fs, args[1:])
+	if err != nil {
+		return ExitUsage
+	}
+	apply()
+	if what == "retry" {
+		id, ok := c.JobID(pos)
+		if !ok {
+			return ExitUsage
+		}
+		a, ok := c.Open()
+		if !ok {
+			return ExitFailed
+		}
+		return c.submitAndMaybeWait(a, func(ctx context.Context) (job.Job, error) { return RetryGeneration(ctx, a, id) }, *wait, *asJSON)
+	}
+	typ, ok := types[what]
+	if !ok || len(pos) > 0 {
+		fmt.Fprintf(c.Stderr, "jobdesk generate: %q is not subgoals, actions, tasks or retry\n", what)
+		return ExitUsage
+	}
+	if (*goal == 0) == (*title == "") {
+		fmt.Fprintln(c.Stderr, "jobdesk generate: give either --goal ID or --title T")
+		return ExitUsage
+	}
+	a, ok := c.Open()
+	if !ok {
+		return ExitFailed
+	}
+	in := aijob.GoalInput{GoalID: *goal, Title: *title, Description: *desc, Deadline: *deadline, Regenerate: *regenerate}
+	return c.submitAndMaybeWait(a, func(ctx context.Context) (job.Job, error) { return SubmitGeneration(ctx, a, typ, in) }, *wait, *asJSON)
+}
+
+func (c *CLI) cmdCaption(args []string) int {
+	fs := c.Flags("caption")
+	wait := fs.Bool("wait", false, "wait for the job, showing progress on stderr")
+	asJSON := fs.Bool("json", false, "print the job as JSON")
+	apply := aiFlags(fs)
+	pos, err := Parse(fs, args)
+	if err != nil {
+		return ExitUsage
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(c.Stderr, "jobdesk caption: name one image")
+		return ExitUsage
+	}
+	apply()
+	a, ok := c.Open()
+	if !ok {
+		return ExitFailed
+	}
+	return c.submitAndMaybeWait(a, func(ctx context.Context) (job.Job, error) {
+		jobs, err := a.Submit(ctx, pos, SubmitOptions{Type: aijob.TypeCaption})
+		if err != nil {
+			return job.Job{}, err
+		}
+		return jobs[0], nil
+	}, *wait, *asJSON)
+}
+
+func (c *CLI) cmdExtractEligibility(args []string) int {
+	fs := c.Flags("extract-eligibility")
+	wait := fs.Bool("wait", false, "wait for the job, showing progress on stderr")
+	asJSON := fs.Bool("json", false, "print the job as JSON")
+	apply := aiFlags(fs)
+	pos, err := Parse(fs, args)
+	if err != nil {
+		return ExitUsage
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(c.Stderr, "jobdesk extract-eligibility: name one conversion job id or Markdown file")
+		return ExitUsage
+	}
+	apply()
+	a, ok := c.Open()
+	if !ok {
+		return ExitFailed
+	}
+	return c.submitAndMaybeWait(a, func(ctx context.Context) (job.Job, error) {
+		src, err := eligibilitySource(ctx, a, pos[0])
+		if err != nil {
+			return job.Job{}, err
+		}
+		in, _ := json.Marshal(src)
+		j, _, err := a.Queue.Enqueue(ctx, queue.Params{Type: aijob.TypeEligibility, Name: filepath.Base(src.Path), Input: in})
+		return j, err
+	}, *wait, *asJSON)
+}
+
+func (c *CLI) cmdGoals(args []string) int {
+	if len(args) == 0 || (args[0] != "show" && args[0] != "ls") {
+		fmt.Fprintln(c.Stderr, "jobdesk goals: use goals show ID or goals ls")
+		return ExitUsage
+	}
+	fs := c.Flags("goals " + args[0])
+	asJSON := fs.Bool("json", false, "print JSON")
+	cell := fs.Int("width", 14, "chart cell width in columns")
+	pos, err := Parse(fs, args[1:])
+	if err != nil {
+		return ExitUsage
+	}
+	a, ok := c.Open()
+	if !ok {
+		return ExitFailed
+	}
+	svc := AIService(a)
+	ctx := context.Background()
+	if args[0] == "ls" {
+		goals, err := svc.ListGoals(ctx)
+		if err != nil {
+			return c.Fail(err)
+		}
+		if *asJSON {
+			enc := json.NewEncoder(c.Stdout)
+			enc.SetEscapeHTML(false)
+			for _, g := range goals {
+				enc.Encode(g)
+			}
+			return ExitOK
+		}
+		for _, g := range goals {
+			fmt.Fprintf(c.Stdout, "%d\t%s\t%s\t%s\n", g.ID, g.Status, g.Deadline, g.Title)
+		}
+		return ExitOK
+	}
+	id, ok := c.JobID(pos)
+	if !ok {
+		return ExitUsage
+	}
+	g, err := svc.LoadGoal(ctx, id)
+	if err != nil {
+		return c.Fail(err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(c.Stdout)
+		enc.SetEscapeHTML(false)
+		enc.Encode(g)
+		return ExitOK
+	}
+	g.WriteChart(c.Stdout, *cell)
+	return ExitOK
+}

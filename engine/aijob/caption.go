@@ -1,0 +1,82 @@
+package aijob
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+
+	"jobdesk/engine/job"
+)
+
+// FileInput is the input of CAPTION_GENERATION and ELIGIBILITY_EXTRACT: a file on the device.
+type FileInput struct {
+	Path        string `json:"path"`
+	SourceJobID int64  `json:"source_job_id,omitempty"` // ELIGIBILITY_EXTRACT: the conversion job it came from
+}
+
+// CaptionResult is CAPTION_GENERATION's result (seed 002: description and model).
+type CaptionResult struct {
+	Path        string `json:"path"`
+	Description string `json:"description"`
+	Model       string `json:"model"`
+	Usage       *Usage `json:"usage,omitempty"`
+}
+
+// MaxImageBytes is the largest image CAPTION_GENERATION sends (providers refuse larger ones).
+const MaxImageBytes = 20 << 20
+
+// ImageMIME returns image/png or image/jpeg from a file's first bytes, or "".
+func ImageMIME(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte("\x89PNG\r\n\x1a\n")):
+		return "image/png"
+	case bytes.HasPrefix(head, []byte{0xFF, 0xD8, 0xFF}):
+		return "image/jpeg"
+	}
+	return ""
+}
+
+// Caption is CAPTION_GENERATION (seed 002): an image becomes a Japanese description, read by a
+// vision-capable model. A model that takes no images fails at once with "this model cannot read
+// images" (E007).
+func (s *Service) Caption(ctx context.Context, input json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+	var in FileInput
+	if err := decodeInput(input, &in); err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(in.Path)
+	if err != nil {
+		return nil, job.Wrap(job.E014, err, "the image "+filepath.Base(in.Path)+" cannot be read").WithJa("画像ファイルが見つからないか、読み取れません。")
+	}
+	if st.Size() > MaxImageBytes {
+		return nil, job.Errorf(job.E003, "the image is larger than %d MB", MaxImageBytes>>20).WithJa("画像が大きすぎます（20MBまで）。")
+	}
+	img, err := os.ReadFile(in.Path)
+	if err != nil {
+		return nil, job.Wrap(job.E014, err, "the image cannot be read").WithJa("画像ファイルを読み取れません。")
+	}
+	mime := ImageMIME(img)
+	if mime == "" {
+		return nil, job.Errorf(job.E004, "%s is not a PNG or JPEG image", filepath.Base(in.Path)).WithJa("PNG または JPEG の画像ではありません。")
+	}
+	r.Progress(10, "Reading the image")
+	var out struct {
+		Description string `json:"description"`
+	}
+	rep, err := s.generate(ctx, s.Provider, "caption", Request{
+		System: "あなたは画像を説明するアシスタントです。画像の内容を自然な日本語で2〜4文で説明し、指定された JSON スキーマで出力してください。",
+		Prompt: "この画像を日本語で説明してください。", Image: img, ImageMIME: mime}, CaptionSchema, &out)
+	if err != nil {
+		return nil, s.deferOffline(err)
+	}
+	res := CaptionResult{Path: in.Path, Description: out.Description, Model: rep.Model}
+	if info, ok := job.InfoFrom(ctx); ok {
+		if u, err := s.JobUsage(ctx, info.ID); err == nil && u.Calls > 0 {
+			res.Usage = &u
+		}
+	}
+	r.Progress(100, "Description written")
+	return json.Marshal(res)
+}

@@ -1,0 +1,17 @@
+// Package aijob owns JobDesk's AI generation jobs: the provider contract (an OpenAI-compatible
+// chat-completions server on the device, or Amazon Bedrock through a provider defined outside
+// the engine), the JSON schemas every reply must satisfy and a small validator for them, the
+// handlers of SUBGOAL_GENERATION, ACTION_GENERATION, TASK_GENERATION, CAPTION_GENERATION and
+// ELIGIBILITY_EXTRACT, and their SQLite data: goals → sub-goals → actions → tasks (the 9×9
+// mandala chart), per-call model usage, the eligibility cache and local notifications.
+//
+// Error classes follow the seeds: throttling, an unavailable service and network failures are
+// retryable (E001/E002); quota, authentication and bad requests fail at once (E007); a reply that
+// is not valid JSON for its schema is retried once with the validation error in the prompt, then
+// fails with E008. A provider that cannot be reached at all does not fail a job: the handler
+// defers it (job.Defer) with the message "AI provider offline", and the queue starts it again by
+// itself with a growing delay.
+//
+// The engine imports no AWS: the Bedrock provider lives in jobdesk/sync/bedrock and implements
+// Provider.
+package aijob
