@@ -7,7 +7,7 @@ PKGS    := ./...
 # Debian packages some tests and benchmarks use on top of the build dependencies.
 TEST_PKGS := poppler-utils qpdf sqlite3
 
-.PHONY: all deps build run test test-short bench lint package clean
+.PHONY: all deps build run test test-short test-ollama bench lint package clean
 
 all: build
 
@@ -33,14 +33,25 @@ bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 20000x ./engine/queue
 	cd bench/compare && $(GO) run . -n 5000
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2x $$($(GO) list ./engine/... | grep -v engine/queue)
+	$(GO) test -run '^$$' -bench TaskWorkflow64 -benchtime 3x ./app
+	scripts/bench-csv.sh
+
+# Optional: builds Ollama from the module proxy and runs one job of each AI type against the
+# tiny random-weight model in ../shared/models (its text is nonsense; the JSON-schema path is real).
+test-ollama: deps
+	scripts/test-ollama.sh
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
+# package: dist/JobDesk.tar.xz — the binary, the icon and a .desktop entry from FyneApp.toml,
+# laid out under usr/local with a Makefile that installs them (`sudo make install` inside it).
+# The first run builds the fyne packaging tool (several minutes); later runs reuse it.
 package: deps
 	$(GO) run fyne.io/tools/cmd/fyne@v1.7.4 package -os linux -release
-	@ls -l *.tar.xz 2>/dev/null || true
+	@mkdir -p dist && mv -f JobDesk.tar.xz dist/
+	@ls -l dist/JobDesk.tar.xz
 
 clean:
 	rm -rf bin dist *.tar.xz

@@ -201,9 +201,16 @@ func (c *CLI) cmdRun(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	start := time.Now()
 	jobs, err := a.Submit(ctx, files, SubmitOptions{Type: *typ, Force: *force, Extra: extra()})
 	if err != nil {
 		return c.Fail(err)
+	}
+	for _, j := range jobs {
+		if !*force && j.CreatedAt.Before(start.Truncate(time.Millisecond)) {
+			fmt.Fprintf(c.Stderr, "jobdesk: %s was already submitted as job %d (%s); add --force to run it again\n", j.Name, j.ID, j.Status)
+			fmt.Fprintf(c.Stderr, "         %s はジョブ %d として登録済みです（%s）。もう一度実行するには --force を付けてください。\n", j.Name, j.ID, j.Status)
+		}
 	}
 	if *wait {
 		if jobs, err = c.RunAndWait(ctx, a, jobs); err != nil {

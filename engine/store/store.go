@@ -80,6 +80,12 @@ func OpenDir(dir string, sets ...Migrations) (*DB, error) {
 	return Open(filepath.Join(dir, FileName), sets...)
 }
 
+// uriPath escapes the characters that mean something in an SQLite URI filename, so a data folder
+// named "売上 100%" or "what?" opens like any other.
+func uriPath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+}
+
 // Open opens the database file at path, creating it with permissions 0600 when missing, and
 // applies the migration sets. Several processes may open the same file at once.
 func Open(path string, sets ...Migrations) (*DB, error) {
@@ -88,7 +94,8 @@ func Open(path string, sets ...Migrations) (*DB, error) {
 		return nil, fmt.Errorf("open database file: %w", err)
 	}
 	f.Close()
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+	uri := "file:" + uriPath(path)
+	dsn := uri + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
 	w, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -97,7 +104,7 @@ func Open(path string, sets ...Migrations) (*DB, error) {
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	rdsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=query_only(1)"
+	rdsn := uri + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=query_only(1)"
 	r, err := sql.Open("sqlite", rdsn)
 	if err != nil {
 		w.Close()

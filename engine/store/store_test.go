@@ -62,3 +62,24 @@ func TestOpenDamagedFile(t *testing.T) {
 		t.Fatalf("err = %v, want ErrDamaged", err)
 	}
 }
+
+// A data folder whose name holds URI characters (% ? #) opens and keeps its data.
+func TestOpenPathWithURICharacters(t *testing.T) {
+	for _, name := range []string{"売上 100%", "what?", "#1 集計"} {
+		dir := filepath.Join(t.TempDir(), name)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		db, err := OpenDir(dir)
+		if err != nil {
+			t.Fatalf("%q: %v", name, err)
+		}
+		if _, err := db.W.Exec(`CREATE TABLE t(x)`); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		if _, err := os.Stat(filepath.Join(dir, FileName)); err != nil {
+			t.Fatalf("%q: the database is not in the folder: %v", name, err)
+		}
+	}
+}
