@@ -1,11 +1,15 @@
 package docjob
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -55,11 +59,16 @@ func BenchmarkPDF(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("docjob/%dpages", pages), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
+			runtime.GC()
+			resetPeakRSS()
 			for i := 0; i < b.N; i++ {
 				d, err := Convert(context.Background(), data, "bench.pdf", Options{NoOCR: true})
 				if err != nil || d.Pages != pages {
 					b.Fatalf("%v pages %d", err, d.Pages)
 				}
+			}
+			if mb := peakRSSMB(); mb > 0 {
+				b.ReportMetric(mb, "peak-RSS-MB")
 			}
 		})
 		b.Run(fmt.Sprintf("pdftotext/%dpages", pages), func(b *testing.B) {
@@ -111,3 +120,31 @@ func BenchmarkXLSX100k(b *testing.B) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// resetPeakRSS resets the process's peak resident set size (Linux: writing 5 to clear_refs), so
+// peakRSSMB measures one benchmark; elsewhere it does nothing.
+func resetPeakRSS() {
+	if runtime.GOOS == "linux" {
+		_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+	}
+}
+
+// peakRSSMB returns the process's peak resident set size in MiB since the last reset (VmHWM),
+// or 0 where it cannot be read. It covers the whole test binary, so it is an upper bound.
+func peakRSSMB() float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			if err == nil {
+				return kb / 1024
+			}
+		}
+	}
+	return 0
+}

@@ -13,14 +13,21 @@
 //   - ListZip / ExtractZip read an archive safely (decoded CP932 names, zip-slip rejection,
 //     declared-size and count limits enforced while reading) so a workflow's Map can fan the
 //     entries out as child conversions; ConvertZip converts them in-process instead.
-//   - Handler is the "document-converter" job: it hashes the input (SHA-256), reuses a stored
-//     result for the same bytes and converter version unless forced, writes the Markdown under the
-//     data folder and records ready / partial / failed. Migrations holds its cache table.
+//   - Converter.Handle is the "document-converter" function: it hashes the input (SHA-256),
+//     reuses a stored result for the same bytes, converter version and options unless forced,
+//     writes the Markdown under the data folder (documents/NAME_SHA8.md) and records ready /
+//     partial / failed. Its modes (ingest, convert, extract, collect) are the Tasks of
+//     assets/workflows/document-conversion.asl.json, where a ZIP's entries fan out through a Map
+//     as child conversions; the app runs that workflow on the device, and the same definition and
+//     function deploy to Step Functions and Lambda. Migrations holds the cache table.
+//
+// Errors carry Step Functions names (ErrNamePassword, ErrNameDamaged, …) so a workflow's Catch
+// can tell them apart, and ErrorCode maps a name back to its E-code.
 package docjob
 
 // Version is the converter version. A stored result is reused only when it was made by the same
 // version, so bump it whenever the Markdown a converter writes changes.
-const Version = "docjob/1"
+const Version = "docjob/2"
 
 // FunctionName is the job type and the Lambda function name of the converter; it is the same on
 // the device and in the cloud so a workflow's Task Resource names it once.

@@ -559,3 +559,83 @@ func TestWorkflowModes(t *testing.T) {
 		t.Fatalf("collected %q reason %q", md, col.Reason)
 	}
 }
+
+// TestCaughtChild reads a Map iteration's caught failure in the local and the Lambda shape.
+func TestCaughtChild(t *testing.T) {
+	local, _ := json.Marshal(errPassword(KindPDF))
+	tests := []struct {
+		name, errName, cause, code, reason string
+	}{
+		{"a.pdf", "BusinessError", string(local), "E005", "password-protected"},
+		{"b.pdf", "BusinessError", `{"errorMessage":"E004: the PDF file is damaged and cannot be read","errorType":"BusinessError"}`, "E004", "damaged"},
+		{"c.pdf", "States.Timeout", "E011: converting took too long", "E011", "too long"},
+		{"d.pdf", "Lambda.Unknown", "out of memory", "E015", "Lambda.Unknown out of memory"},
+		{"e.pdf", ErrNamePassword, "the PDF file is password-protected", "E005", "password-protected"},
+		{"f.zip", ErrNameTooLarge, "the ZIP archive has 51 entries (limit 50)", "E003", "51 entries"},
+	}
+	for _, tc := range tests {
+		c := caughtChild(tc.name, tc.errName, tc.cause)
+		if c.Name != tc.name || c.Status != StatusFailed || c.Code != tc.code || !strings.Contains(c.Reason, tc.reason) {
+			t.Errorf("%s: %+v", tc.name, c)
+		}
+	}
+}
+
+// TestMayHaveMerges: merged ranges are looked up only in workbooks that have them, and a workbook
+// without them still converts every cell.
+func TestMayHaveMerges(t *testing.T) {
+	for _, merged := range []bool{false, true} {
+		f := excelize.NewFile()
+		f.SetCellValue("Sheet1", "A1", "見出し")
+		f.SetCellValue("Sheet1", "B1", "値")
+		f.SetCellValue("Sheet1", "A2", "結合")
+		if merged {
+			f.MergeCell("Sheet1", "A2", "B2")
+		}
+		var buf bytes.Buffer
+		if err := f.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		x, err := excelize.OpenReader(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := mayHaveMerges(x, 1); got != merged {
+			t.Fatalf("merged=%v: mayHaveMerges %v", merged, got)
+		}
+		d, err := Convert(context.Background(), buf.Bytes(), "m.xlsx", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "| 結合 |  |"
+		if merged {
+			want = "| 結合 | 結合 |"
+		}
+		if !strings.Contains(d.Markdown, "| 見出し | 値 |") || !strings.Contains(d.Markdown, want) {
+			t.Fatalf("merged=%v:\n%s", merged, d.Markdown)
+		}
+	}
+}
+
+// TestXLSXBuiltinDates: the built-in short date (14) and date-time (22) formats read as Japanese
+// Excel shows them.
+func TestXLSXBuiltinDates(t *testing.T) {
+	f := excelize.NewFile()
+	d14, _ := f.NewStyle(&excelize.Style{NumFmt: 14})
+	d22, _ := f.NewStyle(&excelize.Style{NumFmt: 22})
+	f.SetCellValue("Sheet1", "A1", time.Date(2024, 4, 1, 0, 0, 0, 0, time.UTC))
+	f.SetCellStyle("Sheet1", "A1", "A1", d14)
+	f.SetCellValue("Sheet1", "B1", time.Date(2024, 12, 25, 9, 30, 0, 0, time.UTC))
+	f.SetCellStyle("Sheet1", "B1", "B1", d22)
+	var buf bytes.Buffer
+	if err := f.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Convert(context.Background(), buf.Bytes(), "dates.xlsx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.Markdown, "| 2024/4/1 | 2024/12/25 9:30 |") && !strings.Contains(d.Markdown, "| 2024/4/1 | 2024/12/25 09:30 |") {
+		t.Fatalf("dates:\n%s", d.Markdown)
+	}
+}

@@ -88,6 +88,14 @@ type Result struct {
 	Error        *job.Error `json:"error,omitempty"` // failed results kept in the cache
 }
 
+// ExtractOutput is the result of ModeExtract: the archive's Result with the safe entries written
+// for the Map (entries) and the refused ones (rejected), both always present.
+type ExtractOutput struct {
+	*Result
+	Entries  []Entry `json:"entries"`
+	Rejected []Child `json:"rejected"`
+}
+
 // Converter is the document-converter job with its result cache. The zero DB (nil) disables the
 // cache, which is how the cloud worker runs it.
 type Converter struct {
@@ -129,7 +137,7 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 	r.Progress(2, "hashed "+in.Name)
 	if !in.Force && c.DB != nil {
 		if cached, err := c.lookup(ctx, res.SHA256, optKey); err == nil && cached != nil {
-			cached.Cached, cached.Path, cached.Depth = true, in.Path, in.Depth
+			cached.Cached, cached.Path, cached.Name, cached.Depth = true, in.Path, in.Name, in.Depth
 			if in.Mode == ModeIngest {
 				return json.Marshal(cached)
 			}
@@ -153,7 +161,16 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 		if len(l.Skipped) > 0 {
 			res.Notes = append(res.Notes, "skipped: "+strings.Join(l.Skipped, ", "))
 		}
-		return json.Marshal(res)
+		// entries and rejected are always present (possibly empty): a workflow's JSONPath to a
+		// missing field would fail the execution.
+		out := ExtractOutput{Result: res, Entries: l.Entries, Rejected: l.Rejected}
+		if out.Entries == nil {
+			out.Entries = []Entry{}
+		}
+		if out.Rejected == nil {
+			out.Rejected = []Child{}
+		}
+		return json.Marshal(out)
 	case "", ModeConvert:
 	default:
 		return nil, job.Errorf(job.E014, "unknown conversion mode %q", in.Mode).WithJa(fmt.Sprintf("変換モード %q は使えません。", in.Mode))
@@ -357,7 +374,6 @@ func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json
 	ok := 0
 	for _, raw := range in.Children {
 		var cr Result
-		var je job.Error
 		if err := json.Unmarshal(raw, &cr); err != nil || (cr.Name == "" && cr.Path == "") {
 			// a Catch output: {"Error": …, "Cause": …} or a job.Error
 			var caught struct {
@@ -365,11 +381,7 @@ func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json
 				Name         string `json:"name"`
 			}
 			_ = json.Unmarshal(raw, &caught)
-			if json.Unmarshal([]byte(caught.Cause), &je) == nil && je.Code != "" {
-				res.Children = append(res.Children, Child{Name: caught.Name, Status: StatusFailed, Code: string(je.Code), Reason: je.Message})
-			} else {
-				res.Children = append(res.Children, Child{Name: caught.Name, Status: StatusFailed, Code: string(job.E015), Reason: strings.TrimSpace(caught.Error + " " + caught.Cause)})
-			}
+			res.Children = append(res.Children, caughtChild(caught.Name, caught.Error, caught.Cause))
 			continue
 		}
 		child := Child{Name: cr.Name, Kind: cr.Kind, Status: cr.Status, Reason: cr.Reason, Chars: cr.TextLength}
@@ -391,7 +403,7 @@ func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json
 	res.Children = append(res.Children, in.Rejected...)
 	if ok == 0 {
 		return nil, job.Errorf(job.E004, "no entry of the ZIP archive could be converted").
-			WithJa("ZIPファイルの中に変換できたファイルがありません。").WithName("BusinessError")
+			WithJa("ZIPファイルの中に変換できたファイルがありません。").WithName(ErrNameNothing)
 	}
 	d := &Doc{Kind: KindZIP, Markdown: b.String(), Pages: res.PageCount, Method: MethodNative, Children: res.Children}
 	for _, ch := range d.Children {
@@ -435,3 +447,29 @@ func ExportMarkdown(result json.RawMessage, w io.Writer) error {
 
 // ExportFormats lists the formats ExportMarkdown serves (the CLI's --format values).
 var ExportFormats = []string{"md"}
+
+// caughtChild turns a Map iteration's caught failure into a failed child. The code comes from
+// Cause when it is a *job.Error as JSON or Lambda's {"errorMessage": "E005: …"}, else from the
+// error name (ErrorCode); anything else is kept as it is under E015 (workflow error).
+func caughtChild(name, errName, cause string) Child {
+	var je job.Error
+	if json.Unmarshal([]byte(cause), &je) == nil && je.Code != "" {
+		return Child{Name: name, Status: StatusFailed, Code: string(je.Code), Reason: je.Message}
+	}
+	var lambda struct {
+		ErrorMessage string `json:"errorMessage"`
+	}
+	msg := cause
+	if json.Unmarshal([]byte(cause), &lambda) == nil && lambda.ErrorMessage != "" {
+		msg = lambda.ErrorMessage
+	}
+	if code, rest, ok := strings.Cut(msg, ": "); ok && len(code) == 4 && code[0] == 'E' {
+		if _, known := job.Codes[job.Code(code)]; known {
+			return Child{Name: name, Status: StatusFailed, Code: code, Reason: rest}
+		}
+	}
+	if code := ErrorCode(errName); code != "" {
+		return Child{Name: name, Status: StatusFailed, Code: string(code), Reason: msg}
+	}
+	return Child{Name: name, Status: StatusFailed, Code: string(job.E015), Reason: strings.TrimSpace(errName + " " + msg)}
+}

@@ -183,13 +183,20 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 	var failed []int
 	texts := make([]string, n)
 	var empty []int
+	var pages []pdf.Page
+	_ = safeCall(func() error { pdfPages(r, n, &pages); return nil })
 	for i := 1; i <= n; i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
 		var text string
 		perr := safeCall(func() error {
-			p := r.Page(i)
+			var p pdf.Page
+			if i <= len(pages) {
+				p = pages[i-1]
+			} else {
+				p = r.Page(i) // the walk stopped early (damaged tree): look this page up alone
+			}
 			if p.V.IsNull() {
 				return errors.New("missing page object")
 			}
@@ -251,6 +258,31 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 		d.DamagedPages = failed
 	}
 	return d, failed, nil
+}
+
+// pdfPages appends the document's pages to out in order, walking the page tree once: the
+// reader's Page(i) walks it from the root for every page, which made a 240-page file quadratic.
+// It stops after max pages or 4×max+1024 tree nodes (a cyclic tree), and may panic on damaged
+// objects (callers recover and keep what was found).
+func pdfPages(r *pdf.Reader, max int, out *[]pdf.Page) {
+	budget := 4*max + 1024
+	var walk func(v pdf.Value, depth int)
+	walk = func(v pdf.Value, depth int) {
+		budget--
+		if depth > 64 || budget < 0 || len(*out) >= max {
+			return
+		}
+		switch v.Key("Type").Name() {
+		case "Pages":
+			kids := v.Key("Kids")
+			for i := 0; i < kids.Len() && len(*out) < max && budget >= 0; i++ {
+				walk(kids.Index(i), depth+1)
+			}
+		case "Page":
+			*out = append(*out, pdf.Page{V: v})
+		}
+	}
+	walk(r.Trailer().Key("Root").Key("Pages"), 0)
 }
 
 // pageText cleans one page's raw text: normalised characters, trimmed lines, at most one blank

@@ -135,7 +135,7 @@ func ListZip(data []byte) (*Listing, error) {
 	}
 	if n := len(l.Entries) + len(l.Rejected); n > MaxZipEntries {
 		return nil, job.Errorf(job.E003, "the ZIP archive has %d entries (limit %d)", n, MaxZipEntries).
-			WithJa(fmt.Sprintf("ZIPファイルの中のファイル数が多すぎます: %d（上限 %d）", n, MaxZipEntries)).WithName("BusinessError")
+			WithJa(fmt.Sprintf("ZIPファイルの中のファイル数が多すぎます: %d（上限 %d）", n, MaxZipEntries)).WithName(ErrNameTooLarge)
 	}
 	if total > MaxTotalSize {
 		return nil, errTooLarge("the expanded ZIP archive", int64(min(total, 1<<62)), MaxTotalSize)
@@ -163,7 +163,7 @@ func readEntry(e Entry, budget *int64) ([]byte, error) {
 	*budget -= int64(buf.Len())
 	if lr.over {
 		return nil, job.Errorf(job.E003, "the entry %s expands beyond its declared size (zip bomb)", e.Name).
-			WithJa(fmt.Sprintf("%s が宣言サイズを超えて展開されます（ZIP爆弾の疑い）。", e.Name)).WithName("BusinessError")
+			WithJa(fmt.Sprintf("%s が宣言サイズを超えて展開されます（ZIP爆弾の疑い）。", e.Name)).WithName(ErrNameTooLarge)
 	}
 	if err != nil {
 		return nil, errDamaged(KindZIP, err)
@@ -227,7 +227,7 @@ func ConvertZip(ctx context.Context, data []byte, name string, opt Options) (*Do
 	depth := opt.depth + 1
 	if depth > MaxZipDepth {
 		return nil, job.Errorf(job.E003, "ZIP archives are nested more than %d deep", MaxZipDepth).
-			WithJa(fmt.Sprintf("ZIPファイルの入れ子が深すぎます（上限 %d 階層）。", MaxZipDepth)).WithName("BusinessError")
+			WithJa(fmt.Sprintf("ZIPファイルの入れ子が深すぎます（上限 %d 階層）。", MaxZipDepth)).WithName(ErrNameTooLarge)
 	}
 	if opt.budget == nil {
 		b := int64(MaxTotalSize)
@@ -272,7 +272,6 @@ func ConvertZip(ctx context.Context, data []byte, name string, opt Options) (*Do
 			b.WriteString(strings.TrimSpace(cd.Markdown))
 			b.WriteString("\n\n")
 			d.Pages += cd.Pages
-			d.NoTextPages = append(d.NoTextPages, cd.NoTextPages...)
 			for _, c := range cd.Children {
 				c.Name = e.Name + "/" + c.Name
 				d.Children = append(d.Children, c)
@@ -293,10 +292,10 @@ func ConvertZip(ctx context.Context, data []byte, name string, opt Options) (*Do
 		}
 		if len(l.Rejected) > 0 {
 			return nil, job.Errorf(job.E004, "no entry of the ZIP archive could be converted: %s", l.Rejected[0].Reason).
-				WithJa("ZIPファイルの中に変換できるファイルがありません（安全でないパスなど）。").WithName("BusinessError")
+				WithJa("ZIPファイルの中に変換できるファイルがありません（安全でないパスなど）。").WithName(ErrNameNothing)
 		}
 		return nil, job.Errorf(job.E004, "the ZIP archive holds no files to convert").
-			WithJa("ZIPファイルの中に変換できるファイルがありません。").WithName("BusinessError")
+			WithJa("ZIPファイルの中に変換できるファイルがありません。").WithName(ErrNameNothing)
 	}
 	for _, c := range d.Children {
 		if c.Status != StatusReady {

@@ -1,0 +1,85 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"text/tabwriter"
+
+	"jobdesk/engine/docjob"
+)
+
+// docCommands are the convert family's subcommands.
+var docCommands = []Command{
+	{"convert", "convert [--force] [--furigana] [--no-ocr] [--json] FILE...",
+		"convert documents (PDF, Word, Excel, ZIP, CSV, text) to Markdown and wait; prints where each .md is", (*CLI).cmdConvert},
+}
+
+// cmdConvert is `run --type convert --wait` with a summary of each conversion: its status, pages,
+// text length, method and the Markdown file.
+func (c *CLI) cmdConvert(args []string) int {
+	fs := c.Flags("convert")
+	force := fs.Bool("force", false, "convert again even when the same file was converted before")
+	furigana := fs.Bool("furigana", false, "write ruby readings after their base text, as 漢字(かんじ)")
+	noOCR := fs.Bool("no-ocr", false, "never OCR scanned PDF pages")
+	asJSON := fs.Bool("json", false, "print each conversion's result as JSON, one object a line")
+	files, err := Parse(fs, args)
+	if err != nil {
+		return ExitUsage
+	}
+	if len(files) == 0 {
+		fmt.Fprintln(c.Stderr, "jobdesk convert: name at least one file")
+		return ExitUsage
+	}
+	a, ok := c.Open()
+	if !ok {
+		return ExitFailed
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	extra := map[string]string{}
+	if *furigana {
+		extra["furigana"] = "true"
+	}
+	if *noOCR {
+		extra["no-ocr"] = "true"
+	}
+	jobs, err := a.Submit(ctx, files, SubmitOptions{Type: DocType, Force: *force, Extra: extra})
+	if err != nil {
+		return c.Fail(err)
+	}
+	if jobs, err = c.RunAndWait(ctx, a, jobs); err != nil {
+		return c.Fail(err)
+	}
+	enc := json.NewEncoder(c.Stdout)
+	enc.SetEscapeHTML(false)
+	tw := tabwriter.NewWriter(c.Stdout, 0, 4, 2, ' ', 0)
+	if !*asJSON {
+		fmt.Fprintln(tw, "ID\tSTATUS\tPAGES\tCHARS\tMETHOD\tCACHED\tNAME\tMARKDOWN / REASON")
+	}
+	for _, j := range jobs {
+		var res docjob.Result
+		_ = json.Unmarshal(j.Result, &res)
+		if *asJSON {
+			enc.Encode(struct {
+				ID     int64  `json:"id"`
+				Status string `json:"status"`
+				docjob.Result
+			}{j.ID, string(j.Status), res})
+			continue
+		}
+		last := res.OutputPath
+		if res.Reason != "" {
+			last += " (" + res.Reason + ")"
+		}
+		if j.Error != nil {
+			last = string(j.Error.Code) + ": " + j.Error.Message
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%t\t%s\t%s\n", j.ID, j.Status, res.PageCount, res.TextLength, res.Method, res.Cached, j.Name, last)
+	}
+	tw.Flush()
+	return ExitCode(jobs)
+}

@@ -1,0 +1,401 @@
+package app
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"jobdesk/assets"
+	"jobdesk/engine/docjob"
+	"jobdesk/engine/flow"
+	"jobdesk/engine/queue"
+)
+
+// docCorpus copies a committed corpus file of engine/docjob into dir under the name as.
+func docCorpus(t *testing.T, dir, name, as string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "engine", "docjob", "testdata", name))
+	if err != nil {
+		t.Fatalf("corpus file %s: %v", name, err)
+	}
+	p := filepath.Join(dir, as)
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// writeTemp writes data to dir/name and returns the path.
+func writeTemp(t *testing.T, dir, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// docJob is what `run --json` prints for a conversion job, with its result decoded.
+type docJob struct {
+	ID      int64  `json:"id"`
+	Type    string `json:"type"`
+	Name    string `json:"name"`
+	Status  string `json:"status"`
+	Message string `json:"message"`
+	Error   *struct {
+		Code      string `json:"code"`
+		Message   string `json:"message"`
+		MessageJa string `json:"message_ja"`
+	} `json:"error"`
+	Result struct {
+		Status     string `json:"status"`
+		Reason     string `json:"reason"`
+		Kind       string `json:"kind"`
+		SHA256     string `json:"sha256"`
+		PageCount  int    `json:"page_count"`
+		TextLength int    `json:"extracted_text_length"`
+		Method     string `json:"extraction_method"`
+		OutputPath string `json:"output_path"`
+		Cached     bool   `json:"cached"`
+		Children   []struct {
+			Name, Status, Code, Reason string
+		} `json:"children"`
+	} `json:"result"`
+}
+
+func parseDocJobs(t *testing.T, out string) []docJob {
+	t.Helper()
+	var jobs []docJob
+	dec := json.NewDecoder(strings.NewReader(out))
+	for dec.More() {
+		var j docJob
+		if err := dec.Decode(&j); err != nil {
+			t.Fatalf("%v in %q", err, out)
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs
+}
+
+// convertCLI runs `run --wait --json ARGS...` and returns the exit code and the single job.
+func convertCLI(t *testing.T, dataDir string, args ...string) (int, docJob, string) {
+	t.Helper()
+	code, out, errOut := runCLI(t, append([]string{"--data-dir", dataDir, "run", "--wait", "--json"}, args...)...)
+	jobs := parseDocJobs(t, out)
+	if len(jobs) != 1 {
+		t.Fatalf("exit %d: want one job, got %q\n%s", code, out, errOut)
+	}
+	return code, jobs[0], errOut
+}
+
+// exportMD exports job id as Markdown and returns the text.
+func exportMD(t *testing.T, dataDir string, id int64) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out.md")
+	code, stdout, errOut := runCLI(t, "--data-dir", dataDir, "export", itoa(id), "--format", "md", "-o", out)
+	if code != ExitOK {
+		t.Fatalf("export %d: exit %d %s %s", id, code, stdout, errOut)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func makeTestZip(t *testing.T, path string, entries map[string][]byte, order []string) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, name := range order {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(entries[name])
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDocConvertEachFormat converts one file of every format through the command line and checks
+// key phrases in the exported Markdown.
+func TestDocConvertEachFormat(t *testing.T) {
+	dataDir, in := t.TempDir(), t.TempDir()
+	zipPath := filepath.Join(in, "資料一式.zip")
+	pdf, _ := os.ReadFile(filepath.Join("..", "engine", "docjob", "testdata", "report.pdf"))
+	makeTestZip(t, zipPath, map[string][]byte{"議事録.txt": []byte("本日の議題は予算です。"), "報告書.pdf": pdf},
+		[]string{"議事録.txt", "報告書.pdf"})
+	tests := []struct {
+		name, path, kind string
+		pages            int
+		want             []string
+	}{
+		{"pdf", docCorpus(t, in, "report.pdf", "report.pdf"), "pdf", 3,
+			[]string{"## Page 1", "補助金申請の手引き", "第3ページ：よくある質問と回答。"}},
+		{"pdf renamed", docCorpus(t, in, "vertical.pdf", "縦書き.dat"), "pdf", 1,
+			[]string{"縦書きの文章です。"}},
+		{"docx", docCorpus(t, in, "report.docx", "report.docx"), "docx", 1,
+			[]string{"# 補助金申請の手引き", "- 事業計画書", "| 小規模事業者 |", "> Header: 社外秘 ヘッダー"}},
+		{"xlsx", docCorpus(t, in, "book.xlsx", "book.xlsx"), "xlsx", 0,
+			[]string{"## 売上", "令和6年4月1日", "￥150,000", "## 非表示メモ (hidden)"}},
+		{"csv", docCorpus(t, in, "sjis.csv", "社員.csv"), "csv", 1,
+			[]string{"| 氏名 | 部署 | 内線 |", "| 山田太郎 | 総務部 | 1001 |"}},
+		{"txt", docCorpus(t, in, "eucjp.txt", "memo.txt"), "txt", 1,
+			[]string{"来週の会議は第二会議室で行います。"}},
+		{"zip", zipPath, "zip", 4,
+			[]string{"# 議事録.txt", "本日の議題は予算です。", "# 報告書.pdf", "補助金申請の手引き"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, j, errOut := convertCLI(t, dataDir, "--type", "convert", tc.path)
+			if code != ExitOK || j.Status != "SUCCEEDED" || j.Type != DocType {
+				t.Fatalf("exit %d status %s %+v\n%s", code, j.Status, j.Error, errOut)
+			}
+			r := j.Result
+			if r.Status != "ready" || r.Kind != tc.kind || r.Method != "NATIVE" || r.TextLength == 0 || len(r.SHA256) != 64 {
+				t.Fatalf("result %+v", r)
+			}
+			if tc.pages > 0 && r.PageCount != tc.pages {
+				t.Fatalf("page count %d, want %d", r.PageCount, tc.pages)
+			}
+			if filepath.Dir(r.OutputPath) != filepath.Join(dataDir, "documents") || filepath.Ext(r.OutputPath) != ".md" {
+				t.Fatalf("output path %s", r.OutputPath)
+			}
+			md := exportMD(t, dataDir, j.ID)
+			for _, w := range tc.want {
+				if !strings.Contains(md, w) {
+					t.Errorf("missing %q in\n%s", w, md)
+				}
+			}
+		})
+	}
+}
+
+// TestDocDetectsByContent: without --type, PDF/Office/ZIP/text files go to the convert family by
+// their content, and a CSV does not.
+func TestDocDetectsByContent(t *testing.T) {
+	in := t.TempDir()
+	tests := []struct {
+		path, want string
+	}{
+		{docCorpus(t, in, "report.pdf", "scan0001"), DocType},
+		{docCorpus(t, in, "report.docx", "report.docx"), DocType},
+		{docCorpus(t, in, "book.xlsx", "renamed.bin"), DocType},
+		{docCorpus(t, in, "eucjp.txt", "memo.txt"), DocType},
+		{docCorpus(t, in, "eucjp.txt", "README.md"), DocType},
+		{docCorpus(t, in, "sjis.csv", "社員.csv"), ""},
+		{writeTemp(t, in, "old.doc", append([]byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}, []byte("W\x00o\x00r\x00d\x00D\x00o\x00c\x00u\x00m\x00e\x00n\x00t\x00")...)), DocType},
+		{writeTemp(t, in, "note.rtf", []byte(`{\rtf1\ansi hello}`)), DocType},
+		{writeTemp(t, in, "photo.jpg", []byte{0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10}), ""},
+		{docCorpus(t, in, "garbage.pdf", "garbage.bin"), ""},
+	}
+	for _, tc := range tests {
+		got := detectDoc(tc.path, readHead(tc.path))
+		if got != tc.want {
+			t.Errorf("%s: %q, want %q", filepath.Base(tc.path), got, tc.want)
+		}
+	}
+	dataDir := t.TempDir()
+	code, j, errOut := convertCLI(t, dataDir, tests[0].path)
+	if code != ExitOK || j.Type != DocType || j.Result.Kind != "pdf" {
+		t.Fatalf("exit %d %+v\n%s", code, j, errOut)
+	}
+}
+
+// TestDocZipBadEntryPartial: an archive with a damaged entry, a password-protected PDF and a
+// zip-slip name ends PARTIAL (exit code 3) listing every one of them.
+func TestDocZipBadEntryPartial(t *testing.T) {
+	dataDir, in := t.TempDir(), t.TempDir()
+	read := func(n string) []byte {
+		b, err := os.ReadFile(filepath.Join("..", "engine", "docjob", "testdata", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	zp := filepath.Join(in, "bundle.zip")
+	makeTestZip(t, zp, map[string][]byte{
+		"ok.docx": read("report.docx"), "broken.pdf": read("truncated.pdf"),
+		"locked.pdf": read("pw_user_aes128.pdf"), "../evil.txt": []byte("x"),
+		"__MACOSX/._ok.docx": []byte("junk"),
+	}, []string{"ok.docx", "broken.pdf", "locked.pdf", "../evil.txt", "__MACOSX/._ok.docx"})
+	code, j, errOut := convertCLI(t, dataDir, "--type", "convert", zp)
+	if code != ExitPartial || j.Status != "PARTIAL" || j.Result.Status != "partial" {
+		t.Fatalf("exit %d status %s result %+v\n%s", code, j.Status, j.Result, errOut)
+	}
+	want := map[string]string{"ok.docx": "ready", "broken.pdf": "E004", "locked.pdf": "E005", "../evil.txt": "E004"}
+	for _, c := range j.Result.Children {
+		w, ok := want[c.Name]
+		if !ok {
+			t.Errorf("unexpected child %+v", c)
+			continue
+		}
+		if (w == "ready" && c.Status != "ready") || (w != "ready" && (c.Status != "failed" || c.Code != w)) {
+			t.Errorf("child %+v, want %s", c, w)
+		}
+		if w != "ready" && !strings.Contains(j.Result.Reason, c.Name) {
+			t.Errorf("reason %q does not name %s", j.Result.Reason, c.Name)
+		}
+		delete(want, c.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("children missing: %v", want)
+	}
+	md := exportMD(t, dataDir, j.ID)
+	if !strings.Contains(md, "補助金申請の手引き") || strings.Contains(md, "junk") {
+		t.Fatalf("exported\n%s", md)
+	}
+	// The conversion ran the document-conversion workflow: one execution under the job, and
+	// one child conversion job per safe entry (the Map), besides ingest, extract and collect.
+	a, err := Open(Config{DataDir: dataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx := context.Background()
+	execs, err := a.Queue.List(ctx, queue.Filter{ParentID: j.ID, Type: flow.TypeExecution})
+	if err != nil || len(execs) != 1 {
+		t.Fatalf("executions under job %d: %v %v", j.ID, execs, err)
+	}
+	x, err := FlowEngine(a).ExecutionByJob(ctx, execs[0].ID)
+	if err != nil || x.Status != "SUCCEEDED" || !strings.Contains(x.StateMachineARN, DocWorkflow) {
+		t.Fatalf("execution %+v %v", x, err)
+	}
+	tasks, _ := a.Queue.List(ctx, queue.Filter{ParentID: execs[0].ID, Type: flow.FunctionTypePrefix + docjob.FunctionName})
+	perState := map[string]int{}
+	for _, k := range tasks {
+		perState[k.Name]++
+	}
+	if perState["ConvertEntry"] != 3 || perState["Ingest"] != 1 || perState["ExtractEntries"] != 1 || perState["Collect"] != 1 {
+		t.Fatalf("task jobs per state %v", perState)
+	}
+	hist, _, err := FlowEngine(a).History(ctx, x.ARN, false, 0, "")
+	iterations := 0
+	for _, e := range hist {
+		if e.Type == "MapIterationStarted" {
+			iterations++
+		}
+	}
+	if err != nil || iterations != 3 {
+		t.Fatalf("history: %d map iterations, %v", iterations, err)
+	}
+	// The table output lists the job as PARTIAL too.
+	code, out, _ := runCLI(t, "--data-dir", dataDir, "ls")
+	if code != ExitOK || !strings.Contains(out, "PARTIAL") {
+		t.Fatalf("ls: %s", out)
+	}
+}
+
+// TestDocFailures: password-protected files fail with E005 (never "damaged"), damaged ones with
+// E004 "damaged", unsupported ones with E004 naming the type; none can be exported.
+func TestDocFailures(t *testing.T) {
+	dataDir, in := t.TempDir(), t.TempDir()
+	png := filepath.Join(in, "photo.png")
+	os.WriteFile(png, []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), 0o600)
+	tests := []struct {
+		path, code, says string
+	}{
+		{docCorpus(t, in, "pw_user_aes256.pdf", "secret.pdf"), "E005", "password-protected"},
+		{docCorpus(t, in, "pw_user_rc4.pdf", "secret2.pdf"), "E005", "password-protected"},
+		{docCorpus(t, in, "truncated.pdf", "broken.pdf"), "E004", "damaged"},
+		{docCorpus(t, in, "truncated.docx", "broken.docx"), "E004", "damaged"},
+		{docCorpus(t, in, "truncated.xlsx", "broken.xlsx"), "E004", "damaged"},
+		{png, "E004", "image"},
+	}
+	for _, tc := range tests {
+		t.Run(filepath.Base(tc.path), func(t *testing.T) {
+			code, j, errOut := convertCLI(t, dataDir, "--type", "convert", tc.path)
+			if code != ExitFailed || j.Status != "FAILED" || j.Error == nil || j.Error.Code != tc.code {
+				t.Fatalf("exit %d %s %+v\n%s", code, j.Status, j.Error, errOut)
+			}
+			if !strings.Contains(j.Error.Message, tc.says) || j.Error.MessageJa == "" {
+				t.Fatalf("error %+v does not say %q", j.Error, tc.says)
+			}
+			if tc.code == "E005" && strings.Contains(j.Error.Message, "damaged") {
+				t.Fatalf("password file called damaged: %+v", j.Error)
+			}
+			out := filepath.Join(t.TempDir(), "x.md")
+			if c, _, e := runCLI(t, "--data-dir", dataDir, "export", itoa(j.ID), "--format", "md", "-o", out); c != ExitUsage || !strings.Contains(e, "E014") {
+				t.Fatalf("export of a failed job: %d %s", c, e)
+			}
+		})
+	}
+}
+
+// TestDocCacheAndForce: the same bytes convert once; a second run (even under another name)
+// reuses the stored result, and --force converts again.
+func TestDocCacheAndForce(t *testing.T) {
+	dataDir, in := t.TempDir(), t.TempDir()
+	a := docCorpus(t, in, "report.pdf", "a.pdf")
+	b := docCorpus(t, in, "report.pdf", "copy of a.pdf")
+	_, first, _ := convertCLI(t, dataDir, "--type", "convert", a)
+	_, second, _ := convertCLI(t, dataDir, "--type", "convert", b)
+	code, forced, errOut := convertCLI(t, dataDir, "--type", "convert", "--force", a)
+	if code != ExitOK || first.Result.Cached || !second.Result.Cached || forced.Result.Cached {
+		t.Fatalf("cached: first %v second %v forced %v (exit %d %s)", first.Result.Cached, second.Result.Cached, forced.Result.Cached, code, errOut)
+	}
+	if second.Result.SHA256 != first.Result.SHA256 || second.Result.OutputPath != first.Result.OutputPath ||
+		second.Result.TextLength != first.Result.TextLength {
+		t.Fatalf("cached result differs: %+v vs %+v", second.Result, first.Result)
+	}
+	if md := exportMD(t, dataDir, second.ID); !strings.Contains(md, "補助金申請の手引き") {
+		t.Fatalf("cached export\n%s", md)
+	}
+	// A password failure is remembered as well and stays E005.
+	pw := docCorpus(t, in, "pw_user_aes256.pdf", "pw.pdf")
+	for i := 0; i < 2; i++ {
+		if _, j, _ := convertCLI(t, dataDir, "--type", "convert", pw); j.Error == nil || j.Error.Code != "E005" {
+			t.Fatalf("run %d: %+v", i, j)
+		}
+	}
+	// The convert command prints the summary and the Markdown path.
+	code, out, errOut := runCLI(t, "--data-dir", dataDir, "convert", a)
+	if code != ExitOK || !strings.Contains(out, "SUCCEEDED") || !strings.Contains(out, first.Result.OutputPath) || !strings.Contains(out, "true") {
+		t.Fatalf("convert: %d\n%s\n%s", code, out, errOut)
+	}
+	// Exporting in another format is refused.
+	if c, _, e := runCLI(t, "--data-dir", dataDir, "export", itoa(first.ID), "--format", "csv", "-o", filepath.Join(in, "x.csv")); c != ExitUsage || !strings.Contains(e, "md") {
+		t.Fatalf("export csv: %d %s", c, e)
+	}
+}
+
+// TestDocScanPartial: a PDF with no text layer ends PARTIAL with "scanned — no text layer".
+func TestDocScanPartial(t *testing.T) {
+	dataDir, in := t.TempDir(), t.TempDir()
+	code, j, errOut := convertCLI(t, dataDir, "--type", "convert", "--no-ocr", docCorpus(t, in, "scan.pdf", "scan.pdf"))
+	if code != ExitPartial || j.Status != "PARTIAL" || !strings.Contains(j.Result.Reason, "scanned — no text layer") || j.Result.Method != "PARTIAL" {
+		t.Fatalf("exit %d %+v\n%s", code, j, errOut)
+	}
+}
+
+// TestDocWorkflowValidates checks the shipped workflow against the engine's ASL validator with
+// the strict resource check (every Lambda function it names is registered), and that the app
+// loaded it, so conversions run through it.
+func TestDocWorkflowValidates(t *testing.T) {
+	a, err := Open(Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	def, err := assets.Workflow(DocWorkflow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := FlowEngine(a)
+	if ds := flow.Validate(def, eng.CheckResourceStrict); len(ds) != 0 {
+		t.Fatalf("diagnostics: %+v", ds)
+	}
+	if e, arn := docWorkflowARN(context.Background(), a); e == nil || !strings.HasSuffix(arn, ":stateMachine:"+DocWorkflow) {
+		t.Fatalf("workflow not loaded: %q", arn)
+	}
+}
