@@ -29,7 +29,7 @@ test-short: deps
 	$(GO) test -short -count=1 $(PKGS)
 
 bench: deps
-	@scripts/deps.sh $(TEST_PKGS)
+	@scripts/deps.sh $(TEST_PKGS) time libreoffice-writer-nogui
 	$(GO) test -run '^$$' -bench . -benchtime 20000x ./engine/queue
 	cd bench/compare && $(GO) run . -n 5000
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2x $$($(GO) list ./engine/... | grep -v engine/queue)
