@@ -204,19 +204,25 @@ func TestE2EExecutions(t *testing.T) {
 	ctx := context.Background()
 	sm := h.machine(t, "doubler", doubleDef)
 
-	// Idempotent by name: the same name and input is the same execution.
-	s1, err := h.c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(sm), Name: aws.String("run-1"), Input: aws.String(`{"n":3}`)})
+	// Idempotent by name: while an execution runs, the same name and input is the same
+	// execution (a Wait state keeps it running); other input is ExecutionAlreadyExists.
+	slow := h.machine(t, "slow", `{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":3,"End":true}}}`)
+	w1, err := h.c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(slow), Name: aws.String("once"), Input: aws.String(`{"n":3}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2, err := h.c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(sm), Name: aws.String("run-1"), Input: aws.String(`{"n":3}`)})
-	if err != nil || *s2.ExecutionArn != *s1.ExecutionArn {
-		t.Fatalf("same start: %v %v", s2, err)
+	w2, err := h.c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(slow), Name: aws.String("once"), Input: aws.String(`{"n":3}`)})
+	if err != nil || *w2.ExecutionArn != *w1.ExecutionArn {
+		t.Fatalf("same start: %v %v", w2, err)
 	}
-	_, err = h.c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(sm), Name: aws.String("run-1"), Input: aws.String(`{"n":4}`)})
+	_, err = h.c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(slow), Name: aws.String("once"), Input: aws.String(`{"n":4}`)})
 	var already *types.ExecutionAlreadyExists
 	if !errors.As(err, &already) {
 		t.Fatalf("other input: %v", err)
+	}
+	s1, err := h.c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(sm), Name: aws.String("run-1"), Input: aws.String(`{"n":3}`)})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if !strings.HasSuffix(*s1.ExecutionArn, ":execution:doubler:run-1") || time.Since(*s1.StartDate) > time.Minute {
 		t.Fatalf("%+v", s1)

@@ -1,0 +1,48 @@
+// Command jobdesk is JobDesk: with no command it opens the desktop window (and runs the engine
+// inside it); with a command (run, ls, show, cancel, retry, worker, …) it is the command line.
+// The data folder comes from --data-dir, else JOBDESK_DATA_DIR, else the user's data folder.
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"fyne.io/fyne/v2"
+	fyneapp "fyne.io/fyne/v2/app"
+
+	"jobdesk/app"
+	"jobdesk/engine/job"
+	"jobdesk/ui"
+)
+
+func main() { os.Exit(run(os.Args[1:])) }
+
+func run(args []string) int {
+	dataDir, rest, err := app.SplitGlobal(args)
+	if err != nil || len(rest) > 0 {
+		return app.Main(args, os.Stdout, os.Stderr)
+	}
+	a, err := app.Open(app.Config{DataDir: dataDir})
+	if err != nil {
+		e := job.AsError(err)
+		fmt.Fprintf(os.Stderr, "jobdesk: %s: %s\n         %s\n", e.Code, e.Message, e.MessageJa)
+		return app.ExitFailed
+	}
+	defer a.Close()
+	fa := fyneapp.NewWithID(ui.AppID)
+	// Ctrl-C or a logout closes the window the normal way: running jobs return to the queue.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		fyne.Do(fa.Quit)
+	}()
+	if err := ui.Run(a, fa); err != nil {
+		e := job.AsError(err)
+		fmt.Fprintf(os.Stderr, "jobdesk: %s: %s\n         %s\n", e.Code, e.Message, e.MessageJa)
+		return app.ExitFailed
+	}
+	return app.ExitOK
+}

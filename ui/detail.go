@@ -1,0 +1,269 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"jobdesk/engine/job"
+)
+
+// maxHistory is how many of a job's latest history events the pane lists.
+const maxHistory = 200
+
+// detailPane shows the selected job: what it is, its progress, input, result, error and
+// history, with Cancel and Retry.
+type detailPane struct {
+	u     *UI
+	root  *fyne.Container
+	seq   int        // guards against an older read overwriting a newer one
+	shown job.Status // status of the job on show ("" when none)
+
+	bar *widget.ProgressBar
+	msg *widget.Label
+}
+
+func newDetailPane(u *UI) *detailPane {
+	d := &detailPane{u: u, root: container.NewStack()}
+	d.showEmpty()
+	return d
+}
+
+// showEmpty tells the person how to fill the pane.
+func (d *detailPane) showEmpty() {
+	l := widget.NewLabel(d.u.tr.T("detail.empty"))
+	l.Alignment = fyne.TextAlignCenter
+	l.Wrapping = fyne.TextWrapWord
+	l.Importance = widget.LowImportance
+	d.bar, d.msg, d.shown = nil, nil, ""
+	d.root.Objects = []fyne.CanvasObject{container.NewCenter(container.New(&fixedSize{width: 300}, l))}
+	d.root.Refresh()
+}
+
+// showProgress updates the pane's progress bar and message from a progress report.
+func (d *detailPane) showProgress(e job.Event) {
+	if d.bar == nil {
+		return
+	}
+	d.bar.SetValue(e.Progress)
+	d.msg.SetText(e.Message)
+}
+
+// loadDetail reads job id and its history off the UI goroutine and shows them.
+func (u *UI) loadDetail(id int64) {
+	d := u.detail
+	d.seq++
+	seq := d.seq
+	go func() {
+		ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
+		defer cancel()
+		j, err := u.app.Queue.Get(ctx, id)
+		var hist []job.Event
+		if err == nil {
+			hist, err = u.app.Queue.History(ctx, id)
+		}
+		u.do(func() {
+			if seq != d.seq || u.selected != id {
+				return
+			}
+			if err != nil {
+				d.showEmpty()
+				return
+			}
+			d.show(j, hist)
+		})
+	}()
+}
+
+// show renders job j with its history.
+func (d *detailPane) show(j job.Job, hist []job.Event) {
+	u, tr := d.u, d.u.tr
+	d.shown = j.Status
+	name := widget.NewLabel(j.Name)
+	name.SizeName = theme.SizeNameSubHeadingText
+	name.Wrapping = fyne.TextWrapBreak
+	st := newBadge(110, true)
+	st.set(u.statusText(j.Status), statusColor(j.Status))
+	ty := newBadge(96, false)
+	ty.set(u.typeText(j.Type), typeColor)
+
+	d.bar = widget.NewProgressBar()
+	d.bar.Max = 100
+	d.bar.SetValue(j.Progress)
+	d.msg = widget.NewLabel(j.Message)
+	d.msg.Wrapping = fyne.TextWrapWord
+	d.msg.Importance = widget.LowImportance
+
+	cancel := widget.NewButtonWithIcon(tr.T("action.cancel"), theme.CancelIcon(), func() { u.cancelJob(j.ID) })
+	retry := widget.NewButtonWithIcon(tr.T("action.retry"), theme.ViewRefreshIcon(), func() { u.retryJob(j.ID) })
+	retry.Importance = widget.HighImportance
+	setEnabled(cancel, canCancel(j))
+	setEnabled(retry, canRetry(j))
+
+	facts := []fyne.CanvasObject{}
+	add := func(key, value string) {
+		if value == "" {
+			return
+		}
+		k := widget.NewLabel(tr.T(key))
+		k.Importance = widget.LowImportance
+		k.SizeName = theme.SizeNameCaptionText
+		v := widget.NewLabel(value)
+		v.SizeName = theme.SizeNameCaptionText
+		v.Wrapping = fyne.TextWrapBreak
+		v.Selectable = true
+		facts = append(facts, k, v)
+	}
+	add("detail.id", fmt.Sprintf("#%d", j.ID))
+	add("detail.attempts", fmt.Sprintf("%d / %d", j.Attempts, j.MaxAttempts))
+	if j.Target == job.TargetCloud {
+		add("detail.target", tr.T("detail.target.cloud"))
+	} else {
+		add("detail.target", tr.T("detail.target.device"))
+	}
+	add("detail.created", formatTime(&j.CreatedAt))
+	add("detail.started", formatTime(j.StartedAt))
+	add("detail.completed", formatTime(j.CompletedAt))
+	if j.StartedAt != nil && j.CompletedAt != nil {
+		add("detail.duration", j.CompletedAt.Sub(*j.StartedAt).Round(time.Millisecond).String())
+	}
+	add("detail.input", inputSummary(j.Input))
+
+	sections := []fyne.CanvasObject{container.NewHBox(ty.box, st.box), name, d.bar}
+	if j.Message != "" && (j.Error == nil || !j.Status.Final()) {
+		sections = append(sections, d.msg) // a finished job's error card says it better
+	}
+	sections = append(sections, container.NewHBox(cancel, retry))
+	if j.Error != nil {
+		sections = append(sections, section(tr.T("detail.error")), errorCard(j.Error, tr.lang))
+	}
+	if res := resultSummary(j.Result); res != "" {
+		l := widget.NewLabel(res)
+		l.Wrapping = fyne.TextWrapBreak
+		l.Selectable = true
+		sections = append(sections, section(tr.T("detail.result")), l)
+	}
+	sections = append(sections, widget.NewSeparator(), container.New(layout.NewFormLayout(), facts...),
+		section(tr.T("detail.history")), historyList(tr, hist))
+	d.root.Objects = []fyne.CanvasObject{container.NewVScroll(container.NewPadded(container.NewVBox(sections...)))}
+	d.root.Refresh()
+}
+
+// section is a small heading inside the pane.
+func section(title string) fyne.CanvasObject {
+	l := widget.NewLabel(title)
+	l.Importance = widget.HighImportance
+	return container.NewVBox(widget.NewSeparator(), l)
+}
+
+// errorCard shows an error's code and name, its sentence in both languages and its cause.
+func errorCard(e *job.Error, lang string) fyne.CanvasObject {
+	code := widget.NewLabel(string(e.Code) + "  " + e.ErrorName())
+	code.Importance = widget.DangerImportance
+	code.TextStyle = fyne.TextStyle{Bold: true}
+	body := widget.NewLabel(strings.TrimPrefix(errorBody(e, lang), string(e.Code)+"  "))
+	body.Wrapping = fyne.TextWrapWord
+	body.Selectable = true
+	return container.NewVBox(code, body)
+}
+
+// historyList lists events oldest first: time, event, status and message.
+func historyList(tr *translator, hist []job.Event) fyne.CanvasObject {
+	if len(hist) > maxHistory {
+		hist = hist[len(hist)-maxHistory:]
+	}
+	var lines []string
+	for _, e := range hist {
+		kind := e.Kind
+		if tr.Has("event." + e.Kind) {
+			kind = tr.T("event." + e.Kind)
+		}
+		line := fmt.Sprintf("%s  %s", e.At.Local().Format("01/02 15:04:05"), kind)
+		if e.Message != "" {
+			line += " — " + e.Message
+		}
+		lines = append(lines, line)
+	}
+	l := widget.NewLabel(strings.Join(lines, "\n"))
+	l.Wrapping = fyne.TextWrapWord
+	l.SizeName = theme.SizeNameCaptionText
+	l.Selectable = true
+	return l
+}
+
+// formatTime is a local date and time, or "" for none.
+func formatTime(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+// inputSummary is a job's input for people: its file path when it has one, else compact JSON.
+func inputSummary(raw json.RawMessage) string {
+	var in struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal(raw, &in) == nil && in.Path != "" {
+		return in.Path
+	}
+	return clip(compactJSON(raw), 300)
+}
+
+// resultSummary is a job's result for people: one "key: value" line per top-level field, nested
+// values as compact JSON, all clipped so a large result cannot swamp the pane.
+func resultSummary(raw json.RawMessage) string {
+	if len(bytes.TrimSpace(raw)) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return clip(compactJSON(raw), 600)
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i == 20 {
+			fmt.Fprintf(&b, "… (+%d)\n", len(keys)-i)
+			break
+		}
+		v := obj[k]
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			s = compactJSON(v)
+		}
+		fmt.Fprintf(&b, "%s: %s\n", k, clip(s, 160))
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// clip shortens s to at most n runes, marking the cut.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

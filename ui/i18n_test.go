@@ -1,0 +1,172 @@
+package ui
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"jobdesk/assets"
+	"jobdesk/engine/job"
+)
+
+// TestTranslationsMatch: every shipped language has exactly the same keys, the same fmt verbs
+// in each sentence, and no empty sentence.
+func TestTranslationsMatch(t *testing.T) {
+	langs := assets.Languages()
+	if strings.Join(langs, ",") != "en,ja" {
+		t.Fatalf("languages %v", langs)
+	}
+	verbs := regexp.MustCompile(`%[dsvq]`)
+	dicts := map[string]map[string]string{}
+	for _, l := range langs {
+		b, err := assets.Translations(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s.json: %v", l, err)
+		}
+		dicts[l] = m
+	}
+	for key, ja := range dicts[LangJa] {
+		en, ok := dicts[LangEn][key]
+		if !ok {
+			t.Errorf("en lacks %q", key)
+			continue
+		}
+		if strings.TrimSpace(ja) == "" || strings.TrimSpace(en) == "" {
+			t.Errorf("%q is empty in a language", key)
+		}
+		if a, b := verbs.FindAllString(ja, -1), verbs.FindAllString(en, -1); strings.Join(a, "") != strings.Join(b, "") {
+			t.Errorf("%q: ja verbs %v, en verbs %v", key, a, b)
+		}
+	}
+	for key := range dicts[LangEn] {
+		if _, ok := dicts[LangJa][key]; !ok {
+			t.Errorf("ja lacks %q", key)
+		}
+	}
+}
+
+// TestEveryKeyUsedExists scans the package's source for T("…") keys and checks that each, and
+// every status name, has a Japanese sentence.
+func TestEveryKeyUsedExists(t *testing.T) {
+	ja := newTranslator(LangJa)
+	files, _ := filepath.Glob("*.go")
+	// T("key"), and the helpers that take a key: label("key") in settings, add("key") in detail.
+	re := regexp.MustCompile(`(?:T|label|add)\("([a-z_]+\.[a-z_.]*[a-z_])"`)
+	var keys []string
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+			keys = append(keys, m[1])
+		}
+	}
+	for _, s := range job.Statuses {
+		keys = append(keys, "job.status."+string(s))
+	}
+	sort.Strings(keys)
+	if len(keys) < 40 {
+		t.Fatalf("found only %d keys; the scan is broken", len(keys))
+	}
+	for _, k := range keys {
+		if _, ok := ja.words[k]; !ok {
+			t.Errorf("ja.json lacks %q", k)
+		}
+	}
+}
+
+// TestTranslatorFallback: an unknown language means Japanese; a missing key shows the key.
+func TestTranslatorFallback(t *testing.T) {
+	cases := []struct{ lang, key, want string }{
+		{"fr", "action.retry", "再実行"},
+		{LangEn, "action.retry", "Retry"},
+		{LangJa, "no.such.key", "no.such.key"},
+		{LangEn, "filter.all", "All 3"},
+	}
+	for _, c := range cases {
+		var got string
+		if c.key == "filter.all" {
+			got = newTranslator(c.lang).T(c.key, 3)
+		} else {
+			got = newTranslator(c.lang).T(c.key)
+		}
+		if got != c.want {
+			t.Errorf("%s %s = %q; want %q", c.lang, c.key, got, c.want)
+		}
+	}
+}
+
+// TestErrorBody: the chosen language first, the other second, the cause last.
+func TestErrorBody(t *testing.T) {
+	e := job.Wrap(job.E005, os.ErrPermission, "the PDF is password-protected").WithJa("PDF にパスワードが設定されています。")
+	if got := errorBody(e, LangJa); got != "E005  PDF にパスワードが設定されています。\nthe PDF is password-protected\n(permission denied)" {
+		t.Errorf("ja: %q", got)
+	}
+	if got := errorBody(e, LangEn); !strings.HasPrefix(got, "E005  the PDF is password-protected\nPDF に") {
+		t.Errorf("en: %q", got)
+	}
+}
+
+// TestResultSummary: results become key: value lines, clipped, never a panic on odd input.
+func TestResultSummary(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{`{"sha256":"ab","bytes":3}`, "bytes: 3\nsha256: ab"},
+		{`{"nested":{"a":[1,2]}}`, `nested: {"a":[1,2]}`},
+		{`null`, ""},
+		{``, ""},
+		{`[1, 2]`, "[1,2]"},
+		{`{broken`, "{broken"},
+	}
+	for _, c := range cases {
+		if got := resultSummary(json.RawMessage(c.in)); got != c.want {
+			t.Errorf("%s → %q; want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// FuzzResultSummary: any bytes a handler stored render without panicking.
+func FuzzResultSummary(f *testing.F) {
+	f.Add([]byte(`{"a":1}`))
+	f.Add([]byte(`{"ユーザー":"値","n":[1,{"x":null}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_ = resultSummary(b)
+		_ = inputSummary(b)
+	})
+}
+
+// TestWrapText: lines never exceed the width and no text is lost.
+func TestWrapText(t *testing.T) {
+	cases := []struct {
+		in    string
+		width int
+	}{
+		{"E006  2 行中 2 行（100.00 %）が不正で、許容範囲（5 % または 50 行）を超えたため、テーブルは変更していません。", 20},
+		{"2 of 2 rows (100.00 %) were rejected, over the limit of 5 % or 50 rows; the table was not changed.", 24},
+		{"short\nlines stay", 40},
+		{"", 10},
+	}
+	for _, c := range cases {
+		got := wrapText(c.in, c.width)
+		for _, l := range strings.Split(got, "\n") {
+			if len([]rune(l)) > c.width {
+				t.Errorf("line %q is longer than %d", l, c.width)
+			}
+		}
+		squash := func(s string) string { return strings.Join(strings.Fields(s), "") }
+		if squash(got) != squash(c.in) {
+			t.Errorf("text changed: %q → %q", c.in, got)
+		}
+	}
+}

@@ -1,0 +1,341 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"jobdesk/app"
+	"jobdesk/assets"
+	"jobdesk/engine/job"
+	"jobdesk/engine/queue"
+)
+
+// AppID is the application id (preferences, desktop integration); FyneApp.toml uses the same.
+const AppID = "jp.jobdesk.app"
+
+// Version is shown in the About dialog when the binary carries no packaging metadata.
+const Version = "0.1.0"
+
+// prefLanguage is the preference key of the chosen language.
+const prefLanguage = "language"
+
+// UI is JobDesk's main window and everything it shows.
+type UI struct {
+	fyneApp fyne.App
+	app     *app.App
+	Window  fyne.Window
+	tr      *translator
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	// do runs a function on the UI goroutine; fyne.Do, or a queue pumped by tests.
+	do func(func())
+
+	model    *jobModel
+	selected int64 // the job shown in the detail pane (0: none)
+	selIdx   int   // its row in the list (-1: not loaded)
+	loading  bool  // an older page is being read
+
+	mu         sync.Mutex // guards loadFilter and loadedN, read by the event loop
+	loadFilter job.Status
+	loadedN    int
+
+	lastReload time.Time // when the event loop last reread the page (its goroutine only)
+
+	childMu  sync.Mutex
+	children map[int64]struct{}
+
+	// widgets, rebuilt when the language changes
+	list       *widget.List
+	empty      fyne.CanvasObject
+	emptyText  *widget.Label
+	filterBtns map[job.Status]*widget.Button
+	allBtn     *widget.Button
+	detail     *detailPane
+	status     *widget.Label
+	engineInfo *widget.Label
+}
+
+// New builds the window for a (not yet shown) on fyneApp. The engine is not started: Run does
+// that, and tests choose when.
+func New(fyneApp fyne.App, a *app.App) *UI {
+	u := &UI{
+		fyneApp:  fyneApp,
+		app:      a,
+		model:    newJobModel(),
+		children: map[int64]struct{}{},
+		do:       fyne.Do,
+	}
+	u.ctx, u.cancel = context.WithCancel(context.Background())
+	u.tr = newTranslator(fyneApp.Preferences().StringWithFallback(prefLanguage, LangJa))
+	u.Window = fyneApp.NewWindow("JobDesk")
+	u.Window.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon()))
+	u.Window.Resize(fyne.NewSize(1180, 760))
+	u.Window.SetMaster()
+	u.Window.SetOnDropped(u.handleDrop)
+	u.Window.SetContent(u.build())
+	u.Window.SetOnClosed(u.stop)
+	return u
+}
+
+// Start begins following the engine's events and reads the first page of jobs.
+func (u *UI) Start() {
+	u.wg.Add(1)
+	go func() {
+		defer u.wg.Done()
+		u.watch(u.ctx)
+	}()
+	u.wg.Add(1)
+	go func() {
+		defer u.wg.Done()
+		u.reload()
+	}()
+}
+
+// stop ends the event loop; it is safe to call more than once.
+func (u *UI) stop() {
+	u.cancel()
+	u.wg.Wait()
+}
+
+// Run starts the engine in this process, shows the window and blocks until it closes. Running
+// jobs go back to the queue when the caller then closes the App; nothing is lost.
+func Run(a *app.App, fyneApp fyne.App) error {
+	u := New(fyneApp, a)
+	// The engine lives until the caller closes the App (Worker.Stop hands running jobs back to
+	// the queue), not until the window's own goroutines end.
+	if err := a.StartEngine(context.Background()); err != nil {
+		return err
+	}
+	u.Start()
+	u.Window.ShowAndRun()
+	u.stop()
+	return nil
+}
+
+// build lays the window out: header, drop zone, filter bar, list and detail side by side, and
+// a status bar.
+func (u *UI) build() fyne.CanvasObject {
+	u.selIdx = -1 // a new list has nothing selected yet
+	title := canvas.NewText("JobDesk", theme.Color(theme.ColorNamePrimary))
+	title.TextSize = theme.TextHeadingSize()
+	title.TextStyle = fyne.TextStyle{Bold: true}
+	subtitle := widget.NewLabel(u.tr.T("app.tagline"))
+	subtitle.Importance = widget.LowImportance
+
+	lang := widget.NewSelect([]string{"日本語", "English"}, nil)
+	if u.tr.lang == LangEn {
+		lang.SetSelected("English")
+	} else {
+		lang.SetSelected("日本語")
+	}
+	lang.OnChanged = func(s string) {
+		if s == "English" {
+			u.SetLanguage(LangEn)
+		} else {
+			u.SetLanguage(LangJa)
+		}
+	}
+	settings := widget.NewButtonWithIcon(u.tr.T("settings.button"), theme.SettingsIcon(), u.showSettings)
+	header := container.NewBorder(nil, nil,
+		container.NewHBox(widget.NewIcon(fyne.NewStaticResource("icon.png", assets.Icon())), title, subtitle),
+		container.NewHBox(lang, settings))
+
+	u.status = widget.NewLabel(u.tr.T("status.ready"))
+	u.status.Truncation = fyne.TextTruncateEllipsis
+	u.engineInfo = widget.NewLabel("")
+	u.engineInfo.Importance = widget.LowImportance
+	statusBar := container.NewBorder(nil, nil, nil, u.engineInfo, u.status)
+
+	listPane := container.NewBorder(u.buildFilters(), nil, nil, nil, u.buildList())
+	u.detail = newDetailPane(u)
+	split := container.NewHSplit(listPane, u.detail.root)
+	split.Offset = 0.62
+
+	top := container.NewVBox(header, u.buildDropZone())
+	u.refreshFilters()
+	u.refreshList()
+	u.refreshEngineInfo()
+	if u.selected != 0 {
+		u.loadDetail(u.selected)
+	}
+	return container.NewBorder(top, container.NewVBox(widget.NewSeparator(), statusBar), nil, nil, split)
+}
+
+// SetLanguage switches the window's language ("ja" or "en"), remembers it, and redraws.
+func (u *UI) SetLanguage(lang string) {
+	if lang == u.tr.lang {
+		return
+	}
+	u.tr = newTranslator(lang)
+	u.fyneApp.Preferences().SetString(prefLanguage, u.tr.lang)
+	u.Window.SetContent(u.build())
+}
+
+// buildFilters makes the status filter: "All" and one button per status, each with its count.
+func (u *UI) buildFilters() fyne.CanvasObject {
+	u.filterBtns = map[job.Status]*widget.Button{}
+	u.allBtn = widget.NewButton("", func() { u.setFilter("") })
+	objs := []fyne.CanvasObject{u.allBtn}
+	for _, s := range job.Statuses {
+		s := s
+		b := widget.NewButton("", func() { u.setFilter(s) })
+		u.filterBtns[s] = b
+		objs = append(objs, b)
+	}
+	return container.NewHScroll(container.NewHBox(objs...))
+}
+
+// refreshFilters writes the counts into the filter buttons and highlights the active one.
+func (u *UI) refreshFilters() {
+	if u.allBtn == nil {
+		return
+	}
+	set := func(b *widget.Button, text string, active bool) {
+		imp := widget.LowImportance
+		if active {
+			imp = widget.HighImportance
+		}
+		if b.Text != text || b.Importance != imp {
+			b.Text, b.Importance = text, imp
+			b.Refresh()
+		}
+	}
+	set(u.allBtn, u.tr.T("filter.all", u.model.total()), u.model.filter == "")
+	for s, b := range u.filterBtns {
+		set(b, fmt.Sprintf("%s %d", u.statusText(s), u.model.counts[s]), u.model.filter == s)
+	}
+	u.refreshEngineInfo()
+}
+
+// setFilter shows only jobs in status s ("" for all) and rereads the list.
+func (u *UI) setFilter(s job.Status) {
+	if u.model.filter == s {
+		return
+	}
+	u.model.filter = s
+	u.model.replace(nil, false)
+	u.noteLoaded()
+	u.refreshFilters()
+	u.refreshList()
+	go u.reload()
+}
+
+// noteLoaded publishes the model's filter and size to the event loop. UI goroutine only.
+func (u *UI) noteLoaded() {
+	u.mu.Lock()
+	u.loadFilter, u.loadedN = u.model.filter, len(u.model.rows)
+	u.mu.Unlock()
+}
+
+// refreshEngineInfo writes the totals and the engine's state into the status bar.
+func (u *UI) refreshEngineInfo() {
+	if u.engineInfo == nil {
+		return
+	}
+	running := u.model.counts[job.Running]
+	waiting := u.model.counts[job.Pending] + u.model.counts[job.Retrying]
+	u.engineInfo.SetText(u.tr.T("status.engine", running, waiting))
+}
+
+// statusText is the translated name of a status.
+func (u *UI) statusText(s job.Status) string { return u.tr.T("job.status." + string(s)) }
+
+// typeText is the translated name of a job type (the type itself when there is none).
+func (u *UI) typeText(t string) string {
+	if u.tr.Has("job.type." + t) {
+		return u.tr.T("job.type." + t)
+	}
+	return t
+}
+
+// setStatus shows a short message in the status bar.
+func (u *UI) setStatus(msg string) {
+	u.status.Importance = widget.MediumImportance
+	u.status.SetText(time.Now().Format("15:04:05") + "  " + msg)
+}
+
+// setStatusError shows an error in the status bar, in the window's language.
+func (u *UI) setStatusError(err error) {
+	u.status.Importance = widget.DangerImportance
+	u.status.SetText(time.Now().Format("15:04:05") + "  " + u.errorText(err))
+}
+
+// errorText renders an error for people: its code and the sentence in the window's language.
+func (u *UI) errorText(err error) string {
+	e := job.AsError(err)
+	msg := e.Message
+	if u.tr.lang == LangJa && e.MessageJa != "" {
+		msg = e.MessageJa
+	}
+	return fmt.Sprintf("%s: %s", e.Code, msg)
+}
+
+// showError opens a dialog with an error's code and both sentences.
+func (u *UI) showError(title string, err error) {
+	e := job.AsError(err)
+	body := widget.NewLabel(wrapText(errorBody(e, u.tr.lang), 56))
+	body.Selectable = true
+	d := dialog.NewCustom(title, u.tr.T("dialog.close"), body, u.Window)
+	d.Show()
+}
+
+// errorBody is an error as a person reads it: the code, the sentence in the chosen language
+// first, the other language second, and the cause when it adds something.
+func errorBody(e *job.Error, lang string) string {
+	first, second := e.MessageJa, e.Message
+	if lang == LangEn {
+		first, second = e.Message, e.MessageJa
+	}
+	if first == "" {
+		first, second = second, ""
+	}
+	s := string(e.Code) + "  " + first
+	if second != "" && second != first {
+		s += "\n" + second
+	}
+	if e.Cause != "" && e.Cause != e.Message {
+		s += "\n(" + e.Cause + ")"
+	}
+	return s
+}
+
+// queueFilter is the list's query: top-level jobs of status s, at most n, older than before.
+func queueFilter(s job.Status, n int, before int64) queue.Filter {
+	return queue.Filter{TopLevel: true, Status: s, Limit: n, BeforeID: before}
+}
+
+// wrapText breaks each line of s after at most width runes (a Japanese sentence has no spaces,
+// so the break falls between characters; a Latin one breaks at its last space when it can), so
+// a dialog sizes itself to its text instead of to one very long line.
+func wrapText(s string, width int) string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		r := []rune(line)
+		for len(r) > width {
+			cut := width
+			for k := width; k > width/2; k-- {
+				if r[k] == ' ' {
+					cut = k
+					break
+				}
+			}
+			out = append(out, strings.TrimRight(string(r[:cut]), " "))
+			r = []rune(strings.TrimLeft(string(r[cut:]), " "))
+		}
+		out = append(out, string(r))
+	}
+	return strings.Join(out, "\n")
+}
