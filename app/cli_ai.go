@@ -110,34 +110,32 @@ func (c *CLI) cmdGenerate(args []string) int {
 }
 
 func (c *CLI) cmdCaption(args []string) int {
-	fs := c.Flags("caption")
-	wait := fs.Bool("wait", false, "wait for the job, showing progress on stderr")
-	asJSON := fs.Bool("json", false, "print the job as JSON")
-	apply := aiFlags(fs)
-	pos, err := Parse(fs, args)
-	if err != nil {
-		return ExitUsage
-	}
-	if len(pos) != 1 {
-		fmt.Fprintln(c.Stderr, "jobdesk caption: name one image")
-		return ExitUsage
-	}
-	apply()
-	a, ok := c.Open()
-	if !ok {
-		return ExitFailed
-	}
-	return c.submitAndMaybeWait(a, func(ctx context.Context) (job.Job, error) {
-		jobs, err := a.Submit(ctx, pos, SubmitOptions{Type: aijob.TypeCaption})
+	return c.oneInputAIJob("caption", "name one image", args, func(ctx context.Context, a *App, arg string) (job.Job, error) {
+		jobs, err := a.Submit(ctx, []string{arg}, SubmitOptions{Type: aijob.TypeCaption})
 		if err != nil {
 			return job.Job{}, err
 		}
 		return jobs[0], nil
-	}, *wait, *asJSON)
+	})
 }
 
 func (c *CLI) cmdExtractEligibility(args []string) int {
-	fs := c.Flags("extract-eligibility")
+	return c.oneInputAIJob("extract-eligibility", "name one conversion job id or Markdown file", args,
+		func(ctx context.Context, a *App, arg string) (job.Job, error) {
+			src, err := eligibilitySource(ctx, a, arg)
+			if err != nil {
+				return job.Job{}, err
+			}
+			in, _ := json.Marshal(src)
+			j, _, err := a.Queue.Enqueue(ctx, queue.Params{Type: aijob.TypeEligibility, Name: filepath.Base(src.Path), Input: in})
+			return j, err
+		})
+}
+
+// oneInputAIJob is an AI subcommand that takes exactly one input (an image, a file or a job id)
+// and the AI, --wait and --json flags; submit makes its job.
+func (c *CLI) oneInputAIJob(name, usage string, args []string, submit func(ctx context.Context, a *App, arg string) (job.Job, error)) int {
+	fs := c.Flags(name)
 	wait := fs.Bool("wait", false, "wait for the job, showing progress on stderr")
 	asJSON := fs.Bool("json", false, "print the job as JSON")
 	apply := aiFlags(fs)
@@ -146,7 +144,7 @@ func (c *CLI) cmdExtractEligibility(args []string) int {
 		return ExitUsage
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(c.Stderr, "jobdesk extract-eligibility: name one conversion job id or Markdown file")
+		fmt.Fprintf(c.Stderr, "jobdesk %s: %s\n", name, usage)
 		return ExitUsage
 	}
 	apply()
@@ -154,15 +152,7 @@ func (c *CLI) cmdExtractEligibility(args []string) int {
 	if !ok {
 		return ExitFailed
 	}
-	return c.submitAndMaybeWait(a, func(ctx context.Context) (job.Job, error) {
-		src, err := eligibilitySource(ctx, a, pos[0])
-		if err != nil {
-			return job.Job{}, err
-		}
-		in, _ := json.Marshal(src)
-		j, _, err := a.Queue.Enqueue(ctx, queue.Params{Type: aijob.TypeEligibility, Name: filepath.Base(src.Path), Input: in})
-		return j, err
-	}, *wait, *asJSON)
+	return c.submitAndMaybeWait(a, func(ctx context.Context) (job.Job, error) { return submit(ctx, a, pos[0]) }, *wait, *asJSON)
 }
 
 func (c *CLI) cmdGoals(args []string) int {
