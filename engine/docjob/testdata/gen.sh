@@ -142,8 +142,8 @@ cp "$work/book.xlsx" "$out/book.xlsx"
 # The KANGXI code points survive only if the font maps them; keep the PDF either way.
 cp "$work/kangxi.pdf" "$out/kangxi.pdf"
 
-# scan: a page rendered to a grey image and wrapped as an image-only PDF (no text layer).
-pdftoppm -r 50 -gray -singlefile -f 1 -l 1 "$work/report.pdf" "$work/scanimg"
+# scan: a page rendered to a grey image (150 dpi, enough for OCR to read it) and wrapped as an image-only PDF (no text layer).
+pdftoppm -r 150 -gray -singlefile -f 1 -l 1 "$work/report.pdf" "$work/scanimg"
 python3 - "$work/scanimg.pgm" "$out/scan.pdf" <<'PY'
 import sys, zlib
 raw = open(sys.argv[1], 'rb').read()
