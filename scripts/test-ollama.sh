@@ -56,5 +56,5 @@ out=$(J caption "$WORK/dot.png" || true)
 if printf '%s' "$out" | grep -q "cannot read images"; then echo "ok   CAPTION_GENERATION: this model cannot read images"
 elif printf '%s' "$out" | grep -q '"status":"SUCCEEDED"'; then echo "ok   CAPTION_GENERATION: SUCCEEDED"
 else echo "FAIL CAPTION_GENERATION"; printf '%s\n' "$out"; fail=1; fi
-"$WORK/jobdesk" --data-dir "$WORK/data" goals show "$goal" | head -25
+"$WORK/jobdesk" --data-dir "$WORK/data" goals show "$goal" >"$WORK/chart.txt" && head -25 "$WORK/chart.txt"
 exit $fail
