@@ -296,7 +296,7 @@ func (s *Service) DeferIfOffline(ctx context.Context) error {
 func (s *Service) TreeUsage(ctx context.Context, root int64) (Usage, error) {
 	var u Usage
 	var model *string
-	err := s.DB.R.QueryRowContext(ctx, `WITH RECURSIVE t(id) AS (SELECT ? UNION SELECT j.id FROM jobs j JOIN t ON j.parent_id=t.id)
+	err := s.DB.R.QueryRowContext(ctx, `WITH RECURSIVE t(id) AS (SELECT ? UNION SELECT j.id FROM jobs j JOIN t ON j.parent_id=t.id AND j.parent_id > 0)
 		SELECT COUNT(*), COALESCE(SUM(prompt_tokens),0), COALESCE(SUM(completion_tokens),0), COALESCE(SUM(latency_ms),0), SUM(cost_usd), MAX(model)
 		FROM llm_usage WHERE job_id IN (SELECT id FROM t)`, root).
 		Scan(&u.Calls, &u.PromptTokens, &u.CompletionTokens, &u.LatencyMs, &u.CostUSD, &model)

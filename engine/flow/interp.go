@@ -501,7 +501,7 @@ func (r *run) dedupKey(key string) string {
 func (r *run) succeededBefore(ctx context.Context, key string) int64 {
 	for n := r.redrive - 1; n >= 0; n-- {
 		var id int64
-		err := r.e.db.R.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND status IN ('SUCCEEDED','PARTIAL')`,
+		err := r.e.db.R.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > '' AND status IN ('SUCCEEDED','PARTIAL')`,
 			fmt.Sprintf("flow:%d:%d:%s", r.execID, n, key)).Scan(&id)
 		if err == nil {
 			return id

@@ -74,7 +74,8 @@ type Queue struct {
 	// running maps a job id leased by a worker of this process to the cancel of its context.
 	running map[int64]context.CancelFunc
 
-	insert *sql.Stmt // insertSQL prepared once on the writer connection
+	insert     *sql.Stmt   // insertSQL prepared once on the writer connection
+	insertRows []*sql.Stmt // insertRowsSQL(blockSizes[i]): plain jobs in blocks, for EnqueueBatch
 
 	watchOnce sync.Once
 	closed    chan struct{}
@@ -96,8 +97,17 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 	if err != nil {
 		return nil, dbError(err)
 	}
+	var insRows []*sql.Stmt
+	for _, n := range blockSizes {
+		st, err := db.W.Prepare(insertRowsSQL(n))
+		if err != nil {
+			ins.Close()
+			return nil, dbError(err)
+		}
+		insRows = append(insRows, st)
+	}
 	q := &Queue{db: db, opts: opts, wake: make(chan struct{}, 1), subs: map[int]chan job.Event{},
-		running: map[int64]context.CancelFunc{}, closed: make(chan struct{}), insert: ins}
+		running: map[int64]context.CancelFunc{}, closed: make(chan struct{}), insert: ins, insertRows: insRows}
 	q.watchOnce.Do(func() { go q.watch() })
 	return q, nil
 }
@@ -107,6 +117,9 @@ func (q *Queue) Close() {
 	q.closeOnce.Do(func() {
 		close(q.closed)
 		q.insert.Close()
+		for _, st := range q.insertRows {
+			st.Close()
+		}
 	})
 }
 
@@ -141,7 +154,30 @@ func (q *Queue) signal() {
 
 const insertSQL = `INSERT INTO jobs(type, name, status, priority, target, input, max_attempts, run_at,
 	dedup_key, parent_id, retry_of, created_at, updated_at)
-	VALUES(?,?,'PENDING',?,?,?,?,?,?,?,?,?,?) ON CONFLICT(dedup_key) DO NOTHING`
+	VALUES(?,?,'PENDING',?,?,?,?,?,?,?,?,?,?) ON CONFLICT(dedup_key) WHERE dedup_key > '' DO NOTHING`
+
+// blockSizes are the row counts EnqueueBatch writes with one statement, largest first: a
+// statement costs about as much as a row it inserts, so plain jobs go in blocks, and the
+// rest of a batch in smaller ones.
+var blockSizes = []int{64, 8}
+
+// insertRowsSQL inserts n jobs without dedup keys (so none can conflict). Plain "?"
+// parameters bind much faster in the driver than numbered ones, even repeated.
+func insertRowsSQL(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO jobs(type, name, status, priority, target, input, max_attempts, run_at,
+	parent_id, retry_of, created_at, updated_at) VALUES`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(?,?,'PENDING',?,?,?,?,?,?,?,?,?)")
+	}
+	return b.String()
+}
+
+// rowParams is how many parameters one row of insertRowsSQL binds.
+const rowParams = 11
 
 func (p *Params) normalize() error {
 	if strings.TrimSpace(p.Type) == "" {
@@ -162,6 +198,14 @@ func (p *Params) normalize() error {
 	return nil
 }
 
+// runAt is when the job may first run, in Unix milliseconds.
+func (p *Params) runAt(now int64) int64 {
+	if p.NotBefore.IsZero() {
+		return now
+	}
+	return p.NotBefore.UnixMilli()
+}
+
 func nullable[T comparable](v T) any {
 	var zero T
 	if v == zero {
@@ -171,11 +215,7 @@ func nullable[T comparable](v T) any {
 }
 
 func (q *Queue) insertJob(ctx context.Context, stmt *sql.Stmt, p Params, now int64) (int64, bool, error) {
-	runAt := now
-	if !p.NotBefore.IsZero() {
-		runAt = p.NotBefore.UnixMilli()
-	}
-	res, err := stmt.ExecContext(ctx, p.Type, p.Name, p.Priority, p.Target, []byte(p.Input), p.MaxAttempts, runAt,
+	res, err := stmt.ExecContext(ctx, p.Type, p.Name, p.Priority, p.Target, []byte(p.Input), p.MaxAttempts, p.runAt(now),
 		nullable(p.DedupKey), nullable(p.ParentID), nullable(p.RetryOf), now, now)
 	if err != nil {
 		return 0, false, err
@@ -201,7 +241,7 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx *sql.Tx, p Params) (int64, boo
 		return 0, false, err
 	}
 	if existed {
-		err = tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=?`, p.DedupKey).Scan(&id)
+		err = tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > ''`, p.DedupKey).Scan(&id)
 	}
 	return id, existed, err
 }
@@ -220,13 +260,21 @@ func (q *Queue) Enqueue(ctx context.Context, p Params) (job.Job, bool, error) {
 	if err := p.normalize(); err != nil {
 		return job.Job{}, false, err
 	}
+	// One statement commits by itself: an explicit transaction would only add its BEGIN and
+	// COMMIT round trips. A conflicting dedup key names a row that almost always stays; should
+	// the retention purge delete it in between, the insert is simply tried again.
 	var id int64
 	var existed bool
-	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
-		var err error
-		id, existed, err = q.EnqueueTx(ctx, tx, p)
-		return err
-	})
+	var err error
+	for try := 0; try < 2; try++ {
+		id, existed, err = q.insertJob(ctx, q.insert, p, nowMs())
+		if err == nil && existed {
+			err = q.db.W.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > ''`, p.DedupKey).Scan(&id)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			break
+		}
+	}
 	if err != nil {
 		return job.Job{}, false, dbError(err)
 	}
@@ -255,18 +303,36 @@ func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) 
 	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
 		stmt := tx.StmtContext(ctx, q.insert)
 		defer stmt.Close()
+		blocks := make([]*sql.Stmt, len(q.insertRows))
+		for k, st := range q.insertRows {
+			blocks[k] = tx.StmtContext(ctx, st)
+			defer blocks[k].Close()
+		}
 		now := nowMs()
-		for i, p := range ps {
+		args := make([]any, 0, blockSizes[0]*rowParams)
+	next:
+		for i := 0; i < len(ps); {
+			for k, n := range blockSizes {
+				if i+n <= len(ps) && !anyDedup(ps[i:i+n]) {
+					if err := insertBlock(ctx, blocks[k], ps[i:i+n], ids[i:i+n], args[:0], now); err != nil {
+						return err
+					}
+					i += n
+					continue next
+				}
+			}
+			p := ps[i]
 			id, existed, err := q.insertJob(ctx, stmt, p, now)
 			if err != nil {
 				return err
 			}
 			if existed {
-				if err := tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=?`, p.DedupKey).Scan(&id); err != nil {
+				if err := tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > ''`, p.DedupKey).Scan(&id); err != nil {
 					return err
 				}
 			}
 			ids[i] = id
+			i++
 		}
 		return nil
 	})
@@ -282,6 +348,39 @@ func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) 
 		q.signal()
 	}
 	return ids, nil
+}
+
+func anyDedup(ps []Params) bool {
+	for i := range ps {
+		if ps[i].DedupKey != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// insertBlock writes jobs without dedup keys with one statement. Rows of one INSERT
+// get consecutive rowids (each is the table's largest plus one), so the ids follow from the last.
+func insertBlock(ctx context.Context, stmt *sql.Stmt, ps []Params, ids []int64, args []any, now int64) error {
+	for _, p := range ps {
+		args = append(args, p.Type, p.Name, p.Priority, p.Target, []byte(p.Input), p.MaxAttempts, p.runAt(now),
+			nullable(p.ParentID), nullable(p.RetryOf), now, now)
+	}
+	res, err := stmt.ExecContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	last, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != int64(len(ps)) {
+		return fmt.Errorf("inserted %d of %d jobs", n, len(ps))
+	}
+	for k := range ids {
+		ids[k] = last - int64(len(ids)-1-k)
+	}
+	return nil
 }
 
 func dbError(err error) error {
@@ -368,7 +467,7 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]job.Job, error) {
 		args = append(args, f.Type)
 	}
 	if f.ParentID != 0 {
-		where = append(where, "parent_id=?")
+		where = append(where, "parent_id=? AND parent_id > 0")
 		args = append(args, f.ParentID)
 	}
 	if f.TopLevel {
@@ -533,7 +632,7 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 		q.publish(job.Event{JobID: id, Kind: job.EventCancelled, Status: job.Cancelled, At: time.Now()})
 	}
 	// Cancel the job's children as well (fan-out): a cancelled parent leaves no orphans running.
-	rows, err := q.db.R.QueryContext(ctx, `SELECT id FROM jobs WHERE parent_id=? AND status IN ('PENDING','RETRYING','RUNNING')`, id)
+	rows, err := q.db.R.QueryContext(ctx, `SELECT id FROM jobs WHERE parent_id=? AND parent_id > 0 AND status IN ('PENDING','RETRYING','RUNNING')`, id)
 	if err == nil {
 		var kids []int64
 		for rows.Next() {
@@ -683,10 +782,10 @@ func (q *Queue) Purge(ctx context.Context) (int64, error) {
 	var n int64
 	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM job_events WHERE job_id IN
-			(SELECT id FROM jobs WHERE completed_at < ? AND status IN ('SUCCEEDED','PARTIAL','FAILED','TIMED_OUT','CANCELLED'))`, cut); err != nil {
+			(SELECT id FROM jobs WHERE completed_at < ? AND completed_at > 0 AND status IN ('SUCCEEDED','PARTIAL','FAILED','TIMED_OUT','CANCELLED'))`, cut); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE completed_at < ?
+		res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE completed_at < ? AND completed_at > 0
 			AND status IN ('SUCCEEDED','PARTIAL','FAILED','TIMED_OUT','CANCELLED')`, cut)
 		if err != nil {
 			return err
