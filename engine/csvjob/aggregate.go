@@ -77,6 +77,9 @@ func mergeEach(jc *jobContext, pl *plan, load func(index int) (*partial, error))
 		if err != nil {
 			return nil, err
 		}
+		if part != nil && !part.consistent(len(pl.rules)) {
+			part = nil // a staged file that does not fit this job's plan counts as a failed chunk
+		}
 		if part == nil {
 			m.rows += c.Rows
 			m.failed += c.Rows
@@ -90,13 +93,14 @@ func mergeEach(jc *jobContext, pl *plan, load func(index int) (*partial, error))
 		m.failed += part.Failed
 		m.errN += part.ErrorCount
 		m.errors = append(m.errors, part.Errors...)
-		m.users.merge(&users{KeyBuf: part.KeyBuf, KeyEnd: part.KeyEnd, Vals: part.Vals, Rows: part.UserRows})
+		m.users.merge(part)
 		for i := range m.stats {
 			if i < len(part.Stats) {
 				m.stats[i].merge(part.Stats[i])
 			}
 		}
 	}
+	m.users.compact()
 	m.stats[pl.keyCol].Distinct = int64(m.users.n())
 	sort.SliceStable(m.errors, func(i, j int) bool { return m.errors[i].Line < m.errors[j].Line })
 	return m, nil

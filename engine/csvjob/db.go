@@ -213,10 +213,10 @@ func upsertUsers(ctx context.Context, tx *sql.Tx, u *users, loginK, postK int, e
 			i := int(i)
 			var login, post int64
 			if loginK >= 0 {
-				login = u.Vals[loginK][i]
+				login = u.val(loginK, i)
 			}
 			if postK >= 0 {
-				post = u.Vals[postK][i]
+				post = u.val(postK, i)
 			}
 			args = append(args, string(u.key(i)), login, post, now, execution, sha)
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"jobdesk/engine/job"
@@ -80,28 +81,50 @@ func (c *ColumnStats) merge(o ColumnStats) {
 	}
 }
 
-// users adds rows up per user. Users get dense indexes into arrays; keys of the common shape
-// "fixed prefix + fixed-width digits" (U00001) are found through an array indexed by their number,
-// others through a map. Keys live in one byte arena, so adding a user allocates nothing per user.
+// users adds rows up per user. Each user has a record: the row count, then one value per
+// combined column, side by side so a row touches one cache line. Keys of the common shape
+// "fixed prefix + fixed-width digits" (U00001) keep their record in an array indexed by their
+// number (no lookup, no key stored: the number spells the key); other keys are found through a
+// map and live in one byte arena. compact turns both into one list of users, in key order for
+// the numbered ones, which is what a partial stores and the table update reads.
 type users struct {
 	prefix  string
 	width   int
 	learned bool
-	dense   []int32 // number → index+1
+	direct  []int64 // records of numbered keys, number × stride; rows 0 = not seen
+	ndirect int     // numbered users seen
 	m       map[string]int32
-	KeyBuf  []byte    // the keys, end to end
-	KeyEnd  []int32   // end of key i in KeyBuf
-	Vals    [][]int64 // per combined column, per user
-	Rows    []int32   // rows per user
-	rules   []string
+	KeyBuf  []byte  // the keys, end to end
+	KeyEnd  []int32 // end of key i in KeyBuf
+	stride  int     // 1 + len(rules)
+	rec     []int64 // user i: rec[i*stride] rows, rec[i*stride+1+k] combined column k
+	rules   []combineRule
 }
 
+// combineRule is a Combine* rule resolved once, so combining a row compares small integers.
+type combineRule uint8
+
+const (
+	ruleFirst combineRule = iota // keep the first value (also any rule not listed)
+	ruleSum
+	ruleMax
+	ruleMin
+	ruleLast
+)
+
 func newUsers(rules []string) *users {
-	return &users{m: map[string]int32{}, Vals: make([][]int64, len(rules)), rules: rules}
+	u := &users{m: map[string]int32{}, stride: 1 + len(rules)}
+	for _, r := range rules {
+		k := map[string]combineRule{CombineSum: ruleSum, CombineMax: ruleMax, CombineMin: ruleMin, CombineLast: ruleLast}[r]
+		u.rules = append(u.rules, k)
+	}
+	return u
 }
 
 // n is the number of users.
-func (u *users) n() int { return len(u.KeyEnd) }
+func (u *users) n() int { return u.ndirect + len(u.KeyEnd) }
+
+// The accessors below read user i after compact.
 
 // key returns user i's key.
 func (u *users) key(i int) []byte {
@@ -112,9 +135,68 @@ func (u *users) key(i int) []byte {
 	return u.KeyBuf[start:u.KeyEnd[i]]
 }
 
-const maxDense = 10_000_000
+// rows is how many rows user i had.
+func (u *users) rows(i int) int64 { return u.rec[i*u.stride] }
 
-func denseNum[T string | []byte](u *users, key T) (int, bool) {
+// val is user i's combined value of column k.
+func (u *users) val(k, i int) int64 { return u.rec[i*u.stride+1+k] }
+
+// compact moves the numbered users into the key list (in number order, before the others).
+func (u *users) compact() {
+	if u.ndirect == 0 {
+		return
+	}
+	keys := make([]byte, 0, u.ndirect*(len(u.prefix)+u.width)+len(u.KeyBuf))
+	ends := make([]int32, 0, u.n())
+	rec := make([]int64, 0, u.n()*u.stride)
+	digits := make([]byte, u.width)
+	for num := 0; num*u.stride < len(u.direct); num++ {
+		r := u.direct[num*u.stride : (num+1)*u.stride]
+		if r[0] == 0 {
+			continue
+		}
+		for j, x := len(digits)-1, num; j >= 0; j, x = j-1, x/10 {
+			digits[j] = byte('0' + x%10)
+		}
+		keys = append(append(keys, u.prefix...), digits...)
+		ends = append(ends, int32(len(keys)))
+		rec = append(rec, r...)
+	}
+	base := int32(len(keys))
+	keys = append(keys, u.KeyBuf...)
+	for _, e := range u.KeyEnd {
+		ends = append(ends, base+e)
+	}
+	rec = append(rec, u.rec...)
+	u.KeyBuf, u.KeyEnd, u.rec = keys, ends, rec
+	// Numbered and mapped users are now one list; a later record call finds them by key.
+	u.direct, u.ndirect, u.width, u.m = nil, 0, 0, nil
+}
+
+// columns compacts u and returns the values per combined column and the rows per user, as a
+// partial stores them.
+func (u *users) columns() ([][]int64, []int32) {
+	u.compact()
+	n := u.n()
+	vals := make([][]int64, len(u.rules))
+	for k := range vals {
+		vals[k] = make([]int64, n)
+		for i := range n {
+			vals[k][i] = u.val(k, i)
+		}
+	}
+	rows := make([]int32, n)
+	for i := range rows {
+		rows[i] = int32(u.rows(i))
+	}
+	return vals, rows
+}
+
+// maxDirect bounds the numbered records (numbers × stride × 8 bytes): larger numbers use the map.
+const maxDirect = 1 << 20
+
+// number returns the number a key of the learned "prefix + digits" shape spells.
+func number[T string | []byte](u *users, key T) (int, bool) {
 	if !u.learned {
 		u.learned = true
 		i := len(key)
@@ -137,74 +219,92 @@ func denseNum[T string | []byte](u *users, key T) (int, bool) {
 		}
 		n = n*10 + int(d)
 	}
-	return n, n < maxDense
+	return n, n < maxDirect
 }
 
-// index returns key's user index, adding the user when new.
-func index[T string | []byte](u *users, key T) int32 {
-	if n, ok := denseNum(u, key); ok {
-		if n < len(u.dense) {
-			if x := u.dense[n]; x != 0 {
-				return x - 1
+func pow10(w int) int {
+	n := 1
+	for ; w > 0; w-- {
+		n *= 10
+	}
+	return n
+}
+
+// record returns key's record (stride values), adding the user when new.
+func record[T string | []byte](u *users, key T) []int64 {
+	s := u.stride
+	if n, ok := number(u, key); ok {
+		if (n+1)*s > len(u.direct) {
+			grow := max(n+1, 2*len(u.direct)/s)
+			if len(u.direct) == 0 { // numbers of this width fit in 10^width records: take them at once
+				grow = max(grow, min(pow10(u.width), 1<<17))
 			}
-		} else {
-			grow := max(n+1, 2*len(u.dense))
-			grow = min(max(grow, 1024), maxDense)
-			nd := make([]int32, grow)
-			copy(nd, u.dense)
-			u.dense = nd
+			grow = min(max(grow, 1024), maxDirect)
+			nd := make([]int64, grow*s)
+			copy(nd, u.direct)
+			u.direct = nd
 		}
-		i := u.add([]byte(key))
-		u.dense[n] = i + 1
-		return i
+		r := u.direct[n*s : (n+1)*s : (n+1)*s]
+		if r[0] == 0 {
+			u.ndirect++
+		}
+		return r
 	}
-	if x, ok := u.m[string(key)]; ok {
-		return x
+	if u.m == nil { // after compact: index the list by key
+		u.m = make(map[string]int32, len(u.KeyEnd))
+		for j := range u.KeyEnd {
+			u.m[string(u.key(j))] = int32(j)
+		}
 	}
-	i := u.add([]byte(key))
-	u.m[string(key)] = i
-	return i
+	i, ok := u.m[string(key)]
+	if !ok {
+		i = u.add([]byte(key))
+		u.m[string(key)] = i
+	}
+	return u.rec[int(i)*s : int(i+1)*s : int(i+1)*s]
 }
 
 func (u *users) add(key []byte) int32 {
 	i := int32(len(u.KeyEnd))
 	u.KeyBuf = append(u.KeyBuf, key...)
 	u.KeyEnd = append(u.KeyEnd, int32(len(u.KeyBuf)))
-	for k := range u.Vals {
-		u.Vals[k] = append(u.Vals[k], 0)
+	for range u.stride {
+		u.rec = append(u.rec, 0)
 	}
-	u.Rows = append(u.Rows, 0)
 	return i
 }
 
-// combine folds value v of combined column k into user i; first says this is the user's first row.
-func (u *users) combine(i int32, k int, v int64, first bool) {
+// combine folds value v of combined column k into record r; first says this is the user's
+// first row.
+func (u *users) combine(r []int64, k int, v int64, first bool) {
+	p := &r[1+k]
 	if first {
-		u.Vals[k][i] = v
+		*p = v
 		return
 	}
-	p := &u.Vals[k][i]
 	switch u.rules[k] {
-	case CombineSum:
+	case ruleSum:
 		*p += v
-	case CombineMax:
+	case ruleMax:
 		*p = max(*p, v)
-	case CombineMin:
+	case ruleMin:
 		*p = min(*p, v)
-	case CombineLast:
+	case ruleLast:
 		*p = v
 	}
 }
 
-// merge adds partial p (a later chunk) into u.
-func (u *users) merge(p *users) {
-	for j := 0; j < p.n(); j++ {
-		i := index(u, p.key(j))
-		first := u.Rows[i] == 0
-		for k := range u.Vals {
-			u.combine(i, k, p.Vals[k][j], first)
+// merge adds the users of partial p (a later chunk) into u.
+func (u *users) merge(p *partial) {
+	start := int32(0)
+	for j, end := range p.KeyEnd {
+		r := record(u, p.KeyBuf[start:end])
+		start = end
+		first := r[0] == 0
+		for k := range u.rules {
+			u.combine(r, k, p.Vals[k][j], first)
 		}
-		u.Rows[i] += p.Rows[j]
+		r[0] += int64(p.UserRows[j])
 	}
 }
 
@@ -221,6 +321,27 @@ type partial struct {
 	UserRows   []int32
 	Stats      []ColumnStats
 	Audit      []int // with AuditAll: the lines of accepted rows
+}
+
+// consistent reports whether p's per-user arrays agree with each other and with a plan that
+// combines ncombined columns (a staged partial is read back from a file).
+func (p *partial) consistent(ncombined int) bool {
+	if len(p.Vals) != ncombined || len(p.UserRows) != len(p.KeyEnd) {
+		return false
+	}
+	for _, v := range p.Vals {
+		if len(v) != len(p.KeyEnd) {
+			return false
+		}
+	}
+	prev := int32(0)
+	for _, end := range p.KeyEnd {
+		if end < prev || int(end) > len(p.KeyBuf) {
+			return false
+		}
+		prev = end
+	}
+	return true
 }
 
 // plan is the per-job preparation shared by all chunks.
@@ -270,6 +391,11 @@ func clip(s string) string {
 	return s[:cut] + "…"
 }
 
+// chunkBufs keeps chunk buffers between chunks and jobs: a fresh one would be zeroed and
+// faulted in page by page only to be overwritten by the read. Nothing returned by parseChunk
+// points into the buffer.
+var chunkBufs = sync.Pool{New: func() any { return new([]byte) }}
+
 // processChunk reads chunk c of the job's file and validates and combines its rows.
 func processChunk(ctx context.Context, jc *jobContext, p *plan, c Chunk, auditAll bool) (*partial, error) {
 	f, err := os.Open(jc.Validation.ReadPath)
@@ -281,7 +407,12 @@ func processChunk(ctx context.Context, jc *jobContext, p *plan, c Chunk, auditAl
 	if c.Length < 0 || c.Length > 1<<30 {
 		return nil, job.Errorf(job.E014, "chunk %d has an invalid length %d", c.Index, c.Length).WithName(KindValidation)
 	}
-	buf := make([]byte, c.Length)
+	bp := chunkBufs.Get().(*[]byte)
+	defer chunkBufs.Put(bp)
+	if int64(cap(*bp)) < c.Length {
+		*bp = make([]byte, c.Length)
+	}
+	buf := (*bp)[:c.Length]
 	if _, err := f.ReadAt(buf, c.Offset); err != nil && !(err == io.EOF) {
 		return nil, job.Wrap(job.E004, err, "the CSV file cannot be read any more").
 			WithJa("CSVファイルを読み取れなくなりました。").WithName("TemporaryError").Transient()
@@ -299,6 +430,7 @@ func parseChunk(ctx context.Context, buf []byte, p *plan, c Chunk, auditAll bool
 	}
 	out := &partial{Chunk: c.Index}
 	nums := make([]int64, len(s.Columns))
+	imin, imax := make([]int64, len(s.Columns)), make([]int64, len(s.Columns))
 	flts := make([]float64, len(s.Columns))
 	texts := make([]string, len(s.Columns))
 	r := NewReader(buf, p.delim, c.FirstLine)
@@ -369,6 +501,12 @@ func parseChunk(ctx context.Context, buf []byte, p *plan, c Chunk, auditAll bool
 				}
 				continue
 			}
+			if col.plainInt { // the common case first, without a call: an integer in range
+				if x, ok := parseInt(v); ok && x >= col.min && x <= col.max {
+					nums[i] = x
+					continue
+				}
+			}
 			if msg, ja, kind := checkValue(col, v, p.enc, &nums[i], &flts[i], &texts[i]); msg != "" {
 				addErr(RowError{Line: r.RecLine, Column: col.Name, Value: decodeText(p.enc, v), Kind: kind, Reason: msg, ReasonJa: ja})
 				stats[i].Invalid++
@@ -388,9 +526,15 @@ func parseChunk(ctx context.Context, buf []byte, p *plan, c Chunk, auditAll bool
 			}
 			st.Count++
 			switch s.Columns[i].Type {
-			case TypeInteger:
-				st.IntSum += nums[i]
-				st.num(float64(nums[i]))
+			case TypeInteger: // min and max as integers here; folded into Min/Max at the end
+				x := nums[i]
+				st.IntSum += x
+				if st.Count == 1 || x < imin[i] {
+					imin[i] = x
+				}
+				if st.Count == 1 || x > imax[i] {
+					imax[i] = x
+				}
 			case TypeDecimal:
 				st.num(flts[i])
 			case TypeDate:
@@ -403,22 +547,28 @@ func parseChunk(ctx context.Context, buf []byte, p *plan, c Chunk, auditAll bool
 			}
 		}
 		key := fs[keyCol]
-		var ui int32
+		var rec []int64
 		if r.High && !isASCII(key) {
-			ui = index(u, decodeText(p.enc, key))
+			rec = record(u, decodeText(p.enc, key))
 		} else {
-			ui = index(u, key)
+			rec = record(u, key)
 		}
-		first := u.Rows[ui] == 0
+		first := rec[0] == 0
 		for k, ci := range p.combined {
-			u.combine(ui, k, nums[ci], first)
+			u.combine(rec, k, nums[ci], first)
 		}
-		u.Rows[ui]++
+		rec[0]++
 		if auditAll {
 			out.Audit = append(out.Audit, r.RecLine)
 		}
 	}
-	out.KeyBuf, out.KeyEnd, out.Vals, out.UserRows, out.Stats = u.KeyBuf, u.KeyEnd, u.Vals, u.Rows, stats
+	for i := range stats {
+		if st := &stats[i]; st.Type == TypeInteger && st.Count > 0 {
+			st.Min, st.Max, st.Sum, st.hasNum = float64(imin[i]), float64(imax[i]), float64(st.IntSum), true
+		}
+	}
+	out.Vals, out.UserRows = u.columns() // compacts u first
+	out.KeyBuf, out.KeyEnd, out.Stats = u.KeyBuf, u.KeyEnd, stats
 	return out, nil
 }
 

@@ -1,6 +1,10 @@
 package csvjob
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+)
 
 // Reader splits CSV records out of a byte slice that starts at a record boundary. It is the
 // schema-agnostic half of the single-pass reader: no allocation per record, fields are
@@ -188,25 +192,50 @@ func (s *lineSplitter) feed(b []byte, off int64) {
 	s.slow(b, off)
 }
 
-// blanks counts the line breaks in b that end an empty line; startEmpty says the line in
-// progress at b[0] is empty so far.
-func blanks(b []byte, startEmpty bool) int64 {
-	var n int64
-	if startEmpty && len(b) > 0 && (b[0] == '\n' || (len(b) > 1 && b[0] == '\r' && b[1] == '\n')) {
-		n++
+// countLines counts the line breaks in b and those of them that end an empty line ("\n\n",
+// "\n\r\n"); startEmpty says the line in progress at b[0] is empty so far. It looks at eight
+// bytes at a time: exact per-byte equality masks, shifted by one and two bytes to see the bytes
+// before each line break, carried across words.
+func countLines(b []byte, startEmpty bool) (nl, blank int64) {
+	const lo7, hi = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	eq := func(x, pat uint64) uint64 {
+		t := x ^ pat
+		return ^(((t & lo7) + lo7) | t) & hi
 	}
-	for _, pat := range [][]byte{[]byte("\n\n"), []byte("\n\r\n")} {
-		rest := b
-		for {
-			i := bytes.Index(rest, pat)
-			if i < 0 {
-				break
-			}
-			n++
-			rest = rest[i+1:]
+	var prevN, prevR uint64 // the previous word's masks
+	if startEmpty {
+		prevN = 1 << 63 // as if a line break came just before b
+	}
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		n := eq(x, 0x0a0a0a0a0a0a0a0a)
+		if n == 0 {
+			prevN, prevR = 0, eq(x, 0x0d0d0d0d0d0d0d0d)
+			continue
 		}
+		r := eq(x, 0x0d0d0d0d0d0d0d0d)
+		n1 := n<<8 | prevN>>56  // a line break one byte before
+		n2 := n<<16 | prevN>>48 // two bytes before
+		r1 := r<<8 | prevR>>56  // a CR one byte before
+		nl += int64(bits.OnesCount64(n))
+		blank += int64(bits.OnesCount64(n & (n1 | r1&n2)))
+		prevN, prevR = n, r
 	}
-	return n
+	// The tail byte by byte, with the same view of the two bytes before.
+	p1, p2 := prevN>>63 != 0, prevN>>55&1 != 0 // '\n' one / two bytes back
+	c1 := prevR>>63 != 0                       // '\r' one byte back
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c == '\n' {
+			nl++
+			if p1 || (c1 && p2) {
+				blank++
+			}
+		}
+		p2, p1, c1 = p1, c == '\n', c == '\r'
+	}
+	return nl, blank
 }
 
 func (s *lineSplitter) fast(b []byte, off int64) {
@@ -214,9 +243,9 @@ func (s *lineSplitter) fast(b []byte, off int64) {
 	pos := 0
 	startEmpty := s.state == sRecStart
 	count := func(seg []byte) {
-		nl := bytes.Count(seg, []byte{'\n'})
-		s.rows += int64(nl) - blanks(seg, startEmpty)
-		s.line += nl
+		nl, blank := countLines(seg, startEmpty)
+		s.rows += nl - blank
+		s.line += int(nl)
 		if len(seg) > 0 {
 			startEmpty = seg[len(seg)-1] == '\n'
 		}

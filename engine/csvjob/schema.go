@@ -56,6 +56,8 @@ type Column struct {
 	fastID *idPattern
 	min    int64
 	max    int64
+	// plainInt: an integer column without a pattern, checked inline by the chunk loop.
+	plainInt bool
 }
 
 // Schema describes the rows a CSV job accepts. Key names the column identifying a user (the
@@ -183,6 +185,7 @@ func (s *Schema) Compile() error {
 		if c.Max != nil {
 			c.max = int64(*c.Max)
 		}
+		c.plainInt = c.Type == TypeInteger && c.Pattern == ""
 		for _, d := range []string{c.MinDate, c.MaxDate} {
 			if d != "" {
 				if _, ok := parseDate([]byte(d)); !ok {

@@ -281,11 +281,15 @@ func Validate(ctx context.Context, path, workDir string, o Options) (*Validation
 	// One streaming pass: hash, record boundaries, rows.
 	chunk := o.ChunkBytes
 	if chunk <= 0 {
-		n := int64(runtime.GOMAXPROCS(0)) * 2
+		n := int64(runtime.GOMAXPROCS(0))
 		chunk = max(min(size/n, 8<<20), 1<<20)
 	}
 	sp := &lineSplitter{delim: delim, line: hdr.Line, chunkSize: chunk, chunkStart: dataOffset, chunkStartLine: hdr.Line}
-	h := sha256.New()
+	// The hash is computed on another core while this one finds the records.
+	hctx, stopHash := context.WithCancel(ctx)
+	defer stopHash()
+	hashed := make(chan hashResult, 1)
+	go func() { hashed <- hashFile(hctx, f, size) }()
 	buf := make([]byte, readBuf)
 	var off int64
 	for off < size {
@@ -300,7 +304,6 @@ func Validate(ctx context.Context, path, workDir string, o Options) (*Validation
 			return nil, job.Wrap(job.E004, err, "cannot read "+name).WithJa(name + " を読み取れません。").WithName("ValidationError")
 		}
 		b := buf[:n]
-		h.Write(b)
 		if off+int64(n) <= dataOffset {
 			off += int64(n)
 			continue
@@ -328,7 +331,14 @@ func Validate(ctx context.Context, path, workDir string, o Options) (*Validation
 		return nil, validationError(job.E006, name+" has a header but no data rows",
 			name+" にはヘッダーだけがあり、データ行がありません。")
 	}
-	v.SHA256 = hex.EncodeToString(h.Sum(nil))
+	hr := <-hashed
+	if hr.err != nil {
+		if ctx.Err() != nil {
+			return nil, cancelled(ctx.Err())
+		}
+		return nil, job.Wrap(job.E004, hr.err, "cannot read "+name).WithJa(name + " を読み取れません。").WithName("ValidationError")
+	}
+	v.SHA256 = hr.sum
 	v.RowCount = sp.rows
 	v.Chunks = sp.chunks
 	v.ChunkCount = len(sp.chunks)
@@ -344,6 +354,29 @@ func Validate(ctx context.Context, path, workDir string, o Options) (*Validation
 		return nil, err
 	}
 	return v, nil
+}
+
+type hashResult struct {
+	sum string
+	err error
+}
+
+// hashFile returns the hex SHA-256 of f's first size bytes.
+func hashFile(ctx context.Context, f io.ReaderAt, size int64) hashResult {
+	h := sha256.New()
+	buf := make([]byte, readBuf)
+	for off := int64(0); off < size; {
+		if err := ctx.Err(); err != nil {
+			return hashResult{err: err}
+		}
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
+		if n == 0 && err != nil { // ReadAt reports short reads with an error
+			return hashResult{err: err}
+		}
+		h.Write(buf[:n])
+		off += int64(n)
+	}
+	return hashResult{sum: hex.EncodeToString(h.Sum(nil))}
 }
 
 func fileSize(p string) int64 {
