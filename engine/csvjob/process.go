@@ -501,11 +501,14 @@ func parseChunk(ctx context.Context, buf []byte, p *plan, c Chunk, auditAll bool
 				}
 				continue
 			}
-			if col.plainInt { // the common case first, without a call: an integer in range
+			// The common cases first, without a call: an integer in range, an ID of its pattern.
+			if col.plainInt {
 				if x, ok := parseInt(v); ok && x >= col.min && x <= col.max {
 					nums[i] = x
 					continue
 				}
+			} else if col.plainID && col.fastID.match(v) {
+				continue
 			}
 			if msg, ja, kind := checkValue(col, v, p.enc, &nums[i], &flts[i], &texts[i]); msg != "" {
 				addErr(RowError{Line: r.RecLine, Column: col.Name, Value: decodeText(p.enc, v), Kind: kind, Reason: msg, ReasonJa: ja})

@@ -56,8 +56,9 @@ type Column struct {
 	fastID *idPattern
 	min    int64
 	max    int64
-	// plainInt: an integer column without a pattern, checked inline by the chunk loop.
-	plainInt bool
+	// plainInt: an integer column without a pattern; plainID: a string column whose pattern
+	// idPattern checks. The chunk loop checks both inline.
+	plainInt, plainID bool
 }
 
 // Schema describes the rows a CSV job accepts. Key names the column identifying a user (the
@@ -186,6 +187,7 @@ func (s *Schema) Compile() error {
 			c.max = int64(*c.Max)
 		}
 		c.plainInt = c.Type == TypeInteger && c.Pattern == ""
+		c.plainID = c.Type == TypeString && c.fastID != nil
 		for _, d := range []string{c.MinDate, c.MaxDate} {
 			if d != "" {
 				if _, ok := parseDate([]byte(d)); !ok {
