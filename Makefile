@@ -30,9 +30,11 @@ test-short: deps
 
 bench: deps
 	@scripts/deps.sh $(TEST_PKGS) time libreoffice-writer-nogui
-	$(GO) test -run '^$$' -bench . -benchtime 20000x ./engine/queue
+	$(GO) test -run '^$$' -bench Enqueue -benchtime 100000x ./engine/queue
+	$(GO) test -run '^$$' -bench 'LeaseComplete|WakeLatency' -benchtime 20000x ./engine/queue
 	cd bench/compare && $(GO) run . -n 5000
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2x $$($(GO) list ./engine/... | grep -v engine/queue)
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./engine/csvjob
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2x $$($(GO) list ./engine/... | grep -v -e engine/queue -e engine/csvjob)
 	$(GO) test -run '^$$' -bench TaskWorkflow64 -benchtime 3x ./app
 	scripts/bench-csv.sh
 

@@ -665,6 +665,23 @@ func TestCaption(t *testing.T) {
 	if je == nil || je.Code != job.E007 || je.Retryable || !strings.Contains(je.Message, "cannot read images") || !strings.Contains(je.MessageJa, "画像を読み取れません") {
 		t.Fatalf("err %+v", je)
 	}
+	// An Ollama server says per model whether it reads images (/api/show capabilities); a model
+	// without "vision" fails before any chat call instead of describing an image it never saw.
+	ollama := aitest.NewOpenAI(t, nil)
+	ollama.SetCapabilities([]string{"completion"})
+	s.Provider = local(ollama)
+	_, err = s.Caption(withJob(4), mustJSON(FileInput{Path: pngFile(t)}), job.Discard)
+	if je := job.AsError(err); je == nil || je.Code != job.E007 || je.Retryable || !strings.Contains(je.Message, "cannot read images") {
+		t.Fatalf("text-only Ollama model: err %+v", je)
+	}
+	if n := len(ollama.Calls()); n != 0 {
+		t.Fatalf("%d chat calls to a model that cannot read images", n)
+	}
+	ollama.SetCapabilities([]string{"completion", "vision"})
+	s.Provider = local(ollama) // a new client: capabilities are remembered per client and model
+	if _, err := s.Caption(withJob(5), mustJSON(FileInput{Path: pngFile(t)}), job.Discard); err != nil || len(ollama.Calls()) != 1 {
+		t.Fatalf("vision model: %v, %d calls", err, len(ollama.Calls()))
+	}
 	txt := filepath.Join(t.TempDir(), "a.png")
 	os.WriteFile(txt, []byte("not an image"), 0o600)
 	if _, err := s.Caption(withJob(3), mustJSON(FileInput{Path: txt}), job.Discard); job.AsError(err).Code != job.E004 {

@@ -30,6 +30,9 @@ type OpenAI struct {
 	// Heartbeat is how long a reply may stall once the server has started answering (headers
 	// received, body arriving) before the call fails with States.HeartbeatTimeout. 0: 60 s.
 	Heartbeat time.Duration
+
+	visionMu sync.Mutex
+	vision   map[string]bool // model → reads images, as Ollama's /api/show told
 }
 
 var defaultHTTP = &http.Client{Transport: &http.Transport{
@@ -125,6 +128,15 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Reply, error) {
 	if endpoint == "" {
 		endpoint = DefaultEndpoint
 	}
+	if len(req.Image) > 0 {
+		model := req.Model
+		if model == "" {
+			model = o.ModelID
+		}
+		if !o.readsImages(ctx, endpoint, model) {
+			return Reply{}, &ProviderError{Kind: KindNoVision, Message: "model " + model + " has no vision capability"}
+		}
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint+"/chat/completions", bytes.NewReader(body))
@@ -168,6 +180,57 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Reply, error) {
 	}
 	return Reply{Text: r.Choices[0].Message.Content, Model: model, Provider: o.Name(),
 		PromptTokens: r.Usage.PromptTokens, CompletionTokens: r.Usage.CompletionTokens, Latency: time.Since(start)}, nil
+}
+
+// readsImages asks an Ollama server (POST /api/show beside /v1) whether model lists the
+// "vision" capability: Ollama would otherwise drop the image and describe nothing. Servers
+// without that endpoint, or that do not list capabilities, are given the image and answer for
+// themselves (an error there is classified by httpError). Answers are kept per model.
+func (o *OpenAI) readsImages(ctx context.Context, endpoint, model string) bool {
+	o.visionMu.Lock()
+	v, known := o.vision[model]
+	o.visionMu.Unlock()
+	if known {
+		return v
+	}
+	root, ok := strings.CutSuffix(endpoint, "/v1")
+	if !ok {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	body, _ := json.Marshal(map[string]string{"model": model})
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, root+"/api/show", bytes.NewReader(body))
+	if err != nil {
+		return true
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	client := o.HTTP
+	if client == nil {
+		client = defaultHTTP
+	}
+	resp, err := client.Do(hreq)
+	if err != nil {
+		return true // the chat call that follows reports an unreachable server properly
+	}
+	defer resp.Body.Close()
+	var show struct {
+		Capabilities []string `json:"capabilities"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(&show) != nil || show.Capabilities == nil {
+		return true
+	}
+	v = false
+	for _, c := range show.Capabilities {
+		v = v || c == "vision"
+	}
+	o.visionMu.Lock()
+	if o.vision == nil {
+		o.vision = map[string]bool{}
+	}
+	o.vision[model] = v
+	o.visionMu.Unlock()
+	return v
 }
 
 // errHeartbeat is the cause set when a reply stalls.

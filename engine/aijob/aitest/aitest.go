@@ -67,6 +67,15 @@ type Server struct {
 	script Script
 	model  string
 	done   chan struct{}
+	caps   []string // answered by POST /api/show as Ollama does; nil: no such endpoint (404)
+}
+
+// SetCapabilities makes the server answer Ollama's POST /api/show with these model
+// capabilities (e.g. "completion", "vision"); nil turns the endpoint off again.
+func (s *Server) SetCapabilities(caps []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.caps = caps
 }
 
 // Calls returns the requests received so far.
@@ -182,6 +191,22 @@ func NewOpenAIAt(t testing.TB, addr string, script Script) *Server {
 			fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model","owned_by":"aitest"}]}`, s.model)
 		})
 		mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.openAI(w, r) })
+		mux.HandleFunc("POST /api/show", func(w http.ResponseWriter, r *http.Request) {
+			s.mu.Lock()
+			caps := s.caps
+			s.mu.Unlock()
+			if caps == nil {
+				http.NotFound(w, r)
+				return
+			}
+			var req struct {
+				Model string `json:"model"`
+			}
+			json.NewDecoder(r.Body).Decode(&req)
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"capabilities": caps,
+				"details": map[string]any{"format": "gguf", "family": "test"}, "model_info": map[string]any{}})
+		})
 		return mux
 	}, script)
 	s.URL = "http://" + s.Addr + "/v1"
