@@ -22,7 +22,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 echo "== csv-processor handler: validate + aggregate, 1M rows (go test -bench)"
-"$GO" test -run '^$' -bench 'BenchmarkValidateAggregate' -benchtime 5x -benchmem ./engine/csvjob | grep -E '^(Benchmark|ok|FAIL)'
+"$GO" test -run '^$' -bench 'BenchmarkValidateAggregate' -benchtime 20x -benchmem ./engine/csvjob | grep -E '^(Benchmark|ok|FAIL)'
 
 echo
 echo "== whole job through the engine vs sqlite3 .import ($ROWS rows, $USERS users)"
