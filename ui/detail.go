@@ -41,10 +41,8 @@ func newDetailPane(u *UI) *detailPane {
 
 // showEmpty tells the person how to fill the pane.
 func (d *detailPane) showEmpty() {
-	l := widget.NewLabel(d.u.tr.T("detail.empty"))
-	l.Alignment = fyne.TextAlignCenter
-	l.Wrapping = fyne.TextWrapWord
-	l.Importance = widget.LowImportance
+	text := d.u.tr.T("detail.empty")
+	l := hintText(text, theme.SizeNameText, wrapFor(text), fyne.TextAlignCenter)
 	d.bar, d.msg, d.shown = nil, nil, ""
 	d.root.Objects = []fyne.CanvasObject{container.NewCenter(container.New(&fixedSize{width: 300}, l))}
 	d.root.Refresh()
@@ -52,8 +50,8 @@ func (d *detailPane) showEmpty() {
 
 // showProgress updates the pane's progress bar and message from a progress report.
 func (d *detailPane) showProgress(e job.Event) {
-	if d.bar == nil {
-		return
+	if d.bar == nil || d.shown.Final() {
+		return // a late report must not bring back a finished job's old message
 	}
 	d.bar.SetValue(e.Progress)
 	d.msg.SetText(e.Message)
@@ -99,10 +97,17 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 
 	d.bar = widget.NewProgressBar()
 	d.bar.Max = 100
-	d.bar.SetValue(j.Progress)
-	d.msg = widget.NewLabel(j.Message)
-	d.msg.Wrapping = fyne.TextWrapWord
-	d.msg.Importance = widget.LowImportance
+	v, barShown := barValue(j)
+	d.bar.SetValue(v)
+	setVisible(d.bar, barShown)
+	// While the job is under way the line under the bar is the engine's latest message; once it
+	// finished, that message is stale and the line says what became of it instead.
+	line := j.Message
+	if j.Status.Final() {
+		line = outcomeText(tr, j)
+	}
+	d.msg = widget.NewLabel(line)
+	d.msg.Wrapping = wrapFor(line)
 
 	cancel := widget.NewButtonWithIcon(tr.T("action.cancel"), theme.CancelIcon(), func() { u.cancelJob(j.ID) })
 	retry := widget.NewButtonWithIcon(tr.T("action.retry"), theme.ViewRefreshIcon(), func() { u.retryJob(j.ID) })
@@ -115,9 +120,7 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 		if value == "" {
 			return
 		}
-		k := widget.NewLabel(tr.T(key))
-		k.Importance = widget.LowImportance
-		k.SizeName = theme.SizeNameCaptionText
+		k := hintText(tr.T(key), theme.SizeNameCaptionText, fyne.TextWrapOff, fyne.TextAlignLeading)
 		v := widget.NewLabel(value)
 		v.SizeName = theme.SizeNameCaptionText
 		v.Wrapping = fyne.TextWrapBreak
@@ -139,8 +142,11 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	}
 	add("detail.input", inputSummary(j.Input))
 
-	sections := []fyne.CanvasObject{container.NewHBox(ty.box, st.box), name, d.bar}
-	if j.Message != "" && (j.Error == nil || !j.Status.Final()) {
+	sections := []fyne.CanvasObject{container.NewHBox(ty.box, st.box), name}
+	if barShown {
+		sections = append(sections, d.bar)
+	}
+	if line != "" && line != u.statusText(j.Status) && (j.Error == nil || !j.Status.Final()) {
 		sections = append(sections, d.msg) // a finished job's error card says it better
 	}
 	sections = append(sections, container.NewHBox(cancel, retry))
@@ -168,13 +174,23 @@ func section(title string) fyne.CanvasObject {
 
 // errorCard shows an error's code and name, its sentence in both languages and its cause.
 func errorCard(e *job.Error, lang string) fyne.CanvasObject {
-	code := widget.NewLabel(string(e.Code) + "  " + e.ErrorName())
-	code.Importance = widget.DangerImportance
-	code.TextStyle = fyne.TextStyle{Bold: true}
-	body := widget.NewLabel(strings.TrimPrefix(errorBody(e, lang), string(e.Code)+"  "))
-	body.Wrapping = fyne.TextWrapWord
-	body.Selectable = true
-	return container.NewVBox(code, body)
+	// The code in bold, the Step Functions name in small type beside it: a long name moves to
+	// the next line of a narrow pane instead of widening it.
+	code := widget.NewRichText(
+		&widget.TextSegment{Text: string(e.Code) + "  ", Style: widget.RichTextStyle{Inline: true,
+			ColorName: theme.ColorNameError, TextStyle: fyne.TextStyle{Bold: true}}},
+		&widget.TextSegment{Text: e.ErrorName(), Style: widget.RichTextStyle{Inline: true,
+			ColorName: theme.ColorNameError, SizeName: theme.SizeNameCaptionText, TextStyle: fyne.TextStyle{Bold: true}}})
+	code.Wrapping = fyne.TextWrapWord
+	// One label per sentence, so that each wraps the way its language does.
+	card := container.NewVBox(code)
+	for _, s := range strings.Split(strings.TrimPrefix(errorBody(e, lang), string(e.Code)+"  "), "\n") {
+		l := widget.NewLabel(s)
+		l.Wrapping = wrapFor(s)
+		l.Selectable = true
+		card.Add(l)
+	}
+	return card
 }
 
 // historyList lists events oldest first: time, event, status and message.

@@ -2,8 +2,11 @@ package ui
 
 import (
 	"context"
+	"encoding/json"
 	"image/color"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -27,9 +30,7 @@ func (u *UI) buildDropZone() fyne.CanvasObject {
 
 	head := widget.NewLabel(u.tr.T("drop.title"))
 	head.SizeName = theme.SizeNameSubHeadingText
-	kinds := widget.NewLabel(u.tr.T("drop.kinds"))
-	kinds.Importance = widget.LowImportance
-	kinds.Wrapping = fyne.TextWrapWord
+	kinds := hintText(u.tr.T("drop.kinds"), theme.SizeNameText, wrapFor(u.tr.T("drop.kinds")), fyne.TextAlignLeading)
 	icon := widget.NewIcon(theme.UploadIcon())
 	iconBox := container.New(&fixedSize{width: 56, height: 56}, icon)
 
@@ -69,12 +70,56 @@ func (u *UI) handleDrop(_ fyne.Position, uris []fyne.URI) {
 }
 
 // submit enqueues one job per path and reports the outcome in the status bar (or a dialog for
-// an error).
+// an error). A file whose bytes were already processed comes back as the existing job instead
+// of a new one (the CSV family recognises it by its SHA-256); for those, one dialog asks whether
+// to run them again or to show the existing job.
 func (u *UI) submit(paths []string) {
 	go func() {
 		ctx, cancel := context.WithTimeout(u.ctx, 30*time.Second)
 		defer cancel()
+		// The store keeps milliseconds: a job created during this call is not before start.
+		start := time.Now().Truncate(time.Millisecond)
 		jobs, err := u.app.Submit(ctx, paths, app.SubmitOptions{})
+		dups := duplicates(start, paths, jobs)
+		added := newJobs(jobs, dups)
+		u.do(func() {
+			if added > 0 {
+				u.setStatus(u.tr.T("drop.added", added))
+			}
+			if err != nil {
+				u.setStatusError(err)
+				u.showError(u.tr.T("error.submit_title"), err)
+			}
+			if len(dups) > 0 {
+				u.askRerun(dups)
+			}
+		})
+	}()
+}
+
+// newJobs counts the distinct jobs of jobs that are not dups: the same bytes dropped twice in
+// one drop come back twice as the one job the first made.
+func newJobs(jobs []job.Job, dups []duplicate) int {
+	seen := map[int64]bool{}
+	for _, d := range dups {
+		seen[d.job.ID] = true
+	}
+	n := 0
+	for _, j := range jobs {
+		if !seen[j.ID] {
+			seen[j.ID] = true
+			n++
+		}
+	}
+	return n
+}
+
+// submitForce enqueues paths again even though their files were processed before.
+func (u *UI) submitForce(paths []string) {
+	go func() {
+		ctx, cancel := context.WithTimeout(u.ctx, 30*time.Second)
+		defer cancel()
+		jobs, err := u.app.Submit(ctx, paths, app.SubmitOptions{Force: true})
 		u.do(func() {
 			if len(jobs) > 0 {
 				u.setStatus(u.tr.T("drop.added", len(jobs)))
@@ -85,6 +130,147 @@ func (u *UI) submit(paths []string) {
 			}
 		})
 	}()
+}
+
+// duplicate is a dropped file that was already processed, and the job that processed it.
+type duplicate struct {
+	path string
+	job  job.Job
+}
+
+// duplicates picks, among the jobs Submit returned for paths, those that existed before the
+// call started (the command line's `run` tells them the same way), each with the dropped path
+// it stands for.
+func duplicates(start time.Time, paths []string, jobs []job.Job) []duplicate {
+	var out []duplicate
+	var order []string
+	for i, j := range jobs {
+		if !j.CreatedAt.Before(start) {
+			continue
+		}
+		if order == nil {
+			order = submitOrder(paths)
+		}
+		p := ""
+		if i < len(order) {
+			p = order[i]
+		}
+		if p == "" {
+			p = inputPath(j)
+		}
+		if p == "" {
+			continue // nothing to run again
+		}
+		out = append(out, duplicate{path: p, job: j})
+	}
+	return out
+}
+
+// submitOrder lists paths in the order App.Submit returns their jobs: first the files of the
+// families that submit them themselves (and may hand back an existing job), in the order given,
+// then the others.
+func submitOrder(paths []string) []string {
+	own := map[string]bool{}
+	for _, f := range app.Families() {
+		if f.Submit != nil {
+			for _, t := range f.Types {
+				own[t] = true
+			}
+		}
+	}
+	var first, rest []string
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			abs = p
+		}
+		if own[app.DetectType(abs)] {
+			first = append(first, p)
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	return append(first, rest...)
+}
+
+// inputPath is the file a job read (its input's "path"), or "".
+func inputPath(j job.Job) string {
+	var in struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal(j.Input, &in) != nil {
+		return ""
+	}
+	return in.Path
+}
+
+// maxDupNames is how many already-processed files the question names before "and N more".
+const maxDupNames = 5
+
+// rerunQuestion is the dialog's sentence for dups, in the window's language.
+func (u *UI) rerunQuestion(dups []duplicate) string {
+	tr := u.tr
+	if len(dups) == 1 {
+		d := dups[0]
+		key := "dup.one"
+		if !d.job.Status.Final() {
+			key = "dup.one_queued" // waiting or running: not processed yet
+		}
+		return tr.T(key, filepath.Base(d.path), d.job.ID, u.statusText(d.job.Status))
+	}
+	lines := []string{tr.T("dup.many", len(dups))}
+	for i, d := range dups {
+		if i == maxDupNames {
+			lines = append(lines, tr.T("dup.more", len(dups)-maxDupNames))
+			break
+		}
+		lines = append(lines, tr.T("dup.item", filepath.Base(d.path), d.job.ID, u.statusText(d.job.Status)))
+	}
+	lines = append(lines, "", tr.T("dup.many_question"))
+	return strings.Join(lines, "\n")
+}
+
+// askRerun asks once, for every file of one drop that was already processed, whether to run
+// them again (a new job each, Force) or to show the existing job (the first one's, selected in
+// the list with its detail). "Show existing" is also the safe answer: it runs nothing.
+func (u *UI) askRerun(dups []duplicate) {
+	body := widget.NewLabel(wrapText(u.rerunQuestion(dups), 60))
+	body.Wrapping = fyne.TextWrapOff
+	var d *dialog.CustomDialog
+	again := widget.NewButtonWithIcon(u.tr.T("dup.run_again"), theme.ViewRefreshIcon(), func() {
+		d.Hide()
+		paths := make([]string, len(dups))
+		for i, dup := range dups {
+			paths[i] = dup.path
+		}
+		u.submitForce(paths)
+	})
+	again.Importance = widget.HighImportance
+	show := widget.NewButtonWithIcon(u.tr.T("dup.show_existing"), theme.SearchIcon(), func() {
+		d.Hide()
+		u.showJob(dups[0].job.ID)
+	})
+	d = dialog.NewCustomWithoutButtons(u.tr.T("dup.title"), body, u.Window)
+	d.SetButtons([]fyne.CanvasObject{show, again})
+	d.Show()
+}
+
+// showJob selects job id in the list (showing every status first when the filter hides it)
+// and shows its detail.
+func (u *UI) showJob(id int64) {
+	u.selected = id
+	if i, ok := u.model.index[id]; ok {
+		u.selIdx = i
+		u.list.Select(i)
+		u.list.ScrollTo(i)
+	} else {
+		u.selIdx = -1
+		u.list.UnselectAll()
+		if u.model.filter != "" {
+			u.setFilter("") // the reread selects it once it is loaded
+		}
+	}
+	u.loadDetail(id)
 }
 
 // pickFile opens the file picker; the chosen file becomes a job.

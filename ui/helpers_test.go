@@ -92,6 +92,7 @@ func (h *harness) row(id int64) *jobRow {
 type rowState struct {
 	status   string
 	progress float64
+	bar      bool // the progress bar is shown
 	message  string
 	cancelOn bool
 	retryOn  bool
@@ -102,7 +103,7 @@ func (h *harness) rowState(id int64) (rowState, bool) {
 	if r == nil {
 		return rowState{}, false
 	}
-	return rowState{r.badge.text.Text, r.bar.Value, r.msg.Text, !r.cancel.Disabled(), !r.retry.Disabled()}, true
+	return rowState{r.badge.text.Text, r.bar.Value, r.bar.Visible(), r.msg.Text, !r.cancel.Disabled(), !r.retry.Disabled()}, true
 }
 
 // statusIs returns a condition: job id's row shows status s.

@@ -9,6 +9,9 @@ package ui
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
+
+	"fyne.io/fyne/v2/lang"
 
 	"jobdesk/assets"
 )
@@ -71,4 +74,18 @@ func (t *translator) Has(key string) bool {
 	}
 	_, ok := t.fallback[key]
 	return ok
+}
+
+// systemLanguage is the window's language until someone chooses one: the system's language
+// when the window speaks it, Japanese otherwise.
+func systemLanguage() string { return languageFor(lang.SystemLocale().LanguageString()) }
+
+// languageFor maps a locale ("en-US", "ja", "en_GB.UTF-8", "C") to a language of the window:
+// English for English, Japanese, the product's default, for everything else.
+func languageFor(locale string) string {
+	l := strings.ToLower(strings.TrimSpace(locale))
+	if l == "en" || strings.HasPrefix(l, "en-") || strings.HasPrefix(l, "en_") || strings.HasPrefix(l, "en.") {
+		return LangEn
+	}
+	return LangJa
 }

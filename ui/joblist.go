@@ -33,6 +33,8 @@ type jobRow struct {
 func newJobRow(u *UI) *jobRow {
 	r := &jobRow{u: u, typ: newBadge(88, false), badge: newBadge(104, true)}
 	r.name = widget.NewLabel("")
+	// Clipped, not ellipsized: an ellipsis shapes the text again on every bind and made
+	// scrolling through thousands of rows (BenchmarkJobList) about 2.5 times slower.
 	r.name.Truncation = fyne.TextTruncateClip
 	r.msg = widget.NewLabel("")
 	r.msg.SizeName = theme.SizeNameCaptionText
@@ -44,10 +46,7 @@ func newJobRow(u *UI) *jobRow {
 	r.cancel.Importance = widget.LowImportance
 	r.retry.Importance = widget.LowImportance
 	text := container.New(&rowText{}, r.name, r.msg)
-	right := container.NewHBox(r.badge.box,
-		container.NewCenter(container.New(&fixedSize{width: 150}, r.bar)),
-		container.NewCenter(r.cancel), container.NewCenter(r.retry))
-	r.content = container.NewBorder(nil, nil, r.typ.box, right, text)
+	r.content = container.New(&rowLayout{}, r.typ.box, text, r.badge.box, r.bar, r.cancel, r.retry)
 	r.ExtendBaseWidget(r)
 	return r
 }
@@ -72,28 +71,60 @@ func (r *jobRow) set(j job.Job) {
 	if r.msg.Text != msg {
 		r.msg.SetText(msg)
 	}
-	if r.bar.Value != j.Progress {
-		r.bar.SetValue(j.Progress)
+	v, shown := barValue(j)
+	setVisible(r.bar, shown)
+	if shown && r.bar.Value != v {
+		r.bar.SetValue(v)
 	}
 	setEnabled(r.cancel, canCancel(j))
 	setEnabled(r.retry, canRetry(j))
 }
 
-// rowMessage is the line under a job's name: its error while it failed, otherwise the engine's
-// latest message, otherwise when it was submitted.
+// rowMessage is the line under a job's name: its number and submission time, then what became
+// of it. A job that ended with an error shows the error; a finished one its outcome (the
+// result's summary, else its status), never the last progress report, which is stale once the
+// job is done; a job under way shows the engine's latest message.
 func rowMessage(tr *translator, j job.Job) string {
-	when := j.CreatedAt.Local().Format("01/02 15:04")
-	switch {
-	case j.Error != nil && (j.Status == job.Failed || j.Status == job.TimedOut || j.Status == job.Retrying):
-		msg := j.Error.Message
-		if tr.lang == LangJa && j.Error.MessageJa != "" {
-			msg = j.Error.MessageJa
-		}
-		return fmt.Sprintf("#%d · %s · %s %s", j.ID, when, j.Error.Code, msg)
-	case j.Message != "":
-		return fmt.Sprintf("#%d · %s · %s", j.ID, when, j.Message)
+	line := fmt.Sprintf("#%d · %s", j.ID, j.CreatedAt.Local().Format("01/02 15:04"))
+	if tail := rowTail(tr, j); tail != "" {
+		line += " · " + tail
 	}
-	return fmt.Sprintf("#%d · %s", j.ID, when)
+	return line
+}
+
+func rowTail(tr *translator, j job.Job) string {
+	switch {
+	case j.Error != nil && (j.Status == job.Failed || j.Status == job.TimedOut || j.Status == job.Retrying ||
+		j.Status == job.Cancelled):
+		return string(j.Error.Code) + " " + errorSentence(j.Error, tr.lang)
+	case j.Status.Final():
+		return outcomeText(tr, j)
+	}
+	return j.Message
+}
+
+// errorSentence is an error's sentence in lang, else in the other language.
+func errorSentence(e *job.Error, lang string) string {
+	if lang == LangJa && e.MessageJa != "" {
+		return e.MessageJa
+	}
+	if e.Message == "" {
+		return e.MessageJa
+	}
+	return e.Message
+}
+
+// barValue is what a job's progress bar shows: 100 once it succeeded, fully or in part; its
+// progress while it waits or runs; and no bar at all (shown false) once it ended without
+// success, where a "0 %" bar would only suggest it never started.
+func barValue(j job.Job) (value float64, shown bool) {
+	switch j.Status {
+	case job.Succeeded, job.Partial:
+		return 100, true
+	case job.Failed, job.Cancelled, job.TimedOut:
+		return 0, false
+	}
+	return j.Progress, true
 }
 
 // canCancel: a job that has not finished can be cancelled.
@@ -116,6 +147,78 @@ func setEnabled(b *widget.Button, on bool) {
 	} else if !on && !b.Disabled() {
 		b.Disable()
 	}
+}
+
+// Widths of a row's progress bar: its usual width, and the narrowest it gets in a narrow list
+// before the type tag gives way.
+const (
+	barWidth    = 150
+	barMinWidth = 72
+	// rowTextMin is the width the name and message keep before the bar narrows and the type
+	// tag goes: enough for a file name of about twenty characters.
+	rowTextMin = 180
+)
+
+// rowLayout places a row's parts: type tag, name and message, status badge, progress bar,
+// Cancel, Retry; its objects come in that order. The badges, bar and buttons line up in
+// columns from row to row; the text takes what is left. In a narrow list (a small window, a
+// split dragged left) the bar narrows first and then the type tag is left out, so the file's
+// name stays readable.
+type rowLayout struct{}
+
+// MinSize is the narrowest row: the text's minimum, the status badge, the narrowest bar and
+// the buttons, without the type tag.
+func (rowLayout) MinSize(objects []fyne.CanvasObject) fyne.Size {
+	pad := theme.Padding()
+	w, h := float32(0), float32(0)
+	for i, o := range objects {
+		ms := o.MinSize()
+		h = max(h, ms.Height)
+		switch i {
+		case 0: // the type tag can go
+		case 3:
+			w += barMinWidth + pad
+		default:
+			w += ms.Width + pad
+		}
+	}
+	return fyne.NewSize(w-pad, h)
+}
+
+// Layout gives the fixed columns their width from the right edge and the text the rest.
+func (rowLayout) Layout(objects []fyne.CanvasObject, size fyne.Size) {
+	typ, text, badge, bar, cancel, retry := objects[0], objects[1], objects[2], objects[3], objects[4], objects[5]
+	pad := theme.Padding()
+	right := badge.MinSize().Width + cancel.MinSize().Width + retry.MinSize().Width + 3*pad
+	typW := typ.MinSize().Width + pad
+	barW := float32(barWidth)
+	if room := size.Width - right - typW - barW - pad; room < rowTextMin {
+		barW = max(barMinWidth, barW-(rowTextMin-room))
+	}
+	showTyp := size.Width-right-typW-barW-pad >= rowTextMin
+	setVisible(typ, showTyp)
+	if !showTyp {
+		typW = 0
+	}
+	place := func(o fyne.CanvasObject, x, w float32) {
+		h := o.MinSize().Height
+		o.Move(fyne.NewPos(x, (size.Height-h)/2))
+		o.Resize(fyne.NewSize(w, h))
+	}
+	if showTyp {
+		place(typ, 0, typW-pad)
+	}
+	x := size.Width
+	for _, c := range []struct {
+		o fyne.CanvasObject
+		w float32
+	}{{retry, retry.MinSize().Width}, {cancel, cancel.MinSize().Width}, {bar, barW}, {badge, badge.MinSize().Width}} {
+		x -= c.w
+		place(c.o, x, c.w)
+		x -= pad
+	}
+	text.Move(fyne.NewPos(typW, 0))
+	text.Resize(fyne.NewSize(max(0, x-typW), size.Height))
 }
 
 // rowText stacks the name over the message, each one line high, both truncated to the width.
@@ -168,7 +271,6 @@ func (u *UI) buildList() fyne.CanvasObject {
 	u.emptyText = widget.NewLabel("")
 	u.emptyText.Alignment = fyne.TextAlignCenter
 	u.emptyText.Wrapping = fyne.TextWrapWord
-	u.emptyText.Importance = widget.LowImportance
 	u.empty = container.NewCenter(container.New(&fixedSize{width: 470}, u.emptyText))
 	return container.NewStack(u.list, u.empty)
 }
@@ -191,11 +293,12 @@ func (u *UI) refreshList() {
 		}
 	}
 	if len(u.model.rows) == 0 {
-		if u.model.filter == "" {
-			u.emptyText.SetText(u.tr.T("list.empty"))
-		} else {
-			u.emptyText.SetText(u.tr.T("list.empty_filter", u.statusText(u.model.filter)))
+		text := u.tr.T("list.empty")
+		if u.model.filter != "" {
+			text = u.tr.T("list.empty_filter", u.statusText(u.model.filter))
 		}
+		u.emptyText.Wrapping = wrapFor(text)
+		u.emptyText.SetText(text)
 		u.empty.Show()
 	} else {
 		u.empty.Hide()

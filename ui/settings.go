@@ -58,9 +58,7 @@ func (u *UI) showSettings() {
 		}
 	}
 	label := func(key string) fyne.CanvasObject {
-		l := widget.NewLabel(tr.T(key))
-		l.Importance = widget.LowImportance
-		return l
+		return hintText(tr.T(key), theme.SizeNameText, fyne.TextWrapOff, fyne.TextAlignLeading)
 	}
 	typesLabel := widget.NewLabel(strings.Join(types, ", "))
 	typesLabel.Wrapping = fyne.TextWrapWord
@@ -70,9 +68,7 @@ func (u *UI) showSettings() {
 		label("settings.types"), typesLabel,
 		label("settings.language"), lang,
 	)
-	note := widget.NewLabel(tr.T("settings.note"))
-	note.Wrapping = fyne.TextWrapWord
-	note.Importance = widget.LowImportance
+	note := hintText(tr.T("settings.note"), theme.SizeNameText, fyne.TextWrapWord, fyne.TextAlignLeading)
 	d = dialog.NewCustom(tr.T("settings.title"), tr.T("dialog.close"), container.NewVBox(form, note), u.Window)
 	d.Resize(fyne.NewSize(640, 360))
 	d.Show()

@@ -2,11 +2,13 @@ package ui
 
 import (
 	"image/color"
+	"unicode"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 
 	"jobdesk/engine/job"
 )
@@ -68,6 +70,30 @@ func (b *badge) set(text string, fill color.Color) {
 		b.rect.FillColor = fill
 		b.rect.Refresh()
 	}
+}
+
+// hintText is secondary text (a tagline, a hint, a field's name) in the theme's placeholder
+// colour, which stays readable on the light and the dark theme alike; a low-importance label
+// uses the disabled colour, which on the dark theme is barely distinguishable from the
+// background.
+func hintText(text string, size fyne.ThemeSizeName, wrap fyne.TextWrap, align fyne.TextAlign) *widget.RichText {
+	rt := widget.NewRichText(&widget.TextSegment{Text: text, Style: widget.RichTextStyle{
+		Alignment: align, ColorName: theme.ColorNamePlaceHolder, SizeName: size}})
+	rt.Wrapping = wrap
+	return rt
+}
+
+// wrapFor is how text s wraps: Japanese (any kana or kanji in it) may break between any two
+// characters, as Japanese is written; other text breaks between words. Fyne's word wrapping
+// breaks only at spaces, which in a Japanese sentence fall beside numbers and Latin words and
+// leave ragged lines.
+func wrapFor(s string) fyne.TextWrap {
+	for _, r := range s {
+		if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana) {
+			return fyne.TextWrapBreak
+		}
+	}
+	return fyne.TextWrapWord
 }
 
 // fixedSize is a layout that gives its objects a fixed width (and, when set, height), so the

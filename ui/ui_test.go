@@ -80,8 +80,11 @@ func TestDropFileCreatesJob(t *testing.T) {
 	if err := json.Unmarshal(j.Result, &res); err != nil || res.SHA256 != want {
 		t.Fatalf("result %s; want sha256 %s", j.Result, want)
 	}
-	if !strings.Contains(st.message, fmt.Sprint(24<<20)) {
-		t.Fatalf("row message %q; want the handler's byte count", st.message)
+	// Finished, the row says what came of the job (size and digest), not the last progress
+	// report ("25165824 / 25165824 bytes").
+	if !strings.Contains(st.message, "25,165,824 バイト") || !strings.Contains(st.message, want[:12]) ||
+		strings.Contains(st.message, " / ") {
+		t.Fatalf("row message %q; want the result's byte count and digest", st.message)
 	}
 	if u.model.counts[job.Succeeded] != 1 || u.allBtn.Text != "すべて 1" {
 		t.Fatalf("counts %v, All button %q", u.model.counts, u.allBtn.Text)
@@ -147,8 +150,8 @@ func TestCancelAndRetryButtons(t *testing.T) {
 	test.Tap(h.row(id).cancel)
 	h.waitFor("CANCELLED", h.statusIs(id, job.Cancelled))
 	st, _ = h.rowState(id)
-	if st.cancelOn || !st.retryOn {
-		t.Fatalf("cancelled row = %+v; want Cancel off, Retry on", st)
+	if st.cancelOn || !st.retryOn || st.bar {
+		t.Fatalf("cancelled row = %+v; want Cancel off, Retry on, no progress bar", st)
 	}
 	if got, _ := h.app.Queue.Get(context.Background(), id); got.Status != job.Cancelled {
 		t.Fatalf("database says %s", got.Status)
@@ -185,7 +188,7 @@ func TestDetailShowsError(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitFor("FAILED", h.statusIs(id, job.Failed))
-	if st, _ := h.rowState(id); !strings.Contains(st.message, "E014") || !st.retryOn {
+	if st, _ := h.rowState(id); !strings.Contains(st.message, "E014") || !st.retryOn || st.bar {
 		t.Fatalf("failed row = %+v", st)
 	}
 	u.list.Select(u.model.index[id])

@@ -63,6 +63,8 @@ type UI struct {
 	emptyText  *widget.Label
 	filterBtns map[job.Status]*widget.Button
 	allBtn     *widget.Button
+	filterSel  *widget.Select // replaces the buttons when they do not fit
+	filterBar  *fyne.Container
 	detail     *detailPane
 	status     *widget.Label
 	engineInfo *widget.Label
@@ -79,7 +81,7 @@ func New(fyneApp fyne.App, a *app.App) *UI {
 		do:       fyne.Do,
 	}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
-	u.tr = newTranslator(fyneApp.Preferences().StringWithFallback(prefLanguage, LangJa))
+	u.tr = newTranslator(fyneApp.Preferences().StringWithFallback(prefLanguage, systemLanguage()))
 	u.Window = fyneApp.NewWindow("JobDesk")
 	u.Window.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon()))
 	u.Window.Resize(fyne.NewSize(1180, 760))
@@ -132,8 +134,8 @@ func (u *UI) build() fyne.CanvasObject {
 	title := canvas.NewText("JobDesk", theme.Color(theme.ColorNamePrimary))
 	title.TextSize = theme.TextHeadingSize()
 	title.TextStyle = fyne.TextStyle{Bold: true}
-	subtitle := widget.NewLabel(u.tr.T("app.tagline"))
-	subtitle.Importance = widget.LowImportance
+	subtitle := hintText(u.tr.T("app.tagline"), theme.SizeNameText, fyne.TextWrapOff, fyne.TextAlignLeading)
+	subtitle.Truncation = fyne.TextTruncateEllipsis // a narrow window shortens the tagline, not the buttons
 
 	lang := widget.NewSelect([]string{"日本語", "English"}, nil)
 	if u.tr.lang == LangEn {
@@ -150,13 +152,12 @@ func (u *UI) build() fyne.CanvasObject {
 	}
 	settings := widget.NewButtonWithIcon(u.tr.T("settings.button"), theme.SettingsIcon(), u.showSettings)
 	header := container.NewBorder(nil, nil,
-		container.NewHBox(widget.NewIcon(fyne.NewStaticResource("icon.png", assets.Icon())), title, subtitle),
-		container.NewHBox(lang, settings))
+		container.NewHBox(widget.NewIcon(fyne.NewStaticResource("icon.png", assets.Icon())), title),
+		container.NewHBox(lang, settings), subtitle)
 
 	u.status = widget.NewLabel(u.tr.T("status.ready"))
 	u.status.Truncation = fyne.TextTruncateEllipsis
 	u.engineInfo = widget.NewLabel("")
-	u.engineInfo.Importance = widget.LowImportance
 	statusBar := container.NewBorder(nil, nil, nil, u.engineInfo, u.status)
 
 	listPane := container.NewBorder(u.buildFilters(), nil, nil, nil, u.buildList())
@@ -182,42 +183,6 @@ func (u *UI) SetLanguage(lang string) {
 	u.tr = newTranslator(lang)
 	u.fyneApp.Preferences().SetString(prefLanguage, u.tr.lang)
 	u.Window.SetContent(u.build())
-}
-
-// buildFilters makes the status filter: "All" and one button per status, each with its count.
-func (u *UI) buildFilters() fyne.CanvasObject {
-	u.filterBtns = map[job.Status]*widget.Button{}
-	u.allBtn = widget.NewButton("", func() { u.setFilter("") })
-	objs := []fyne.CanvasObject{u.allBtn}
-	for _, s := range job.Statuses {
-		s := s
-		b := widget.NewButton("", func() { u.setFilter(s) })
-		u.filterBtns[s] = b
-		objs = append(objs, b)
-	}
-	return container.NewHScroll(container.NewHBox(objs...))
-}
-
-// refreshFilters writes the counts into the filter buttons and highlights the active one.
-func (u *UI) refreshFilters() {
-	if u.allBtn == nil {
-		return
-	}
-	set := func(b *widget.Button, text string, active bool) {
-		imp := widget.LowImportance
-		if active {
-			imp = widget.HighImportance
-		}
-		if b.Text != text || b.Importance != imp {
-			b.Text, b.Importance = text, imp
-			b.Refresh()
-		}
-	}
-	set(u.allBtn, u.tr.T("filter.all", u.model.total()), u.model.filter == "")
-	for s, b := range u.filterBtns {
-		set(b, fmt.Sprintf("%s %d", u.statusText(s), u.model.counts[s]), u.model.filter == s)
-	}
-	u.refreshEngineInfo()
 }
 
 // setFilter shows only jobs in status s ("" for all) and rereads the list.
