@@ -162,8 +162,10 @@ type SubmitOptions struct {
 	Extra    map[string]string // families' own options (Family.RunFlags), by flag name
 }
 
-// Submit enqueues one job per file and returns them. A missing or unreadable path is refused
-// with a clear error before anything is enqueued.
+// Submit enqueues one job per file and returns them in the order of paths (a family that
+// recognises a file it processed before returns that job instead of a new one). A missing or
+// unreadable path is refused with a clear error before anything is enqueued; should a later
+// step fail, the jobs made so far are returned, in order, with the error.
 func (a *App) Submit(ctx context.Context, paths []string, o SubmitOptions) ([]job.Job, error) {
 	type request struct {
 		path, typ string
@@ -195,31 +197,43 @@ func (a *App) Submit(ctx context.Context, paths []string, o SubmitOptions) ([]jo
 		}
 		reqs = append(reqs, request{abs, typ, f})
 	}
+	out := make([]job.Job, len(reqs))
+	done := make([]bool, len(reqs))
+	made := func() []job.Job {
+		var js []job.Job
+		for i, ok := range done {
+			if ok {
+				js = append(js, out[i])
+			}
+		}
+		return js
+	}
 	// Plain jobs go in one transaction; families with their own Submit start theirs one by one.
 	var ps []queue.Params
-	var out []job.Job
-	for _, r := range reqs {
+	var plain []int // indexes of reqs enqueued through ps
+	for i, r := range reqs {
 		if r.f.Submit != nil {
 			j, err := r.f.Submit(ctx, a, r.path, r.typ, o)
 			if err != nil {
-				return out, err
+				return made(), err
 			}
-			out = append(out, j)
+			out[i], done[i] = j, true
 			continue
 		}
 		in, _ := jsonMarshal(map[string]string{"path": r.path})
 		ps = append(ps, queue.Params{Type: r.typ, Name: filepath.Base(r.path), Input: in, Priority: o.Priority})
+		plain = append(plain, i)
 	}
 	ids, err := a.Queue.EnqueueBatch(ctx, ps)
 	if err != nil {
-		return out, err
+		return made(), err
 	}
-	for _, id := range ids {
+	for k, id := range ids {
 		j, err := a.Queue.Get(ctx, id)
 		if err != nil {
-			return out, err
+			return made(), err
 		}
-		out = append(out, j)
+		out[plain[k]], done[plain[k]] = j, true
 	}
 	return out, nil
 }

@@ -138,25 +138,21 @@ type duplicate struct {
 	job  job.Job
 }
 
-// duplicates picks, among the jobs Submit returned for paths, those that existed before the
-// call started (the command line's `run` tells them the same way), each with the dropped path
-// it stands for.
+// duplicates picks, among the jobs Submit returned for paths (one per path, in order), those
+// that existed before the call started (the command line's `run` tells them the same way), each
+// with the dropped path it stands for.
 func duplicates(start time.Time, paths []string, jobs []job.Job) []duplicate {
 	var out []duplicate
-	var order []string
 	for i, j := range jobs {
 		if !j.CreatedAt.Before(start) {
 			continue
 		}
-		if order == nil {
-			order = submitOrder(paths)
-		}
 		p := ""
-		if i < len(order) {
-			p = order[i]
+		if len(jobs) == len(paths) {
+			p = paths[i]
 		}
 		if p == "" {
-			p = inputPath(j)
+			p = inputPath(j) // Submit stopped part way: the jobs no longer line up with paths
 		}
 		if p == "" {
 			continue // nothing to run again
@@ -164,33 +160,6 @@ func duplicates(start time.Time, paths []string, jobs []job.Job) []duplicate {
 		out = append(out, duplicate{path: p, job: j})
 	}
 	return out
-}
-
-// submitOrder lists paths in the order App.Submit returns their jobs: first the files of the
-// families that submit them themselves (and may hand back an existing job), in the order given,
-// then the others.
-func submitOrder(paths []string) []string {
-	own := map[string]bool{}
-	for _, f := range app.Families() {
-		if f.Submit != nil {
-			for _, t := range f.Types {
-				own[t] = true
-			}
-		}
-	}
-	var first, rest []string
-	for _, p := range paths {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			abs = p
-		}
-		if own[app.DetectType(abs)] {
-			first = append(first, p)
-		} else {
-			rest = append(rest, p)
-		}
-	}
-	return append(first, rest...)
 }
 
 // inputPath is the file a job read (its input's "path"), or "".
