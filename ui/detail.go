@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -153,11 +152,8 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	if j.Error != nil {
 		sections = append(sections, section(tr.T("detail.error")), errorCard(j.Error, tr.lang))
 	}
-	if res := resultSummary(j.Result); res != "" {
-		l := widget.NewLabel(res)
-		l.Wrapping = fyne.TextWrapBreak
-		l.Selectable = true
-		sections = append(sections, section(tr.T("detail.result")), l)
+	if rows := resultRows(tr, j.Result); len(rows) > 0 {
+		sections = append(sections, section(tr.T("detail.result")), u.resultView(rows))
 	}
 	sections = append(sections, widget.NewSeparator(), container.New(layout.NewFormLayout(), facts...),
 		section(tr.T("detail.history")), historyList(tr, hist))
@@ -234,37 +230,6 @@ func inputSummary(raw json.RawMessage) string {
 		return in.Path
 	}
 	return clip(compactJSON(raw), 300)
-}
-
-// resultSummary is a job's result for people: one "key: value" line per top-level field, nested
-// values as compact JSON, all clipped so a large result cannot swamp the pane.
-func resultSummary(raw json.RawMessage) string {
-	if len(bytes.TrimSpace(raw)) == 0 || string(raw) == "null" {
-		return ""
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return clip(compactJSON(raw), 600)
-	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for i, k := range keys {
-		if i == 20 {
-			fmt.Fprintf(&b, "… (+%d)\n", len(keys)-i)
-			break
-		}
-		v := obj[k]
-		var s string
-		if json.Unmarshal(v, &s) != nil {
-			s = compactJSON(v)
-		}
-		fmt.Fprintf(&b, "%s: %s\n", k, clip(s, 160))
-	}
-	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func compactJSON(raw json.RawMessage) string {

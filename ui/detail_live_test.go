@@ -30,6 +30,6 @@ func TestDetailFollowsSelectedJob(t *testing.T) {
 	h.waitFor("the finished detail", func() bool {
 		text := strings.Join(labelTexts(u.detail.root), "\n")
 		return strings.Contains(text, "完了") && strings.Contains(text, "開始しました") &&
-			strings.Contains(text, "完了しました") && strings.Contains(text, "sha256: ") && u.detail.bar.Value == 100
+			strings.Contains(text, "完了しました") && strings.Contains(text, "SHA-256\n") && u.detail.bar.Value == 100
 	})
 }

@@ -2,10 +2,13 @@ package ui
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -119,29 +122,68 @@ func TestErrorBody(t *testing.T) {
 	}
 }
 
-// TestResultSummary: results become key: value lines, clipped, never a panic on odd input.
-func TestResultSummary(t *testing.T) {
-	cases := []struct{ in, want string }{
-		{`{"sha256":"ab","bytes":3}`, "bytes: 3\nsha256: ab"},
-		{`{"nested":{"a":[1,2]}}`, `nested: {"a":[1,2]}`},
-		{`null`, ""},
-		{``, ""},
-		{`[1, 2]`, "[1,2]"},
-		{`{broken`, "{broken"},
+// TestResultRows: a result becomes labelled lines for people — known fields translated and
+// first, figures grouped, durations and short lists written out, machine fields left out, files
+// that exist marked for opening — and odd input never panics.
+func TestResultRows(t *testing.T) {
+	dir := t.TempDir()
+	report := filepath.Join(dir, "report.xlsx")
+	if err := os.WriteFile(report, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range cases {
-		if got := resultSummary(json.RawMessage(c.in)); got != c.want {
-			t.Errorf("%s → %q; want %q", c.in, got, c.want)
+	ja, en := newTranslator(LangJa), newTranslator(LangEn)
+	raw := json.RawMessage(`{"executionArn":"arn:aws:states:local:0:execution:x:y","totalRecords":1000000,
+		"successCount":999990,"delimiter":"\t","processingTimeSeconds":0.4567,"reportXlsx":` + strconv.Quote(report) + `,
+		"errorsCsv":"/nonexistent/errors.csv","no_text_pages":[2,5],"columns":[{"a":1},{"b":2}],"cached":true,
+		"customField":1.23456,"summary":"All rows were accepted."}`)
+	got := resultRows(ja, raw)
+	want := []resultRow{
+		{Label: "行数", Value: "1,000,000"},
+		{Label: "反映した行", Value: "999,990"},
+		{Label: "エラー一覧（CSV）", Value: "/nonexistent/errors.csv"},
+		{Label: "レポート（Excel）", Value: "report.xlsx", File: report},
+		{Label: "区切り文字", Value: "TAB"},
+		{Label: "処理時間", Value: "457ms"},
+		{Label: "列", Value: "2 件"},
+		{Label: "テキストのないページ", Value: "2, 5"},
+		{Label: "保存済みの結果を再利用", Value: "はい"},
+		{Label: "Custom field", Value: "1.235"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ja rows:\n got %+v\nwant %+v", got, want)
+	}
+	if rows := resultRows(en, raw); rows[0].Label != "Rows" || rows[6].Value != "2 items" || rows[8].Value != "yes" {
+		t.Fatalf("en rows: %+v", rows)
+	}
+	for in, want := range map[string][]resultRow{
+		`null`:    nil,
+		``:        nil,
+		`[1, 2]`:  {{Value: "[1,2]"}},
+		`{broken`: {{Value: "{broken"}},
+		`"text"`:  {{Value: `"text"`}},
+	} {
+		if got := resultRows(en, json.RawMessage(in)); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s → %+v; want %+v", in, got, want)
 		}
+	}
+	var many strings.Builder
+	many.WriteString("{")
+	for i := range 40 {
+		fmt.Fprintf(&many, `"f%02d":%d,`, i, i)
+	}
+	many.WriteString(`"last":0}`)
+	if rows := resultRows(en, json.RawMessage(many.String())); len(rows) != maxResultRows+1 || rows[maxResultRows].Value != "… and 17 more fields" {
+		t.Fatalf("%d rows, last %+v", len(rows), rows[len(rows)-1])
 	}
 }
 
-// FuzzResultSummary: any bytes a handler stored render without panicking.
-func FuzzResultSummary(f *testing.F) {
+// FuzzResultRows: any bytes a handler stored render without panicking.
+func FuzzResultRows(f *testing.F) {
 	f.Add([]byte(`{"a":1}`))
-	f.Add([]byte(`{"ユーザー":"値","n":[1,{"x":null}]}`))
+	f.Add([]byte(`{"ユーザー":"値","n":[1,{"x":null}],"t":"\t","s_seconds":-1e300}`))
+	tr := newTranslator(LangJa)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_ = resultSummary(b)
+		_ = resultRows(tr, b)
 		_ = inputSummary(b)
 	})
 }
@@ -167,6 +209,18 @@ func TestWrapText(t *testing.T) {
 		squash := func(s string) string { return strings.Join(strings.Fields(s), "") }
 		if squash(got) != squash(c.in) {
 			t.Errorf("text changed: %q → %q", c.in, got)
+		}
+	}
+}
+
+// Every well-known result field has a label in every language.
+func TestResultFieldsLabelled(t *testing.T) {
+	for _, lang := range []string{LangJa, LangEn} {
+		tr := newTranslator(lang)
+		for _, k := range fieldOrder {
+			if _, ok := tr.words["field."+k]; !ok {
+				t.Errorf("%s: no label for result field %s", lang, k)
+			}
 		}
 	}
 }

@@ -235,7 +235,7 @@ func TestRowAndDetailShowOutcome(t *testing.T) {
 			bar: true, value: 100, has: []string{"All 20 rows were accepted for 9 users."}, hasNot: []string{"validating"}, detailOK: true},
 		{name: "conversion succeeded", lang: LangEn,
 			j:   job.Job{Status: job.Succeeded, Progress: 90, Message: "converting memo.txt", Result: json.RawMessage(`{"page_count":1,"extracted_text_length":1400,"sha256":"` + sha + `"}`)},
-			bar: true, value: 100, has: []string{"1 page · 1,400 characters"}, hasNot: []string{"converting", "SHA-256"}, detailOK: true},
+			bar: true, value: 100, has: []string{"1 page · 1,400 characters"}, hasNot: []string{"converting", "SHA-256 9f86"}, detailOK: true},
 		{name: "succeeded without result", lang: LangJa,
 			j:   job.Job{Status: job.Succeeded, Progress: 60, Message: "converting memo.txt"},
 			bar: true, value: 100, has: []string{"完了"}, hasNot: []string{"converting"}},
