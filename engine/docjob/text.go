@@ -69,6 +69,9 @@ func strictDecode(e encoding.Encoding, data []byte) (string, bool) {
 // and ㈱ stay as the author wrote them), CR LF becomes LF, and control characters other than tab
 // and newline are dropped.
 func Clean(s string) string {
+	if isClean(s) {
+		return s
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); {
@@ -95,6 +98,29 @@ func Clean(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// isClean reports whether Clean would return s unchanged, so the common case costs no copy.
+func isClean(s string) bool {
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c < 0x20 && c != '\n' && c != '\t' || c == 0x7F {
+				return false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+		switch {
+		case r == utf8.RuneError && n == 1,
+			r < 0xA0, r == '\u200B', r == '\uFEFF', r == '\u00AD',
+			(r >= 0x2E80 && r <= 0x2FDF) || (r >= 0xF900 && r <= 0xFAFF) || (r >= 0x2F800 && r <= 0x2FA1F),
+			unicode.Is(unicode.Co, r):
+			return false
+		}
+	}
+	return true
 }
 
 // convertText renders plain text: decoded, cleaned, kept as it is (Markdown readers show it).
