@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -92,7 +93,6 @@ type users struct {
 	width   int
 	learned bool
 	direct  []int64 // records of numbered keys, number × stride; rows 0 = not seen
-	ndirect int     // numbered users seen
 	m       map[string]int32
 	KeyBuf  []byte  // the keys, end to end
 	KeyEnd  []int32 // end of key i in KeyBuf
@@ -121,8 +121,11 @@ func newUsers(rules []string) *users {
 	return u
 }
 
-// n is the number of users.
-func (u *users) n() int { return u.ndirect + len(u.KeyEnd) }
+// n is the number of users (it compacts u first).
+func (u *users) n() int {
+	u.compact()
+	return len(u.KeyEnd)
+}
 
 // The accessors below read user i after compact.
 
@@ -143,12 +146,19 @@ func (u *users) val(k, i int) int64 { return u.rec[i*u.stride+1+k] }
 
 // compact moves the numbered users into the key list (in number order, before the others).
 func (u *users) compact() {
-	if u.ndirect == 0 {
+	if u.direct == nil {
 		return
 	}
-	keys := make([]byte, 0, u.ndirect*(len(u.prefix)+u.width)+len(u.KeyBuf))
-	ends := make([]int32, 0, u.n())
-	rec := make([]int64, 0, u.n()*u.stride)
+	seen := 0
+	for i := 0; i < len(u.direct); i += u.stride {
+		if u.direct[i] != 0 {
+			seen++
+		}
+	}
+	users := seen + len(u.KeyEnd)
+	keys := make([]byte, 0, seen*(len(u.prefix)+u.width)+len(u.KeyBuf))
+	ends := make([]int32, 0, users)
+	rec := make([]int64, 0, users*u.stride)
 	digits := make([]byte, u.width)
 	for num := 0; num*u.stride < len(u.direct); num++ {
 		r := u.direct[num*u.stride : (num+1)*u.stride]
@@ -170,7 +180,7 @@ func (u *users) compact() {
 	rec = append(rec, u.rec...)
 	u.KeyBuf, u.KeyEnd, u.rec = keys, ends, rec
 	// Numbered and mapped users are now one list; a later record call finds them by key.
-	u.direct, u.ndirect, u.width, u.m = nil, 0, 0, nil
+	u.direct, u.width, u.m = nil, 0, nil
 }
 
 // columns compacts u and returns the values per combined column and the rows per user, as a
@@ -232,23 +242,8 @@ func pow10(w int) int {
 
 // record returns key's record (stride values), adding the user when new.
 func record[T string | []byte](u *users, key T) []int64 {
-	s := u.stride
 	if n, ok := number(u, key); ok {
-		if (n+1)*s > len(u.direct) {
-			grow := max(n+1, 2*len(u.direct)/s)
-			if len(u.direct) == 0 { // numbers of this width fit in 10^width records: take them at once
-				grow = max(grow, min(pow10(u.width), 1<<17))
-			}
-			grow = min(max(grow, 1024), maxDirect)
-			nd := make([]int64, grow*s)
-			copy(nd, u.direct)
-			u.direct = nd
-		}
-		r := u.direct[n*s : (n+1)*s : (n+1)*s]
-		if r[0] == 0 {
-			u.ndirect++
-		}
-		return r
+		return u.numbered(n)
 	}
 	if u.m == nil { // after compact: index the list by key
 		u.m = make(map[string]int32, len(u.KeyEnd))
@@ -261,7 +256,41 @@ func record[T string | []byte](u *users, key T) []int64 {
 		i = u.add([]byte(key))
 		u.m[string(key)] = i
 	}
+	s := u.stride
 	return u.rec[int(i)*s : int(i+1)*s : int(i+1)*s]
+}
+
+// numbered returns the record of the user whose key spells number n (n < maxDirect).
+func (u *users) numbered(n int) []int64 {
+	s := u.stride
+	if (n+1)*s > len(u.direct) {
+		grow := max(n+1, 2*len(u.direct)/s)
+		if len(u.direct) == 0 { // numbers of this width fit in 10^width records: take them at once
+			grow = max(grow, min(pow10(u.width), 1<<17))
+		}
+		grow = min(max(grow, 1024), maxDirect)
+		nd := make([]int64, grow*s)
+		copy(nd, u.direct)
+		u.direct = nd
+	}
+	// No test of the record here: a row adds to it without waiting for it to arrive from
+	// memory, so the next row's parsing overlaps the cache miss.
+	return u.direct[n*s : (n+1)*s : (n+1)*s]
+}
+
+// tally adds a row's combined values (nums, by schema column) to its user's record.
+func (p *plan) tally(u *users, rec, nums []int64) {
+	if p.sumOnly { // records start at zero: a sum needs no first-row case
+		for k, ci := range p.combined {
+			rec[1+k] += nums[ci]
+		}
+	} else {
+		first := rec[0] == 0
+		for k, ci := range p.combined {
+			u.combine(rec, k, nums[ci], first)
+		}
+	}
+	rec[0]++
 }
 
 func (u *users) add(key []byte) int32 {
@@ -353,6 +382,8 @@ type plan struct {
 	delim    byte
 	combined []int // schema column indexes combined per user (mapped integer fields)
 	rules    []string
+	sumOnly  bool      // every combined column adds up (the default rule)
+	fast     *fastPlan // the fast row path, nil when the schema needs the general one
 	keyCol   int
 	maxErr   int
 }
@@ -377,6 +408,8 @@ func newPlan(jc *jobContext) (*plan, error) {
 			p.rules = append(p.rules, c.Combine)
 		}
 	}
+	p.sumOnly = !slices.ContainsFunc(p.rules, func(r string) bool { return r != CombineSum })
+	p.fast = newFastPlan(p)
 	return p, nil
 }
 
@@ -443,9 +476,41 @@ func parseChunk(ctx context.Context, buf []byte, p *plan, c Chunk, auditAll bool
 	}
 	utf8File := p.enc == EncUTF8 || p.enc == EncUTF8BOM || isUTF16(p.enc)
 	keyCol := p.cols[p.keyCol]
-	for r.Next() {
-		out.Rows++
-		if out.Rows&0xFFFF == 0 && ctx.Err() != nil {
+	if k := s.Columns[p.keyCol]; k.plainID && k.fastID.digits <= 7 && len(k.fastID.prefix) <= 16 {
+		// Keys are numbered by their pattern's digits, whatever key comes first.
+		u.learned, u.prefix, u.width = true, k.fastID.prefix, k.fastID.digits
+	}
+	fp := p.fast
+	var fastRows int64
+	for {
+		if fp != nil {
+			if end, ks, ke, kn := fp.row(buf, r.pos, nums); end >= 0 {
+				if out.Rows++; out.Rows&0xFFFF == 0 && ctx.Err() != nil {
+					return nil, cancelled(ctx.Err())
+				}
+				for _, ci := range fp.ints {
+					addInt(&stats[ci], nums[ci], &imin[ci], &imax[ci])
+				}
+				var rec []int64
+				if fp.keyNum && kn < maxDirect {
+					rec = u.numbered(kn)
+				} else {
+					rec = record(u, buf[ks:ke])
+				}
+				p.tally(u, rec, nums)
+				if auditAll {
+					out.Audit = append(out.Audit, r.Line)
+				}
+				fastRows++
+				r.pos = end
+				r.Line++
+				continue
+			}
+		}
+		if !r.Next() {
+			break
+		}
+		if out.Rows++; out.Rows&0xFFFF == 0 && ctx.Err() != nil {
 			return nil, cancelled(ctx.Err())
 		}
 		fs := r.Fields
@@ -494,6 +559,7 @@ func parseChunk(ctx context.Context, buf []byte, p *plan, c Chunk, auditAll bool
 			col := &s.Columns[i]
 			v := fs[j]
 			if len(v) == 0 {
+				nums[i] = 0 // an empty optional number is combined as 0
 				if col.Required {
 					addErr(RowError{Line: r.RecLine, Column: col.Name, Kind: KindValidation,
 						Reason: "a required value is missing", ReasonJa: "必須の値がありません"})
@@ -527,17 +593,12 @@ func parseChunk(ctx context.Context, buf []byte, p *plan, c Chunk, auditAll bool
 				st.Empty++
 				continue
 			}
+			if s.Columns[i].Type == TypeInteger {
+				addInt(st, nums[i], &imin[i], &imax[i])
+				continue
+			}
 			st.Count++
 			switch s.Columns[i].Type {
-			case TypeInteger: // min and max as integers here; folded into Min/Max at the end
-				x := nums[i]
-				st.IntSum += x
-				if st.Count == 1 || x < imin[i] {
-					imin[i] = x
-				}
-				if st.Count == 1 || x > imax[i] {
-					imax[i] = x
-				}
 			case TypeDecimal:
 				st.num(flts[i])
 			case TypeDate:
@@ -556,13 +617,17 @@ func parseChunk(ctx context.Context, buf []byte, p *plan, c Chunk, auditAll bool
 		} else {
 			rec = record(u, key)
 		}
-		first := rec[0] == 0
-		for k, ci := range p.combined {
-			u.combine(rec, k, nums[ci], first)
-		}
-		rec[0]++
+		p.tally(u, rec, nums)
 		if auditAll {
 			out.Audit = append(out.Audit, r.RecLine)
+		}
+	}
+	if fp != nil {
+		for _, ci := range fp.counted {
+			stats[ci].Count += fastRows
+		}
+		for _, ci := range fp.absent {
+			stats[ci].Empty += fastRows
 		}
 	}
 	for i := range stats {
@@ -573,6 +638,19 @@ func parseChunk(ctx context.Context, buf []byte, p *plan, c Chunk, auditAll bool
 	out.Vals, out.UserRows = u.columns() // compacts u first
 	out.KeyBuf, out.KeyEnd, out.Stats = u.KeyBuf, u.KeyEnd, stats
 	return out, nil
+}
+
+// addInt counts integer x in st, keeping the running min and max as integers in lo and hi
+// (folded into Min and Max when the chunk ends).
+func addInt(st *ColumnStats, x int64, lo, hi *int64) {
+	st.Count++
+	st.IntSum += x
+	if st.Count == 1 || x < *lo {
+		*lo = x
+	}
+	if st.Count == 1 || x > *hi {
+		*hi = x
+	}
 }
 
 func trimEOL(b []byte) []byte {
