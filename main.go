@@ -13,6 +13,7 @@ import (
 	fyneapp "fyne.io/fyne/v2/app"
 
 	"jobdesk/app"
+	_ "jobdesk/app/syslocale" // before the toolkit reads the locale
 	"jobdesk/engine/job"
 	"jobdesk/ui"
 )
