@@ -567,3 +567,53 @@ func TestRedriveDoesNotRerunFinishedTasks(t *testing.T) {
 		t.Fatalf("%+v", y)
 	}
 }
+
+// A DISTRIBUTED iteration is a child execution of its map run; redriving the parent runs the
+// failed iteration again and its child record (same ARN) then shows the success, with a fresh
+// history.
+func TestMapRunChildrenOnRedrive(t *testing.T) {
+	v := newEnv(t)
+	ctx := context.Background()
+	arn := v.machine(t, "kids", `{"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.keys","End":true,
+		"ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},"StartAt":"F",
+		"States":{"F":{"Type":"Task","Resource":"λflaky","Parameters":{"key.$":"$","times":1},"End":true}}}}}}`)
+	// The task fails the first time: the map (no tolerance) and the execution fail.
+	x := v.run(t, arn, "kids-1", `{"keys":["kid-b"]}`)
+	if x.Status != StatusFailed {
+		t.Fatalf("%+v", x)
+	}
+	runs, err := v.e.ListMapRuns(ctx, x.ARN)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("%+v %v", runs, err)
+	}
+	kids, _, err := v.e.ListMapRunExecutions(ctx, runs[0].ARN, "", 0, "")
+	if err != nil || len(kids) != 1 || kids[0].Status != StatusFailed || kids[0].MapRunARN != runs[0].ARN {
+		t.Fatalf("before redrive: %+v %v", kids, err)
+	}
+	failedARN := kids[0].ARN
+	if _, err := v.e.RedriveExecution(ctx, failedARN); apiType(err) != "ExecutionNotRedrivable" {
+		t.Fatalf("redriving the child alone: %v", err)
+	}
+	if _, err := v.e.RedriveExecution(ctx, x.ARN); err != nil {
+		t.Fatal(err)
+	}
+	if x, _ = v.e.Wait(ctx, x.ARN); x.Status != StatusSucceeded {
+		t.Fatalf("%+v", x)
+	}
+	kids, _, err = v.e.ListMapRunExecutions(ctx, runs[0].ARN, "", 0, "")
+	if err != nil || len(kids) != 1 || kids[0].ARN != failedARN || kids[0].Status != StatusSucceeded || kids[0].Error != "" {
+		t.Fatalf("after redrive: %+v %v", kids, err)
+	}
+	evs, _, err := v.e.History(ctx, failedARN, false, 0, "")
+	if err != nil || len(evs) < 3 || evs[0].Type != "ExecutionStarted" || evs[len(evs)-1].Type != "ExecutionSucceeded" {
+		t.Fatalf("child history %+v %v", evs, err)
+	}
+	for _, ev := range evs[1 : len(evs)-1] {
+		if strings.HasPrefix(ev.Type, "Execution") {
+			t.Fatalf("the child's history keeps its earlier run: %+v", evs)
+		}
+	}
+	if _, _, err := v.e.ListMapRunExecutions(ctx, runs[0].ARN+"x", "", 0, ""); apiType(err) != "MapRunDoesNotExist" {
+		t.Fatalf("missing map run: %v", err)
+	}
+}

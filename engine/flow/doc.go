@@ -31,8 +31,11 @@
 //
 // # Differences from Step Functions
 //
-//   - A DISTRIBUTED Map runs its iterations inside the execution (each Task still a queue job)
-//     and records a map run with item counts; it does not create child executions.
+//   - A DISTRIBUTED Map runs its iterations inside the execution's job (each Task still a queue
+//     job), not as executions started on their own. It records a map run with item counts, and
+//     each finished iteration as a child execution of the map run (ListExecutions by mapRunArn,
+//     DescribeExecution, GetExecutionHistory), as Step Functions shows them; a child is redriven
+//     with its parent, not on its own.
 //   - Lambda Tasks record Task* history events (TaskScheduled, TaskSucceeded, …) for both the
 //     function ARN and the lambda:invoke forms.
 //   - ItemReader and ResultWriter read and write local files: Bucket is a folder and Key a path,

@@ -255,6 +255,25 @@ func (e *Engine) ExecutionByJob(ctx context.Context, jobID int64) (Execution, er
 // ListExecutions lists the executions of smARN (all when empty), newest first, optionally only
 // those in status. nextToken continues a previous page.
 func (e *Engine) ListExecutions(ctx context.Context, smARN, status string, max int, nextToken string) ([]Execution, string, error) {
+	if smARN != "" {
+		if _, err := e.DescribeStateMachine(ctx, smARN); err != nil {
+			return nil, "", err
+		}
+	}
+	return e.listExecutions(ctx, smARN, "", status, max, nextToken)
+}
+
+// ListMapRunExecutions lists the child executions of a DISTRIBUTED map run (one per finished
+// iteration), newest first, like ListExecutions.
+func (e *Engine) ListMapRunExecutions(ctx context.Context, mapRunARN, status string, max int, nextToken string) ([]Execution, string, error) {
+	if _, err := e.DescribeMapRun(ctx, mapRunARN); err != nil {
+		return nil, "", err
+	}
+	return e.listExecutions(ctx, "", mapRunARN, status, max, nextToken)
+}
+
+// listExecutions pages through executions of a state machine (top-level ones) or of a map run.
+func (e *Engine) listExecutions(ctx context.Context, smARN, mapRunARN, status string, max int, nextToken string) ([]Execution, string, error) {
 	if max <= 0 || max > 1000 {
 		max = 100
 	}
@@ -266,13 +285,8 @@ func (e *Engine) ListExecutions(ctx context.Context, smARN, status string, max i
 		}
 		before = n
 	}
-	if smARN != "" {
-		if _, err := e.DescribeStateMachine(ctx, smARN); err != nil {
-			return nil, "", err
-		}
-	}
 	rows, err := e.db.R.QueryContext(ctx, `SELECT `+execCols+` FROM flow_executions WHERE id<? AND (?='' OR sm_arn=?)
-		AND (?='' OR status=?) AND map_run_arn='' ORDER BY id DESC LIMIT ?`, before, smARN, smARN, status, status, max+1)
+		AND (?='' OR status=?) AND map_run_arn=? ORDER BY id DESC LIMIT ?`, before, smARN, smARN, status, status, mapRunARN, max+1)
 	if err != nil {
 		return nil, "", err
 	}
@@ -330,6 +344,9 @@ func (e *Engine) RedriveExecution(ctx context.Context, arn string) (time.Time, e
 	x, err := e.DescribeExecution(ctx, arn)
 	if err != nil {
 		return time.Time{}, err
+	}
+	if x.MapRunARN != "" {
+		return time.Time{}, apiErr("ExecutionNotRedrivable", "'%s' is an iteration of map run '%s': redrive its parent execution", arn, x.MapRunARN)
 	}
 	switch x.Status {
 	case StatusFailed, StatusTimedOut, StatusAborted:

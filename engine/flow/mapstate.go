@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -186,6 +187,12 @@ type itemResult struct {
 	ok     bool
 	output any
 	events []event
+	// A DISTRIBUTED iteration is recorded as a child execution of the map run: its input,
+	// start time and error.
+	input   any
+	start   int64
+	errName string
+	cause   string
 }
 
 // mapState runs a Map state: every item through the ItemProcessor, at most MaxConcurrency at a
@@ -320,13 +327,18 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 				}
 			}
 			if distributed {
+				if err := r.recordChildren(tx, mapRunARN, batch); err != nil {
+					return err
+				}
 				_, err = tx.Exec(`UPDATE flow_map_runs SET total=?, succeeded=?, failed=?, running=?, pending=max(?-?-?-?,0) WHERE arn=?`,
 					total, succeeded, failed, running, total, succeeded, failed, running, mapRunARN)
 			}
 			return err
 		})
-		for _, it := range batch {
-			fr.merge(it.events)
+		if !distributed {
+			for _, it := range batch {
+				fr.merge(it.events)
+			}
 		}
 	}
 	tolerated := func() bool {
@@ -398,7 +410,9 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 		wg.Add(1)
 		go func(i int64, item any) {
 			defer func() { <-sem; wg.Done() }()
-			sub := &frame{prefix: fmt.Sprintf("%s/%d/", key, i), visits: map[string]int{}, quiet: distributed || fr.quiet}
+			// A DISTRIBUTED iteration keeps its events for its own child execution's history.
+			sub := &frame{prefix: fmt.Sprintf("%s/%d/", key, i), visits: map[string]int{}, quiet: fr.quiet && !distributed}
+			start := time.Now().UnixMilli()
 			itemCtx := map[string]any{}
 			for k, v := range cobj {
 				itemCtx[k] = v
@@ -413,20 +427,34 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 				}
 				in = x
 			}
-			sub.add("MapIterationStarted", map[string]any{"mapIterationStartedEventDetails": map[string]any{"name": s.Name, "index": i}})
+			if distributed {
+				sub.add("ExecutionStarted", map[string]any{"executionStartedEventDetails": map[string]any{
+					"input": str(in), "inputDetails": map[string]any{"truncated": false}, "roleArn": r.e.defaultRole()}})
+			} else {
+				sub.add("MapIterationStarted", map[string]any{"mapIterationStartedEventDetails": map[string]any{"name": s.Name, "index": i}})
+			}
 			var out any
 			if ferr == nil {
 				out, ferr = r.runMachine(mctx, sub, s.Processor, s.Processor.StartAt, in)
 			}
-			res := itemResult{idx: i, ok: ferr == nil, output: out}
-			if ferr != nil {
+			res := itemResult{idx: i, ok: ferr == nil, output: out, input: in, start: start}
+			switch {
+			case distributed && ferr != nil:
+				res.output = map[string]any{"Error": ferr.Name, "Cause": ferr.Cause}
+				res.errName, res.cause = ferr.Name, ferr.Cause
+				typ, details := closingEvent(StatusFailed, nil, ferr.Name, ferr.Cause)
+				sub.add(typ, details)
+			case distributed:
+				typ, details := closingEvent(StatusSucceeded, json.RawMessage(str(out)), "", "")
+				sub.add(typ, details)
+			case ferr != nil:
 				res.output = map[string]any{"Error": ferr.Name, "Cause": ferr.Cause}
 				typ, det := "MapIterationFailed", "mapIterationFailedEventDetails"
 				if mctx.Err() != nil {
 					typ, det = "MapIterationAborted", "mapIterationAbortedEventDetails"
 				}
 				sub.add(typ, map[string]any{det: map[string]any{"name": s.Name, "index": i}})
-			} else {
+			default:
 				sub.add("MapIterationSucceeded", map[string]any{"mapIterationSucceededEventDetails": map[string]any{"name": s.Name, "index": i}})
 			}
 			res.events = sub.take()
@@ -594,4 +622,102 @@ func (r *run) writeResults(ctx context.Context, s *asl.State, env asl.Env, key, 
 		return err
 	})
 	return map[string]any{"MapRunArn": mapRunARN, "ResultWriterDetails": map[string]any{"Bucket": bucket, "Key": relDir + "/manifest.json"}}, nil
+}
+
+// recordChildren writes finished DISTRIBUTED iterations as the map run's child executions, as
+// Step Functions shows them: ListExecutions by mapRunArn, DescribeExecution and
+// GetExecutionHistory of each. A child's name is derived from the map run and the item index, so
+// an iteration run again on redrive replaces its earlier record.
+func (r *run) recordChildren(tx *sql.Tx, mapRunARN string, batch []itemResult) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	// Few statements per batch, each for many rows: every statement is compiled anew.
+	label := r.smName + "/" + r.name
+	smARN := r.e.arn("stateMachine", label)
+	now := time.Now().UnixMilli()
+	arns := make([]any, len(batch))
+	row := make(map[string]int, len(batch)) // ARN → index in batch
+	for k, it := range batch {
+		sum := sha256.Sum256([]byte(mapRunARN + "/" + strconv.FormatInt(it.idx, 10)))
+		h := hex.EncodeToString(sum[:16])
+		arns[k] = r.e.arn("execution", label+":"+h[:8]+"-"+h[8:12]+"-"+h[12:16]+"-"+h[16:20]+"-"+h[20:32])
+		row[arns[k].(string)] = k
+	}
+	// An iteration run again on redrive replaces its earlier history.
+	if _, err := tx.Exec(`DELETE FROM flow_history WHERE exec_id IN (SELECT id FROM flow_executions WHERE arn IN (`+
+		placeholders(len(batch))+`))`, arns...); err != nil {
+		return err
+	}
+	var q strings.Builder
+	q.WriteString(`INSERT INTO flow_executions(arn, name, sm_arn, definition, status, input, output, error, cause,
+		start_date, stop_date, map_run_arn, last_event_id) VALUES `)
+	args := make([]any, 0, 12*len(batch))
+	for k, it := range batch {
+		if k > 0 {
+			q.WriteByte(',')
+		}
+		q.WriteString(`(?,?,?,'',?,?,?,?,?,?,?,?,?)`)
+		arn := arns[k].(string)
+		status, output := StatusSucceeded, sql.NullString{String: str(it.output), Valid: true}
+		if !it.ok {
+			status, output = StatusFailed, sql.NullString{}
+		}
+		args = append(args, arn, arn[strings.LastIndexByte(arn, ':')+1:], smARN, status, str(it.input), output,
+			it.errName, it.cause, it.start, now, mapRunARN, len(it.events))
+	}
+	q.WriteString(` ON CONFLICT(arn) DO UPDATE SET status=excluded.status, input=excluded.input, output=excluded.output,
+		error=excluded.error, cause=excluded.cause, start_date=excluded.start_date, stop_date=excluded.stop_date,
+		last_event_id=excluded.last_event_id RETURNING id, arn`)
+	rows, err := tx.Query(q.String(), args...)
+	if err != nil {
+		return err
+	}
+	ids := make([]int64, len(batch))
+	for rows.Next() {
+		var id int64
+		var arn string
+		if err := rows.Scan(&id, &arn); err != nil {
+			rows.Close()
+			return err
+		}
+		ids[row[arn]] = id
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	// The children's histories, a few hundred events per statement.
+	const perStatement = 400
+	args = args[:0]
+	n := 0
+	flush := func() error {
+		if n == 0 {
+			return nil
+		}
+		_, err := tx.Exec(`INSERT INTO flow_history(exec_id, event_id, prev_id, type, at, details) VALUES `+
+			strings.Repeat("(?,?,?,?,?,?),", n-1)+"(?,?,?,?,?,?)", args...)
+		args, n = args[:0], 0
+		return err
+	}
+	for k, it := range batch {
+		for j, ev := range it.events {
+			d := ev.details
+			if d == nil {
+				d = map[string]any{}
+			}
+			args = append(args, ids[k], j+1, j, ev.typ, ev.at, string(asl.Encode(d)))
+			if n++; n == perStatement {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return flush()
+}
+
+// placeholders returns n "?" separated by commas.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }

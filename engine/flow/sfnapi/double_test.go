@@ -119,6 +119,9 @@ func (d *protocolDouble) DescribeExecution(context.Context, string) (flow.Execut
 func (d *protocolDouble) ListExecutions(context.Context, string, string, int, string) ([]flow.Execution, string, error) {
 	return nil, "", d.notHere("ListExecutions")
 }
+func (d *protocolDouble) ListMapRunExecutions(context.Context, string, string, int, string) ([]flow.Execution, string, error) {
+	return nil, "", d.notHere("ListMapRunExecutions")
+}
 func (d *protocolDouble) StopExecution(context.Context, string, string, string) (time.Time, error) {
 	return time.Time{}, d.notHere("StopExecution")
 }

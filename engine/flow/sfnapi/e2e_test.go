@@ -498,10 +498,60 @@ func TestE2EMapRun(t *testing.T) {
 	if !found {
 		t.Error("no MapRunStarted event naming the map run")
 	}
+	// Each iteration is a child execution of the map run, as in Step Functions: listed by
+	// mapRunArn (not with the state machine's own), described and with a history of its own.
+	top, err := h.c.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(sm)})
+	if err != nil || len(top.Executions) != 1 {
+		t.Fatalf("the state machine's executions: %+v %v", top, err)
+	}
+	kids, err := h.c.ListExecutions(ctx, &sfn.ListExecutionsInput{MapRunArn: mr.MapRunArn})
+	if err != nil || len(kids.Executions) != 5 {
+		t.Fatalf("the map run's executions: %+v %v", kids, err)
+	}
+	byStatus := map[types.ExecutionStatus]int{}
+	for _, k := range kids.Executions {
+		byStatus[k.Status]++
+		if aws.ToString(k.MapRunArn) != *mr.MapRunArn || !strings.Contains(*k.ExecutionArn, ":execution:fanout/") {
+			t.Fatalf("child %+v", k)
+		}
+	}
+	if byStatus[types.ExecutionStatusSucceeded] != 4 || byStatus[types.ExecutionStatusFailed] != 1 {
+		t.Fatalf("children by status %v", byStatus)
+	}
+	failedKids, err := h.c.ListExecutions(ctx, &sfn.ListExecutionsInput{MapRunArn: mr.MapRunArn, StatusFilter: types.ExecutionStatusFailed})
+	if err != nil || len(failedKids.Executions) != 1 {
+		t.Fatalf("failed children: %+v %v", failedKids, err)
+	}
+	kid, err := h.c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: failedKids.Executions[0].ExecutionArn})
+	if err != nil || aws.ToString(kid.Input) != `{"n":"x"}` || kid.Error == nil || aws.ToString(kid.MapRunArn) != *mr.MapRunArn {
+		t.Fatalf("failed child: %+v %v", kid, err)
+	}
+	var nr *types.ExecutionNotRedrivable
+	if _, err := h.c.RedriveExecution(ctx, &sfn.RedriveExecutionInput{ExecutionArn: kid.ExecutionArn}); !errors.As(err, &nr) {
+		t.Fatalf("redriving a child on its own: %v", err)
+	}
+	kh, err := h.c.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: kids.Executions[0].ExecutionArn})
+	if err != nil || len(kh.Events) < 3 {
+		t.Fatalf("child history: %+v %v", kh, err)
+	}
+	first, last := kh.Events[0], kh.Events[len(kh.Events)-1]
+	if first.Type != types.HistoryEventTypeExecutionStarted || first.Id != 1 ||
+		(last.Type != types.HistoryEventTypeExecutionSucceeded && last.Type != types.HistoryEventTypeExecutionFailed) {
+		t.Fatalf("child history runs %s … %s", first.Type, last.Type)
+	}
+	for _, e := range hist.Events {
+		if strings.HasPrefix(string(e.Type), "MapIteration") {
+			t.Fatalf("the parent's history has iteration event %s: they belong to the child executions", e.Type)
+		}
+	}
 	_, err = h.c.DescribeMapRun(ctx, &sfn.DescribeMapRunInput{MapRunArn: aws.String(*mr.MapRunArn + "0")})
 	var nf *types.ResourceNotFound
 	if !errors.As(err, &nf) {
 		t.Fatalf("missing map run: %v", err)
+	}
+	_, err = h.c.ListExecutions(ctx, &sfn.ListExecutionsInput{MapRunArn: aws.String(*mr.MapRunArn + "0")})
+	if !errors.As(err, &nf) {
+		t.Fatalf("children of a missing map run: %v", err)
 	}
 }
 

@@ -267,9 +267,6 @@ func (s *Server) listExecutions(ctx context.Context, body []byte) (any, error) {
 		if err := checkARN("mapRunArn", in.MapRunArn, "mapRun"); err != nil {
 			return nil, err
 		}
-		// The engine runs map iterations inside their execution, not as executions of their
-		// own; DescribeMapRun counts them.
-		return nil, validation("listing the executions of a map run is not supported on this device; DescribeMapRun gives its item counts")
 	default:
 		if err := checkARN("stateMachineArn", in.StateMachineArn, "stateMachine"); err != nil {
 			return nil, err
@@ -285,7 +282,13 @@ func (s *Server) listExecutions(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	es, next, err := s.b.ListExecutions(ctx, in.StateMachineArn, in.StatusFilter, max, in.NextToken)
+	list := s.b.ListExecutions
+	if in.MapRunArn != "" {
+		list = func(ctx context.Context, _, status string, max int, token string) ([]flow.Execution, string, error) {
+			return s.b.ListMapRunExecutions(ctx, in.MapRunArn, status, max, token)
+		}
+	}
+	es, next, err := list(ctx, in.StateMachineArn, in.StatusFilter, max, in.NextToken)
 	if err != nil {
 		return nil, err
 	}

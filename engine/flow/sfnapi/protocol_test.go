@@ -83,7 +83,7 @@ func TestRawProtocol(t *testing.T) {
 		{"bad type", "", "AWSStepFunctions.CreateStateMachine", `{"name":"a","definition":"{}","roleArn":"r","type":"FAST"}`, 400, "ValidationException"},
 		{"bad input", "", "AWSStepFunctions.StartExecution", `{"stateMachineArn":"arn:aws:states:local:000000000000:stateMachine:a","input":"{"}`, 400, "InvalidExecutionInput"},
 		{"bad status filter", "", "AWSStepFunctions.ListExecutions", `{"stateMachineArn":"arn:aws:states:local:000000000000:stateMachine:a","statusFilter":"DONE"}`, 400, "ValidationException"},
-		{"map run executions", "", "AWSStepFunctions.ListExecutions", `{"mapRunArn":"arn:aws:states:local:000000000000:mapRun:a/b:c"}`, 400, "ValidationException"},
+		{"bad map run arn", "", "AWSStepFunctions.ListExecutions", `{"mapRunArn":"arn:aws:states:local:000000000000:execution:a:b"}`, 400, "InvalidArn"},
 		{"both scopes", "", "AWSStepFunctions.ListExecutions", `{"mapRunArn":"arn:aws:states:local:000000000000:mapRun:a/b:c","stateMachineArn":"arn:aws:states:local:000000000000:stateMachine:a"}`, 400, "ValidationException"},
 		{"bad redrive filter", "", "AWSStepFunctions.ListExecutions", `{"stateMachineArn":"arn:aws:states:local:000000000000:stateMachine:a","redriveFilter":"SOME"}`, 400, "ValidationException"},
 		{"bad included data", "", "AWSStepFunctions.DescribeExecution", `{"executionArn":"arn:aws:states:local:000000000000:execution:a:b","includedData":"SOME"}`, 400, "ValidationException"},

@@ -32,6 +32,7 @@ type Backend interface {
 	StartSyncExecution(ctx context.Context, smARN string, input json.RawMessage, o flow.StartOptions) (flow.Execution, error)
 	DescribeExecution(ctx context.Context, arn string) (flow.Execution, error)
 	ListExecutions(ctx context.Context, smARN, status string, max int, nextToken string) ([]flow.Execution, string, error)
+	ListMapRunExecutions(ctx context.Context, mapRunARN, status string, max int, nextToken string) ([]flow.Execution, string, error)
 	StopExecution(ctx context.Context, arn, errName, cause string) (time.Time, error)
 	RedriveExecution(ctx context.Context, arn string) (time.Time, error)
 	History(ctx context.Context, execARN string, reverse bool, max int, nextToken string) ([]flow.HistoryEvent, string, error)
