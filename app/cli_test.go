@@ -32,7 +32,7 @@ func TestCLIRunWaitJSONAndShow(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	for _, k := range []string{"id", "type", "name", "status", "progress", "message", "target", "attempts",
-		"max_attempts", "input", "result", "error", "created_at", "started_at", "updated_at", "completed_at"} {
+		"max_attempts", "input", "result", "error", "parent_id", "created_at", "started_at", "updated_at", "completed_at"} {
 		if _, ok := j[k]; !ok {
 			t.Errorf("--json output lacks %q", k)
 		}

@@ -127,7 +127,7 @@ type Job struct {
 	Input       json.RawMessage `json:"input"`
 	Result      json.RawMessage `json:"result"`
 	Error       *Error          `json:"error"`
-	ParentID    int64           `json:"parent_id,omitempty"`
+	ParentID    int64           `json:"parent_id"` // 0: not part of a fan-out
 	RetryOf     int64           `json:"retry_of,omitempty"`
 	DedupKey    string          `json:"dedup_key,omitempty"`
 	CreatedAt   time.Time       `json:"created_at"`
