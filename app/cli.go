@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"jobdesk/engine/job"
@@ -64,7 +63,7 @@ func Usage(w io.Writer) {
 	fmt.Fprintln(w, "JobDesk — run jobs on this device. With no command, opens the window.")
 	fmt.Fprintln(w, "\nUsage: jobdesk [--data-dir DIR] COMMAND [options]")
 	fmt.Fprintln(w, "\nCommands:")
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	for _, c := range commands() {
 		fmt.Fprintf(tw, "  %s\t%s\n", c.Usage, c.Help)
 	}
@@ -351,7 +350,7 @@ func (c *CLI) PrintJobs(jobs []job.Job, asJSON bool) {
 		}
 		return
 	}
-	tw := tabwriter.NewWriter(c.Stdout, 0, 4, 2, ' ', 0)
+	tw := newTable(c.Stdout)
 	fmt.Fprintln(tw, "ID\tTYPE\tSTATUS\tPROGRESS\tNAME\tUPDATED\tMESSAGE")
 	for _, j := range jobs {
 		msg := j.Message
@@ -446,7 +445,7 @@ func (c *CLI) cmdShow(args []string) int {
 		}
 		return ExitOK
 	}
-	tw := tabwriter.NewWriter(c.Stdout, 0, 4, 2, ' ', 0)
+	tw := newTable(c.Stdout)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("ID", strconv.FormatInt(j.ID, 10))
 	row("Name", j.Name)
@@ -476,7 +475,7 @@ func (c *CLI) cmdShow(args []string) int {
 	tw.Flush()
 	if *history {
 		fmt.Fprintln(c.Stdout, "\nHistory:")
-		tw = tabwriter.NewWriter(c.Stdout, 0, 4, 2, ' ', 0)
+		tw = newTable(c.Stdout)
 		for _, e := range events {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", e.At.Local().Format("15:04:05.000"), e.Kind, e.Status, e.Message)
 		}

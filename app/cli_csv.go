@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"jobdesk/engine/csvjob"
 )
@@ -45,7 +44,7 @@ func (c *CLI) cmdCSV(args []string) int {
 		delim = `\t (tab)`
 	}
 	fmt.Fprintf(c.Stdout, "Encoding:  %s\nDelimiter: %s\nSampled:   %d rows\nKey:       %s\n\n", res.Encoding, delim, res.Rows, res.Schema.Key)
-	tw := tabwriter.NewWriter(c.Stdout, 0, 4, 2, ' ', 0)
+	tw := newTable(c.Stdout)
 	fmt.Fprintln(tw, "COLUMN\tTYPE\tREQUIRED\tPATTERN\tMIN")
 	for _, col := range res.Schema.Columns {
 		min := ""

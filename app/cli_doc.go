@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"text/tabwriter"
 
 	"jobdesk/engine/docjob"
 )
@@ -56,7 +55,7 @@ func (c *CLI) cmdConvert(args []string) int {
 	}
 	enc := json.NewEncoder(c.Stdout)
 	enc.SetEscapeHTML(false)
-	tw := tabwriter.NewWriter(c.Stdout, 0, 4, 2, ' ', 0)
+	tw := newTable(c.Stdout)
 	if !*asJSON {
 		fmt.Fprintln(tw, "ID\tSTATUS\tPAGES\tCHARS\tMETHOD\tCACHED\tNAME\tMARKDOWN / REASON")
 	}

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"jobdesk/engine/flow"
@@ -258,7 +257,7 @@ func printFlowHistory(c *CLI, eng *flow.Engine, arn string, asJSON bool) error {
 	ctx := context.Background()
 	enc := json.NewEncoder(c.Stdout)
 	enc.SetEscapeHTML(false)
-	tw := tabwriter.NewWriter(c.Stdout, 0, 4, 2, ' ', 0)
+	tw := newTable(c.Stdout)
 	if !asJSON {
 		fmt.Fprintln(tw, "ID\tTIME\tTYPE\tDETAIL")
 	}

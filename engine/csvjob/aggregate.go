@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 
 	"jobdesk/engine/job"
 )
@@ -148,19 +149,19 @@ func (p *Processor) aggregate(ctx context.Context, execution string, r job.Repor
 	case exceeded:
 		s.Status = StatusFailed
 		s.Table = ""
-		s.Message = fmt.Sprintf("%d of %d rows (%.2f %%) were rejected, over the limit of %g %% or %d rows; the table was not changed.",
-			m.failed, m.rows, share, pct, cnt)
+		s.Message = fmt.Sprintf("%d of %s (%.2f %%) rejected, over the limit of %g %% or %s; the table was not changed.",
+			m.failed, count(m.rows, "row"), share, pct, count(int64(cnt), "row"))
 		s.MessageJa = fmt.Sprintf("%d 行中 %d 行（%.2f %%）が不正で、許容範囲（%g %% または %d 行）を超えたため、テーブルは変更していません。",
 			m.rows, m.failed, share, pct, cnt)
 	case m.failed > 0:
 		s.Status = StatusPartial
-		s.Message = fmt.Sprintf("%d of %d rows were accepted for %d users; %d rows were rejected (see the errors file).",
-			s.SuccessCount, m.rows, s.Users, m.failed)
+		s.Message = fmt.Sprintf("%d of %s accepted for %s; %s rejected (see the errors file).",
+			s.SuccessCount, count(m.rows, "row"), count(int64(s.Users), "user"), count(m.failed, "row"))
 		s.MessageJa = fmt.Sprintf("%d 行中 %d 行（ユーザー %d 人）を反映しました。%d 行は不正のため除外しました（エラーファイル参照）。",
 			m.rows, s.SuccessCount, s.Users, m.failed)
 	default:
 		s.Status = StatusSuccess
-		s.Message = fmt.Sprintf("All %d rows were accepted for %d users.", m.rows, s.Users)
+		s.Message = fmt.Sprintf("%s accepted for %s, none rejected.", count(m.rows, "row"), count(int64(s.Users), "user"))
 		s.MessageJa = fmt.Sprintf("%d 行すべて（ユーザー %d 人）を反映しました。", m.rows, s.Users)
 	}
 	s.ProcessingTimeSeconds = p.now().Sub(jc.StartedAt).Seconds()
@@ -214,4 +215,12 @@ func (p *Processor) aggregate(ctx context.Context, execution string, r job.Repor
 		return s, job.Errorf(job.E006, "%s", s.Message).WithJa(s.MessageJa).WithName(ErrToleranceExceeded).Permanent()
 	}
 	return s, nil
+}
+
+// count spells n with its noun, singular for one: "1 row", "2 rows".
+func count(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(n, 10) + " " + noun + "s"
 }
