@@ -25,7 +25,7 @@ var flowCommand = Command{
 	Run:   runFlow,
 }
 
-const flowUsage = "flow validate FILE | flow start FILE|NAME [--input JSON|@file] [--name N] [--wait] [--json] | flow history ID|ARN [--json]"
+const flowUsage = "flow validate FILE | flow start FILE|NAME [--input JSON|@file] [--name N] [--wait] [--json] | flow history ID|ARN [--json] | flow redrive ID|ARN | flow retry ID|ARN"
 
 func runFlow(c *CLI, args []string) int {
 	if len(args) == 0 {
@@ -39,8 +39,10 @@ func runFlow(c *CLI, args []string) int {
 		return flowStart(c, args[1:])
 	case "history":
 		return flowHistory(c, args[1:])
+	case "redrive", "retry":
+		return flowRerun(c, args[0], args[1:])
 	}
-	fmt.Fprintf(c.Stderr, "jobdesk flow: unknown subcommand %q (validate, start, history)\n", args[0])
+	fmt.Fprintf(c.Stderr, "jobdesk flow: unknown subcommand %q (validate, start, history, redrive, retry)\n", args[0])
 	return ExitUsage
 }
 
@@ -54,8 +56,10 @@ func flowError(err error) error {
 	case "InvalidDefinition":
 		return job.Errorf(job.E014, "the workflow definition is not valid: %s", ae.Message).WithJa("ワークフロー定義が正しくありません。")
 	case "ExecutionAlreadyExists":
-		return job.Errorf(job.E014, "an execution with this name already exists with other input: %s", ae.Message).
-			WithJa("同じ名前の実行が別の入力ですでに存在します。--name で別の名前を指定してください。")
+		return job.Errorf(job.E014, "an execution with this name already exists (finished, or running with other input): %s; choose another --name", ae.Message).
+			WithJa("同じ名前の実行がすでに存在します（終了済み、または別の入力で実行中）。--name で別の名前を指定してください。")
+	case "ExecutionNotRedrivable":
+		return job.Errorf(job.E014, "%s", ae.Message).WithJa("この実行は再開（redrive）できません。")
 	case "ExecutionDoesNotExist", "StateMachineDoesNotExist", "InvalidArn":
 		return job.Errorf(job.E014, "%s", ae.Message).WithJa("指定されたワークフローまたは実行が見つかりません。")
 	case "InvalidExecutionInput", "InvalidName":
@@ -161,6 +165,19 @@ func flowStart(c *CLI, args []string) int {
 	defer stop()
 	var smARN, jobName string
 	if def, err := os.ReadFile(pos[0]); err == nil {
+		// As `flow validate`: a Task naming a function this device does not have is refused now,
+		// not found out when the execution reaches it.
+		errs := 0
+		for _, d := range flow.Validate(def, eng.CheckResourceStrict) {
+			if d.Severity == "ERROR" {
+				errs++
+				fmt.Fprintf(c.Stderr, "%s %s %s: %s\n", d.Severity, d.Location, d.Code, d.Message)
+			}
+		}
+		if errs > 0 {
+			return c.Fail(job.Errorf(job.E014, "%s has %d error(s); nothing was started", pos[0], errs).
+				WithJa(fmt.Sprintf("ワークフロー定義にエラーが %d 件あるため、開始しませんでした。", errs)))
+		}
 		sm, err := eng.PutStateMachine(ctx, machineName(pos[0]), string(def))
 		if err != nil {
 			return c.Fail(flowError(err))
@@ -236,18 +253,68 @@ func flowHistory(c *CLI, args []string) int {
 	if eng == nil {
 		return ExitFailed
 	}
+	arn, err := executionARN(eng, pos[0])
+	if err != nil {
+		return c.Fail(flowError(err))
+	}
+	if err := printFlowHistory(c, eng, arn, *asJSON); err != nil {
+		return c.Fail(flowError(err))
+	}
+	return ExitOK
+}
+
+// executionARN reads an execution named by its job id or its ARN.
+func executionARN(eng *flow.Engine, idOrARN string) (string, error) {
+	id, err := strconv.ParseInt(idOrARN, 10, 64)
+	if err != nil {
+		return idOrARN, nil
+	}
+	x, err := eng.ExecutionByJob(context.Background(), id)
+	return x.ARN, err
+}
+
+// flowRerun is `flow redrive` (the same execution continues from the state that failed; what
+// succeeded is not run again) and `flow retry` (a new execution with the same input, linked to
+// the original).
+func flowRerun(c *CLI, verb string, args []string) int {
+	fs := c.Flags("flow " + verb)
+	pos, err := Parse(fs, args)
+	if err != nil {
+		return ExitUsage
+	}
+	if len(pos) != 1 {
+		fmt.Fprintf(c.Stderr, "jobdesk flow %s: name one execution (its job id or ARN)\n", verb)
+		return ExitUsage
+	}
+	a, ok := c.Open()
+	if !ok {
+		return ExitFailed
+	}
+	eng := FlowEngine(a)
+	if eng == nil {
+		return ExitFailed
+	}
 	ctx := context.Background()
-	arn := pos[0]
-	if id, err := strconv.ParseInt(arn, 10, 64); err == nil {
-		x, err := eng.ExecutionByJob(ctx, id)
+	arn, err := executionARN(eng, pos[0])
+	if err != nil {
+		return c.Fail(flowError(err))
+	}
+	if verb == "redrive" {
+		if _, err := eng.RedriveExecution(ctx, arn); err != nil {
+			return c.Fail(flowError(err))
+		}
+	} else {
+		x, err := eng.RetryExecution(ctx, arn)
 		if err != nil {
 			return c.Fail(flowError(err))
 		}
 		arn = x.ARN
 	}
-	if err := printFlowHistory(c, eng, arn, *asJSON); err != nil {
+	x, err := eng.DescribeExecution(ctx, arn)
+	if err != nil {
 		return c.Fail(flowError(err))
 	}
+	fmt.Fprintf(c.Stdout, "job %d\t%s\t%s\n", x.JobID, x.Status, x.ARN)
 	return ExitOK
 }
 

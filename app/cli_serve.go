@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"jobdesk/engine/flow"
 	"jobdesk/engine/flow/sfnapi"
 	"jobdesk/engine/job"
 )
@@ -67,6 +68,9 @@ func (c *CLI) cmdServe(args []string) int {
 		return c.Fail(err)
 	}
 	srv := sfnapi.New(eng, sfnapi.Options{
+		// Definitions are checked as `jobdesk flow validate` does: a Task naming a function this
+		// device does not have is refused when the state machine is created, not when it runs.
+		Validate:    func(def []byte) []flow.Diagnostic { return flow.Validate(def, eng.CheckResourceStrict) },
 		AllowRemote: *allowRemote,
 		Logf:        func(format string, args ...any) { fmt.Fprintf(c.Stderr, format+"\n", args...) },
 	})

@@ -117,11 +117,39 @@ func TestFlowCLIFailures(t *testing.T) {
 	if !strings.Contains(errOut, "E014") || !strings.Contains(errOut, "エラー") {
 		t.Errorf("stderr %s", errOut)
 	}
+	// start checks as validate does: nothing runs, every error is named.
+	code, out, errOut = runCLI(t, "--data-dir", dir, "flow", "start", bad, "--wait")
+	if code == ExitOK || !strings.Contains(errOut, "no-such-function") || !strings.Contains(errOut, "nothing was started") {
+		t.Fatalf("start of an invalid workflow: %d %s %s", code, out, errOut)
+	}
+	if _, list, _ := runCLI(t, "--data-dir", dir, "ls"); strings.Contains(list, "bad.asl.json") {
+		t.Fatalf("an invalid workflow made a job:\n%s", list)
+	}
 	failing := filepath.Join(t.TempDir(), "fails.asl.json")
 	os.WriteFile(failing, []byte(`{"StartAt":"F","States":{"F":{"Type":"Fail","Error":"BusinessError","Cause":"the total is negative"}}}`), 0o644)
 	code, out, _ = runCLI(t, "--data-dir", dir, "flow", "start", failing, "--wait")
 	if code != ExitFailed || !strings.Contains(out, "BusinessError") || !strings.Contains(out, "FAILED") {
 		t.Fatalf("failing run: %d %s", code, out)
+	}
+	// retry: a new execution of the same input, linked to the failed one; redrive: the same one.
+	_, list, _ := runCLI(t, "--data-dir", dir, "ls", "--json")
+	var failedID string
+	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+		var j struct {
+			ID   int64
+			Name string
+		}
+		if json.Unmarshal([]byte(line), &j) == nil && j.Name == "fails.asl.json" {
+			failedID = strconv.FormatInt(j.ID, 10)
+		}
+	}
+	code, out, errOut = runCLI(t, "--data-dir", dir, "flow", "retry", failedID)
+	if code != ExitOK || !strings.Contains(out, ":execution:fails:") || strings.Contains(out, "job "+failedID+"\t") {
+		t.Fatalf("flow retry %s: %d %s %s", failedID, code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "--data-dir", dir, "flow", "redrive", failedID)
+	if code != ExitOK || !strings.HasPrefix(out, "job "+failedID+"\t") {
+		t.Fatalf("flow redrive %s: %d %s %s", failedID, code, out, errOut)
 	}
 	code, _, errOut = runCLI(t, "--data-dir", dir, "flow", "start", failing, "--input", "{not json")
 	if code != ExitUsage || !strings.Contains(errOut, "E014") {

@@ -617,3 +617,65 @@ func TestMapRunChildrenOnRedrive(t *testing.T) {
 		t.Fatalf("missing map run: %v", err)
 	}
 }
+
+// A timed-out execution that is redriven gets its TimeoutSeconds again, counted from the
+// redrive: here the finished Wait is not re-run and the Task now has the time it needs.
+func TestRedriveAfterTimeout(t *testing.T) {
+	v := newEnv(t)
+	ctx := context.Background()
+	arn := v.machine(t, "redrive-timeout", `{"TimeoutSeconds":2,"StartAt":"W","States":{
+		"W":{"Type":"Wait","Seconds":1,"Next":"T"},
+		"T":{"Type":"Task","Resource":"λsleep","Parameters":{"ms":1500},"End":true}}}`)
+	x := v.run(t, arn, "slow", `{}`)
+	if x.Status != StatusTimedOut {
+		t.Fatalf("first run %s %s", x.Status, x.Error)
+	}
+	if _, err := v.e.RedriveExecution(ctx, x.ARN); err != nil {
+		t.Fatal(err)
+	}
+	if x, _ = v.e.Wait(ctx, x.ARN); x.Status != StatusSucceeded {
+		t.Fatalf("after redrive: %s %s %s", x.Status, x.Error, x.Cause)
+	}
+}
+
+// The history shows the running state: TaskScheduled is there while the task still runs, and
+// TaskStarted carries the time its job began.
+func TestHistoryIsLive(t *testing.T) {
+	v := newEnv(t)
+	ctx := context.Background()
+	arn := v.machine(t, "live", `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"λsleep","Parameters":{"ms":1500},"End":true}}}`)
+	x, err := v.e.StartExecution(ctx, arn, json.RawMessage(`{}`), StartOptions{Name: "live"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		evs, _, err := v.e.History(ctx, x.ARN, false, 0, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) > 0 && evs[len(evs)-1].Type == "TaskScheduled" {
+			break
+		}
+		if d, _ := v.e.DescribeExecution(ctx, x.ARN); d.Status != StatusRunning || time.Now().After(deadline) {
+			t.Fatalf("TaskScheduled never showed while the task ran (status %s): %+v", d.Status, evs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	x, _ = v.e.Wait(ctx, x.ARN)
+	evs, _, _ := v.e.History(ctx, x.ARN, false, 0, "")
+	var scheduled, started, succeeded time.Time
+	for _, ev := range evs {
+		switch ev.Type {
+		case "TaskScheduled":
+			scheduled = ev.Timestamp
+		case "TaskStarted":
+			started = ev.Timestamp
+		case "TaskSucceeded":
+			succeeded = ev.Timestamp
+		}
+	}
+	if started.Before(scheduled) || succeeded.Sub(started) < time.Second {
+		t.Fatalf("scheduled %s started %s succeeded %s: TaskStarted is not when the task began", scheduled, started, succeeded)
+	}
+}

@@ -58,12 +58,15 @@ type frame struct {
 	events []event
 }
 
-func (f *frame) add(typ string, details map[string]any) {
+func (f *frame) add(typ string, details map[string]any) { f.addAt(typ, time.Now(), details) }
+
+// addAt records an event that happened at t.
+func (f *frame) addAt(typ string, t time.Time, details map[string]any) {
 	if f.quiet {
 		return
 	}
 	f.mu.Lock()
-	f.events = append(f.events, event{typ: typ, at: time.Now().UnixMilli(), details: details})
+	f.events = append(f.events, event{typ: typ, at: t.UnixMilli(), details: details})
 	f.mu.Unlock()
 }
 
@@ -146,7 +149,15 @@ func (e *Engine) runExecution(ctx context.Context, input json.RawMessage, rep jo
 	rctx := ctx
 	if m.TimeoutSeconds > 0 {
 		var cancel context.CancelFunc
-		rctx, cancel = context.WithDeadlineCause(ctx, r.start.Add(time.Duration(m.TimeoutSeconds*float64(time.Second))), errExecTimeout)
+		// The execution's time counts from its start, or from its latest redrive: a timed-out
+		// execution that is redriven gets its TimeoutSeconds again.
+		since := r.start
+		var redriven sql.NullInt64
+		if r.redrive > 0 && e.db.R.QueryRowContext(ctx, `SELECT max(at) FROM flow_history WHERE exec_id=? AND type='ExecutionRedriven'`,
+			r.execID).Scan(&redriven) == nil && redriven.Valid {
+			since = time.UnixMilli(redriven.Int64)
+		}
+		rctx, cancel = context.WithDeadlineCause(ctx, since.Add(time.Duration(m.TimeoutSeconds*float64(time.Second))), errExecTimeout)
 		defer cancel()
 	}
 	out, ferr := r.runMachine(rctx, r.top, m, state, in)
@@ -308,6 +319,12 @@ func (r *run) runMachine(ctx context.Context, fr *frame, m *asl.Machine, cur str
 		entered := time.Now()
 		if !fr.quiet {
 			fr.add(s.Type+"StateEntered", map[string]any{"stateEnteredEventDetails": map[string]any{"name": cur, "input": str(in)}})
+		}
+		if fr.top && waits(s.Type) {
+			// The history shows the state while it runs, not only once it ends.
+			if err := r.flush(ctx, nil); err != nil {
+				return nil, fail("States.Runtime", "the history could not be written: %v", err)
+			}
 		}
 		out, next, err := r.state(ctx, fr, s, in, key, entered)
 		if err != nil {
@@ -611,6 +628,11 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 			return nil, fail("States.Runtime", "the task could not be scheduled: %v", err)
 		}
 	}
+	if fr.top {
+		if err := r.flush(ctx, nil); err != nil { // TaskScheduled shows while the task runs
+			return nil, fail("States.Runtime", "the history could not be written: %v", err)
+		}
+	}
 	j, err := r.e.waitJob(ctx, ids[0])
 	if err != nil {
 		if c := context.Cause(ctx); errors.Is(c, errSiblingFailed) || errors.Is(c, errExecTimeout) {
@@ -619,7 +641,11 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 		}
 		return nil, fail("States.Aborted", "%v", err)
 	}
-	fr.add("TaskStarted", map[string]any{"taskStartedEventDetails": map[string]any{"resourceType": resType, "resource": resName}})
+	started := time.Now()
+	if j.StartedAt != nil && !j.StartedAt.After(started) {
+		started = *j.StartedAt // when the function's job began, not when its end was seen
+	}
+	fr.addAt("TaskStarted", started, map[string]any{"taskStartedEventDetails": map[string]any{"resourceType": resType, "resource": resName}})
 	switch j.Status {
 	case job.Succeeded, job.Partial:
 		var out any = map[string]any{}

@@ -734,3 +734,30 @@ func TestE2EActivityWorker(t *testing.T) {
 		t.Fatalf("deleted activity: %v", err)
 	}
 }
+
+// With the strict check `jobdesk serve` configures, a Task naming a function this device does
+// not have is refused at CreateStateMachine / UpdateStateMachine (and by Validate), not at run
+// time; a known one is accepted.
+func TestE2EUnknownFunctionRefusedAtLoad(t *testing.T) {
+	var h *harness
+	h = newHarness(t, sfnapi.Options{Validate: func(def []byte) []flow.Diagnostic {
+		return flow.Validate(def, h.eng.CheckResourceStrict)
+	}})
+	ctx := context.Background()
+	unknown := `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"` + lambda("nosuchfn") + `","End":true}}}`
+	_, err := h.c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("unknown"),
+		Definition: aws.String(unknown), RoleArn: aws.String(role)})
+	var inv *types.InvalidDefinition
+	if !errors.As(err, &inv) || !strings.Contains(err.Error(), "nosuchfn") {
+		t.Fatalf("create with an unknown function: %v", err)
+	}
+	arn := h.machine(t, "known", doubleDef)
+	_, err = h.c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(arn), Definition: aws.String(unknown)})
+	if !errors.As(err, &inv) {
+		t.Fatalf("update to an unknown function: %v", err)
+	}
+	v, err := h.c.ValidateStateMachineDefinition(ctx, &sfn.ValidateStateMachineDefinitionInput{Definition: aws.String(unknown)})
+	if err != nil || v.Result != types.ValidateStateMachineDefinitionResultCodeFail {
+		t.Fatalf("validate: %+v %v", v, err)
+	}
+}

@@ -3,6 +3,7 @@ package sfnapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"jobdesk/engine/flow"
@@ -72,6 +73,9 @@ func (s *Server) createStateMachine(ctx context.Context, body []byte) (any, erro
 	if err := checkType(in.Type); err != nil {
 		return nil, err
 	}
+	if err := s.checkDefinition(in.Definition); err != nil {
+		return nil, err
+	}
 	sm, err := s.b.CreateStateMachine(ctx, in.Name, in.Definition, in.RoleArn)
 	if err != nil {
 		return nil, err
@@ -106,6 +110,9 @@ func (s *Server) updateStateMachine(ctx context.Context, body []byte) (any, erro
 			return nil, err
 		}
 		def = sm.Definition
+	}
+	if err := s.checkDefinition(def); err != nil {
+		return nil, err
 	}
 	sm, err := s.b.UpdateStateMachine(ctx, in.StateMachineArn, def)
 	if err != nil {
@@ -275,4 +282,22 @@ func (s *Server) validateDefinition(ctx context.Context, body []byte) (any, erro
 		out.Diagnostics = append(out.Diagnostics, diagnostic{sev, d.Code, d.Message, d.Location})
 	}
 	return out, nil
+}
+
+// checkDefinition refuses, with InvalidDefinition, a definition that Options.Validate (when set)
+// reports an ERROR for; without it the engine's own check at load time applies.
+func (s *Server) checkDefinition(def string) error {
+	if s.o.Validate == nil {
+		return nil
+	}
+	var msgs []string
+	for _, d := range s.o.Validate([]byte(def)) {
+		if d.Severity == "ERROR" {
+			msgs = append(msgs, fmt.Sprintf("%s: %s at %s", d.Code, d.Message, d.Location))
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return &flow.APIError{Type: "InvalidDefinition", Message: "Invalid State Machine Definition: '" + strings.Join(msgs, "; ") + "'"}
 }

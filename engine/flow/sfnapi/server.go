@@ -51,7 +51,9 @@ type Backend interface {
 // Options configure a Server. The zero value serves loopback clients with AWS's limits.
 type Options struct {
 	// Validate checks a definition for ValidateStateMachineDefinition. Nil: flow.Validate
-	// without a resource resolver.
+	// without a resource resolver. When set, CreateStateMachine and UpdateStateMachine refuse a
+	// definition it reports an ERROR for, so what Validate accepts is what can be stored (jobdesk
+	// serve passes a check that also refuses Lambda functions this device does not have).
 	Validate func(definition []byte) []flow.Diagnostic
 	// AllowRemote accepts requests whose Host header is not a loopback name. Leave it false
 	// when listening on loopback: it is what stops DNS rebinding from a web page.
