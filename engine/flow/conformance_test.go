@@ -107,6 +107,7 @@ var cases = []ccase{
 	// ---- intrinsic functions ----
 	{name: "fn-format", def: param("States.Format('Hello {}, you are {}', $.name, $.age)"), input: `{"name":"Ann","age":30}`, output: `{"v":"Hello Ann, you are 30"}`},
 	{name: "fn-format-escape", def: param(`States.Format('It\'s {}', $.x)`), input: `{"x":"ok"}`, output: `{"v":"It's ok"}`},
+	{name: "fn-format-escaped-braces", def: param(`States.Format('set \{\} to {}', $.x)`), input: `{"x":"ok"}`, output: `{"v":"set {} to ok"}`},
 	{name: "fn-string-to-json", def: param("States.StringToJson($.s)"), input: `{"s":"{\"a\":[1,true]}"}`, output: `{"v":{"a":[1,true]}}`},
 	{name: "fn-json-to-string", def: param("States.JsonToString($.o)"), input: `{"o":{"a":1}}`, output: `{"v":"{\"a\":1}"}`},
 	{name: "fn-array", def: param("States.Array('a', 1, $.x)"), input: `{"x":true}`, output: `{"v":["a",1,true]}`},

@@ -135,9 +135,10 @@ type Call struct {
 }
 
 type arg struct {
-	lit  any
-	path *Path
-	call *Call
+	lit     any
+	path    *Path
+	call    *Call
+	escaped map[int]bool // byte offsets of a string literal's characters written with a backslash
 }
 
 // Intrinsics lists the names of every intrinsic function.
@@ -229,17 +230,22 @@ func (p *iparser) arg() (arg, error) {
 	switch {
 	case c == '\'':
 		var b strings.Builder
+		var escaped map[int]bool
 		p.i++
 		for p.i < len(p.s) {
 			ch := p.s[p.i]
 			if ch == '\\' && p.i+1 < len(p.s) {
+				if escaped == nil {
+					escaped = map[int]bool{}
+				}
+				escaped[b.Len()] = true // \{ \} are literal braces in States.Format, not a placeholder
 				b.WriteByte(p.s[p.i+1])
 				p.i += 2
 				continue
 			}
 			if ch == '\'' {
 				p.i++
-				return arg{lit: b.String()}, nil
+				return arg{lit: b.String(), escaped: escaped}, nil
 			}
 			b.WriteByte(ch)
 			p.i++
@@ -365,10 +371,11 @@ func (c *Call) Eval(env Env) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		esc := c.Args[0].escaped
 		var b strings.Builder
 		k := 1
 		for i := 0; i < len(tmpl); i++ {
-			if tmpl[i] == '{' && i+1 < len(tmpl) && tmpl[i+1] == '}' {
+			if tmpl[i] == '{' && i+1 < len(tmpl) && tmpl[i+1] == '}' && !esc[i] && !esc[i+1] {
 				if k >= len(args) {
 					return nil, fail("States.Format: more {} than arguments")
 				}
