@@ -52,6 +52,9 @@ func TestAIGenerateChartThroughCLI(t *testing.T) {
 	if sub.Usage == nil || sub.Usage.Calls != 1 {
 		t.Fatalf("usage %+v", sub.Usage)
 	}
+	if want := "8 sub-goals generated for goal " + itoa(sub.GoalID); j.Message != want {
+		t.Errorf("message %q, want %q", j.Message, want)
+	}
 	id := itoa(sub.GoalID)
 	// Tasks for a goal without actions generates the actions first, then every action's tasks.
 	code, out, errOut = runCLI(t, "--data-dir", dir, "generate", "tasks", "--goal", id, "--wait", "--json")
@@ -63,6 +66,9 @@ func TestAIGenerateChartThroughCLI(t *testing.T) {
 	json.Unmarshal(j.Result, &tr)
 	if tr.GoalID != sub.GoalID || tr.GoalStatus != "active" || tr.SuccessCount != 64 || tr.Tasks != 192 {
 		t.Fatalf("%s", j.Result)
+	}
+	if j.Message != "192 tasks generated for 64 of 64 actions" {
+		t.Errorf("message %q", j.Message)
 	}
 	code, out, _ = runCLI(t, "--data-dir", dir, "goals", "show", id)
 	if code != ExitOK || !strings.Contains(out, "英語で商談") || !strings.Contains(out, "サブ目標8") ||

@@ -248,16 +248,18 @@ func aiWorkflowHandler(a *App, svc *aijob.Service, eng *flow.Engine, smARN, typ 
 				return nil, job.Wrap(job.E015, err, "the AI workflow could not start").WithJa("AI ワークフローを開始できませんでした。")
 			}
 		}
+		stop := followProgress(ctx, a, r, x.JobID)
 		x, err = eng.Wait(ctx, x.ARN)
+		stop()
 		if err != nil {
 			return nil, err
 		}
-		return aiExecutionOutcome(ctx, a, svc, typ, info.ID, x)
+		return aiExecutionOutcome(ctx, a, svc, typ, info.ID, x, r)
 	}
 }
 
 // aiExecutionOutcome turns a finished execution into the AI job's outcome.
-func aiExecutionOutcome(ctx context.Context, a *App, svc *aijob.Service, typ string, jobID int64, x flow.Execution) (json.RawMessage, error) {
+func aiExecutionOutcome(ctx context.Context, a *App, svc *aijob.Service, typ string, jobID int64, x flow.Execution, r job.Reporter) (json.RawMessage, error) {
 	switch x.Status {
 	case "SUCCEEDED":
 		var m map[string]any
@@ -271,6 +273,9 @@ func aiExecutionOutcome(ctx context.Context, a *App, svc *aijob.Service, typ str
 			delete(m, k)
 		}
 		out, _ := json.Marshal(m)
+		if msg := aiSummary(typ, m); msg != "" {
+			r.Progress(100, msg) // the job's last word, instead of a workflow step's
+		}
 		if typ == aijob.TypeTasks && m["goal_status"] == "partial" {
 			return out, job.PartialSuccess(out, fmt.Sprintf("%v of %v actions failed: %v", m["failed_count"], m["total_actions"], m["failed_actions"]))
 		}
@@ -435,4 +440,30 @@ func eligibilitySource(ctx context.Context, a *App, arg string) (aijob.FileInput
 		return aijob.FileInput{}, job.Wrap(job.E014, err, arg+" does not exist or cannot be read").WithJa(arg + " が見つからないか、読み取れません。")
 	}
 	return aijob.FileInput{Path: abs}, nil
+}
+
+// aiSummary says in a few words what a finished AI workflow made, from its result.
+func aiSummary(typ string, m map[string]any) string {
+	count := func(k string) int {
+		switch v := m[k].(type) {
+		case []any:
+			return len(v)
+		case float64:
+			return int(v)
+		}
+		return 0
+	}
+	switch typ {
+	case aijob.TypeSubgoals:
+		return fmt.Sprintf("%d sub-goals generated for goal %v", count("subgoals"), m["goal_id"])
+	case aijob.TypeActions:
+		return fmt.Sprintf("%d actions generated for goal %v", count("actions"), m["goal_id"])
+	case aijob.TypeTasks:
+		return fmt.Sprintf("%d tasks generated for %d of %d actions", count("tasks"), count("success_count"), count("total_actions"))
+	case aijob.TypeCaption:
+		return "caption written"
+	case aijob.TypeEligibility:
+		return "eligibility extracted"
+	}
+	return ""
 }

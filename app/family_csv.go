@@ -279,28 +279,9 @@ func csvRunFlow(ctx context.Context, a *App, eng *flow.Engine, in csvJobInput, r
 		return nil, job.Wrap(job.E015, err, "the CSV workflow could not be started: "+err.Error()).
 			WithJa("CSVのワークフローを開始できませんでした。")
 	}
-	// Pass the execution's progress on while waiting.
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		last := -1.0
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				if j, err := a.Queue.Get(ctx, x.JobID); err == nil && j.Progress != last {
-					last = j.Progress
-					r.Progress(min(j.Progress, 99), j.Message)
-				}
-			}
-		}
-	}()
+	stop := followProgress(ctx, a, r, x.JobID)
 	x, err = eng.Wait(ctx, x.ARN)
-	close(stop)
-	<-stopped
+	stop()
 	if err != nil || x.Status == flow.StatusRunning {
 		if ctx.Err() != nil {
 			// The job was cancelled or timed out: stop the execution and its tasks too.

@@ -2,6 +2,8 @@ package aijob
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -753,13 +755,20 @@ func TestEligibilityLevelsAndCache(t *testing.T) {
 			if tt.level == LevelHeadings && (res.NeedCheckCount != 2 || res.MustNotCount != 1 || res.MustCount != 0) {
 				t.Fatalf("heading extraction: %s", out)
 			}
-			// The same content again comes from the cache, without a call.
+			// The same content again comes from the cache, without a call, when a model extracted
+			// it; a heading-based result is made again (the model is asked again).
 			out2, err := s.Eligibility(withJob(2), mustJSON(FileInput{Path: md}), job.Discard)
 			if errors.As(err, &partial) {
 				out2 = partial.Result
 			}
 			var res2 EligibilityResult
 			json.Unmarshal(out2, &res2)
+			if tt.level >= LevelHeadings {
+				if res2.Cached || len(srv.Calls()) != 2*tt.wantCalls {
+					t.Fatalf("a heading-based result was kept: %s (%d calls)", out2, len(srv.Calls()))
+				}
+				return
+			}
 			if !res2.Cached || len(srv.Calls()) != tt.wantCalls || res2.MustCount != res.MustCount {
 				t.Fatalf("second run not cached: %s", out2)
 			}
@@ -871,4 +880,37 @@ func TestAlertThreshold(t *testing.T) {
 	if ShouldAlert(1, 10, 0.1) || !ShouldAlert(2, 10, 0.1) || ShouldAlert(0, 0, 0.1) {
 		t.Fatal("boundary")
 	}
+}
+
+// A busy service is not a reason to extract less: the error goes back to the queue (retried with
+// backoff) and nothing is cached; refused credentials fail at once with E007.
+func TestEligibilityErrorClasses(t *testing.T) {
+	dir := t.TempDir()
+	md := filepath.Join(dir, "guide.md")
+	os.WriteFile(md, []byte(guideline), 0o600)
+	for _, c := range []struct {
+		status    int
+		code      job.Code
+		retryable bool
+	}{{429, job.E002, true}, {503, job.E001, true}, {401, job.E007, false}} {
+		srv := aitest.NewOpenAI(t, func(aitest.Call) aitest.Step { return aitest.Step{Status: c.status} })
+		s := newTestService(t, local(srv))
+		_, err := s.Eligibility(withJob(1), mustJSON(FileInput{Path: md}), job.Discard)
+		je := job.AsError(err)
+		if je == nil || je.Code != c.code || je.Retryable != c.retryable {
+			t.Fatalf("HTTP %d: %v", c.status, err)
+		}
+		if _, _, cached := s.cachedEligibility(context.Background(), contentHash(t, md)); cached {
+			t.Fatalf("HTTP %d: a result was cached", c.status)
+		}
+	}
+}
+
+func contentHash(t *testing.T, path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

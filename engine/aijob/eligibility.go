@@ -98,6 +98,9 @@ func (s *Service) Eligibility(ctx context.Context, input json.RawMessage, r job.
 	var e Eligibility
 	_, err = s.generate(ctx, s.Provider, "eligibility", req, EligibilitySchema, &e)
 	level := LevelModel
+	if err != nil && !IsOffline(err) && !isCtxErr(ctx) && !fallsBack(err, s.Fallback != nil) {
+		return nil, err // busy or unreachable: retried with backoff; refused: fails at once (E007)
+	}
 	if err != nil && !IsOffline(err) && !isCtxErr(ctx) {
 		r.Progress(40, "Retrying with the fallback model")
 		fb := s.Fallback
@@ -112,7 +115,7 @@ func (s *Service) Eligibility(ctx context.Context, input json.RawMessage, r job.
 		return nil, s.deferOffline(err)
 	}
 	if err != nil {
-		if isCtxErr(ctx) {
+		if isCtxErr(ctx) || !fallsBack(err, false) {
 			return nil, err
 		}
 		r.Progress(70, "Extracting by headings")
@@ -124,7 +127,9 @@ func (s *Service) Eligibility(ctx context.Context, input json.RawMessage, r job.
 	}
 	normalize(&e)
 	res.FallbackLevel, res.Eligibility = level, e
-	if b, err := json.Marshal(e); err == nil {
+	// Only what a model extracted is kept for 7 days: a heading-based or minimal result is made
+	// again next time, when the model may answer.
+	if b, err := json.Marshal(e); err == nil && level <= LevelFallback {
 		_, _ = s.DB.W.ExecContext(ctx, `INSERT INTO eligibility_cache(content_hash, result, level, created_at) VALUES (?,?,?,?)
 			ON CONFLICT(content_hash) DO UPDATE SET result=excluded.result, level=excluded.level, created_at=excluded.created_at`,
 			hash, string(b), level, s.now().UnixMilli())
@@ -133,6 +138,22 @@ func (s *Service) Eligibility(ctx context.Context, input json.RawMessage, r job.
 }
 
 func isCtxErr(ctx context.Context) bool { return ctx.Err() != nil }
+
+// fallsBack reports whether a failed model call goes down the seed's fallback levels (the reply
+// was unusable, or the request was refused as such). A busy or unreachable service is not a
+// reason to extract less: the error is returned and the job retried with backoff. Exhausted
+// quota or refused credentials fail the job at once, unless another provider (the fallback
+// model's) can still be asked.
+func fallsBack(err error, otherProvider bool) bool {
+	je := job.AsError(err)
+	if je == nil || je.Retryable {
+		return false
+	}
+	if je.Name == string(KindQuota) || je.Name == string(KindAuth) {
+		return otherProvider
+	}
+	return true
+}
 
 func (s *Service) finishEligibility(ctx context.Context, res EligibilityResult, r job.Reporter) (json.RawMessage, error) {
 	e := res.Eligibility
