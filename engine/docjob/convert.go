@@ -65,6 +65,9 @@ type Doc struct {
 	DamagedPages []int `json:"damaged_pages,omitempty"`
 	// OCRPages lists the pages whose text came from OCR.
 	OCRPages []int `json:"ocr_pages,omitempty"`
+	// BadBytes counts the bytes of a UTF-8 text or CSV file that could not be read and were
+	// replaced with U+FFFD (the conversion is then partial).
+	BadBytes int `json:"bad_bytes,omitempty"`
 	// Notes are remarks for people: OCR not available, hidden sheets, skipped entries.
 	Notes []string `json:"notes,omitempty"`
 	// Children are an archive's entries and how each converted.
@@ -83,16 +86,38 @@ type Child struct {
 
 // Status says whether d is ready or partial, and Reason why it is partial.
 func (d *Doc) Status() (Status, string) {
-	var why []string
+	st, en, _ := d.status()
+	return st, en
+}
+
+// ReasonJa is the Japanese sentence of why d is partial ("" when it is ready).
+func (d *Doc) ReasonJa() string {
+	_, _, ja := d.status()
+	return ja
+}
+
+func (d *Doc) status() (st Status, en, ja string) {
+	var why, whyJa []string
 	if len(d.NoTextPages) > 0 {
 		if strings.TrimSpace(d.Markdown) == "" || onlyPageHeadings(d) {
 			why = append(why, "scanned — no text layer")
+			whyJa = append(whyJa, "スキャン画像のみでテキストがありません")
 		} else {
 			why = append(why, fmt.Sprintf("pages without a text layer: %s", intList(d.NoTextPages)))
+			whyJa = append(whyJa, fmt.Sprintf("テキストのないページ: %s", intList(d.NoTextPages)))
 		}
 	}
 	if len(d.DamagedPages) > 0 {
 		why = append(why, fmt.Sprintf("damaged pages that could not be read: %s", intList(d.DamagedPages)))
+		whyJa = append(whyJa, fmt.Sprintf("破損していて読み取れなかったページ: %s", intList(d.DamagedPages)))
+	}
+	if d.BadBytes > 0 {
+		unit := "bytes"
+		if d.BadBytes == 1 {
+			unit = "byte"
+		}
+		why = append(why, fmt.Sprintf("%d %s could not be read as UTF-8 and were replaced with �", d.BadBytes, unit))
+		whyJa = append(whyJa, fmt.Sprintf("UTF-8 として読み取れない %d バイトを � に置き換えました", d.BadBytes))
 	}
 	failed := 0
 	var names []string
@@ -106,11 +131,13 @@ func (d *Doc) Status() (Status, string) {
 	}
 	if len(names) > 0 {
 		why = append(why, fmt.Sprintf("%d of %d entries not fully converted: %s", len(names), len(d.Children), strings.Join(names, ", ")))
+		whyJa = append(whyJa, fmt.Sprintf("%d 件中 %d 件のファイルを完全には変換できませんでした: %s", len(d.Children), len(names),
+			strings.ReplaceAll(strings.Join(names, "、"), " (partial)", "（一部）")))
 	}
 	if len(why) == 0 {
-		return StatusReady, ""
+		return StatusReady, "", ""
 	}
-	return StatusPartial, strings.Join(why, "; ")
+	return StatusPartial, strings.Join(why, "; "), strings.Join(whyJa, "。")
 }
 
 func onlyPageHeadings(d *Doc) bool {
@@ -140,7 +167,7 @@ func intList(xs []int) string {
 // ctx is cancelled. A converter that panics is recovered and reported as damaged input.
 func Convert(ctx context.Context, data []byte, name string, opt Options) (*Doc, error) {
 	if int64(len(data)) > MaxFileSize {
-		return nil, errTooLarge("the file", int64(len(data)), MaxFileSize)
+		return nil, errTooLarge("the file", "ファイル", int64(len(data)), MaxFileSize)
 	}
 	kind := Detect(data, name)
 	return ConvertKind(ctx, data, name, kind, opt)

@@ -639,3 +639,101 @@ func TestXLSXBuiltinDates(t *testing.T) {
 		t.Fatalf("dates:\n%s", d.Markdown)
 	}
 }
+
+// TestTextEncodings: UTF-8 with a few bad bytes converts with U+FFFD and ends partial saying how
+// many bytes could not be read; text no supported encoding reads cleanly fails E006 instead of
+// coming out as mojibake; CP932 text is still read as CP932.
+func TestTextEncodings(t *testing.T) {
+	body := "会議の議事録です。\n次回は来週の月曜日に行います。\n"
+	cut := []byte(body + "最後")
+	cut = cut[:len(cut)-1] // the last character loses a byte: 2 bytes left over
+	csvCut := []byte("氏名,部署\n山田太郎,総務部\n佐藤花子,経理")
+	csvCut = append(csvCut[:len(csvCut)-1], '\n')
+	for _, tc := range []struct {
+		name string
+		data []byte
+		kind Kind
+		bad  int
+		want string
+	}{
+		{"cut.txt", cut, KindText, 2, "次回は来週の月曜日に行います。"},
+		{"cut.csv", csvCut, KindCSV, 2, "| 山田太郎 | 総務部 |"},
+	} {
+		d, err := Convert(context.Background(), tc.data, tc.name, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		st, why := d.Status()
+		wantWhy := fmt.Sprintf("%d bytes could not be read as UTF-8", tc.bad)
+		if d.Kind != tc.kind || d.Encoding != EncUTF8 || d.BadBytes != tc.bad || st != StatusPartial || !strings.Contains(why, wantWhy) ||
+			!strings.Contains(d.ReasonJa(), fmt.Sprintf("%d バイト", tc.bad)) {
+			t.Fatalf("%s: kind %s enc %s bad %d status %s %q / %q", tc.name, d.Kind, d.Encoding, d.BadBytes, st, why, d.ReasonJa())
+		}
+		if !strings.Contains(d.Markdown, tc.want) || !strings.Contains(d.Markdown, "\uFFFD") {
+			t.Fatalf("%s:\n%s", tc.name, d.Markdown)
+		}
+	}
+
+	// Not UTF-8, CP932 nor EUC-JP: 0x81 0x20 is a CP932 lead byte without its trail byte.
+	bad := []byte("name,value\nabc,\x81 \x82 \xff\xfe\nxyz,\x80\x80\n")
+	for _, name := range []string{"bad.txt", "bad.csv"} {
+		_, err := Convert(context.Background(), bad, name, Options{})
+		var je *job.Error
+		if !errors.As(err, &je) || je.Code != job.E006 || !strings.Contains(je.Message, "not valid UTF-8") ||
+			!strings.Contains(je.MessageJa, "文字コード") || je.Name != ErrNameEncoding {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+
+	// CP932 with a little Japanese in ASCII stays CP932 (its few bytes are not "mostly UTF-8").
+	sj, _ := japanese.ShiftJIS.NewEncoder().Bytes([]byte("id,name\n1,東京\n2,Osaka\n"))
+	d, err := Convert(context.Background(), sj, "cities.csv", Options{})
+	if err != nil || d.Encoding != EncCP932 || d.BadBytes != 0 || !strings.Contains(d.Markdown, "| 1 | 東京 |") {
+		t.Fatalf("cp932: %v %+v", err, d)
+	}
+
+	// Through the converter job: the partial reason in both languages; the failure is E006 and
+	// is remembered like other permanent failures.
+	c := NewConverter(openDB(t))
+	dataDir, in := t.TempDir(), t.TempDir()
+	p := filepath.Join(in, "cut.txt")
+	os.WriteFile(p, cut, 0o600)
+	res, err := run(t, c, dataDir, Input{Path: p})
+	var pr *job.PartialResult
+	if !errors.As(err, &pr) || res.Status != StatusPartial || !strings.Contains(res.Reason, "2 bytes could not be read") ||
+		!strings.Contains(res.ReasonJa, "2 バイト") {
+		t.Fatalf("partial: %v %+v", err, res)
+	}
+	bp := filepath.Join(in, "bad.txt")
+	os.WriteFile(bp, bad, 0o600)
+	for i := 0; i < 2; i++ {
+		if _, err := run(t, c, dataDir, Input{Path: bp}); codeOf(err) != job.E006 {
+			t.Fatalf("run %d: %v", i, err)
+		}
+	}
+	var rows int
+	c.DB.R.QueryRow(`SELECT count(*) FROM docjob_results WHERE status = 'failed'`).Scan(&rows)
+	if rows != 1 {
+		t.Fatalf("failed rows %d", rows)
+	}
+}
+
+// TestJapaneseMessages: the Japanese sentences name kinds in Japanese, never "encrypted Office"
+// or "unknown binary", and carry no English words in parentheses.
+func TestJapaneseMessages(t *testing.T) {
+	errs := []*job.Error{errPassword(KindOffice), errUnsupported(KindUnknown), errUnsupported(KindImage),
+		errDamaged(KindText, errors.New("x")), errTimeout(KindText), errTooLarge("the file", "ファイル", 60<<20, MaxFileSize),
+		errEncoding(KindCSV)}
+	_, err := Convert(context.Background(), readCorpus(t, "garbage.pdf"), "garbage.bin", Options{})
+	errs = append(errs, job.AsError(err))
+	for _, e := range errs {
+		for _, en := range []string{"encrypted", "unknown", "binary", "image", "text", "password", "damaged", "file", "part "} {
+			if strings.Contains(strings.ToLower(e.MessageJa), en) {
+				t.Errorf("%s: Japanese message %q contains %q", e.Message, e.MessageJa, en)
+			}
+		}
+	}
+	if !strings.Contains(errPassword(KindOffice).MessageJa, "暗号化されたOffice") || !strings.Contains(errUnsupported(KindUnknown).MessageJa, "不明なバイナリ") {
+		t.Fatalf("labels: %q %q", errPassword(KindOffice).MessageJa, errUnsupported(KindUnknown).MessageJa)
+	}
+}

@@ -100,7 +100,7 @@ func zipPart(ctx context.Context, zr *zip.Reader, name string) (*node, bool, err
 			return nil, true, errPassword(KindDOCX)
 		}
 		if f.UncompressedSize64 > maxXMLPart {
-			return nil, true, errTooLarge("part "+name, int64(f.UncompressedSize64), maxXMLPart)
+			return nil, true, errTooLarge("part "+name, "文書内のパーツ "+name+" ", int64(f.UncompressedSize64), maxXMLPart)
 		}
 		rc, err := f.Open()
 		if err != nil {
@@ -110,7 +110,7 @@ func zipPart(ctx context.Context, zr *zip.Reader, name string) (*node, bool, err
 		lr := &limitReader{r: rc, n: maxXMLPart}
 		n, err := parseXML(ctx, lr)
 		if lr.over {
-			return nil, true, errTooLarge("part "+name, maxXMLPart+1, maxXMLPart)
+			return nil, true, errTooLarge("part "+name, "文書内のパーツ "+name+" ", maxXMLPart+1, maxXMLPart)
 		}
 		return n, true, err
 	}

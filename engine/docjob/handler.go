@@ -64,8 +64,9 @@ type Input struct {
 
 // Result is what a conversion records (seed 003, Job C output, plus JobDesk's fields).
 type Result struct {
-	Status       Status     `json:"status"`           // ready / partial / failed
-	Reason       string     `json:"reason,omitempty"` // why partial or failed
+	Status       Status     `json:"status"`              // ready / partial / failed
+	Reason       string     `json:"reason,omitempty"`    // why partial or failed
+	ReasonJa     string     `json:"reason_ja,omitempty"` // the reason in Japanese
 	Name         string     `json:"name"`
 	Path         string     `json:"path"`
 	Kind         Kind       `json:"kind"`
@@ -150,7 +151,7 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 	case ModeExtract:
 		if res.Kind != KindZIP {
 			return nil, job.Errorf(job.E014, "%s is not a ZIP archive (%s)", in.Name, res.Kind.Label()).
-				WithJa(fmt.Sprintf("%s はZIPファイルではありません（%s）。", in.Name, res.Kind.Label()))
+				WithJa(fmt.Sprintf("%s はZIPファイルではありません（%s）。", in.Name, res.Kind.LabelJa()))
 		}
 		dir := filepath.Join(c.outDir(ctx, in), "entries", res.SHA256[:16])
 		l, err := ExtractZip(ctx, data, dir)
@@ -186,8 +187,8 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 	d, err := ConvertKind(ctx, data, in.Name, res.Kind, opt)
 	if err != nil {
 		je := job.AsError(err)
-		if je != nil && !je.Retryable && (je.Code == job.E003 || je.Code == job.E004 || je.Code == job.E005) {
-			res.Status, res.Reason, res.Error = StatusFailed, je.Message, je
+		if je != nil && !je.Retryable && (je.Code == job.E003 || je.Code == job.E004 || je.Code == job.E005 || je.Code == job.E006) {
+			res.Status, res.Reason, res.ReasonJa, res.Error = StatusFailed, je.Message, je.MessageJa, je
 			c.store(ctx, res, optKey)
 		}
 		return nil, err
@@ -208,11 +209,12 @@ func (res *Result) fill(d *Doc) {
 	res.TextLength = utf8.RuneCountInString(d.Markdown)
 	res.Encoding, res.Rows, res.NoTextPages, res.OCRPages, res.DamagedPages = d.Encoding, d.Rows, d.NoTextPages, d.OCRPages, d.DamagedPages
 	res.Notes, res.Children = d.Notes, d.Children
-	res.Status, res.Reason = d.Status()
+	res.Status, res.Reason, res.ReasonJa = d.status()
 	if res.Status == StatusPartial && len(d.NoTextPages) > 0 && len(d.Notes) > 0 {
 		for _, n := range d.Notes {
 			if strings.HasPrefix(n, "OCR is not available") {
 				res.Reason += "; OCR is not available"
+				res.ReasonJa += "。OCR を利用できません"
 			}
 		}
 	}
@@ -249,7 +251,7 @@ func readInput(p string) ([]byte, error) {
 		return nil, job.Errorf(job.E014, "%s is a folder, not a file", p).WithJa(fmt.Sprintf("%s はフォルダーです。ファイルを指定してください。", p))
 	}
 	if st.Size() > MaxFileSize {
-		return nil, errTooLarge("the file", st.Size(), MaxFileSize)
+		return nil, errTooLarge("the file", "ファイル", st.Size(), MaxFileSize)
 	}
 	f, err := os.Open(p)
 	if err != nil {
@@ -261,7 +263,7 @@ func readInput(p string) ([]byte, error) {
 		return nil, job.Wrap(job.E004, err, "the file could not be read to the end").WithJa("ファイルを最後まで読み取れませんでした。")
 	}
 	if len(data) > MaxFileSize {
-		return nil, errTooLarge("the file", int64(len(data)), MaxFileSize)
+		return nil, errTooLarge("the file", "ファイル", int64(len(data)), MaxFileSize)
 	}
 	return data, nil
 }

@@ -138,7 +138,7 @@ func ListZip(data []byte) (*Listing, error) {
 			WithJa(fmt.Sprintf("ZIPファイルの中のファイル数が多すぎます: %d（上限 %d）", n, MaxZipEntries)).WithName(ErrNameTooLarge)
 	}
 	if total > MaxTotalSize {
-		return nil, errTooLarge("the expanded ZIP archive", int64(min(total, 1<<62)), MaxTotalSize)
+		return nil, errTooLarge("the expanded ZIP archive", "展開後のZIPファイル", int64(min(total, 1<<62)), MaxTotalSize)
 	}
 	if encrypted > 0 && len(l.Entries) == 0 {
 		return nil, errPassword(KindZIP)
@@ -150,7 +150,7 @@ func ListZip(data []byte) (*Listing, error) {
 // E003) and never more than budget allows.
 func readEntry(e Entry, budget *int64) ([]byte, error) {
 	if e.Size > *budget {
-		return nil, errTooLarge("the expanded ZIP archive", MaxTotalSize-*budget+e.Size, MaxTotalSize)
+		return nil, errTooLarge("the expanded ZIP archive", "展開後のZIPファイル", MaxTotalSize-*budget+e.Size, MaxTotalSize)
 	}
 	rc, err := e.file.Open()
 	if err != nil {
