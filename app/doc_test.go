@@ -399,3 +399,49 @@ func TestDocWorkflowValidates(t *testing.T) {
 		t.Fatalf("workflow not loaded: %q", arn)
 	}
 }
+
+// TestDocConvertJSONCarriesError: `jobdesk convert --json` prints a failed conversion with its
+// error (code, message, message_ja), name and path, and a successful one without an error.
+func TestDocConvertJSONCarriesError(t *testing.T) {
+	dataDir, in := t.TempDir(), t.TempDir()
+	pw := docCorpus(t, in, "pw_user_aes256.pdf", "secret.pdf")
+	ok := docCorpus(t, in, "eucjp.txt", "memo.txt")
+	code, out, errOut := runCLI(t, "--data-dir", dataDir, "convert", "--json", pw, ok)
+	if code != ExitFailed {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	type line struct {
+		ID     int64  `json:"id"`
+		Status string `json:"status"`
+		Name   string `json:"name"`
+		Path   string `json:"path"`
+		Error  *struct {
+			Code      string `json:"code"`
+			Message   string `json:"message"`
+			MessageJa string `json:"message_ja"`
+		} `json:"error"`
+	}
+	var got []line
+	dec := json.NewDecoder(strings.NewReader(out))
+	for dec.More() {
+		var l line
+		if err := dec.Decode(&l); err != nil {
+			t.Fatalf("%v in %q", err, out)
+		}
+		got = append(got, l)
+	}
+	if len(got) != 2 {
+		t.Fatalf("want 2 lines: %q", out)
+	}
+	f, s := got[0], got[1]
+	if f.Name != "secret.pdf" {
+		f, s = s, f
+	}
+	if f.Status != "FAILED" || f.Name != "secret.pdf" || f.Path != pw || f.Error == nil || f.Error.Code != "E005" ||
+		!strings.Contains(f.Error.Message, "password-protected") || f.Error.MessageJa == "" {
+		t.Fatalf("failed job printed as %+v (%q)", f, out)
+	}
+	if s.Status != "SUCCEEDED" || s.Error != nil {
+		t.Fatalf("succeeded job printed as %+v", s)
+	}
+}
