@@ -445,3 +445,55 @@ func TestDocConvertJSONCarriesError(t *testing.T) {
 		t.Fatalf("succeeded job printed as %+v", s)
 	}
 }
+
+// TestDocZipNothingConvertedSaysWhy: through the workflow, an archive none of whose entries
+// converts fails with the first entry's own code and reason, as the direct converter does.
+func TestDocZipNothingConvertedSaysWhy(t *testing.T) {
+	dataDir, in := t.TempDir(), t.TempDir()
+	zipOf := func(name string, data []byte, declared uint64) []byte {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		h := &zip.FileHeader{Name: name, Method: zip.Store}
+		if declared > 0 {
+			h.CompressedSize64, h.UncompressedSize64 = uint64(len(data)), declared
+			w, err := zw.CreateRaw(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write(data)
+		} else {
+			w, err := zw.CreateHeader(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write(data)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	deep := zipOf("c.zip", zipOf("inner.txt", []byte("深い"), 0), 0)
+	deep = zipOf("b.zip", deep, 0)
+	deep = zipOf("a.zip", deep, 0)
+	tests := []struct {
+		file string
+		data []byte
+		code string
+		says string
+	}{
+		{"onlyevil.zip", zipOf("../evil.txt", []byte("x"), 0), "E004", "path goes up a folder"},
+		{"bomb.zip", zipOf("big.txt", []byte("x"), 60<<20), "E003", "entry too large"},
+		{"nested.zip", deep, "E003", "nested more than"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			p := writeTemp(t, in, tc.file, tc.data)
+			code, j, errOut := convertCLI(t, dataDir, "--type", "convert", p)
+			if code != ExitFailed || j.Error == nil || j.Error.Code != tc.code || !strings.Contains(j.Error.Message, tc.says) ||
+				j.Error.MessageJa == "" || strings.Contains(j.Error.MessageJa, "could") {
+				t.Fatalf("exit %d %s %+v\n%s", code, j.Status, j.Error, errOut)
+			}
+		})
+	}
+}

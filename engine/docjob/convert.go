@@ -81,7 +81,9 @@ type Child struct {
 	Status Status `json:"status"`           // ready / partial / failed
 	Code   string `json:"code,omitempty"`   // error code when failed
 	Reason string `json:"reason,omitempty"` // why it failed or is partial
-	Chars  int    `json:"text_length"`      // characters of Markdown produced
+	// ReasonJa is Reason in Japanese (when known).
+	ReasonJa string `json:"reason_ja,omitempty"`
+	Chars    int    `json:"text_length"` // characters of Markdown produced
 }
 
 // Status says whether d is ready or partial, and Reason why it is partial.

@@ -348,6 +348,7 @@ func TestZip(t *testing.T) {
 			{name: "big.txt", data: []byte("x"), declared: 60 << 20},
 			{name: "ok.txt", data: []byte("本文")},
 		}, status: StatusPartial, failed: []string{"big.txt"}, children: 2},
+		{name: "only entry over 50 MB", entries: []zipEntry{{name: "big.txt", data: []byte("x"), declared: 60 << 20}}, code: job.E003},
 		{name: "too many entries", entries: many, code: job.E003},
 		{name: "encrypted entries", entries: []zipEntry{{name: "secret.txt", data: []byte("xx"), flags: 1}}, code: job.E005},
 		{name: "nested", entries: []zipEntry{{name: "inner.zip", data: inner}}, status: StatusReady, want: []string{"# inner.zip", "# inner.txt", "入れ子の中身です。"}, children: 2},

@@ -386,7 +386,7 @@ func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json
 			res.Children = append(res.Children, caughtChild(caught.Name, caught.Error, caught.Cause))
 			continue
 		}
-		child := Child{Name: cr.Name, Kind: cr.Kind, Status: cr.Status, Reason: cr.Reason, Chars: cr.TextLength}
+		child := Child{Name: cr.Name, Kind: cr.Kind, Status: cr.Status, Reason: cr.Reason, ReasonJa: cr.ReasonJa, Chars: cr.TextLength}
 		if cr.Error != nil {
 			child.Code = string(cr.Error.Code)
 		}
@@ -404,8 +404,13 @@ func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json
 	}
 	res.Children = append(res.Children, in.Rejected...)
 	if ok == 0 {
-		return nil, job.Errorf(job.E004, "no entry of the ZIP archive could be converted").
-			WithJa("ZIPファイルの中に変換できたファイルがありません。").WithName(ErrNameNothing)
+		for _, ch := range res.Children {
+			if ch.Status == StatusFailed {
+				return nil, errNothingConverted(ch)
+			}
+		}
+		return nil, job.Errorf(job.E004, "the ZIP archive holds no files to convert").
+			WithJa("ZIPファイルの中に変換できるファイルがありません。").WithName(ErrNameNothing)
 	}
 	d := &Doc{Kind: KindZIP, Markdown: b.String(), Pages: res.PageCount, Method: MethodNative, Children: res.Children}
 	for _, ch := range d.Children {
@@ -456,7 +461,7 @@ var ExportFormats = []string{"md"}
 func caughtChild(name, errName, cause string) Child {
 	var je job.Error
 	if json.Unmarshal([]byte(cause), &je) == nil && je.Code != "" {
-		return Child{Name: name, Status: StatusFailed, Code: string(je.Code), Reason: je.Message}
+		return Child{Name: name, Status: StatusFailed, Code: string(je.Code), Reason: je.Message, ReasonJa: je.MessageJa}
 	}
 	var lambda struct {
 		ErrorMessage string `json:"errorMessage"`
