@@ -9,10 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"jobdesk/assets"
 	"jobdesk/engine/docjob"
 	"jobdesk/engine/flow"
+	"jobdesk/engine/flow/asl"
+	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 )
 
@@ -495,5 +498,43 @@ func TestDocZipNothingConvertedSaysWhy(t *testing.T) {
 				t.Fatalf("exit %d %s %+v\n%s", code, j.Status, j.Error, errOut)
 			}
 		})
+	}
+}
+
+// TestDocWorkflowDoesNotRetryTimeouts: the Tasks that convert (Convert, and ConvertEntry inside
+// the Map) do not retry the converter's own deadline error nor States.Timeout, and still retry
+// transient Lambda errors.
+func TestDocWorkflowDoesNotRetryTimeouts(t *testing.T) {
+	def, err := assets.Workflow(DocWorkflow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, diags := asl.Parse(def, nil)
+	for _, d := range diags {
+		if d.Severity == "ERROR" || m == nil {
+			t.Fatalf("parse: %+v", d)
+		}
+	}
+	_, cerr := docjob.Convert(context.Background(), []byte("本文です。\n"), "a.txt", docjob.Options{Timeout: time.Nanosecond})
+	je := job.AsError(cerr)
+	if je == nil || je.Code != "E011" {
+		t.Fatalf("deadline error %v", cerr)
+	}
+	entries := m.States["ConvertEntries"]
+	if entries == nil || entries.Processor == nil {
+		t.Fatal("no ConvertEntries Map")
+	}
+	for name, s := range map[string]*asl.State{"Convert": m.States["Convert"], "ConvertEntry": entries.Processor.States["ConvertEntry"]} {
+		if s == nil {
+			t.Fatalf("no state %s", name)
+		}
+		for _, e := range []string{je.ErrorName(), "States.Timeout"} {
+			if i := s.FindRetry(e); i >= 0 {
+				t.Errorf("%s retries %s: %+v", name, e, s.Retry[i])
+			}
+		}
+		if s.FindRetry("Lambda.ServiceException") < 0 {
+			t.Errorf("%s no longer retries transient Lambda errors", name)
+		}
 	}
 }

@@ -186,6 +186,10 @@ func ConvertKind(ctx context.Context, data []byte, name string, kind Kind, opt O
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if ctx.Err() != nil {
+		// already past the deadline or cancelled: do not start
+		return nil, finishErr(ctx, kind, ctx.Err())
+	}
 	type out struct {
 		d   *Doc
 		err error

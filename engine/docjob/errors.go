@@ -15,11 +15,15 @@ const (
 	ErrNameNothing     = "Document.NothingToConvert"  // E004: an archive with no convertible entry
 	ErrNamePassword    = "Document.PasswordProtected" // E005
 	ErrNameEncoding    = "Document.UnreadableText"    // E006: text in no supported encoding
+	// ErrNameTimeout is a conversion that ran past its own deadline (E011). It is not
+	// States.Timeout, so the workflow does not re-run a conversion that would only time out again.
+	ErrNameTimeout = "Document.Timeout"
 )
 
 var errNameCodes = map[string]job.Code{
 	ErrNameTooLarge: job.E003, ErrNameDamaged: job.E004, ErrNameUnsupported: job.E004,
-	ErrNameNothing: job.E004, ErrNamePassword: job.E005, ErrNameEncoding: job.E006, "States.Timeout": job.E011,
+	ErrNameNothing: job.E004, ErrNamePassword: job.E005, ErrNameEncoding: job.E006, ErrNameTimeout: job.E011,
+	"States.Timeout": job.E011,
 }
 
 // ErrorCode returns the JobDesk code of a Step Functions error name docjob uses, or "".
@@ -51,10 +55,12 @@ func errTooLarge(what, whatJa string, size, limit int64) *job.Error {
 		WithJa(fmt.Sprintf("%sが大きすぎます: %s（上限 %s）", whatJa, humanSize(size), humanSize(limit))).WithName(ErrNameTooLarge)
 }
 
-// errTimeout is the error when a converter exceeded its deadline: E011, retryable.
+// errTimeout is the error when a converter exceeded its deadline: E011 named ErrNameTimeout,
+// which document-conversion.asl.json does not retry (converting the same bytes again would
+// take as long).
 func errTimeout(kind Kind) *job.Error {
 	return job.Errorf(job.E011, "converting the %s file took too long and was stopped", kind.Label()).
-		WithJa(fmt.Sprintf("%sファイルの変換に時間がかかりすぎたため停止しました。", kind.LabelJa())).WithName("States.Timeout")
+		WithJa(fmt.Sprintf("%sファイルの変換に時間がかかりすぎたため停止しました。", kind.LabelJa())).WithName(ErrNameTimeout)
 }
 
 // errInternal is the error for a recovered panic inside a converter: E004 damaged for the user
