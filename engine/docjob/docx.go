@@ -580,6 +580,9 @@ func (dr *docxReader) table(b *strings.Builder, t *node) {
 		if tr.name != "tr" {
 			continue
 		}
+		if dr.ctx.Err() != nil {
+			return // convertDOCX reports the context's end
+		}
 		var row []string
 		for _, tc := range tr.kids {
 			if tc.name == "sdt" {
