@@ -538,3 +538,49 @@ func TestDocWorkflowDoesNotRetryTimeouts(t *testing.T) {
 		}
 	}
 }
+
+// TestDocZipReused: converting the same ZIP bytes again (another name) reuses the archive's
+// stored result through the workflow, other options or --force convert again.
+func TestDocZipReused(t *testing.T) {
+	dataDir, in := t.TempDir(), t.TempDir()
+	entries := map[string][]byte{"議事録.txt": []byte("本日の議題は予算です。"), "memo.txt": []byte("メモ")}
+	a, b := filepath.Join(in, "a.zip"), filepath.Join(in, "b.zip")
+	makeTestZip(t, a, entries, []string{"議事録.txt", "memo.txt"})
+	data, _ := os.ReadFile(a)
+	os.WriteFile(b, data, 0o600)
+	_, first, e1 := convertCLI(t, dataDir, "--type", "convert", a)
+	_, second, e2 := convertCLI(t, dataDir, "--type", "convert", b)
+	_, forced, e3 := convertCLI(t, dataDir, "--type", "convert", "--force", a)
+	_, furi, e4 := convertCLI(t, dataDir, "--type", "convert", "--furigana", a)
+	for i, j := range []docJob{first, second, forced, furi} {
+		if j.Status != "SUCCEEDED" || j.Result.Kind != "zip" {
+			t.Fatalf("run %d: %+v\n%s%s%s%s", i, j, e1, e2, e3, e4)
+		}
+	}
+	if first.Result.Cached || !second.Result.Cached || forced.Result.Cached || furi.Result.Cached {
+		t.Fatalf("cached: %v %v %v %v", first.Result.Cached, second.Result.Cached, forced.Result.Cached, furi.Result.Cached)
+	}
+	if second.Result.OutputPath != first.Result.OutputPath || second.Result.SHA256 != first.Result.SHA256 || len(second.Result.Children) != 2 {
+		t.Fatalf("reused result differs: %+v vs %+v", second.Result, first.Result)
+	}
+	if md := exportMD(t, dataDir, second.ID); !strings.Contains(md, "本日の議題は予算です。") {
+		t.Fatalf("export of the reused result:\n%s", md)
+	}
+	// The reuse skipped the Map: no entry conversions ran under the second job's execution.
+	app, err := Open(Config{DataDir: dataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	ctx := context.Background()
+	execs, _ := app.Queue.List(ctx, queue.Filter{ParentID: second.ID, Type: flow.TypeExecution})
+	if len(execs) != 1 {
+		t.Fatalf("executions %v", execs)
+	}
+	tasks, _ := app.Queue.List(ctx, queue.Filter{ParentID: execs[0].ID, Type: flow.FunctionTypePrefix + docjob.FunctionName})
+	for _, k := range tasks {
+		if k.Name == "ConvertEntry" || k.Name == "ExtractEntries" {
+			t.Fatalf("the reused archive was converted again: %s", k.Name)
+		}
+	}
+}

@@ -136,7 +136,7 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 		Kind: Detect(data, in.Name), Depth: in.Depth}
 	optKey := fmt.Sprintf("furigana=%t;ocr=%t", in.Furigana, !in.NoOCR)
 	r.Progress(2, "hashed "+in.Name)
-	if !in.Force && c.DB != nil {
+	if !in.Force && c.DB != nil && in.Mode != ModeExtract { // extract always writes the entries for the Map
 		if cached, err := c.lookup(ctx, res.SHA256, optKey); err == nil && cached != nil {
 			cached.Cached, cached.Path, cached.Name, cached.Depth = true, in.Path, in.Name, in.Depth
 			if in.Mode == ModeIngest {
@@ -365,7 +365,9 @@ func (c *Converter) store(ctx context.Context, res *Result, opts string) {
 }
 
 // collect joins a Map's child results (ModeCollect) into one Markdown file for the archive and
-// ends PARTIAL listing the children that failed.
+// ends PARTIAL listing the children that failed. The archive's result is stored under its
+// SHA-256 and options (Input.Furigana / NoOCR, which the workflow passes to Collect as to
+// Ingest) like a direct conversion's.
 func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json.RawMessage, error) {
 	res := &Result{Name: in.Name, Path: in.Path, Kind: KindZIP, Version: Version, Method: MethodNative, Depth: in.Depth}
 	if data, err := readInput(in.Path); err == nil {
@@ -403,10 +405,16 @@ func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json
 		res.Children = append(res.Children, child)
 	}
 	res.Children = append(res.Children, in.Rejected...)
+	optKey := fmt.Sprintf("furigana=%t;ocr=%t", in.Furigana, !in.NoOCR)
 	if ok == 0 {
 		for _, ch := range res.Children {
 			if ch.Status == StatusFailed {
-				return nil, errNothingConverted(ch)
+				je := errNothingConverted(ch)
+				if res.SHA256 != "" && (je.Code == job.E003 || je.Code == job.E004 || je.Code == job.E005 || je.Code == job.E006) {
+					res.Status, res.Reason, res.ReasonJa, res.Error = StatusFailed, je.Message, je.MessageJa, je
+					c.store(ctx, res, optKey)
+				}
+				return nil, je
 			}
 		}
 		return nil, job.Errorf(job.E004, "the ZIP archive holds no files to convert").
@@ -429,6 +437,11 @@ func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json
 		return nil, err
 	}
 	res.OutputPath = out
+	if res.SHA256 != "" {
+		// The archive's own result, so converting the same bytes again reuses it (Ingest finds
+		// it) unless forced, as for single files.
+		c.store(ctx, res, optKey)
+	}
 	r.Progress(100, string(res.Status))
 	return finish(res)
 }
