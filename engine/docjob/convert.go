@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -176,7 +177,15 @@ func Convert(ctx context.Context, data []byte, name string, opt Options) (*Doc, 
 }
 
 // ConvertKind converts data as kind, skipping detection (Convert calls it after Detect).
+//
+// Bytes of no known type whose name claims a converted type (garbage named .pdf, .docx, .xlsx
+// or .zip) are reported as a damaged file of that type, not as an unsupported one.
 func ConvertKind(ctx context.Context, data []byte, name string, kind Kind, opt Options) (*Doc, error) {
+	if kind == KindUnknown {
+		if claimed := kindByExt(name); claimed != "" {
+			return nil, errDamaged(claimed, fmt.Errorf("the content is not a %s file", claimed.Label()))
+		}
+	}
 	if !kind.Supported() {
 		return nil, errUnsupported(kind)
 	}
@@ -229,6 +238,21 @@ func finishErr(ctx context.Context, kind Kind, err error) error {
 		return errTimeout(kind)
 	}
 	return errDamaged(kind, err)
+}
+
+// kindByExt is the converted kind a file name's extension claims (PDF, DOCX, XLSX, ZIP), or "".
+func kindByExt(name string) Kind {
+	switch strings.ToLower(path.Ext(strings.ReplaceAll(name, "\\", "/"))) {
+	case ".pdf":
+		return KindPDF
+	case ".docx", ".docm":
+		return KindDOCX
+	case ".xlsx", ".xlsm":
+		return KindXLSX
+	case ".zip":
+		return KindZIP
+	}
+	return ""
 }
 
 func firstLines(s string, n int) string {

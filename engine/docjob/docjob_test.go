@@ -60,7 +60,7 @@ func TestCorpus(t *testing.T) {
 		{"pw_user_rc4.pdf", KindPDF, "", job.E005, nil, nil},
 		{"truncated.pdf", KindPDF, "", job.E004, nil, nil},
 		{"badxref.pdf", KindPDF, StatusPartial, "", []string{"補助金申請の手引き", "第3ページ"}, nil},
-		{"garbage.pdf", KindUnknown, "", job.E004, nil, nil},
+		{"garbage.pdf", KindUnknown, "", job.E004, []string{"damaged", "PDF"}, nil},
 		{"report.docx", KindDOCX, StatusReady, "", []string{"# 補助金申請の手引き", "## 申請に必要な書類", "- 事業計画書", "1. 申請書を作成する", "2. 電子申請で提出する",
 			"| 小規模事業者 | 特例枠は200万円 | 特例枠は200万円 |", "追加された新しい文言を確認してください。", "本書は申請の手順", "]: 脚注：令和6年度の公募要領に基づく。",
 			"> Header: 社外秘 ヘッダー", "> Footer: 株式会社サンプル フッター", "テキストボックスの注意書き"}, []string{"削除された古い文言", "しんせい"}},
@@ -93,6 +93,11 @@ func TestCorpus(t *testing.T) {
 				}
 				if tc.code == job.E004 && tc.kind != KindUnknown && !strings.Contains(je.Message, "damaged") {
 					t.Fatalf("damaged error says %q", je.Message)
+				}
+				for _, w := range tc.want { // for failures: words the message must contain
+					if !strings.Contains(je.Message, w) {
+						t.Fatalf("error %q does not say %q", je.Message, w)
+					}
 				}
 				return
 			}
@@ -736,5 +741,45 @@ func TestJapaneseMessages(t *testing.T) {
 	}
 	if !strings.Contains(errPassword(KindOffice).MessageJa, "暗号化されたOffice") || !strings.Contains(errUnsupported(KindUnknown).MessageJa, "不明なバイナリ") {
 		t.Fatalf("labels: %q %q", errPassword(KindOffice).MessageJa, errUnsupported(KindUnknown).MessageJa)
+	}
+}
+
+// TestGarbageNamedAsKind: bytes of no known type named .pdf/.docx/.xlsx fail E004 "damaged"
+// naming the type the name claims, in both languages; unnamed they stay "unsupported".
+func TestGarbageNamedAsKind(t *testing.T) {
+	garbage := []byte("this is not a document at all \x01\x02 just bytes")
+	garbage = append(garbage, bytes.Repeat([]byte{0, 1, 2, 3}, 64)...)
+	for name, label := range map[string]string{"x.pdf": "PDF", "x.docx": "Word (DOCX)", "x.xlsx": "Excel (XLSX)"} {
+		_, err := Convert(context.Background(), garbage, name, Options{})
+		var je *job.Error
+		if !errors.As(err, &je) || je.Code != job.E004 || !strings.Contains(je.Message, "damaged") || !strings.Contains(je.Message, label) ||
+			!strings.Contains(je.MessageJa, "破損") || je.Name != ErrNameDamaged {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if _, err := Convert(context.Background(), garbage, "x.bin", Options{}); codeOf(err) != job.E004 || !strings.Contains(err.Error(), "unsupported") {
+		t.Fatalf("x.bin: %v", err)
+	}
+}
+
+// TestCachedFailureKeepsItsKind: the same encrypted bytes as pw.xlsx and then pw.docx each
+// report their own kind; a cached failure of one kind is not given to a file read as another.
+func TestCachedFailureKeepsItsKind(t *testing.T) {
+	enc, err := excelize.Encrypt(readCorpus(t, "book.xlsx"), &excelize.Options{Password: "secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewConverter(openDB(t))
+	dataDir, in := t.TempDir(), t.TempDir()
+	for _, tc := range []struct{ name, label, labelJa string }{
+		{"pw.xlsx", "Excel (XLSX)", "Excel（XLSX）"}, {"pw.docx", "Word (DOCX)", "Word（DOCX）"}, {"pw.xlsx", "Excel (XLSX)", "Excel（XLSX）"},
+	} {
+		p := filepath.Join(in, tc.name)
+		os.WriteFile(p, enc, 0o600)
+		_, err := run(t, c, dataDir, Input{Path: p})
+		var je *job.Error
+		if !errors.As(err, &je) || je.Code != job.E005 || !strings.Contains(je.Message, tc.label) || !strings.Contains(je.MessageJa, tc.labelJa) {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
 	}
 }

@@ -137,7 +137,10 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 	optKey := fmt.Sprintf("furigana=%t;ocr=%t", in.Furigana, !in.NoOCR)
 	r.Progress(2, "hashed "+in.Name)
 	if !in.Force && c.DB != nil && in.Mode != ModeExtract { // extract always writes the entries for the Map
-		if cached, err := c.lookup(ctx, res.SHA256, optKey); err == nil && cached != nil {
+		// The kind can depend on the name (an encrypted Office file is Word or Excel by its
+		// extension, text is CSV by .csv): a stored result of the same bytes read as another
+		// kind is not this file's, so it is converted again.
+		if cached, err := c.lookup(ctx, res.SHA256, optKey); err == nil && cached != nil && cached.Kind == res.Kind {
 			cached.Cached, cached.Path, cached.Name, cached.Depth = true, in.Path, in.Name, in.Depth
 			if in.Mode == ModeIngest {
 				return json.Marshal(cached)
