@@ -783,3 +783,37 @@ func TestCachedFailureKeepsItsKind(t *testing.T) {
 		}
 	}
 }
+
+// TestXLSXGannen: a [$-ja-JP-x-gannen] era format shows the first year of an era as 元年, as
+// Excel does; the same date without x-gannen stays 1年, and later years are unchanged.
+func TestXLSXGannen(t *testing.T) {
+	f := excelize.NewFile()
+	gannenFmt := `[$-ja-JP-x-gannen]ggge"年"m"月"d"日"`
+	plainFmt := `[$-ja-JP]ggge"年"m"月"d"日"`
+	g, err := f.NewStyle(&excelize.Style{CustomNumFmt: &gannenFmt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := f.NewStyle(&excelize.Style{CustomNumFmt: &plainFmt})
+	f.SetCellValue("Sheet1", "A1", "元号")
+	f.SetCellValue("Sheet1", "B1", "通常")
+	f.SetCellValue("Sheet1", "A2", time.Date(2019, 5, 1, 0, 0, 0, 0, time.UTC))
+	f.SetCellValue("Sheet1", "B2", time.Date(2019, 5, 1, 0, 0, 0, 0, time.UTC))
+	f.SetCellValue("Sheet1", "A3", time.Date(2021, 4, 1, 0, 0, 0, 0, time.UTC))
+	f.SetCellValue("Sheet1", "B3", "令和1年のメモ")
+	f.SetCellStyle("Sheet1", "A2", "A3", g)
+	f.SetCellStyle("Sheet1", "B2", "B2", p)
+	var buf bytes.Buffer
+	if err := f.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Convert(context.Background(), buf.Bytes(), "era.xlsx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| 令和元年5月1日 | 令和1年5月1日 |", "| 令和3年4月1日 | 令和1年のメモ |"} {
+		if !strings.Contains(d.Markdown, want) {
+			t.Errorf("missing %q in\n%s", want, d.Markdown)
+		}
+	}
+}
