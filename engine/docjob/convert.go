@@ -115,11 +115,11 @@ func (d *Doc) status() (st Status, en, ja string) {
 		whyJa = append(whyJa, fmt.Sprintf("破損していて読み取れなかったページ: %s", intList(d.DamagedPages)))
 	}
 	if d.BadBytes > 0 {
-		unit := "bytes"
+		unit, verb := "bytes", "were"
 		if d.BadBytes == 1 {
-			unit = "byte"
+			unit, verb = "byte", "was"
 		}
-		why = append(why, fmt.Sprintf("%d %s could not be read as UTF-8 and were replaced with �", d.BadBytes, unit))
+		why = append(why, fmt.Sprintf("%d %s could not be read as UTF-8 and %s replaced with �", d.BadBytes, unit, verb))
 		whyJa = append(whyJa, fmt.Sprintf("UTF-8 として読み取れない %d バイトを � に置き換えました", d.BadBytes))
 	}
 	failed := 0
