@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"jobdesk/engine/docjob"
+	"jobdesk/engine/job"
 )
 
 // docCommands are the convert family's subcommands.
@@ -63,11 +64,23 @@ func (c *CLI) cmdConvert(args []string) int {
 		var res docjob.Result
 		_ = json.Unmarshal(j.Result, &res)
 		if *asJSON {
+			// A failed job has no result: name and path come from the job, and its error
+			// (code, message, message_ja) is printed beside them.
+			if res.Name == "" {
+				res.Name = j.Name
+			}
+			if res.Path == "" {
+				var in docjob.Input
+				if json.Unmarshal(j.Input, &in) == nil {
+					res.Path = in.Path
+				}
+			}
 			enc.Encode(struct {
 				ID     int64  `json:"id"`
 				Status string `json:"status"`
 				docjob.Result
-			}{j.ID, string(j.Status), res})
+				Error *job.Error `json:"error,omitempty"`
+			}{j.ID, string(j.Status), res, j.Error})
 			continue
 		}
 		last := res.OutputPath

@@ -9,10 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"jobdesk/assets"
 	"jobdesk/engine/docjob"
 	"jobdesk/engine/flow"
+	"jobdesk/engine/flow/asl"
+	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 )
 
@@ -397,5 +400,187 @@ func TestDocWorkflowValidates(t *testing.T) {
 	}
 	if e, arn := docWorkflowARN(context.Background(), a); e == nil || !strings.HasSuffix(arn, ":stateMachine:"+DocWorkflow) {
 		t.Fatalf("workflow not loaded: %q", arn)
+	}
+}
+
+// TestDocConvertJSONCarriesError: `jobdesk convert --json` prints a failed conversion with its
+// error (code, message, message_ja), name and path, and a successful one without an error.
+func TestDocConvertJSONCarriesError(t *testing.T) {
+	dataDir, in := t.TempDir(), t.TempDir()
+	pw := docCorpus(t, in, "pw_user_aes256.pdf", "secret.pdf")
+	ok := docCorpus(t, in, "eucjp.txt", "memo.txt")
+	code, out, errOut := runCLI(t, "--data-dir", dataDir, "convert", "--json", pw, ok)
+	if code != ExitFailed {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	type line struct {
+		ID     int64  `json:"id"`
+		Status string `json:"status"`
+		Name   string `json:"name"`
+		Path   string `json:"path"`
+		Error  *struct {
+			Code      string `json:"code"`
+			Message   string `json:"message"`
+			MessageJa string `json:"message_ja"`
+		} `json:"error"`
+	}
+	var got []line
+	dec := json.NewDecoder(strings.NewReader(out))
+	for dec.More() {
+		var l line
+		if err := dec.Decode(&l); err != nil {
+			t.Fatalf("%v in %q", err, out)
+		}
+		got = append(got, l)
+	}
+	if len(got) != 2 {
+		t.Fatalf("want 2 lines: %q", out)
+	}
+	f, s := got[0], got[1]
+	if f.Name != "secret.pdf" {
+		f, s = s, f
+	}
+	if f.Status != "FAILED" || f.Name != "secret.pdf" || f.Path != pw || f.Error == nil || f.Error.Code != "E005" ||
+		!strings.Contains(f.Error.Message, "password-protected") || f.Error.MessageJa == "" {
+		t.Fatalf("failed job printed as %+v (%q)", f, out)
+	}
+	if s.Status != "SUCCEEDED" || s.Error != nil {
+		t.Fatalf("succeeded job printed as %+v", s)
+	}
+}
+
+// TestDocZipNothingConvertedSaysWhy: through the workflow, an archive none of whose entries
+// converts fails with the first entry's own code and reason, as the direct converter does.
+func TestDocZipNothingConvertedSaysWhy(t *testing.T) {
+	dataDir, in := t.TempDir(), t.TempDir()
+	zipOf := func(name string, data []byte, declared uint64) []byte {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		h := &zip.FileHeader{Name: name, Method: zip.Store}
+		if declared > 0 {
+			h.CompressedSize64, h.UncompressedSize64 = uint64(len(data)), declared
+			w, err := zw.CreateRaw(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write(data)
+		} else {
+			w, err := zw.CreateHeader(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write(data)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	deep := zipOf("c.zip", zipOf("inner.txt", []byte("深い"), 0), 0)
+	deep = zipOf("b.zip", deep, 0)
+	deep = zipOf("a.zip", deep, 0)
+	tests := []struct {
+		file string
+		data []byte
+		code string
+		says string
+	}{
+		{"onlyevil.zip", zipOf("../evil.txt", []byte("x"), 0), "E004", "path goes up a folder"},
+		{"bomb.zip", zipOf("big.txt", []byte("x"), 60<<20), "E003", "entry too large"},
+		{"nested.zip", deep, "E003", "nested more than"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			p := writeTemp(t, in, tc.file, tc.data)
+			code, j, errOut := convertCLI(t, dataDir, "--type", "convert", p)
+			if code != ExitFailed || j.Error == nil || j.Error.Code != tc.code || !strings.Contains(j.Error.Message, tc.says) ||
+				j.Error.MessageJa == "" || strings.Contains(j.Error.MessageJa, "could") {
+				t.Fatalf("exit %d %s %+v\n%s", code, j.Status, j.Error, errOut)
+			}
+		})
+	}
+}
+
+// TestDocWorkflowDoesNotRetryTimeouts: the Tasks that convert (Convert, and ConvertEntry inside
+// the Map) do not retry the converter's own deadline error nor States.Timeout, and still retry
+// transient Lambda errors.
+func TestDocWorkflowDoesNotRetryTimeouts(t *testing.T) {
+	def, err := assets.Workflow(DocWorkflow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, diags := asl.Parse(def, nil)
+	for _, d := range diags {
+		if d.Severity == "ERROR" || m == nil {
+			t.Fatalf("parse: %+v", d)
+		}
+	}
+	_, cerr := docjob.Convert(context.Background(), []byte("本文です。\n"), "a.txt", docjob.Options{Timeout: time.Nanosecond})
+	je := job.AsError(cerr)
+	if je == nil || je.Code != "E011" {
+		t.Fatalf("deadline error %v", cerr)
+	}
+	entries := m.States["ConvertEntries"]
+	if entries == nil || entries.Processor == nil {
+		t.Fatal("no ConvertEntries Map")
+	}
+	for name, s := range map[string]*asl.State{"Convert": m.States["Convert"], "ConvertEntry": entries.Processor.States["ConvertEntry"]} {
+		if s == nil {
+			t.Fatalf("no state %s", name)
+		}
+		for _, e := range []string{je.ErrorName(), "States.Timeout"} {
+			if i := s.FindRetry(e); i >= 0 {
+				t.Errorf("%s retries %s: %+v", name, e, s.Retry[i])
+			}
+		}
+		if s.FindRetry("Lambda.ServiceException") < 0 {
+			t.Errorf("%s no longer retries transient Lambda errors", name)
+		}
+	}
+}
+
+// TestDocZipReused: converting the same ZIP bytes again (another name) reuses the archive's
+// stored result through the workflow, other options or --force convert again.
+func TestDocZipReused(t *testing.T) {
+	dataDir, in := t.TempDir(), t.TempDir()
+	entries := map[string][]byte{"議事録.txt": []byte("本日の議題は予算です。"), "memo.txt": []byte("メモ")}
+	a, b := filepath.Join(in, "a.zip"), filepath.Join(in, "b.zip")
+	makeTestZip(t, a, entries, []string{"議事録.txt", "memo.txt"})
+	data, _ := os.ReadFile(a)
+	os.WriteFile(b, data, 0o600)
+	_, first, e1 := convertCLI(t, dataDir, "--type", "convert", a)
+	_, second, e2 := convertCLI(t, dataDir, "--type", "convert", b)
+	_, forced, e3 := convertCLI(t, dataDir, "--type", "convert", "--force", a)
+	_, furi, e4 := convertCLI(t, dataDir, "--type", "convert", "--furigana", a)
+	for i, j := range []docJob{first, second, forced, furi} {
+		if j.Status != "SUCCEEDED" || j.Result.Kind != "zip" {
+			t.Fatalf("run %d: %+v\n%s%s%s%s", i, j, e1, e2, e3, e4)
+		}
+	}
+	if first.Result.Cached || !second.Result.Cached || forced.Result.Cached || furi.Result.Cached {
+		t.Fatalf("cached: %v %v %v %v", first.Result.Cached, second.Result.Cached, forced.Result.Cached, furi.Result.Cached)
+	}
+	if second.Result.OutputPath != first.Result.OutputPath || second.Result.SHA256 != first.Result.SHA256 || len(second.Result.Children) != 2 {
+		t.Fatalf("reused result differs: %+v vs %+v", second.Result, first.Result)
+	}
+	if md := exportMD(t, dataDir, second.ID); !strings.Contains(md, "本日の議題は予算です。") {
+		t.Fatalf("export of the reused result:\n%s", md)
+	}
+	// The reuse skipped the Map: no entry conversions ran under the second job's execution.
+	app, err := Open(Config{DataDir: dataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	ctx := context.Background()
+	execs, _ := app.Queue.List(ctx, queue.Filter{ParentID: second.ID, Type: flow.TypeExecution})
+	if len(execs) != 1 {
+		t.Fatalf("executions %v", execs)
+	}
+	tasks, _ := app.Queue.List(ctx, queue.Filter{ParentID: execs[0].ID, Type: flow.FunctionTypePrefix + docjob.FunctionName})
+	for _, k := range tasks {
+		if k.Name == "ConvertEntry" || k.Name == "ExtractEntries" {
+			t.Fatalf("the reused archive was converted again: %s", k.Name)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -65,6 +66,9 @@ type Doc struct {
 	DamagedPages []int `json:"damaged_pages,omitempty"`
 	// OCRPages lists the pages whose text came from OCR.
 	OCRPages []int `json:"ocr_pages,omitempty"`
+	// BadBytes counts the bytes of a UTF-8 text or CSV file that could not be read and were
+	// replaced with U+FFFD (the conversion is then partial).
+	BadBytes int `json:"bad_bytes,omitempty"`
 	// Notes are remarks for people: OCR not available, hidden sheets, skipped entries.
 	Notes []string `json:"notes,omitempty"`
 	// Children are an archive's entries and how each converted.
@@ -78,21 +82,45 @@ type Child struct {
 	Status Status `json:"status"`           // ready / partial / failed
 	Code   string `json:"code,omitempty"`   // error code when failed
 	Reason string `json:"reason,omitempty"` // why it failed or is partial
-	Chars  int    `json:"text_length"`      // characters of Markdown produced
+	// ReasonJa is Reason in Japanese (when known).
+	ReasonJa string `json:"reason_ja,omitempty"`
+	Chars    int    `json:"text_length"` // characters of Markdown produced
 }
 
 // Status says whether d is ready or partial, and Reason why it is partial.
 func (d *Doc) Status() (Status, string) {
-	var why []string
+	st, en, _ := d.status()
+	return st, en
+}
+
+// ReasonJa is the Japanese sentence of why d is partial ("" when it is ready).
+func (d *Doc) ReasonJa() string {
+	_, _, ja := d.status()
+	return ja
+}
+
+func (d *Doc) status() (st Status, en, ja string) {
+	var why, whyJa []string
 	if len(d.NoTextPages) > 0 {
 		if strings.TrimSpace(d.Markdown) == "" || onlyPageHeadings(d) {
 			why = append(why, "scanned — no text layer")
+			whyJa = append(whyJa, "スキャン画像のみでテキストがありません")
 		} else {
 			why = append(why, fmt.Sprintf("pages without a text layer: %s", intList(d.NoTextPages)))
+			whyJa = append(whyJa, fmt.Sprintf("テキストのないページ: %s", intList(d.NoTextPages)))
 		}
 	}
 	if len(d.DamagedPages) > 0 {
 		why = append(why, fmt.Sprintf("damaged pages that could not be read: %s", intList(d.DamagedPages)))
+		whyJa = append(whyJa, fmt.Sprintf("破損していて読み取れなかったページ: %s", intList(d.DamagedPages)))
+	}
+	if d.BadBytes > 0 {
+		unit, verb := "bytes", "were"
+		if d.BadBytes == 1 {
+			unit, verb = "byte", "was"
+		}
+		why = append(why, fmt.Sprintf("%d %s could not be read as UTF-8 and %s replaced with �", d.BadBytes, unit, verb))
+		whyJa = append(whyJa, fmt.Sprintf("UTF-8 として読み取れない %d バイトを � に置き換えました", d.BadBytes))
 	}
 	failed := 0
 	var names []string
@@ -106,11 +134,13 @@ func (d *Doc) Status() (Status, string) {
 	}
 	if len(names) > 0 {
 		why = append(why, fmt.Sprintf("%d of %d entries not fully converted: %s", len(names), len(d.Children), strings.Join(names, ", ")))
+		whyJa = append(whyJa, fmt.Sprintf("%d 件中 %d 件のファイルを完全には変換できませんでした: %s", len(d.Children), len(names),
+			strings.ReplaceAll(strings.Join(names, "、"), " (partial)", "（一部）")))
 	}
 	if len(why) == 0 {
-		return StatusReady, ""
+		return StatusReady, "", ""
 	}
-	return StatusPartial, strings.Join(why, "; ")
+	return StatusPartial, strings.Join(why, "; "), strings.Join(whyJa, "。")
 }
 
 func onlyPageHeadings(d *Doc) bool {
@@ -140,14 +170,22 @@ func intList(xs []int) string {
 // ctx is cancelled. A converter that panics is recovered and reported as damaged input.
 func Convert(ctx context.Context, data []byte, name string, opt Options) (*Doc, error) {
 	if int64(len(data)) > MaxFileSize {
-		return nil, errTooLarge("the file", int64(len(data)), MaxFileSize)
+		return nil, errTooLarge("the file", "ファイル", int64(len(data)), MaxFileSize)
 	}
 	kind := Detect(data, name)
 	return ConvertKind(ctx, data, name, kind, opt)
 }
 
 // ConvertKind converts data as kind, skipping detection (Convert calls it after Detect).
+//
+// Bytes of no known type whose name claims a converted type (garbage named .pdf, .docx, .xlsx
+// or .zip) are reported as a damaged file of that type, not as an unsupported one.
 func ConvertKind(ctx context.Context, data []byte, name string, kind Kind, opt Options) (*Doc, error) {
+	if kind == KindUnknown {
+		if claimed := kindByExt(name); claimed != "" {
+			return nil, errDamaged(claimed, fmt.Errorf("the content is not a %s file", claimed.Label()))
+		}
+	}
 	if !kind.Supported() {
 		return nil, errUnsupported(kind)
 	}
@@ -157,6 +195,10 @@ func ConvertKind(ctx context.Context, data []byte, name string, kind Kind, opt O
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if ctx.Err() != nil {
+		// already past the deadline or cancelled: do not start
+		return nil, finishErr(ctx, kind, ctx.Err())
+	}
 	type out struct {
 		d   *Doc
 		err error
@@ -196,6 +238,21 @@ func finishErr(ctx context.Context, kind Kind, err error) error {
 		return errTimeout(kind)
 	}
 	return errDamaged(kind, err)
+}
+
+// kindByExt is the converted kind a file name's extension claims (PDF, DOCX, XLSX, ZIP), or "".
+func kindByExt(name string) Kind {
+	switch strings.ToLower(path.Ext(strings.ReplaceAll(name, "\\", "/"))) {
+	case ".pdf":
+		return KindPDF
+	case ".docx", ".docm":
+		return KindDOCX
+	case ".xlsx", ".xlsm":
+		return KindXLSX
+	case ".zip":
+		return KindZIP
+	}
+	return ""
 }
 
 func firstLines(s string, n int) string {

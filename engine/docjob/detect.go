@@ -36,6 +36,21 @@ var kindLabels = map[Kind]string{
 	KindOLE: "OLE compound document", KindImage: "image", KindRTF: "RTF", KindUnknown: "unknown binary",
 }
 
+var kindLabelsJa = map[Kind]string{
+	KindPDF: "PDF", KindDOCX: "Word（DOCX）", KindXLSX: "Excel（XLSX）", KindZIP: "ZIP", KindCSV: "CSV",
+	KindText: "テキスト", KindOffice: "暗号化されたOffice", KindPPTX: "PowerPoint（PPTX）",
+	KindODF: "OpenDocument", KindDOC: "Word 97-2003（.doc）", KindXLS: "Excel 97-2003（.xls）",
+	KindOLE: "OLE複合ドキュメント", KindImage: "画像", KindRTF: "RTF", KindUnknown: "不明なバイナリ",
+}
+
+// LabelJa is the kind's name in Japanese messages ("Word（DOCX）", "画像", …).
+func (k Kind) LabelJa() string {
+	if l, ok := kindLabelsJa[k]; ok {
+		return l
+	}
+	return string(k)
+}
+
 // Label is the kind's name for people ("Word (DOCX)", "Excel 97-2003 (.xls)", …).
 func (k Kind) Label() string {
 	if l, ok := kindLabels[k]; ok {

@@ -60,7 +60,7 @@ func TestCorpus(t *testing.T) {
 		{"pw_user_rc4.pdf", KindPDF, "", job.E005, nil, nil},
 		{"truncated.pdf", KindPDF, "", job.E004, nil, nil},
 		{"badxref.pdf", KindPDF, StatusPartial, "", []string{"補助金申請の手引き", "第3ページ"}, nil},
-		{"garbage.pdf", KindUnknown, "", job.E004, nil, nil},
+		{"garbage.pdf", KindUnknown, "", job.E004, []string{"damaged", "PDF"}, nil},
 		{"report.docx", KindDOCX, StatusReady, "", []string{"# 補助金申請の手引き", "## 申請に必要な書類", "- 事業計画書", "1. 申請書を作成する", "2. 電子申請で提出する",
 			"| 小規模事業者 | 特例枠は200万円 | 特例枠は200万円 |", "追加された新しい文言を確認してください。", "本書は申請の手順", "]: 脚注：令和6年度の公募要領に基づく。",
 			"> Header: 社外秘 ヘッダー", "> Footer: 株式会社サンプル フッター", "テキストボックスの注意書き"}, []string{"削除された古い文言", "しんせい"}},
@@ -93,6 +93,11 @@ func TestCorpus(t *testing.T) {
 				}
 				if tc.code == job.E004 && tc.kind != KindUnknown && !strings.Contains(je.Message, "damaged") {
 					t.Fatalf("damaged error says %q", je.Message)
+				}
+				for _, w := range tc.want { // for failures: words the message must contain
+					if !strings.Contains(je.Message, w) {
+						t.Fatalf("error %q does not say %q", je.Message, w)
+					}
 				}
 				return
 			}
@@ -348,6 +353,7 @@ func TestZip(t *testing.T) {
 			{name: "big.txt", data: []byte("x"), declared: 60 << 20},
 			{name: "ok.txt", data: []byte("本文")},
 		}, status: StatusPartial, failed: []string{"big.txt"}, children: 2},
+		{name: "only entry over 50 MB", entries: []zipEntry{{name: "big.txt", data: []byte("x"), declared: 60 << 20}}, code: job.E003},
 		{name: "too many entries", entries: many, code: job.E003},
 		{name: "encrypted entries", entries: []zipEntry{{name: "secret.txt", data: []byte("xx"), flags: 1}}, code: job.E005},
 		{name: "nested", entries: []zipEntry{{name: "inner.zip", data: inner}}, status: StatusReady, want: []string{"# inner.zip", "# inner.txt", "入れ子の中身です。"}, children: 2},
@@ -637,5 +643,177 @@ func TestXLSXBuiltinDates(t *testing.T) {
 	}
 	if !strings.Contains(d.Markdown, "| 2024/4/1 | 2024/12/25 9:30 |") && !strings.Contains(d.Markdown, "| 2024/4/1 | 2024/12/25 09:30 |") {
 		t.Fatalf("dates:\n%s", d.Markdown)
+	}
+}
+
+// TestTextEncodings: UTF-8 with a few bad bytes converts with U+FFFD and ends partial saying how
+// many bytes could not be read; text no supported encoding reads cleanly fails E006 instead of
+// coming out as mojibake; CP932 text is still read as CP932.
+func TestTextEncodings(t *testing.T) {
+	body := "会議の議事録です。\n次回は来週の月曜日に行います。\n"
+	cut := []byte(body + "最後")
+	cut = cut[:len(cut)-1] // the last character loses a byte: 2 bytes left over
+	csvCut := []byte("氏名,部署\n山田太郎,総務部\n佐藤花子,経理")
+	csvCut = append(csvCut[:len(csvCut)-1], '\n')
+	for _, tc := range []struct {
+		name string
+		data []byte
+		kind Kind
+		bad  int
+		want string
+	}{
+		{"cut.txt", cut, KindText, 2, "次回は来週の月曜日に行います。"},
+		{"cut.csv", csvCut, KindCSV, 2, "| 山田太郎 | 総務部 |"},
+	} {
+		d, err := Convert(context.Background(), tc.data, tc.name, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		st, why := d.Status()
+		wantWhy := fmt.Sprintf("%d bytes could not be read as UTF-8", tc.bad)
+		if d.Kind != tc.kind || d.Encoding != EncUTF8 || d.BadBytes != tc.bad || st != StatusPartial || !strings.Contains(why, wantWhy) ||
+			!strings.Contains(d.ReasonJa(), fmt.Sprintf("%d バイト", tc.bad)) {
+			t.Fatalf("%s: kind %s enc %s bad %d status %s %q / %q", tc.name, d.Kind, d.Encoding, d.BadBytes, st, why, d.ReasonJa())
+		}
+		if !strings.Contains(d.Markdown, tc.want) || !strings.Contains(d.Markdown, "\uFFFD") {
+			t.Fatalf("%s:\n%s", tc.name, d.Markdown)
+		}
+	}
+
+	// Not UTF-8, CP932 nor EUC-JP: 0x81 0x20 is a CP932 lead byte without its trail byte.
+	bad := []byte("name,value\nabc,\x81 \x82 \xff\xfe\nxyz,\x80\x80\n")
+	for _, name := range []string{"bad.txt", "bad.csv"} {
+		_, err := Convert(context.Background(), bad, name, Options{})
+		var je *job.Error
+		if !errors.As(err, &je) || je.Code != job.E006 || !strings.Contains(je.Message, "not valid UTF-8") ||
+			!strings.Contains(je.MessageJa, "文字コード") || je.Name != ErrNameEncoding {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+
+	// CP932 with a little Japanese in ASCII stays CP932 (its few bytes are not "mostly UTF-8").
+	sj, _ := japanese.ShiftJIS.NewEncoder().Bytes([]byte("id,name\n1,東京\n2,Osaka\n"))
+	d, err := Convert(context.Background(), sj, "cities.csv", Options{})
+	if err != nil || d.Encoding != EncCP932 || d.BadBytes != 0 || !strings.Contains(d.Markdown, "| 1 | 東京 |") {
+		t.Fatalf("cp932: %v %+v", err, d)
+	}
+
+	// Through the converter job: the partial reason in both languages; the failure is E006 and
+	// is remembered like other permanent failures.
+	c := NewConverter(openDB(t))
+	dataDir, in := t.TempDir(), t.TempDir()
+	p := filepath.Join(in, "cut.txt")
+	os.WriteFile(p, cut, 0o600)
+	res, err := run(t, c, dataDir, Input{Path: p})
+	var pr *job.PartialResult
+	if !errors.As(err, &pr) || res.Status != StatusPartial || !strings.Contains(res.Reason, "2 bytes could not be read") ||
+		!strings.Contains(res.ReasonJa, "2 バイト") {
+		t.Fatalf("partial: %v %+v", err, res)
+	}
+	bp := filepath.Join(in, "bad.txt")
+	os.WriteFile(bp, bad, 0o600)
+	for i := 0; i < 2; i++ {
+		if _, err := run(t, c, dataDir, Input{Path: bp}); codeOf(err) != job.E006 {
+			t.Fatalf("run %d: %v", i, err)
+		}
+	}
+	var rows int
+	c.DB.R.QueryRow(`SELECT count(*) FROM docjob_results WHERE status = 'failed'`).Scan(&rows)
+	if rows != 1 {
+		t.Fatalf("failed rows %d", rows)
+	}
+}
+
+// TestJapaneseMessages: the Japanese sentences name kinds in Japanese, never "encrypted Office"
+// or "unknown binary", and carry no English words in parentheses.
+func TestJapaneseMessages(t *testing.T) {
+	errs := []*job.Error{errPassword(KindOffice), errUnsupported(KindUnknown), errUnsupported(KindImage),
+		errDamaged(KindText, errors.New("x")), errTimeout(KindText), errTooLarge("the file", "ファイル", 60<<20, MaxFileSize),
+		errEncoding(KindCSV)}
+	_, err := Convert(context.Background(), readCorpus(t, "garbage.pdf"), "garbage.bin", Options{})
+	errs = append(errs, job.AsError(err))
+	for _, e := range errs {
+		for _, en := range []string{"encrypted", "unknown", "binary", "image", "text", "password", "damaged", "file", "part "} {
+			if strings.Contains(strings.ToLower(e.MessageJa), en) {
+				t.Errorf("%s: Japanese message %q contains %q", e.Message, e.MessageJa, en)
+			}
+		}
+	}
+	if !strings.Contains(errPassword(KindOffice).MessageJa, "暗号化されたOffice") || !strings.Contains(errUnsupported(KindUnknown).MessageJa, "不明なバイナリ") {
+		t.Fatalf("labels: %q %q", errPassword(KindOffice).MessageJa, errUnsupported(KindUnknown).MessageJa)
+	}
+}
+
+// TestGarbageNamedAsKind: bytes of no known type named .pdf/.docx/.xlsx fail E004 "damaged"
+// naming the type the name claims, in both languages; unnamed they stay "unsupported".
+func TestGarbageNamedAsKind(t *testing.T) {
+	garbage := []byte("this is not a document at all \x01\x02 just bytes")
+	garbage = append(garbage, bytes.Repeat([]byte{0, 1, 2, 3}, 64)...)
+	for name, label := range map[string]string{"x.pdf": "PDF", "x.docx": "Word (DOCX)", "x.xlsx": "Excel (XLSX)"} {
+		_, err := Convert(context.Background(), garbage, name, Options{})
+		var je *job.Error
+		if !errors.As(err, &je) || je.Code != job.E004 || !strings.Contains(je.Message, "damaged") || !strings.Contains(je.Message, label) ||
+			!strings.Contains(je.MessageJa, "破損") || je.Name != ErrNameDamaged {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if _, err := Convert(context.Background(), garbage, "x.bin", Options{}); codeOf(err) != job.E004 || !strings.Contains(err.Error(), "unsupported") {
+		t.Fatalf("x.bin: %v", err)
+	}
+}
+
+// TestCachedFailureKeepsItsKind: the same encrypted bytes as pw.xlsx and then pw.docx each
+// report their own kind; a cached failure of one kind is not given to a file read as another.
+func TestCachedFailureKeepsItsKind(t *testing.T) {
+	enc, err := excelize.Encrypt(readCorpus(t, "book.xlsx"), &excelize.Options{Password: "secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewConverter(openDB(t))
+	dataDir, in := t.TempDir(), t.TempDir()
+	for _, tc := range []struct{ name, label, labelJa string }{
+		{"pw.xlsx", "Excel (XLSX)", "Excel（XLSX）"}, {"pw.docx", "Word (DOCX)", "Word（DOCX）"}, {"pw.xlsx", "Excel (XLSX)", "Excel（XLSX）"},
+	} {
+		p := filepath.Join(in, tc.name)
+		os.WriteFile(p, enc, 0o600)
+		_, err := run(t, c, dataDir, Input{Path: p})
+		var je *job.Error
+		if !errors.As(err, &je) || je.Code != job.E005 || !strings.Contains(je.Message, tc.label) || !strings.Contains(je.MessageJa, tc.labelJa) {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+	}
+}
+
+// TestXLSXGannen: a [$-ja-JP-x-gannen] era format shows the first year of an era as 元年, as
+// Excel does; the same date without x-gannen stays 1年, and later years are unchanged.
+func TestXLSXGannen(t *testing.T) {
+	f := excelize.NewFile()
+	gannenFmt := `[$-ja-JP-x-gannen]ggge"年"m"月"d"日"`
+	plainFmt := `[$-ja-JP]ggge"年"m"月"d"日"`
+	g, err := f.NewStyle(&excelize.Style{CustomNumFmt: &gannenFmt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := f.NewStyle(&excelize.Style{CustomNumFmt: &plainFmt})
+	f.SetCellValue("Sheet1", "A1", "元号")
+	f.SetCellValue("Sheet1", "B1", "通常")
+	f.SetCellValue("Sheet1", "A2", time.Date(2019, 5, 1, 0, 0, 0, 0, time.UTC))
+	f.SetCellValue("Sheet1", "B2", time.Date(2019, 5, 1, 0, 0, 0, 0, time.UTC))
+	f.SetCellValue("Sheet1", "A3", time.Date(2021, 4, 1, 0, 0, 0, 0, time.UTC))
+	f.SetCellValue("Sheet1", "B3", "令和1年のメモ")
+	f.SetCellStyle("Sheet1", "A2", "A3", g)
+	f.SetCellStyle("Sheet1", "B2", "B2", p)
+	var buf bytes.Buffer
+	if err := f.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Convert(context.Background(), buf.Bytes(), "era.xlsx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| 令和元年5月1日 | 令和1年5月1日 |", "| 令和3年4月1日 | 令和1年のメモ |"} {
+		if !strings.Contains(d.Markdown, want) {
+			t.Errorf("missing %q in\n%s", want, d.Markdown)
+		}
 	}
 }

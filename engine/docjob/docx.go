@@ -100,7 +100,7 @@ func zipPart(ctx context.Context, zr *zip.Reader, name string) (*node, bool, err
 			return nil, true, errPassword(KindDOCX)
 		}
 		if f.UncompressedSize64 > maxXMLPart {
-			return nil, true, errTooLarge("part "+name, int64(f.UncompressedSize64), maxXMLPart)
+			return nil, true, errTooLarge("part "+name, "文書内のパーツ "+name+" ", int64(f.UncompressedSize64), maxXMLPart)
 		}
 		rc, err := f.Open()
 		if err != nil {
@@ -110,7 +110,7 @@ func zipPart(ctx context.Context, zr *zip.Reader, name string) (*node, bool, err
 		lr := &limitReader{r: rc, n: maxXMLPart}
 		n, err := parseXML(ctx, lr)
 		if lr.over {
-			return nil, true, errTooLarge("part "+name, maxXMLPart+1, maxXMLPart)
+			return nil, true, errTooLarge("part "+name, "文書内のパーツ "+name+" ", maxXMLPart+1, maxXMLPart)
 		}
 		return n, true, err
 	}
@@ -147,14 +147,15 @@ func (l *limitReader) Read(p []byte) (int, error) {
 
 // docxReader holds what the body needs from the other parts.
 type docxReader struct {
-	ctx       context.Context
-	opt       Options
-	headings  map[string]int    // style id → heading level (1–6); Title = 1
-	numFmt    map[string]string // numId/ilvl → numFmt ("bullet", "decimal", …)
-	footnotes map[string]string // id → text
-	endnotes  map[string]string
-	noteOrder []string // "f:id" / "e:id" in reference order
-	counters  map[string]int
+	ctx         context.Context
+	opt         Options
+	headings    map[string]int    // style id → heading level (1–6); Title = 1
+	numFmt      map[string]string // numId/ilvl → numFmt ("bullet", "decimal", …)
+	footnotes   map[string]string // id → text
+	endnotes    map[string]string
+	noteOrder   []string // "f:id" / "e:id" in reference order
+	counters    map[string]int
+	markerWidth map[string]int // numId/ilvl: width of the last marker written at that level, with its space
 }
 
 // convertDOCX reads WordprocessingML directly: styles for headings, numbering for lists,
@@ -169,7 +170,8 @@ func convertDOCX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 		return nil, errDamaged(KindDOCX, err)
 	}
 	dr := &docxReader{ctx: ctx, opt: opt, headings: map[string]int{}, numFmt: map[string]string{},
-		footnotes: map[string]string{}, endnotes: map[string]string{}, counters: map[string]int{}}
+		footnotes: map[string]string{}, endnotes: map[string]string{}, counters: map[string]int{},
+		markerWidth: map[string]int{}}
 	wrap := func(err error) error {
 		var je *job.Error
 		if errors.As(err, &je) {
@@ -450,16 +452,31 @@ func (dr *docxReader) para(b *strings.Builder, p *node) {
 					depth = 0
 				}
 				marker := "-"
+				key := numID + "/" + strconv.Itoa(depth)
 				if f := dr.numFmt[numID+"/"+ilvl]; f != "" && f != "bullet" && f != "none" {
-					key := numID + "/" + ilvl
 					dr.counters[key]++
 					// a deeper level restarts when a shallower one advances
 					for l := depth + 1; l < 9; l++ {
 						delete(dr.counters, numID+"/"+strconv.Itoa(l))
 					}
-					marker = strconv.Itoa(dr.counters[key]) + "."
+					marker = listMarker(f, dr.counters[key])
 				}
-				prefix = strings.Repeat("  ", depth) + marker + " "
+				// A nested item is indented to where its parent's text starts (the width of the
+				// parent's marker and space: 2 under "- ", 3 under "1. ", 4 under "10. "), as
+				// CommonMark needs.
+				indent := 0
+				for l := 0; l < depth; l++ {
+					w, ok := dr.markerWidth[numID+"/"+strconv.Itoa(l)]
+					if !ok {
+						w = 2
+						if f := dr.numFmt[numID+"/"+strconv.Itoa(l)]; f != "" && f != "bullet" && f != "none" {
+							w = 3
+						}
+					}
+					indent += w
+				}
+				dr.markerWidth[key] = len(marker) + 1
+				prefix = strings.Repeat(" ", indent) + marker + " "
 			}
 		}
 	}
@@ -474,6 +491,43 @@ func (dr *docxReader) para(b *strings.Builder, p *node) {
 	for _, bx := range boxes {
 		dr.blocks(b, bx.kids)
 	}
+}
+
+// listMarker is the marker of the n-th item (1-based) of a numbered level in Word's numFmt:
+// a. b. … z. aa. for letters, i. ii. for roman numerals, 1. 2. for decimal and every other format.
+func listMarker(numFmt string, n int) string {
+	switch numFmt {
+	case "lowerLetter", "upperLetter":
+		s := strings.Repeat(string(rune('a'+(n-1)%26)), (n-1)/26+1)
+		if numFmt == "upperLetter" {
+			s = strings.ToUpper(s)
+		}
+		return s + "."
+	case "lowerRoman", "upperRoman":
+		s := roman(n)
+		if numFmt == "lowerRoman" {
+			s = strings.ToLower(s)
+		}
+		return s + "."
+	}
+	return strconv.Itoa(n) + "."
+}
+
+// roman writes n (1–3999; others as digits) in roman numerals.
+func roman(n int) string {
+	if n <= 0 || n >= 4000 {
+		return strconv.Itoa(n)
+	}
+	vals := []int{1000, 900, 500, 400, 100, 90, 50, 40, 10, 9, 5, 4, 1}
+	syms := []string{"M", "CM", "D", "CD", "C", "XC", "L", "XL", "X", "IX", "V", "IV", "I"}
+	var b strings.Builder
+	for i, v := range vals {
+		for n >= v {
+			b.WriteString(syms[i])
+			n -= v
+		}
+	}
+	return b.String()
 }
 
 // paraText returns a paragraph's inline text and the text boxes anchored in it (rendered after
@@ -579,6 +633,9 @@ func (dr *docxReader) table(b *strings.Builder, t *node) {
 	for _, tr := range t.kids {
 		if tr.name != "tr" {
 			continue
+		}
+		if dr.ctx.Err() != nil {
+			return // convertDOCX reports the context's end
 		}
 		var row []string
 		for _, tc := range tr.kids {

@@ -14,11 +14,16 @@ const (
 	ErrNameUnsupported = "Document.Unsupported"       // E004: a type JobDesk does not convert
 	ErrNameNothing     = "Document.NothingToConvert"  // E004: an archive with no convertible entry
 	ErrNamePassword    = "Document.PasswordProtected" // E005
+	ErrNameEncoding    = "Document.UnreadableText"    // E006: text in no supported encoding
+	// ErrNameTimeout is a conversion that ran past its own deadline (E011). It is not
+	// States.Timeout, so the workflow does not re-run a conversion that would only time out again.
+	ErrNameTimeout = "Document.Timeout"
 )
 
 var errNameCodes = map[string]job.Code{
 	ErrNameTooLarge: job.E003, ErrNameDamaged: job.E004, ErrNameUnsupported: job.E004,
-	ErrNameNothing: job.E004, ErrNamePassword: job.E005, "States.Timeout": job.E011,
+	ErrNameNothing: job.E004, ErrNamePassword: job.E005, ErrNameEncoding: job.E006, ErrNameTimeout: job.E011,
+	"States.Timeout": job.E011,
 }
 
 // ErrorCode returns the JobDesk code of a Step Functions error name docjob uses, or "".
@@ -27,32 +32,35 @@ func ErrorCode(name string) job.Code { return errNameCodes[name] }
 // errPassword is the error for a password-protected file: E005, never "damaged".
 func errPassword(kind Kind) *job.Error {
 	return job.Errorf(job.E005, "the %s file is password-protected; remove the password and try again", kind.Label()).
-		WithJa(fmt.Sprintf("%sファイルはパスワードで保護されています（password-protected）。パスワードを解除してから再度お試しください。", kind.Label())).
+		WithJa(fmt.Sprintf("%sファイルはパスワードで保護されています。パスワードを解除してから再度お試しください。", kind.LabelJa())).
 		WithName(ErrNamePassword)
 }
 
 // errDamaged is the error for a file that claims a kind but cannot be read: E004 "damaged".
 func errDamaged(kind Kind, cause error) *job.Error {
 	e := job.Wrap(job.E004, cause, fmt.Sprintf("the %s file is damaged and cannot be read", kind.Label()))
-	return e.WithJa(fmt.Sprintf("%sファイルが破損しているため読み取れません（damaged）。", kind.Label())).WithName(ErrNameDamaged)
+	return e.WithJa(fmt.Sprintf("%sファイルが破損しているため読み取れません。", kind.LabelJa())).WithName(ErrNameDamaged)
 }
 
 // errUnsupported is the error for a kind JobDesk does not convert: E004 naming the type.
 func errUnsupported(kind Kind) *job.Error {
 	return job.Errorf(job.E004, "unsupported file type: %s", kind.Label()).
-		WithJa(fmt.Sprintf("対応していないファイル形式です: %s", kind.Label())).WithName(ErrNameUnsupported)
+		WithJa(fmt.Sprintf("対応していないファイル形式です: %s", kind.LabelJa())).WithName(ErrNameUnsupported)
 }
 
-// errTooLarge is the error for a file or archive over a seed limit: E003.
-func errTooLarge(what string, size, limit int64) *job.Error {
+// errTooLarge is the error for a file, part or archive over a limit: E003. what and whatJa name
+// it in each language ("the file" / "ファイル").
+func errTooLarge(what, whatJa string, size, limit int64) *job.Error {
 	return job.Errorf(job.E003, "%s is too large: %s (limit %s)", what, humanSize(size), humanSize(limit)).
-		WithJa(fmt.Sprintf("%sが大きすぎます: %s（上限 %s）", what, humanSize(size), humanSize(limit))).WithName(ErrNameTooLarge)
+		WithJa(fmt.Sprintf("%sが大きすぎます: %s（上限 %s）", whatJa, humanSize(size), humanSize(limit))).WithName(ErrNameTooLarge)
 }
 
-// errTimeout is the error when a converter exceeded its deadline: E011, retryable.
+// errTimeout is the error when a converter exceeded its deadline: E011 named ErrNameTimeout,
+// which document-conversion.asl.json does not retry (converting the same bytes again would
+// take as long).
 func errTimeout(kind Kind) *job.Error {
 	return job.Errorf(job.E011, "converting the %s file took too long and was stopped", kind.Label()).
-		WithJa(fmt.Sprintf("%sファイルの変換に時間がかかりすぎたため停止しました。", kind.Label())).WithName("States.Timeout")
+		WithJa(fmt.Sprintf("%sファイルの変換に時間がかかりすぎたため停止しました。", kind.LabelJa())).WithName(ErrNameTimeout)
 }
 
 // errInternal is the error for a recovered panic inside a converter: E004 damaged for the user

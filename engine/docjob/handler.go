@@ -64,8 +64,9 @@ type Input struct {
 
 // Result is what a conversion records (seed 003, Job C output, plus JobDesk's fields).
 type Result struct {
-	Status       Status     `json:"status"`           // ready / partial / failed
-	Reason       string     `json:"reason,omitempty"` // why partial or failed
+	Status       Status     `json:"status"`              // ready / partial / failed
+	Reason       string     `json:"reason,omitempty"`    // why partial or failed
+	ReasonJa     string     `json:"reason_ja,omitempty"` // the reason in Japanese
 	Name         string     `json:"name"`
 	Path         string     `json:"path"`
 	Kind         Kind       `json:"kind"`
@@ -135,8 +136,11 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 		Kind: Detect(data, in.Name), Depth: in.Depth}
 	optKey := fmt.Sprintf("furigana=%t;ocr=%t", in.Furigana, !in.NoOCR)
 	r.Progress(2, "hashed "+in.Name)
-	if !in.Force && c.DB != nil {
-		if cached, err := c.lookup(ctx, res.SHA256, optKey); err == nil && cached != nil {
+	if !in.Force && c.DB != nil && in.Mode != ModeExtract { // extract always writes the entries for the Map
+		// The kind can depend on the name (an encrypted Office file is Word or Excel by its
+		// extension, text is CSV by .csv): a stored result of the same bytes read as another
+		// kind is not this file's, so it is converted again.
+		if cached, err := c.lookup(ctx, res.SHA256, optKey); err == nil && cached != nil && cached.Kind == res.Kind {
 			cached.Cached, cached.Path, cached.Name, cached.Depth = true, in.Path, in.Name, in.Depth
 			if in.Mode == ModeIngest {
 				return json.Marshal(cached)
@@ -150,7 +154,7 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 	case ModeExtract:
 		if res.Kind != KindZIP {
 			return nil, job.Errorf(job.E014, "%s is not a ZIP archive (%s)", in.Name, res.Kind.Label()).
-				WithJa(fmt.Sprintf("%s はZIPファイルではありません（%s）。", in.Name, res.Kind.Label()))
+				WithJa(fmt.Sprintf("%s はZIPファイルではありません（%s）。", in.Name, res.Kind.LabelJa()))
 		}
 		dir := filepath.Join(c.outDir(ctx, in), "entries", res.SHA256[:16])
 		l, err := ExtractZip(ctx, data, dir)
@@ -186,8 +190,8 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 	d, err := ConvertKind(ctx, data, in.Name, res.Kind, opt)
 	if err != nil {
 		je := job.AsError(err)
-		if je != nil && !je.Retryable && (je.Code == job.E003 || je.Code == job.E004 || je.Code == job.E005) {
-			res.Status, res.Reason, res.Error = StatusFailed, je.Message, je
+		if je != nil && !je.Retryable && (je.Code == job.E003 || je.Code == job.E004 || je.Code == job.E005 || je.Code == job.E006) {
+			res.Status, res.Reason, res.ReasonJa, res.Error = StatusFailed, je.Message, je.MessageJa, je
 			c.store(ctx, res, optKey)
 		}
 		return nil, err
@@ -208,11 +212,12 @@ func (res *Result) fill(d *Doc) {
 	res.TextLength = utf8.RuneCountInString(d.Markdown)
 	res.Encoding, res.Rows, res.NoTextPages, res.OCRPages, res.DamagedPages = d.Encoding, d.Rows, d.NoTextPages, d.OCRPages, d.DamagedPages
 	res.Notes, res.Children = d.Notes, d.Children
-	res.Status, res.Reason = d.Status()
+	res.Status, res.Reason, res.ReasonJa = d.status()
 	if res.Status == StatusPartial && len(d.NoTextPages) > 0 && len(d.Notes) > 0 {
 		for _, n := range d.Notes {
 			if strings.HasPrefix(n, "OCR is not available") {
 				res.Reason += "; OCR is not available"
+				res.ReasonJa += "。OCR を利用できません"
 			}
 		}
 	}
@@ -249,7 +254,7 @@ func readInput(p string) ([]byte, error) {
 		return nil, job.Errorf(job.E014, "%s is a folder, not a file", p).WithJa(fmt.Sprintf("%s はフォルダーです。ファイルを指定してください。", p))
 	}
 	if st.Size() > MaxFileSize {
-		return nil, errTooLarge("the file", st.Size(), MaxFileSize)
+		return nil, errTooLarge("the file", "ファイル", st.Size(), MaxFileSize)
 	}
 	f, err := os.Open(p)
 	if err != nil {
@@ -261,7 +266,7 @@ func readInput(p string) ([]byte, error) {
 		return nil, job.Wrap(job.E004, err, "the file could not be read to the end").WithJa("ファイルを最後まで読み取れませんでした。")
 	}
 	if len(data) > MaxFileSize {
-		return nil, errTooLarge("the file", int64(len(data)), MaxFileSize)
+		return nil, errTooLarge("the file", "ファイル", int64(len(data)), MaxFileSize)
 	}
 	return data, nil
 }
@@ -363,7 +368,9 @@ func (c *Converter) store(ctx context.Context, res *Result, opts string) {
 }
 
 // collect joins a Map's child results (ModeCollect) into one Markdown file for the archive and
-// ends PARTIAL listing the children that failed.
+// ends PARTIAL listing the children that failed. The archive's result is stored under its
+// SHA-256 and options (Input.Furigana / NoOCR, which the workflow passes to Collect as to
+// Ingest) like a direct conversion's.
 func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json.RawMessage, error) {
 	res := &Result{Name: in.Name, Path: in.Path, Kind: KindZIP, Version: Version, Method: MethodNative, Depth: in.Depth}
 	if data, err := readInput(in.Path); err == nil {
@@ -384,7 +391,7 @@ func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json
 			res.Children = append(res.Children, caughtChild(caught.Name, caught.Error, caught.Cause))
 			continue
 		}
-		child := Child{Name: cr.Name, Kind: cr.Kind, Status: cr.Status, Reason: cr.Reason, Chars: cr.TextLength}
+		child := Child{Name: cr.Name, Kind: cr.Kind, Status: cr.Status, Reason: cr.Reason, ReasonJa: cr.ReasonJa, Chars: cr.TextLength}
 		if cr.Error != nil {
 			child.Code = string(cr.Error.Code)
 		}
@@ -401,9 +408,20 @@ func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json
 		res.Children = append(res.Children, child)
 	}
 	res.Children = append(res.Children, in.Rejected...)
+	optKey := fmt.Sprintf("furigana=%t;ocr=%t", in.Furigana, !in.NoOCR)
 	if ok == 0 {
-		return nil, job.Errorf(job.E004, "no entry of the ZIP archive could be converted").
-			WithJa("ZIPファイルの中に変換できたファイルがありません。").WithName(ErrNameNothing)
+		for _, ch := range res.Children {
+			if ch.Status == StatusFailed {
+				je := errNothingConverted(ch)
+				if res.SHA256 != "" && (je.Code == job.E003 || je.Code == job.E004 || je.Code == job.E005 || je.Code == job.E006) {
+					res.Status, res.Reason, res.ReasonJa, res.Error = StatusFailed, je.Message, je.MessageJa, je
+					c.store(ctx, res, optKey)
+				}
+				return nil, je
+			}
+		}
+		return nil, job.Errorf(job.E004, "the ZIP archive holds no files to convert").
+			WithJa("ZIPファイルの中に変換できるファイルがありません。").WithName(ErrNameNothing)
 	}
 	d := &Doc{Kind: KindZIP, Markdown: b.String(), Pages: res.PageCount, Method: MethodNative, Children: res.Children}
 	for _, ch := range d.Children {
@@ -422,6 +440,11 @@ func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json
 		return nil, err
 	}
 	res.OutputPath = out
+	if res.SHA256 != "" {
+		// The archive's own result, so converting the same bytes again reuses it (Ingest finds
+		// it) unless forced, as for single files.
+		c.store(ctx, res, optKey)
+	}
 	r.Progress(100, string(res.Status))
 	return finish(res)
 }
@@ -454,7 +477,7 @@ var ExportFormats = []string{"md"}
 func caughtChild(name, errName, cause string) Child {
 	var je job.Error
 	if json.Unmarshal([]byte(cause), &je) == nil && je.Code != "" {
-		return Child{Name: name, Status: StatusFailed, Code: string(je.Code), Reason: je.Message}
+		return Child{Name: name, Status: StatusFailed, Code: string(je.Code), Reason: je.Message, ReasonJa: je.MessageJa}
 	}
 	var lambda struct {
 		ErrorMessage string `json:"errorMessage"`

@@ -200,9 +200,16 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 			if p.V.IsNull() {
 				return errors.New("missing page object")
 			}
-			text = spansText(pageSpans(p))
+			spans, err := pageSpans(ctx, p)
+			if err != nil {
+				return err
+			}
+			text = spansText(spans)
 			return nil
 		})
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		if perr != nil {
 			failed = append(failed, i)
 			text = ""

@@ -1,6 +1,7 @@
 package docjob
 
 import (
+	"context"
 	"math"
 	"strings"
 
@@ -25,18 +26,33 @@ func (m mat) mul(n mat) mat {
 	}
 }
 
+// stopPage is the panic value that ends the walk of a content stream early (pageSpans recovers
+// it): the context ended.
+type stopPage struct{ err error }
+
 // pageSpans walks a page's content stream, tracking the graphics and text matrices, and returns
-// the strings it shows in stream order. It panics on malformed content (callers recover).
-func pageSpans(p pdf.Page) []span {
+// the strings it shows in stream order. It checks ctx every 1024 operators and stops with ctx's
+// error, so a page of millions of operators does not run on past the deadline. It panics on
+// malformed content (callers recover).
+func pageSpans(ctx context.Context, p pdf.Page) (out []span, err error) {
 	if p.V.IsNull() || p.V.Key("Contents").Kind() == pdf.Null {
-		return nil
+		return nil, nil
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			st, ok := r.(stopPage)
+			if !ok {
+				panic(r)
+			}
+			err = st.err
+		}
+	}()
+	ops := 0
 	fonts := map[string]*pdf.Font{}
 	var enc pdf.TextEncoding
 	var fontSize, leading float64 = 1, 0
 	ctm, tm, tlm := identity, identity, identity
 	var stack []mat
-	var out []span
 	show := func(raw string) {
 		if enc == nil || raw == "" {
 			return
@@ -51,6 +67,9 @@ func pageSpans(p pdf.Page) []span {
 	}
 	num := func(v pdf.Value) float64 { return v.Float64() }
 	pdf.Interpret(p.V.Key("Contents"), func(stk *pdf.Stack, op string) {
+		if ops++; ops&1023 == 0 && ctx.Err() != nil {
+			panic(stopPage{ctx.Err()})
+		}
 		n := stk.Len()
 		args := make([]pdf.Value, n)
 		for i := n - 1; i >= 0; i-- {
@@ -136,7 +155,7 @@ func pageSpans(p pdf.Page) []span {
 			}
 		}
 	})
-	return out
+	return out, nil
 }
 
 // spansText joins spans into lines. Stream order is kept as the reading order (producers write

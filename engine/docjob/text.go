@@ -3,6 +3,7 @@ package docjob
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"io"
 	"strings"
 	"unicode"
@@ -12,6 +13,8 @@ import (
 	"golang.org/x/text/encoding/japanese"
 	xunicode "golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/unicode/norm"
+
+	"jobdesk/engine/job"
 )
 
 // Encodings DecodeText reports.
@@ -25,29 +28,90 @@ const (
 )
 
 // DecodeText turns bytes of unknown encoding into UTF-8 by the rule that was right on every
-// Japanese office file measured: a BOM wins, then valid UTF-8, then strict CP932, then strict
-// EUC-JP. ok is false when none decodes cleanly (the text is then CP932 with replacement marks).
+// Japanese office file measured: a BOM wins, then valid UTF-8, then UTF-8 with a few bad bytes
+// (replaced with U+FFFD), then strict CP932, then strict EUC-JP. ok is false when the text is not
+// clean: UTF-8 with bad bytes replaced, or, when no encoding decodes cleanly, CP932 with
+// replacement marks (which the converters refuse rather than show as mojibake).
 func DecodeText(data []byte) (text, enc string, ok bool) {
+	dt := decodeText(data)
+	return dt.text, dt.enc, dt.ok
+}
+
+// decodedText is DecodeText's answer with the count of bytes replaced by U+FFFD when the text
+// was read as UTF-8 with a few bad bytes.
+type decodedText struct {
+	text, enc string
+	ok        bool
+	bad       int // UTF-8 bytes that could not be read (replaced with U+FFFD); 0 when ok
+}
+
+func decodeText(data []byte) decodedText {
 	switch {
 	case bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}):
-		return string(data[3:]), EncUTF8BOM, utf8.Valid(data[3:])
+		body := data[3:]
+		if utf8.Valid(body) {
+			return decodedText{text: string(body), enc: EncUTF8BOM, ok: true}
+		}
+		_, bad := utf8Counts(body)
+		return decodedText{text: strings.ToValidUTF8(string(body), "\uFFFD"), enc: EncUTF8BOM, bad: bad}
 	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}):
 		s, err := decodeWith(xunicode.UTF16(xunicode.LittleEndian, xunicode.ExpectBOM).NewDecoder(), data)
-		return s, EncUTF16LE, err == nil
+		return decodedText{text: s, enc: EncUTF16LE, ok: err == nil}
 	case bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
 		s, err := decodeWith(xunicode.UTF16(xunicode.BigEndian, xunicode.ExpectBOM).NewDecoder(), data)
-		return s, EncUTF16BE, err == nil
+		return decodedText{text: s, enc: EncUTF16BE, ok: err == nil}
 	case utf8.Valid(data):
-		return string(data), EncUTF8, true
+		return decodedText{text: string(data), enc: EncUTF8, ok: true}
+	}
+	if multi, bad := utf8Counts(data); mostlyUTF8(multi, bad) {
+		return decodedText{text: strings.ToValidUTF8(string(data), "\uFFFD"), enc: EncUTF8, bad: bad}
 	}
 	if s, ok := strictDecode(japanese.ShiftJIS, data); ok {
-		return s, EncCP932, true
+		return decodedText{text: s, enc: EncCP932, ok: true}
 	}
 	if s, ok := strictDecode(japanese.EUCJP, data); ok {
-		return s, EncEUCJP, true
+		return decodedText{text: s, enc: EncEUCJP, ok: true}
 	}
 	s, _ := decodeWith(japanese.ShiftJIS.NewDecoder(), data)
-	return s, EncCP932, false
+	return decodedText{text: s, enc: EncCP932}
+}
+
+// utf8Counts returns how many valid multi-byte UTF-8 sequences data holds and how many of its
+// bytes are not part of any valid sequence.
+func utf8Counts(data []byte) (multi, bad int) {
+	for i := 0; i < len(data); {
+		if data[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 {
+			bad++
+		} else {
+			multi++
+		}
+		i += n
+	}
+	return multi, bad
+}
+
+// mostlyUTF8 reports whether text with multi valid multi-byte sequences and bad unreadable bytes
+// is UTF-8 with a few damaged bytes (a cut last character, a stray byte) rather than a legacy
+// encoding: in CP932 or EUC-JP text nearly every Japanese character is invalid UTF-8, so the bad
+// bytes outnumber the valid sequences by far.
+func mostlyUTF8(multi, bad int) bool {
+	if multi == 0 || bad == 0 {
+		return false
+	}
+	return bad*8 <= multi || (bad <= 3 && bad <= multi)
+}
+
+// errEncoding is the error for text that no supported encoding reads cleanly: E006, never
+// mojibake reported as converted.
+func errEncoding(kind Kind) *job.Error {
+	return job.Errorf(job.E006, "the %s file is not valid UTF-8, UTF-16, Shift_JIS (CP932) or EUC-JP, so its text cannot be read; save it as UTF-8 and try again", kind.Label()).
+		WithJa(fmt.Sprintf("%sファイルの文字コードが UTF-8・UTF-16・Shift_JIS（CP932）・EUC-JP のどれとしても正しくないため、文字を読み取れません。UTF-8 で保存し直してから再度お試しください。", kind.LabelJa())).
+		WithName(ErrNameEncoding)
 }
 
 func decodeWith(d *encoding.Decoder, data []byte) (string, error) {
@@ -124,10 +188,15 @@ func isClean(s string) bool {
 }
 
 // convertText renders plain text: decoded, cleaned, kept as it is (Markdown readers show it).
+// Text no encoding reads cleanly fails E006; UTF-8 with a few bad bytes converts with U+FFFD in
+// their place and ends partial saying how many bytes could not be read.
 func convertText(data []byte) (*Doc, error) {
-	s, enc, _ := DecodeText(data)
-	s = strings.TrimSpace(Clean(s))
-	d := &Doc{Kind: KindText, Markdown: s + "\n", Method: MethodNative, Encoding: enc, Pages: 1}
+	dt := decodeText(data)
+	if !dt.ok && dt.bad == 0 {
+		return nil, errEncoding(KindText)
+	}
+	s := strings.TrimSpace(Clean(dt.text))
+	d := &Doc{Kind: KindText, Markdown: s + "\n", Method: MethodNative, Encoding: dt.enc, Pages: 1, BadBytes: dt.bad}
 	if s == "" {
 		d.Markdown = ""
 	}
@@ -135,10 +204,14 @@ func convertText(data []byte) (*Doc, error) {
 }
 
 // convertCSV renders a delimited file as one Markdown table, the first record being the header.
-// Rows with a different field count are padded; quotes may be sloppy.
+// Rows with a different field count are padded; quotes may be sloppy. Encodings are handled as
+// in convertText.
 func convertCSV(data []byte) (*Doc, error) {
-	s, enc, _ := DecodeText(data)
-	s = Clean(s)
+	dt := decodeText(data)
+	if !dt.ok && dt.bad == 0 {
+		return nil, errEncoding(KindCSV)
+	}
+	s, enc := Clean(dt.text), dt.enc
 	delim := ','
 	if first, _, _ := strings.Cut(s, "\n"); strings.Count(first, "\t") > strings.Count(first, ",") {
 		delim = '\t'
@@ -167,7 +240,7 @@ func convertCSV(data []byte) (*Doc, error) {
 	}
 	var b strings.Builder
 	writeTable(&b, rows)
-	return &Doc{Kind: KindCSV, Markdown: b.String(), Method: MethodNative, Encoding: enc, Pages: 1, Rows: len(rows)}, nil
+	return &Doc{Kind: KindCSV, Markdown: b.String(), Method: MethodNative, Encoding: enc, Pages: 1, Rows: len(rows), BadBytes: dt.bad}, nil
 }
 
 // writeTable writes rows as a Markdown table (first row = header), padding short rows and

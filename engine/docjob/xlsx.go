@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/xuri/excelize/v2"
@@ -107,7 +108,7 @@ func sheetRows(ctx context.Context, f *excelize.File, sheet string, withMerges b
 					}
 				}
 			}
-			cols[c] = Clean(cols[c])
+			cols[c] = gannen(f, sheet, r, c, Clean(cols[c]))
 		}
 		for len(grid) < r-1 {
 			grid = append(grid, nil)
@@ -242,4 +243,28 @@ func mayHaveMerges(f *excelize.File, sheets int) bool {
 		return true
 	})
 	return may || found < sheets
+}
+
+var eraYearOne = regexp.MustCompile(`(明治|大正|昭和|平成|令和)1年`)
+
+// gannen writes the first year of an era as 元年 ("令和元年5月1日"), as Excel shows a cell whose
+// number format asks for it ([$-ja-JP-x-gannen]); v is the cell in row r (1-based), column c
+// (0-based) as excelize formatted it. Only cells showing "era 1年" have their style looked up.
+func gannen(f *excelize.File, sheet string, r, c int, v string) string {
+	if !strings.Contains(v, "1年") || !eraYearOne.MatchString(v) {
+		return v
+	}
+	cell, err := excelize.CoordinatesToCellName(c+1, r)
+	if err != nil {
+		return v
+	}
+	id, err := f.GetCellStyle(sheet, cell)
+	if err != nil {
+		return v
+	}
+	st, err := f.GetStyle(id)
+	if err != nil || st == nil || st.CustomNumFmt == nil || !strings.Contains(strings.ToLower(*st.CustomNumFmt), "x-gannen") {
+		return v
+	}
+	return eraYearOne.ReplaceAllString(v, "${1}元年")
 }

@@ -77,6 +77,20 @@ func unsafeName(name string) string {
 	return ""
 }
 
+// unsafeJa gives unsafeName's reasons in Japanese.
+var unsafeJa = map[string]string{
+	"empty name": "名前が空です", "backslash in path": "パスにバックスラッシュがあります",
+	"absolute path": "絶対パスです", "drive letter in path": "パスにドライブ名があります",
+	"control character in name": "名前に制御文字があります", "path goes up a folder (..)": "パスが上のフォルダーを指しています（..）",
+	"symbolic link": "シンボリックリンクです", "not a local path": "展開先の外を指すパスです",
+}
+
+// rejectUnsafe is the failed child of an entry refused for why (one of unsafeName's reasons).
+func rejectUnsafe(name, why string) Child {
+	return Child{Name: name, Status: StatusFailed, Code: string(job.E004), Reason: "unsafe entry rejected: " + why,
+		ReasonJa: "安全でないため展開しませんでした: " + unsafeJa[why]}
+}
+
 // skippedName reports entries left out on purpose: macOS resource forks and dot-files.
 func skippedName(name string) bool {
 	for i, part := range strings.Split(strings.TrimSuffix(name, "/"), "/") {
@@ -103,13 +117,11 @@ func ListZip(data []byte) (*Listing, error) {
 	for _, f := range zr.File {
 		name := DecodeZipName(f.Name, f.Flags)
 		if why := unsafeName(name); why != "" {
-			l.Rejected = append(l.Rejected, Child{Name: name, Status: StatusFailed, Code: string(job.E004),
-				Reason: "unsafe entry rejected: " + why})
+			l.Rejected = append(l.Rejected, rejectUnsafe(name, why))
 			continue
 		}
 		if f.Mode()&fs.ModeSymlink != 0 {
-			l.Rejected = append(l.Rejected, Child{Name: name, Status: StatusFailed, Code: string(job.E004),
-				Reason: "unsafe entry rejected: symbolic link"})
+			l.Rejected = append(l.Rejected, rejectUnsafe(name, "symbolic link"))
 			continue
 		}
 		if strings.HasSuffix(name, "/") || f.Mode().IsDir() {
@@ -122,12 +134,13 @@ func ListZip(data []byte) (*Listing, error) {
 		if f.Flags&1 != 0 {
 			encrypted++
 			l.Rejected = append(l.Rejected, Child{Name: name, Status: StatusFailed, Code: string(job.E005),
-				Reason: "password-protected entry"})
+				Reason: "password-protected entry", ReasonJa: "パスワードで保護されたファイルです"})
 			continue
 		}
 		if f.UncompressedSize64 > MaxFileSize {
 			l.Rejected = append(l.Rejected, Child{Name: name, Status: StatusFailed, Code: string(job.E003),
-				Reason: fmt.Sprintf("entry too large: %s (limit %s)", humanSize(int64(min(f.UncompressedSize64, 1<<62))), humanSize(MaxFileSize))})
+				Reason:   fmt.Sprintf("entry too large: %s (limit %s)", humanSize(int64(min(f.UncompressedSize64, 1<<62))), humanSize(MaxFileSize)),
+				ReasonJa: fmt.Sprintf("ファイルが大きすぎます: %s（上限 %s）", humanSize(int64(min(f.UncompressedSize64, 1<<62))), humanSize(MaxFileSize))})
 			continue
 		}
 		total += f.UncompressedSize64
@@ -138,7 +151,7 @@ func ListZip(data []byte) (*Listing, error) {
 			WithJa(fmt.Sprintf("ZIPファイルの中のファイル数が多すぎます: %d（上限 %d）", n, MaxZipEntries)).WithName(ErrNameTooLarge)
 	}
 	if total > MaxTotalSize {
-		return nil, errTooLarge("the expanded ZIP archive", int64(min(total, 1<<62)), MaxTotalSize)
+		return nil, errTooLarge("the expanded ZIP archive", "展開後のZIPファイル", int64(min(total, 1<<62)), MaxTotalSize)
 	}
 	if encrypted > 0 && len(l.Entries) == 0 {
 		return nil, errPassword(KindZIP)
@@ -150,7 +163,7 @@ func ListZip(data []byte) (*Listing, error) {
 // E003) and never more than budget allows.
 func readEntry(e Entry, budget *int64) ([]byte, error) {
 	if e.Size > *budget {
-		return nil, errTooLarge("the expanded ZIP archive", MaxTotalSize-*budget+e.Size, MaxTotalSize)
+		return nil, errTooLarge("the expanded ZIP archive", "展開後のZIPファイル", MaxTotalSize-*budget+e.Size, MaxTotalSize)
 	}
 	rc, err := e.file.Open()
 	if err != nil {
@@ -189,7 +202,7 @@ func ExtractZip(ctx context.Context, data []byte, dir string) (*Listing, error) 
 		b, err := readEntry(e, &budget)
 		if err != nil {
 			je := job.AsError(err)
-			l.Rejected = append(l.Rejected, Child{Name: e.Name, Status: StatusFailed, Code: string(je.Code), Reason: je.Message})
+			l.Rejected = append(l.Rejected, Child{Name: e.Name, Status: StatusFailed, Code: string(je.Code), Reason: je.Message, ReasonJa: je.MessageJa})
 			if je.Code == job.E003 && budget <= 0 {
 				return nil, je
 			}
@@ -197,7 +210,7 @@ func ExtractZip(ctx context.Context, data []byte, dir string) (*Listing, error) 
 		}
 		rel := filepath.FromSlash(strings.TrimPrefix(e.Name, "./"))
 		if !filepath.IsLocal(rel) {
-			l.Rejected = append(l.Rejected, Child{Name: e.Name, Status: StatusFailed, Code: string(job.E004), Reason: "unsafe entry rejected: not a local path"})
+			l.Rejected = append(l.Rejected, rejectUnsafe(e.Name, "not a local path"))
 			continue
 		}
 		for i := 2; used[rel]; i++ {
@@ -260,7 +273,7 @@ func ConvertZip(ctx context.Context, data []byte, name string, opt Options) (*Do
 				return nil, ctx.Err()
 			}
 			je := job.AsError(err)
-			child.Status, child.Code, child.Reason = StatusFailed, string(je.Code), je.Message
+			child.Status, child.Code, child.Reason, child.ReasonJa = StatusFailed, string(je.Code), je.Message, je.MessageJa
 			if firstErr == nil {
 				firstErr = je
 			}
@@ -291,8 +304,7 @@ func ConvertZip(ctx context.Context, data []byte, name string, opt Options) (*Do
 			return nil, firstErr
 		}
 		if len(l.Rejected) > 0 {
-			return nil, job.Errorf(job.E004, "no entry of the ZIP archive could be converted: %s", l.Rejected[0].Reason).
-				WithJa("ZIPファイルの中に変換できるファイルがありません（安全でないパスなど）。").WithName(ErrNameNothing)
+			return nil, errNothingConverted(l.Rejected[0])
 		}
 		return nil, job.Errorf(job.E004, "the ZIP archive holds no files to convert").
 			WithJa("ZIPファイルの中に変換できるファイルがありません。").WithName(ErrNameNothing)
@@ -304,4 +316,30 @@ func ConvertZip(ctx context.Context, data []byte, name string, opt Options) (*Do
 	}
 	d.Markdown = b.String()
 	return d, nil
+}
+
+// errNothingConverted is the error of an archive none of whose entries converted: the first
+// failed entry's code and reason (a zip-slip name is E004, an entry over the size limit or
+// nested too deep E003, a password-protected one E005), so the person learns why.
+func errNothingConverted(first Child) *job.Error {
+	code := job.Code(first.Code)
+	if _, ok := job.Codes[code]; !ok {
+		code = job.E004
+	}
+	ja := first.ReasonJa
+	if ja == "" {
+		ja = job.Codes[code].Ja
+	}
+	name := ErrNameNothing
+	switch code {
+	case job.E003:
+		name = ErrNameTooLarge
+	case job.E005:
+		name = ErrNamePassword
+	case job.E006:
+		name = ErrNameEncoding
+	}
+	return job.Errorf(code, "no entry of the ZIP archive could be converted: %s: %s", first.Name, first.Reason).
+		WithJa(fmt.Sprintf("ZIPファイルの中に変換できたファイルがありません。%s: %s", first.Name, strings.TrimSuffix(ja, "。"))).
+		WithName(name).Permanent()
 }

@@ -1,0 +1,109 @@
+package docjob
+
+import (
+	"bytes"
+	"compress/zlib"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// makePDF writes a minimal PDF with one page per content stream (Helvetica, WinAnsi), each
+// stream Flate-compressed, with a correct cross-reference table.
+func makePDF(t testing.TB, pages ...[]byte) []byte {
+	t.Helper()
+	var objs [][]byte
+	add := func(b []byte) int { objs = append(objs, b); return len(objs) }
+	catalog := add(nil)
+	pagesObj := add(nil)
+	font := add([]byte("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"))
+	var kids bytes.Buffer
+	for _, content := range pages {
+		var z bytes.Buffer
+		zw := zlib.NewWriter(&z)
+		zw.Write(content)
+		zw.Close()
+		stream := add([]byte(fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.Bytes())))
+		page := add([]byte(fmt.Sprintf("<< /Type /Page /Parent %d 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 %d 0 R >> >> /Contents %d 0 R >>",
+			pagesObj, font, stream)))
+		fmt.Fprintf(&kids, "%d 0 R ", page)
+	}
+	objs[catalog-1] = []byte(fmt.Sprintf("<< /Type /Catalog /Pages %d 0 R >>", pagesObj))
+	objs[pagesObj-1] = []byte(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", kids.String(), len(pages)))
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.4\n")
+	offs := make([]int, len(objs))
+	for i, o := range objs {
+		offs[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
+	for _, o := range offs {
+		fmt.Fprintf(&b, "%010d 00000 n \n", o)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, catalog, xref)
+	return b.Bytes()
+}
+
+// textPage is a content stream showing each line at its own baseline.
+func textPage(lines ...string) []byte {
+	var b bytes.Buffer
+	b.WriteString("BT /F1 12 Tf 72 780 Td 14 TL\n")
+	for _, l := range lines {
+		fmt.Fprintf(&b, "(%s) Tj T*\n", l)
+	}
+	b.WriteString("ET\n")
+	return b.Bytes()
+}
+
+func TestMakePDF(t *testing.T) {
+	d, err := convertPDF(t.Context(), makePDF(t, textPage("Hello page one"), textPage("Second page")), Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Pages != 2 || !bytes.Contains([]byte(d.Markdown), []byte("Hello page one")) || !bytes.Contains([]byte(d.Markdown), []byte("Second page")) {
+		t.Fatalf("%d pages:\n%s", d.Pages, d.Markdown)
+	}
+}
+
+// expiringCtx is a context whose Err turns to DeadlineExceeded after a number of calls, so a
+// test can end a conversion part-way through a page without any clock.
+type expiringCtx struct {
+	context.Context
+	calls, after int
+}
+
+func (c *expiringCtx) Err() error {
+	if c.calls++; c.calls > c.after {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// TestPDFStopsInsideAPage: one page of 300,000 show operators; the deadline passes after the
+// first few checks, and the converter stops inside the page with the context's error instead of
+// reading it to the end.
+func TestPDFStopsInsideAPage(t *testing.T) {
+	var page bytes.Buffer
+	page.WriteString("BT /F1 12 Tf 72 780 Td\n")
+	for i := 0; i < 300000; i++ {
+		page.WriteString("(A) Tj\n")
+	}
+	page.WriteString("ET\n")
+	data := makePDF(t, page.Bytes())
+	d, err := convertPDF(context.Background(), data, Options{NoOCR: true})
+	if err != nil || !strings.Contains(d.Markdown, "AAAA") {
+		t.Fatalf("without a deadline: %v", err)
+	}
+	ctx := &expiringCtx{Context: context.Background(), after: 3}
+	d, err = convertPDF(ctx, data, Options{NoOCR: true})
+	if !errors.Is(err, context.DeadlineExceeded) || d != nil {
+		t.Fatalf("err = %v, doc %v", err, d != nil)
+	}
+	if ctx.calls > 50 {
+		t.Fatalf("kept checking the context %d times after it ended", ctx.calls)
+	}
+}
