@@ -679,3 +679,28 @@ func TestHistoryIsLive(t *testing.T) {
 		t.Fatalf("scheduled %s started %s succeeded %s: TaskStarted is not when the task began", scheduled, started, succeeded)
 	}
 }
+
+// The history of a Parallel state is in time order: the branches' events interleave as they
+// happened, not one branch after the other.
+func TestParallelHistoryInTimeOrder(t *testing.T) {
+	v := newEnv(t)
+	ctx := context.Background()
+	arn := v.machine(t, "par-order", `{"StartAt":"P","States":{"P":{"Type":"Parallel","End":true,"Branches":[
+		{"StartAt":"Slow","States":{"Slow":{"Type":"Task","Resource":"λsleep","Parameters":{"ms":600},"End":true}}},
+		{"StartAt":"Quick","States":{"Quick":{"Type":"Task","Resource":"λsleep","Parameters":{"ms":10},"Next":"Quick2"},
+			"Quick2":{"Type":"Task","Resource":"λsleep","Parameters":{"ms":10},"End":true}}}]}}}`)
+	x := v.run(t, arn, "order", `{}`)
+	if x.Status != StatusSucceeded {
+		t.Fatalf("%+v", x)
+	}
+	evs, _, err := v.e.History(ctx, x.ARN, false, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(evs); i++ {
+		if evs[i].Timestamp.Before(evs[i-1].Timestamp) {
+			t.Fatalf("event %d %s at %s comes after event %d %s at %s", evs[i].ID, evs[i].Type, evs[i].Timestamp.Format("15:04:05.000"),
+				evs[i-1].ID, evs[i-1].Type, evs[i-1].Timestamp.Format("15:04:05.000"))
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,6 +69,13 @@ func (f *frame) addAt(typ string, t time.Time, details map[string]any) {
 	f.mu.Lock()
 	f.events = append(f.events, event{typ: typ, at: t.UnixMilli(), details: details})
 	f.mu.Unlock()
+}
+
+// inTimeOrder sorts events of concurrent branches or iterations by time, keeping each one's own
+// order for events of the same millisecond.
+func inTimeOrder(evs []event) []event {
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].at < evs[j].at })
+	return evs
 }
 
 func (f *frame) merge(evs []event) {
@@ -608,7 +616,8 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 	if len(pj) > maxPayload {
 		return nil, fail("States.DataLimitExceeded", "the task input of state %q is larger than 256 KiB", s.Name)
 	}
-	fr.add("TaskScheduled", map[string]any{"taskScheduledEventDetails": map[string]any{"resourceType": resType, "resource": resName,
+	scheduled := time.Now()
+	fr.addAt("TaskScheduled", scheduled, map[string]any{"taskScheduledEventDetails": map[string]any{"resourceType": resType, "resource": resName,
 		"region": r.e.opts.Region, "parameters": string(pj), "timeoutInSeconds": timeout, "heartbeatInSeconds": heartbeat}})
 	r.e.mu.Lock()
 	_, known := r.e.funcs[name]
@@ -642,7 +651,7 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 		return nil, fail("States.Aborted", "%v", err)
 	}
 	started := time.Now()
-	if j.StartedAt != nil && !j.StartedAt.After(started) {
+	if j.StartedAt != nil && !j.StartedAt.After(started) && j.StartedAt.UnixMilli() >= scheduled.UnixMilli() {
 		started = *j.StartedAt // when the function's job began, not when its end was seen
 	}
 	fr.addAt("TaskStarted", started, map[string]any{"taskStartedEventDetails": map[string]any{"resourceType": resType, "resource": resName}})
@@ -783,9 +792,11 @@ func (r *run) parallel(ctx context.Context, fr *frame, s *asl.State, raw any, co
 		}(i, b)
 	}
 	wg.Wait()
+	var evs []event
 	for _, f := range frames {
-		fr.merge(f.take())
+		evs = append(evs, f.take()...)
 	}
+	fr.merge(inTimeOrder(evs)) // the branches' events interleaved as they happened
 	if first != nil {
 		fr.add("ParallelStateFailed", nil)
 		return nil, first

@@ -336,9 +336,11 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 			return err
 		})
 		if !distributed {
+			var evs []event
 			for _, it := range batch {
-				fr.merge(it.events)
+				evs = append(evs, it.events...)
 			}
+			fr.merge(inTimeOrder(evs))
 		}
 	}
 	tolerated := func() bool {
