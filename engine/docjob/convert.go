@@ -64,6 +64,9 @@ type Doc struct {
 	NoTextPages []int `json:"no_text_pages,omitempty"`
 	// DamagedPages lists the 1-based PDF pages whose content could not be parsed.
 	DamagedPages []int `json:"damaged_pages,omitempty"`
+	// TruncatedPages lists the 1-based PDF pages that show more text than is read (a content
+	// stream of millions of strings); their first strings are kept.
+	TruncatedPages []int `json:"truncated_pages,omitempty"`
 	// OCRPages lists the pages whose text came from OCR.
 	OCRPages []int `json:"ocr_pages,omitempty"`
 	// BadBytes counts the bytes of a UTF-8 text or CSV file that could not be read and were
@@ -113,6 +116,10 @@ func (d *Doc) status() (st Status, en, ja string) {
 	if len(d.DamagedPages) > 0 {
 		why = append(why, fmt.Sprintf("damaged pages that could not be read: %s", intList(d.DamagedPages)))
 		whyJa = append(whyJa, fmt.Sprintf("破損していて読み取れなかったページ: %s", intList(d.DamagedPages)))
+	}
+	if len(d.TruncatedPages) > 0 {
+		why = append(why, fmt.Sprintf("pages with more text than is read (the beginning was kept): %s", intList(d.TruncatedPages)))
+		whyJa = append(whyJa, fmt.Sprintf("文字が多すぎるため先頭だけを読み取ったページ: %s", intList(d.TruncatedPages)))
 	}
 	if d.BadBytes > 0 {
 		unit, verb := "bytes", "were"

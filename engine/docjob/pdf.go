@@ -182,7 +182,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 	var b strings.Builder
 	var failed []int
 	texts := make([]string, n)
-	var empty []int
+	var empty, truncated []int
 	var pages []pdf.Page
 	_ = safeCall(func() error { pdfPages(r, n, &pages); return nil })
 	for i := 1; i <= n; i++ {
@@ -201,6 +201,10 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 				return errors.New("missing page object")
 			}
 			spans, err := pageSpans(ctx, p)
+			if errors.Is(err, errPageTooLarge) {
+				truncated = append(truncated, i)
+				err = nil
+			}
 			if err != nil {
 				return err
 			}
@@ -253,10 +257,11 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 		b.WriteString(t)
 		b.WriteString("\n\n")
 	}
+	d.TruncatedPages = truncated
 	d.Markdown = b.String()
 	d.NoTextPages = empty
 	switch {
-	case len(empty) > 0 || len(failed) > 0:
+	case len(empty) > 0 || len(failed) > 0 || len(truncated) > 0:
 		d.Method = MethodPartial
 	case len(d.OCRPages) > 0:
 		d.Method = MethodOCR

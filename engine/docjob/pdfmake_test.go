@@ -107,3 +107,27 @@ func TestPDFStopsInsideAPage(t *testing.T) {
 		t.Fatalf("kept checking the context %d times after it ended", ctx.calls)
 	}
 }
+
+// A page whose content stream expands to more strings than are read (a compression bomb) keeps
+// its first maxPageSpans: the conversion ends partial with a note, memory stays bounded.
+func TestPDFPageTooLarge(t *testing.T) {
+	var page bytes.Buffer
+	page.WriteString("BT /F1 12 Tf 72 780 Td\n")
+	for i := 0; i < maxPageSpans+5000; i++ {
+		page.WriteString("(A) Tj\n")
+	}
+	page.WriteString("ET\n")
+	d, err := convertPDF(context.Background(), makePDF(t, textPage("First page"), page.Bytes()), Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Method != MethodPartial || !strings.Contains(d.Markdown, "First page") || !strings.Contains(d.Markdown, "AAAA") {
+		t.Fatalf("method %s, markdown %.80q", d.Method, d.Markdown)
+	}
+	if n := strings.Count(d.Markdown, "A"); n > maxPageSpans+100 {
+		t.Fatalf("%d strings kept from the bomb page", n)
+	}
+	if st, why, _ := d.status(); st != StatusPartial || len(d.TruncatedPages) != 1 || d.TruncatedPages[0] != 2 || !strings.Contains(why, "more text than is read") {
+		t.Fatalf("status %s %q, truncated %v", st, why, d.TruncatedPages)
+	}
+}

@@ -2,6 +2,7 @@ package docjob
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 
@@ -27,8 +28,17 @@ func (m mat) mul(n mat) mat {
 }
 
 // stopPage is the panic value that ends the walk of a content stream early (pageSpans recovers
-// it): the context ended.
+// it): the context ended, or the page shows more text than is read.
 type stopPage struct{ err error }
+
+// maxPageSpans bounds the strings read from one page (a real page shows a few thousand): a
+// content stream that expands to millions of text operators (a compression bomb) keeps its
+// first maxPageSpans and memory stays bounded.
+const maxPageSpans = 200_000
+
+// errPageTooLarge ends a page that shows more than maxPageSpans strings; the spans read so far
+// are kept.
+var errPageTooLarge = errors.New("the page shows more text than JobDesk reads")
 
 // pageSpans walks a page's content stream, tracking the graphics and text matrices, and returns
 // the strings it shows in stream order. It checks ctx every 1024 operators and stops with ctx's
@@ -64,6 +74,9 @@ func pageSpans(ctx context.Context, p pdf.Page) (out []span, err error) {
 		m := tm.mul(ctm)
 		size := fontSize * math.Hypot(m[2], m[3])
 		out = append(out, span{x: m[4], y: m[5], size: size, text: s})
+		if len(out) >= maxPageSpans {
+			panic(stopPage{errPageTooLarge})
+		}
 	}
 	num := func(v pdf.Value) float64 { return v.Float64() }
 	pdf.Interpret(p.V.Key("Contents"), func(stk *pdf.Stack, op string) {
