@@ -59,7 +59,7 @@ func TestCorpus(t *testing.T) {
 		{"pw_user_aes128.pdf", KindPDF, "", job.E005, nil, nil},
 		{"pw_user_rc4.pdf", KindPDF, "", job.E005, nil, nil},
 		{"truncated.pdf", KindPDF, "", job.E004, nil, nil},
-		{"badxref.pdf", KindPDF, StatusPartial, "", []string{"補助金申請の手引き", "第3ページ"}, nil},
+		{"badxref.pdf", KindPDF, StatusReady, "", []string{"補助金申請の手引き", "第2ページ：審査の観点", "第3ページ"}, nil},
 		{"garbage.pdf", KindUnknown, "", job.E004, []string{"damaged", "PDF"}, nil},
 		{"report.docx", KindDOCX, StatusReady, "", []string{"# 補助金申請の手引き", "## 申請に必要な書類", "- 事業計画書", "1. 申請書を作成する", "2. 電子申請で提出する",
 			"| 小規模事業者 | 特例枠は200万円 | 特例枠は200万円 |", "追加された新しい文言を確認してください。", "本書は申請の手順", "]: 脚注：令和6年度の公募要領に基づく。",

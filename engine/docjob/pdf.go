@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -162,11 +164,74 @@ func convertPDF(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	}) == nil {
 		if r2, err := newPDFReader(fixPDFHeader(out.Bytes())); err == nil {
 			if d2, failed2, err := extractPDF(ctx, r2, out.Bytes(), opt); err == nil && len(failed2) < len(failed) {
-				return d2, nil
+				d, failed = d2, failed2
+			}
+		}
+	}
+	// Still some: find every object where it really is and read through a new table.
+	if len(failed) > 0 {
+		if fixed := rebuildXref(fixPDFHeader(data)); fixed != nil { // the original bytes: a rewrite may have dropped objects
+			if r3, err := newPDFReader(fixed); err == nil {
+				if d3, failed3, err := extractPDF(ctx, r3, fixed, opt); err == nil && len(failed3) < len(failed) {
+					d = d3
+				}
 			}
 		}
 	}
 	return d, nil
+}
+
+var (
+	objStart  = regexp.MustCompile(`(?m)^[ \t]*(\d{1,10})[ \t]+(\d{1,5})[ \t]+obj\b`)
+	rootRef   = regexp.MustCompile(`/Root[ \t\r\n]*(\d{1,10})[ \t\r\n]+(\d{1,5})[ \t\r\n]+R`)
+	infoRef   = regexp.MustCompile(`/Info[ \t\r\n]*(\d{1,10})[ \t\r\n]+(\d{1,5})[ \t\r\n]+R`)
+	maxXrefNo = 1 << 20
+)
+
+// rebuildXref appends a cross-reference table built by finding every "N G obj" in body, for
+// files whose own table points at the wrong offsets (a later definition of an object wins, as
+// in an incremental update). It returns nil when no object or no /Root is found, or the object
+// numbers are implausible.
+func rebuildXref(body []byte) []byte {
+	type entry struct{ off, gen int }
+	objs := map[int]entry{}
+	maxNo := 0
+	for _, m := range objStart.FindAllSubmatchIndex(body, -1) {
+		no, err1 := strconv.Atoi(string(body[m[2]:m[3]]))
+		gen, err2 := strconv.Atoi(string(body[m[4]:m[5]]))
+		if err1 != nil || err2 != nil || no <= 0 || no >= maxXrefNo {
+			continue
+		}
+		objs[no] = entry{off: m[2], gen: gen}
+		maxNo = max(maxNo, no)
+	}
+	roots := rootRef.FindAllSubmatch(body, -1)
+	if len(objs) == 0 || len(roots) == 0 {
+		return nil
+	}
+	root := roots[len(roots)-1]
+	var b bytes.Buffer
+	b.Grow(len(body) + 20*(maxNo+1) + 128)
+	b.Write(body)
+	if len(body) > 0 && body[len(body)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", maxNo+1)
+	for no := 1; no <= maxNo; no++ {
+		if e, ok := objs[no]; ok {
+			fmt.Fprintf(&b, "%010d %05d n \n", e.off, e.gen)
+		} else {
+			b.WriteString("0000000000 65535 f \n")
+		}
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root %s %s R", maxNo+1, root[1], root[2])
+	if infos := infoRef.FindAllSubmatch(body, -1); len(infos) > 0 {
+		info := infos[len(infos)-1]
+		fmt.Fprintf(&b, " /Info %s %s R", info[1], info[2])
+	}
+	fmt.Fprintf(&b, " >>\nstartxref\n%d\n%%%%EOF\n", xref)
+	return b.Bytes()
 }
 
 // extractPDF reads every page of an opened PDF; failed lists pages whose content did not parse.

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -129,5 +131,43 @@ func TestPDFPageTooLarge(t *testing.T) {
 	}
 	if st, why, _ := d.status(); st != StatusPartial || len(d.TruncatedPages) != 1 || d.TruncatedPages[0] != 2 || !strings.Contains(why, "more text than is read") {
 		t.Fatalf("status %s %q, truncated %v", st, why, d.TruncatedPages)
+	}
+}
+
+// A cross-reference table whose offsets are all wrong is rebuilt from where the objects really
+// are: every page is read. (convertPDF tries it after pdfcpu's repair; the corpus's badxref.pdf
+// is a file only this rebuild reads whole.)
+func TestPDFRebuiltXref(t *testing.T) {
+	data := makePDF(t, textPage("Page one text"), textPage("Page two text"), textPage("Page three text"))
+	i := bytes.LastIndex(data, []byte("xref\n"))
+	table := data[i:]
+	// Every "n" entry points 7 bytes too far.
+	broken := regexp.MustCompile(`(\d{10}) 00000 n`).ReplaceAllFunc(table, func(m []byte) []byte {
+		n, _ := strconv.Atoi(string(m[:10]))
+		return []byte(fmt.Sprintf("%010d 00000 n", n+7))
+	})
+	data = append(data[:i:i], broken...)
+	fixed := rebuildXref(data)
+	if fixed == nil {
+		t.Fatal("no table rebuilt")
+	}
+	r, err := newPDFReader(fixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, failed, err := extractPDF(context.Background(), r, fixed, Options{NoOCR: true})
+	if err != nil || len(failed) > 0 {
+		t.Fatalf("%v, failed pages %v", err, failed)
+	}
+	for _, want := range []string{"Page one text", "Page two text", "Page three text"} {
+		if !strings.Contains(d.Markdown, want) {
+			t.Fatalf("%q missing; damaged pages %v:\n%s", want, d.DamagedPages, d.Markdown)
+		}
+	}
+	if st, why, _ := d.status(); st != StatusReady {
+		t.Fatalf("status %s: %s", st, why)
+	}
+	if rebuildXref([]byte("%PDF-1.4\nno objects here\n")) != nil {
+		t.Fatal("a table was made for a file without objects")
 	}
 }
