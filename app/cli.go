@@ -500,10 +500,15 @@ func (c *CLI) cmdCancel(args []string) int {
 	if !ok {
 		return ExitFailed
 	}
-	if err := a.Queue.Cancel(context.Background(), id); err != nil {
+	ctx := context.Background()
+	if err := a.Queue.Cancel(ctx, id); err != nil {
 		return c.Fail(err)
 	}
-	fmt.Fprintf(c.Stdout, "job %d: cancel requested\n", id)
+	if j, err := a.Queue.Get(ctx, id); err == nil && j.Status.Final() {
+		fmt.Fprintf(c.Stdout, "job %d: %s\n", id, j.Status)
+	} else {
+		fmt.Fprintf(c.Stdout, "job %d: cancel requested; it stops within a second (or when an engine next starts)\n", id)
+	}
 	return ExitOK
 }
 

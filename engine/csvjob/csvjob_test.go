@@ -511,6 +511,9 @@ func TestResultFilesAndExport(t *testing.T) {
 	if !strings.HasPrefix(s.ReportXLSX, filepath.Join(dir, "data")) {
 		t.Fatalf("results not in the job's data folder: %s", s.ReportXLSX)
 	}
+	if st, err := os.Stat(s.ReportXLSX); err != nil || st.Mode().Perm()&0o111 != 0 {
+		t.Fatalf("the report is executable or missing: %v %v", st.Mode(), err)
+	}
 	errs := readErrorsCSV(t, s.ErrorsCSV)
 	if len(errs) != 2 || errs[0][0] != "3" || errs[1][0] != "4" || errs[1][2] != "改行\nあり" {
 		t.Fatalf("errors %q", errs)

@@ -158,7 +158,7 @@ func writeReport(path string, s *Summary, errs []RowError) error {
 	if err := f.SaveAs(path); err != nil {
 		return job.Wrap(job.E009, err, "cannot write the report").WithJa("レポートを書き込めません。").Transient().WithName("TemporaryError")
 	}
-	return nil
+	return os.Chmod(path, 0o644) // excelize creates it executable (0755); it is a document like errors.csv
 }
 
 func delimName(d string) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -421,4 +422,35 @@ func TestReapLapsedLease(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 	_ = filepath.Join
+}
+
+// A cancel asked for while the job's process is gone (it died, or its lease lapsed) is not lost:
+// the reaper ends the job CANCELLED instead of returning it to the queue.
+func TestReapHonoursCancel(t *testing.T) {
+	q := openQueue(t, t.TempDir())
+	ctx := context.Background()
+	host, _ := os.Hostname()
+	lapsed, _, _ := q.Enqueue(ctx, Params{Type: "x", Name: "lapsed"})
+	orphan, _, _ := q.Enqueue(ctx, Params{Type: "x", Name: "orphan"})
+	q.db.W.Exec(`UPDATE jobs SET status='RUNNING', attempts=1, lease_token='t', lease_owner='hung', lease_until=? WHERE id=?`,
+		time.Now().Add(-time.Second).UnixMilli(), lapsed.ID)
+	// A process that no longer exists (pid far above any live one) held the other job.
+	q.db.W.Exec(`INSERT INTO queue_owners(id, pid, host, started_at) VALUES('dead', 999999999, ?, 0)`, host)
+	q.db.W.Exec(`UPDATE jobs SET status='RUNNING', attempts=1, lease_token='t', lease_owner='dead', lease_until=? WHERE id=?`,
+		time.Now().Add(time.Hour).UnixMilli(), orphan.ID)
+	for _, id := range []int64{lapsed.ID, orphan.ID} {
+		if err := q.Cancel(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := NewWorker(q, WorkerOptions{})
+	if n, err := w.Reap(ctx); err != nil || n != 2 {
+		t.Fatal(n, err)
+	}
+	for _, id := range []int64{lapsed.ID, orphan.ID} {
+		got, _ := q.Get(ctx, id)
+		if got.Status != job.Cancelled || got.Error == nil || got.Error.Code != job.E013 || got.CompletedAt == nil {
+			t.Fatalf("job %d: %+v", id, got)
+		}
+	}
 }

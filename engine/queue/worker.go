@@ -225,31 +225,38 @@ func (w *Worker) Reap(ctx context.Context) (int64, error) {
 	err = w.q.db.Tx(ctx, func(tx *sql.Tx) error {
 		if len(dead) > 0 {
 			ph := strings.TrimSuffix(strings.Repeat("?,", len(dead)), ",")
-			args := []any{now}
+			args := []any{now, cancelledByUser}
 			for _, d := range dead {
 				args = append(args, d)
 			}
-			res, err := tx.ExecContext(ctx, `UPDATE jobs SET status='PENDING', attempts=max(attempts-1, 0), lease_token=NULL,
-				lease_until=NULL, lease_owner=NULL, cancel_requested=0, updated_at=?1,
-				message='Returned to the queue: the process running it stopped'
+			// A job whose cancel was asked for while its process was gone ends CANCELLED, not
+			// run again.
+			res, err := tx.ExecContext(ctx, `UPDATE jobs SET
+				status=CASE WHEN cancel_requested=1 THEN 'CANCELLED' ELSE 'PENDING' END,
+				attempts=CASE WHEN cancel_requested=1 THEN attempts ELSE max(attempts-1, 0) END,
+				completed_at=CASE WHEN cancel_requested=1 THEN ?1 END,
+				error=CASE WHEN cancel_requested=1 THEN ?2 ELSE error END,
+				message=CASE WHEN cancel_requested=1 THEN 'Cancelled' ELSE 'Returned to the queue: the process running it stopped' END,
+				lease_token=NULL, lease_until=NULL, lease_owner=NULL, cancel_requested=0, updated_at=?1
 				WHERE status='RUNNING' AND lease_owner IN (`+ph+`)`, args...)
 			if err != nil {
 				return err
 			}
 			k, _ := res.RowsAffected()
 			n += k
-			if _, err := tx.ExecContext(ctx, `DELETE FROM queue_owners WHERE id IN (`+ph+`)`, args[1:]...); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM queue_owners WHERE id IN (`+ph+`)`, args[2:]...); err != nil {
 				return err
 			}
 		}
 		lapsed := errorJSON(job.Errorf(job.E011, "the worker stopped answering (lease expired)").
 			WithJa("処理中のワーカーが応答しなくなりました（リース期限切れ）。").WithName("States.HeartbeatTimeout"))
 		res, err := tx.ExecContext(ctx, `UPDATE jobs SET
-				status=CASE WHEN attempts>=max_attempts THEN 'FAILED' ELSE 'PENDING' END,
-				completed_at=CASE WHEN attempts>=max_attempts THEN ?1 END,
-				error=?2, lease_token=NULL, lease_until=NULL, lease_owner=NULL, cancel_requested=0, updated_at=?1,
-				message='Returned to the queue: its lease expired'
-			WHERE status='RUNNING' AND lease_until < ?1`, now, lapsed)
+				status=CASE WHEN cancel_requested=1 THEN 'CANCELLED' WHEN attempts>=max_attempts THEN 'FAILED' ELSE 'PENDING' END,
+				completed_at=CASE WHEN cancel_requested=1 OR attempts>=max_attempts THEN ?1 END,
+				error=CASE WHEN cancel_requested=1 THEN ?3 ELSE ?2 END,
+				message=CASE WHEN cancel_requested=1 THEN 'Cancelled' ELSE 'Returned to the queue: its lease expired' END,
+				lease_token=NULL, lease_until=NULL, lease_owner=NULL, cancel_requested=0, updated_at=?1
+			WHERE status='RUNNING' AND lease_until < ?1`, now, lapsed, cancelledByUser)
 		if err != nil {
 			return err
 		}
@@ -940,3 +947,6 @@ func (w *Worker) flush(ctx context.Context) {
 		}
 	}
 }
+
+// cancelledByUser is the error of a job cancelled by the user, as stored.
+var cancelledByUser = errorJSON(job.Errorf(job.E013, "cancelled by the user").WithJa("ユーザーがキャンセルしました。").WithName("States.Aborted"))
