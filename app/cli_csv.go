@@ -45,13 +45,17 @@ func (c *CLI) cmdCSV(args []string) int {
 	}
 	fmt.Fprintf(c.Stdout, "Encoding:  %s\nDelimiter: %s\nSampled:   %d rows\nKey:       %s\n\n", res.Encoding, delim, res.Rows, res.Schema.Key)
 	tw := newTable(c.Stdout)
-	fmt.Fprintln(tw, "COLUMN\tTYPE\tREQUIRED\tPATTERN\tMIN")
+	fmt.Fprintln(tw, "COLUMN\tTYPE\tREQUIRED\tFIELD\tPATTERN\tMIN")
 	for _, col := range res.Schema.Columns {
 		min := ""
 		if col.Min != nil {
 			min = fmt.Sprint(*col.Min)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\n", col.Name, col.Type, col.Required, col.Pattern, min)
+		field := col.Field
+		if field == "" {
+			field = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\n", col.Name, col.Type, col.Required, field, col.Pattern, min)
 	}
 	tw.Flush()
 	fmt.Fprintln(c.Stdout, "\nSchema (save as a file and pass it with run --type csv --schema FILE):")

@@ -487,6 +487,17 @@ func TestSniff(t *testing.T) {
 		b, _ := json.Marshal(r.Schema)
 		t.Fatalf("schema %s", b)
 	}
+	// The counts are recognised by name and the key is the user, so the inferred schema fills
+	// the table as the seed's does; text columns have no combine rule.
+	if cols[0].Field != FieldUserID || cols[1].Field != FieldLoginCount || cols[2].Field != FieldPostCount ||
+		cols[3].Field != "" || cols[3].Combine != "" || !r.Schema.WritesTable() {
+		b, _ := json.Marshal(r.Schema)
+		t.Fatalf("fields %s", b)
+	}
+	s, err := RunFile(context.Background(), openDB(t), path, Options{Schema: r.Schema}, nil)
+	if err != nil || s.Table == "" || s.UsersChanged != 80 {
+		t.Fatalf("run with the inferred schema: %+v %v", s, err)
+	}
 	for _, bad := range [][]byte{nil, []byte("\x00\x01\x02binary")} {
 		p := filepath.Join(dir, "bad")
 		os.WriteFile(p, bad, 0o600)

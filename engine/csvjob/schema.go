@@ -143,11 +143,11 @@ func (s *Schema) Compile() error {
 		default:
 			return bad("column %q has unknown type %q", c.Name, c.Type)
 		}
-		if c.Combine == "" {
-			c.Combine = CombineSum
+		if c.Combine == "" && (c.Field == FieldLoginCount || c.Field == FieldPostCount) {
+			c.Combine = CombineSum // only combined columns have a rule
 		}
 		switch c.Combine {
-		case CombineSum, CombineMax, CombineMin, CombineFirst, CombineLast:
+		case "", CombineSum, CombineMax, CombineMin, CombineFirst, CombineLast:
 		default:
 			return bad("column %q has unknown combine rule %q", c.Name, c.Combine)
 		}

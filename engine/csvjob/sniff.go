@@ -168,11 +168,41 @@ func Sniff(path string) (*SniffResult, error) {
 		if i == 0 && c.Type == TypeString && filled > 0 && a.idOK && a.prefix != "" {
 			c.Pattern = fmt.Sprintf(`^%s\d{%d}$`, regexp.QuoteMeta(a.prefix), a.width)
 		}
+		if c.Type == TypeInteger {
+			c.Field = countField(h) // a login or post count by its name reaches the table
+		}
 		s.Columns = append(s.Columns, c)
 	}
 	s.Key = s.Columns[0].Name
+	// With counts to write, the key column is the user: the schema then fills csv_users as the
+	// seed's does.
+	counts := map[string]bool{}
+	for i := range s.Columns {
+		if f := s.Columns[i].Field; f != "" {
+			if counts[f] {
+				s.Columns[i].Field = "" // two columns look like the same count: map the first
+			}
+			counts[f] = true
+		}
+	}
+	if len(counts) > 0 {
+		s.Columns[0].Field = FieldUserID
+	}
 	if err := s.Compile(); err != nil {
 		return nil, err
 	}
 	return &SniffResult{Encoding: enc, Delimiter: string(best.delim), Rows: rows, Schema: s}, nil
+}
+
+// countField maps a column name to the csv_users count it holds (ログイン回数 / login_count,
+// 投稿回数 / post_count), or "".
+func countField(name string) string {
+	n := strings.ToLower(name)
+	switch {
+	case strings.Contains(n, "ログイン") || strings.Contains(n, "login"):
+		return FieldLoginCount
+	case strings.Contains(n, "投稿") || strings.Contains(n, "post"):
+		return FieldPostCount
+	}
+	return ""
 }
