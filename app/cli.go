@@ -80,7 +80,7 @@ func SplitGlobal(args []string) (dataDir string, rest []string, err error) {
 		switch {
 		case a == "--data-dir" || a == "-data-dir":
 			if i+1 >= len(args) {
-				return "", nil, errors.New("--data-dir needs a folder")
+				return "", nil, job.Errorf(job.E014, "--data-dir needs a folder").WithJa("--data-dir にはフォルダーを指定してください。")
 			}
 			dataDir = args[i+1]
 			i++
@@ -97,8 +97,7 @@ func SplitGlobal(args []string) (dataDir string, rest []string, err error) {
 func Main(args []string, stdout, stderr io.Writer) int {
 	dataDir, args, err := SplitGlobal(args)
 	if err != nil {
-		fmt.Fprintln(stderr, "jobdesk:", err)
-		return ExitUsage
+		return (&CLI{Stderr: stderr}).Fail(err)
 	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		Usage(stdout)
@@ -118,7 +117,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return cmd.Run(c, args[1:])
 		}
 	}
-	fmt.Fprintf(stderr, "jobdesk: unknown command %q\n\n", args[0])
+	(&CLI{Stderr: stderr}).Usage(fmt.Sprintf("unknown command %q (jobdesk --help lists them)", args[0]),
+		fmt.Sprintf("%q というコマンドはありません（jobdesk --help で一覧を表示します）。", args[0]))
+	fmt.Fprintln(stderr)
 	Usage(stderr)
 	return ExitUsage
 }
@@ -135,6 +136,12 @@ func (c *CLI) Open() (*App, bool) {
 	}
 	c.app = a
 	return a, true
+}
+
+// Usage prints a usage error with its code and a sentence in English and Japanese, and returns
+// the usage exit code.
+func (c *CLI) Usage(en, ja string) int {
+	return c.Fail(job.Errorf(job.E014, "%s", en).WithJa(ja))
 }
 
 // Fail prints err the way staff should read it (code, English sentence, Japanese sentence) and
@@ -191,8 +198,7 @@ func (c *CLI) cmdRun(args []string) int {
 		return ExitUsage
 	}
 	if len(files) == 0 {
-		fmt.Fprintln(c.Stderr, "jobdesk run: name at least one file")
-		return ExitUsage
+		return c.Usage("run: name at least one file", "run: ファイルを 1 つ以上指定してください。")
 	}
 	a, ok := c.Open()
 	if !ok {
@@ -375,8 +381,8 @@ func (c *CLI) cmdLs(args []string) int {
 	}
 	st := job.Status(strings.ToUpper(*status))
 	if st != "" && !st.Valid() {
-		fmt.Fprintf(c.Stderr, "jobdesk ls: unknown status %q (one of %v)\n", *status, job.Statuses)
-		return ExitUsage
+		return c.Usage(fmt.Sprintf("ls: unknown status %q (one of %v)", *status, job.Statuses),
+			fmt.Sprintf("ls: %q という状態はありません（%v のいずれか）。", *status, job.Statuses))
 	}
 	a, ok := c.Open()
 	if !ok {
@@ -393,12 +399,12 @@ func (c *CLI) cmdLs(args []string) int {
 // JobID parses the single job id in args, printing a usage error when there is none.
 func (c *CLI) JobID(args []string) (int64, bool) {
 	if len(args) != 1 {
-		fmt.Fprintln(c.Stderr, "jobdesk: name one job id")
+		c.Usage("name one job id", "ジョブ番号を 1 つ指定してください。")
 		return 0, false
 	}
 	id, err := strconv.ParseInt(args[0], 10, 64)
 	if err != nil || id <= 0 {
-		fmt.Fprintf(c.Stderr, "jobdesk: %q is not a job id\n", args[0])
+		c.Usage(fmt.Sprintf("%q is not a job id (a number such as 12)", args[0]), fmt.Sprintf("%q はジョブ番号ではありません（12 のような数字です）。", args[0]))
 		return 0, false
 	}
 	return id, true
@@ -566,8 +572,7 @@ func (c *CLI) cmdExport(args []string) int {
 		return ExitUsage
 	}
 	if *out == "" {
-		fmt.Fprintln(c.Stderr, "jobdesk export: name the file to write with -o FILE")
-		return ExitUsage
+		return c.Usage("export: name the file to write with -o FILE", "export: 書き出すファイルを -o FILE で指定してください。")
 	}
 	if *format == "" {
 		*format = strings.TrimPrefix(strings.ToLower(filepath.Ext(*out)), ".")

@@ -62,8 +62,7 @@ func (c *CLI) submitAndMaybeWait(a *App, submit func(ctx context.Context) (job.J
 
 func (c *CLI) cmdGenerate(args []string) int {
 	if len(args) == 0 {
-		fmt.Fprintln(c.Stderr, "jobdesk generate: name subgoals, actions, tasks or retry")
-		return ExitUsage
+		return c.Usage("generate: name subgoals, actions, tasks or retry", "generate: subgoals・actions・tasks・retry のいずれかを指定してください。")
 	}
 	what := args[0]
 	types := map[string]string{"subgoals": aijob.TypeSubgoals, "actions": aijob.TypeActions, "tasks": aijob.TypeTasks}
@@ -94,12 +93,11 @@ func (c *CLI) cmdGenerate(args []string) int {
 	}
 	typ, ok := types[what]
 	if !ok || len(pos) > 0 {
-		fmt.Fprintf(c.Stderr, "jobdesk generate: %q is not subgoals, actions, tasks or retry\n", what)
-		return ExitUsage
+		return c.Usage(fmt.Sprintf("generate: %q is not subgoals, actions, tasks or retry", what),
+			fmt.Sprintf("generate: %q は subgoals・actions・tasks・retry のいずれでもありません。", what))
 	}
 	if (*goal == 0) == (*title == "") {
-		fmt.Fprintln(c.Stderr, "jobdesk generate: give either --goal ID or --title T")
-		return ExitUsage
+		return c.Usage("generate: give either --goal ID or --title T", "generate: --goal ID か --title T のどちらかを指定してください。")
 	}
 	a, ok := c.Open()
 	if !ok {
@@ -144,8 +142,7 @@ func (c *CLI) oneInputAIJob(name, usage string, args []string, submit func(ctx c
 		return ExitUsage
 	}
 	if len(pos) != 1 {
-		fmt.Fprintf(c.Stderr, "jobdesk %s: %s\n", name, usage)
-		return ExitUsage
+		return c.Usage(name+": "+usage, name+": 使い方: "+usage)
 	}
 	apply()
 	a, ok := c.Open()
@@ -157,8 +154,7 @@ func (c *CLI) oneInputAIJob(name, usage string, args []string, submit func(ctx c
 
 func (c *CLI) cmdGoals(args []string) int {
 	if len(args) == 0 || (args[0] != "show" && args[0] != "ls") {
-		fmt.Fprintln(c.Stderr, "jobdesk goals: use goals show ID or goals ls")
-		return ExitUsage
+		return c.Usage("goals: use goals show ID or goals ls", "goals: goals show ID か goals ls を使ってください。")
 	}
 	fs := c.Flags("goals " + args[0])
 	asJSON := fs.Bool("json", false, "print JSON")

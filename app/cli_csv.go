@@ -25,8 +25,7 @@ func (c *CLI) cmdCSV(args []string) int {
 		return ExitUsage
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(c.Stderr, "jobdesk csv sniff: name one file")
-		return ExitUsage
+		return c.Usage("csv sniff: name one file", "csv sniff: ファイルを 1 つ指定してください。")
 	}
 	res, err := csvjob.Sniff(pos[0])
 	if err != nil {

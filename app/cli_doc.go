@@ -31,8 +31,7 @@ func (c *CLI) cmdConvert(args []string) int {
 		return ExitUsage
 	}
 	if len(files) == 0 {
-		fmt.Fprintln(c.Stderr, "jobdesk convert: name at least one file")
-		return ExitUsage
+		return c.Usage("convert: name at least one file", "convert: ファイルを 1 つ以上指定してください。")
 	}
 	a, ok := c.Open()
 	if !ok {

@@ -42,8 +42,8 @@ func runFlow(c *CLI, args []string) int {
 	case "redrive", "retry":
 		return flowRerun(c, args[0], args[1:])
 	}
-	fmt.Fprintf(c.Stderr, "jobdesk flow: unknown subcommand %q (validate, start, history, redrive, retry)\n", args[0])
-	return ExitUsage
+	return c.Usage(fmt.Sprintf("flow: unknown subcommand %q (validate, start, history, redrive, retry)", args[0]),
+		fmt.Sprintf("flow: %q というサブコマンドはありません（validate・start・history・redrive・retry）。", args[0]))
 }
 
 // flowError turns an engine APIError into a coded error people can read.
@@ -76,8 +76,7 @@ func flowValidate(c *CLI, args []string) int {
 		return ExitUsage
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(c.Stderr, "jobdesk flow validate: name one workflow file")
-		return ExitUsage
+		return c.Usage("flow validate: name one workflow file", "flow validate: ワークフローのファイルを 1 つ指定してください。")
 	}
 	def, err := os.ReadFile(pos[0])
 	if err != nil {
@@ -144,8 +143,7 @@ func flowStart(c *CLI, args []string) int {
 		return ExitUsage
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(c.Stderr, "jobdesk flow start: name one workflow file (or a stored workflow's name)")
-		return ExitUsage
+		return c.Usage("flow start: name one workflow file (or a stored workflow's name)", "flow start: ワークフローのファイル（または登録済みの名前）を 1 つ指定してください。")
 	}
 	in := []byte(*input)
 	if strings.HasPrefix(*input, "@") {
@@ -242,8 +240,7 @@ func flowHistory(c *CLI, args []string) int {
 		return ExitUsage
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(c.Stderr, "jobdesk flow history: name one execution (its job id or ARN)")
-		return ExitUsage
+		return c.Usage("flow history: name one execution (its job id or ARN)", "flow history: 実行を 1 つ（ジョブ番号か ARN で）指定してください。")
 	}
 	a, ok := c.Open()
 	if !ok {
@@ -283,8 +280,7 @@ func flowRerun(c *CLI, verb string, args []string) int {
 		return ExitUsage
 	}
 	if len(pos) != 1 {
-		fmt.Fprintf(c.Stderr, "jobdesk flow %s: name one execution (its job id or ARN)\n", verb)
-		return ExitUsage
+		return c.Usage("flow "+verb+": name one execution (its job id or ARN)", "flow "+verb+": 実行を 1 つ（ジョブ番号か ARN で）指定してください。")
 	}
 	a, ok := c.Open()
 	if !ok {

@@ -44,8 +44,7 @@ func (c *CLI) cmdServe(args []string) int {
 		return ExitUsage
 	}
 	if len(pos) > 0 {
-		fmt.Fprintf(c.Stderr, "jobdesk serve: unexpected argument %q\n", pos[0])
-		return ExitUsage
+		return c.Usage(fmt.Sprintf("serve: unexpected argument %q", pos[0]), fmt.Sprintf("serve: 想定外の引数です: %q", pos[0]))
 	}
 	// Listen before opening anything, so a refused or busy address fails at once.
 	ln, err := sfnapi.Listen(*addr, *allowRemote)
