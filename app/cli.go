@@ -63,11 +63,9 @@ func Usage(w io.Writer) {
 	fmt.Fprintln(w, "JobDesk — run jobs on this device. With no command, opens the window.")
 	fmt.Fprintln(w, "\nUsage: jobdesk [--data-dir DIR] COMMAND [options]")
 	fmt.Fprintln(w, "\nCommands:")
-	tw := newTable(w)
-	for _, c := range commands() {
-		fmt.Fprintf(tw, "  %s\t%s\n", c.Usage, c.Help)
+	for _, c := range commands() { // the usage, then what it does, so long usages need no padding
+		fmt.Fprintf(w, "  %s\n      %s\n", c.Usage, c.Help)
 	}
-	tw.Flush()
 	fmt.Fprintln(w, "\nGlobal: --data-dir DIR (or JOBDESK_DATA_DIR) chooses the data folder.")
 	fmt.Fprintln(w, "Exit codes: 0 all succeeded, 1 a job failed/timed out/was cancelled, 3 partial, 2 usage error.")
 }
