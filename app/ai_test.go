@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -320,6 +321,7 @@ func TestAITaskWorkflowPartial(t *testing.T) {
 	if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.Succeeded {
 		t.Fatalf("%v %s %v", err, j.Status, j.Error)
 	}
+	actionJob := j.ID
 	var ar aijob.ActionResult
 	json.Unmarshal(j.Result, &ar)
 	svc := AIService(a)
@@ -362,9 +364,37 @@ func TestAITaskWorkflowPartial(t *testing.T) {
 		t.Fatal(g.Status)
 	}
 	notes, _ := svc.Notifications(ctx)
-	if len(notes) != 1 || notes[0].Level != "partial" {
-		t.Fatalf("%+v", notes)
+	if len(notes) != 1 || notes[0].Level != "partial" || notes[0].JobID != j.ID {
+		t.Fatalf("%+v (want the notification linked to job %d)", notes, j.ID)
 	}
+	// Every row links to the user's AI job that made it, never to the workflow's execution or
+	// function jobs: the sub-goals and actions to ACTION_GENERATION, the tasks to
+	// TASK_GENERATION, each llm_usage row to one of the two.
+	linked := func(query string, want ...int64) {
+		t.Helper()
+		rows, err := a.DB.R.QueryContext(ctx, query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			var id, count int64
+			rows.Scan(&id, &count)
+			n++
+			if !slices.Contains(want, id) {
+				t.Errorf("%s: %d rows link to job %d, want %v", query, count, id, want)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no rows", query)
+		}
+	}
+	linked(`SELECT COALESCE(job_id,0), COUNT(*) FROM subgoals GROUP BY 1`, actionJob)
+	linked(`SELECT COALESCE(job_id,0), COUNT(*) FROM goal_actions GROUP BY 1`, actionJob)
+	linked(`SELECT COALESCE(job_id,0), COUNT(*) FROM goal_tasks GROUP BY 1`, j.ID)
+	linked(`SELECT COALESCE(job_id,0), COUNT(*) FROM goals GROUP BY 1`, actionJob)
+	linked(`SELECT COALESCE(job_id,0), COUNT(*) FROM llm_usage GROUP BY 1`, actionJob, j.ID)
 	eng := FlowEngine(a)
 	kids, _ := a.Queue.List(ctx, queue.Filter{ParentID: j.ID})
 	if len(kids) != 1 {

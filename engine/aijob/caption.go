@@ -72,8 +72,8 @@ func (s *Service) Caption(ctx context.Context, input json.RawMessage, r job.Repo
 		return nil, s.deferOffline(err)
 	}
 	res := CaptionResult{Path: in.Path, Description: out.Description, Model: rep.Model}
-	if info, ok := job.InfoFrom(ctx); ok {
-		if u, err := s.JobUsage(ctx, info.ID); err == nil && u.Calls > 0 {
+	if owner := s.ownerJob(ctx); owner != 0 {
+		if u, err := s.JobUsage(ctx, owner); err == nil && u.Calls > 0 {
 			res.Usage = &u
 		}
 	}

@@ -269,9 +269,8 @@ type Notification struct {
 }
 
 func (s *Service) notify(ctx context.Context, goalID int64, level, title, message string) {
-	info, _ := job.InfoFrom(ctx)
 	_, _ = s.DB.W.ExecContext(context.WithoutCancel(ctx), `INSERT INTO ai_notifications(job_id, goal_id, level, title, message, created_at) VALUES (?,?,?,?,?,?)`,
-		nullID(info.ID), goalID, level, title, message, s.now().UnixMilli())
+		nullID(s.ownerJob(ctx)), goalID, level, title, message, s.now().UnixMilli())
 }
 
 // Notifications lists the local notifications, newest first.

@@ -57,8 +57,8 @@ func (s *Service) goalFor(ctx context.Context, in GoalInput) (Goal, error) {
 		if err != nil {
 			return Goal{}, err
 		}
-		if info, ok := job.InfoFrom(ctx); ok {
-			s.LinkGoalJob(ctx, id, info.ID)
+		if owner := s.ownerJob(ctx); owner != 0 {
+			s.LinkGoalJob(ctx, id, owner)
 		}
 		in.GoalID = id
 	}
@@ -131,8 +131,7 @@ func (s *Service) generateSubgoals(ctx context.Context, g *Goal, replace bool, r
 		return err
 	}
 	r.Progress(50, "Sub-goals generated; saving")
-	info, _ := job.InfoFrom(ctx)
-	if err := s.saveSubgoals(ctx, g.ID, info.ID, out.Subgoals, replace); err != nil {
+	if err := s.saveSubgoals(ctx, g.ID, s.ownerJob(ctx), out.Subgoals, replace); err != nil {
 		return err
 	}
 	ng, err := s.LoadGoal(ctx, g.ID)
@@ -178,7 +177,7 @@ func (s *Service) generateActions(ctx context.Context, g *Goal, regenerate bool,
 			return err
 		}
 	}
-	info, _ := job.InfoFrom(ctx)
+	owner := s.ownerJob(ctx)
 	step := 100 / float64(len(g.Subgoals))
 	for i, sg := range g.Subgoals {
 		r.Progress(float64(i)*step, fmt.Sprintf("Generating actions for sub-goal %d of %d", i+1, len(g.Subgoals)))
@@ -195,7 +194,7 @@ func (s *Service) generateActions(ctx context.Context, g *Goal, regenerate bool,
 		if err != nil {
 			return err
 		}
-		if err := s.saveActions(ctx, sg.ID, info.ID, out.Actions, regenerate); err != nil {
+		if err := s.saveActions(ctx, sg.ID, owner, out.Actions, regenerate); err != nil {
 			return err
 		}
 	}
@@ -425,8 +424,8 @@ func (s *Service) processAction(ctx context.Context, g Goal, sg Subgoal, a Actio
 	o := ActionOutcome{ActionID: a.ID, Status: "failed"}
 	tasks, err := retry(ctx, s.TaskRetry, func() ([]GenTask, error) { return s.GenerateTasks(ctx, g, sg, a) })
 	if err == nil {
-		info, _ := job.InfoFrom(ctx)
-		o.TaskIDs, err = retry(ctx, s.SaveRetry, func() ([]int64, error) { return s.SaveTasks(ctx, a.ID, info.ID, tasks) })
+		owner := s.ownerJob(ctx)
+		o.TaskIDs, err = retry(ctx, s.SaveRetry, func() ([]int64, error) { return s.SaveTasks(ctx, a.ID, owner, tasks) })
 	}
 	if err != nil {
 		o.offline = IsOffline(err)
@@ -497,8 +496,8 @@ func (s *Service) GenerateTasks(ctx context.Context, g Goal, sg Subgoal, a Actio
 
 // result marshals a result, adding the job's model usage.
 func (s *Service) result(ctx context.Context, v any) (json.RawMessage, error) {
-	if info, ok := job.InfoFrom(ctx); ok {
-		if u, err := s.JobUsage(ctx, info.ID); err == nil && u.Calls > 0 {
+	if owner := s.ownerJob(ctx); owner != 0 {
+		if u, err := s.JobUsage(ctx, owner); err == nil && u.Calls > 0 {
 			switch r := v.(type) {
 			case SubgoalResult:
 				r.Usage = &u
