@@ -206,6 +206,12 @@ func TestAIBadRequestFailsAtOnceAndRetryLinksANewJob(t *testing.T) {
 	if code != ExitFailed || j.Status != job.Failed || j.Attempts != 1 || j.Error == nil || j.Error.Code != job.E007 {
 		t.Fatalf("exit %d: %s", code, out)
 	}
+	a, err := Open(Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertGoalFailed(t, a, j, "E007")
+	a.Close()
 	srv.SetScript(nil)
 	code, out, errOut := runCLI(t, "--data-dir", dir, "generate", "retry", itoa(j.ID), "--wait", "--json")
 	if code != ExitOK {
@@ -214,6 +220,15 @@ func TestAIBadRequestFailsAtOnceAndRetryLinksANewJob(t *testing.T) {
 	nj := decodeJob(t, out)
 	if nj.ID == j.ID || nj.RetryOf != j.ID || nj.Status != job.Succeeded {
 		t.Fatalf("%s", out)
+	}
+	// The retry that worked clears the failure.
+	a, err = Open(Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if g, _ := AIService(a).LoadGoal(context.Background(), goalOf(nj)); g.Status != "draft" || len(g.Subgoals) != 8 {
+		t.Fatalf("after the retry: goal %q with %d sub-goals", g.Status, len(g.Subgoals))
 	}
 }
 
@@ -517,6 +532,69 @@ func TestAISubgoalWorkflowTimeout(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("took %s", d)
 	}
+	assertGoalFailed(t, a, j, "処理時間が制限を超えました")
+}
+
+// assertGoalFailed checks that the goal of AI job j is failed, with one local notification of
+// level failed linked to j whose message contains want.
+func assertGoalFailed(t *testing.T, a *App, j job.Job, want string) {
+	t.Helper()
+	ctx := context.Background()
+	var in aijob.GoalInput
+	json.Unmarshal(j.Input, &in)
+	svc := AIService(a)
+	g, err := svc.LoadGoal(ctx, in.GoalID)
+	if err != nil || g.Status != "failed" {
+		t.Fatalf("goal %d: %v status %q, want failed", in.GoalID, err, g.Status)
+	}
+	notes, _ := svc.Notifications(ctx)
+	if len(notes) != 1 || notes[0].Level != "failed" || notes[0].GoalID != g.ID || notes[0].JobID != j.ID ||
+		!strings.Contains(notes[0].Message, want) {
+		t.Fatalf("notifications %+v, want one failed for job %d saying %q", notes, j.ID, want)
+	}
+}
+
+// Seed 001: a task generation that outlives the whole execution's TimeoutSeconds ends TIMED_OUT
+// and its goal, processing until then, becomes failed with a notification. The shipped
+// definition is run with its 900 s shortened to 1 s.
+func TestAITaskWorkflowExecutionTimeoutFailsTheGoal(t *testing.T) {
+	srv := aitest.NewOpenAI(t, nil)
+	aiEnv(t, srv.URL)
+	a, err := Open(Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	eng := FlowEngine(a)
+	def, _ := assets.Workflow("task-generation")
+	short := strings.Replace(string(def), `"TimeoutSeconds": 900`, `"TimeoutSeconds": 1`, 1)
+	if short == string(def) {
+		t.Fatal("the shipped workflow has no TimeoutSeconds 900")
+	}
+	if _, err = eng.PutStateMachine(ctx, "task-generation", short); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.StartEngine(ctx); err != nil {
+		t.Fatal(err)
+	}
+	j, _ := SubmitGeneration(ctx, a, aijob.TypeActions, aijob.GoalInput{Title: "時間切れのタスク"})
+	if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.Succeeded {
+		t.Fatalf("%v %s %v", err, j.Status, j.Error)
+	}
+	srv.SetScript(func(c aitest.Call) aitest.Step { return aitest.Step{Hang: true} })
+	j, _ = SubmitGeneration(ctx, a, aijob.TypeTasks, aijob.GoalInput{GoalID: goalOf(j)})
+	if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.TimedOut {
+		t.Fatalf("%v %s %v", err, j.Status, j.Error)
+	}
+	assertGoalFailed(t, a, j, "処理時間が制限を超えました")
+}
+
+func goalOf(j job.Job) int64 {
+	var in aijob.GoalInput
+	json.Unmarshal(j.Input, &in)
+	return in.GoalID
 }
 
 // With provider "auto" and nothing on the device, the same workflow runs on Amazon Bedrock

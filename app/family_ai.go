@@ -222,6 +222,7 @@ func aiWorkflowHandler(a *App, svc *aijob.Service, eng *flow.Engine, smARN, typ 
 		}
 		info, _ := job.InfoFrom(ctx)
 		in := raw
+		var goalID int64
 		if typ == aijob.TypeSubgoals || typ == aijob.TypeActions || typ == aijob.TypeTasks {
 			var gi aijob.GoalInput
 			if err := json.Unmarshal(raw, &gi); err != nil {
@@ -238,6 +239,7 @@ func aiWorkflowHandler(a *App, svc *aijob.Service, eng *flow.Engine, smARN, typ 
 				gi.ActionIDs = []int64{}
 			}
 			in, _ = json.Marshal(gi)
+			goalID = gi.GoalID
 		}
 		name := fmt.Sprintf("%s-%d-%d", aijob.Workflows[typ], info.ID, info.Attempt)
 		r.Progress(0, "starting the "+aijob.Workflows[typ]+" workflow")
@@ -254,7 +256,11 @@ func aiWorkflowHandler(a *App, svc *aijob.Service, eng *flow.Engine, smARN, typ 
 		if err != nil {
 			return nil, err
 		}
-		return aiExecutionOutcome(ctx, a, svc, typ, info.ID, x, r)
+		out, err := aiExecutionOutcome(ctx, a, svc, typ, info.ID, x, r)
+		// A timeout (the Task's or the whole execution's) or a failure for good does not leave
+		// the goal processing: it becomes failed, with a local notification.
+		svc.EndGeneration(ctx, goalID, typ, err)
+		return out, err
 	}
 }
 

@@ -205,6 +205,11 @@ func TestSubgoalTimeoutEndsWithTheSeedsMessage(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("the timeout took %s", d)
 	}
+	gs, _ := s.ListGoals(context.Background())
+	notes, _ := s.Notifications(context.Background())
+	if len(gs) != 1 || gs[0].Status != "failed" || len(notes) != 1 || notes[0].Title != "サブ目標の生成に失敗しました" {
+		t.Fatalf("goals %+v, notifications %+v", gs, notes)
+	}
 }
 
 func TestHeartbeatKeepsAliveThenStops(t *testing.T) {
@@ -603,6 +608,13 @@ func TestTaskExecutionTimeout(t *testing.T) {
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("took %s", d)
+	}
+	// The goal, processing while the job ran, does not stay so: failed, with a notification.
+	ng, _ := s.LoadGoal(context.Background(), g.ID)
+	notes, _ := s.Notifications(context.Background())
+	if ng.Status != "failed" || len(notes) != 1 || notes[0].Level != "failed" || notes[0].GoalID != g.ID || notes[0].JobID != 3 ||
+		!strings.Contains(notes[0].Message, "処理時間が制限を超えました") {
+		t.Fatalf("goal %q, notifications %+v", ng.Status, notes)
 	}
 }
 

@@ -92,7 +92,7 @@ func timeoutError(limit time.Duration) *job.Error {
 
 // Subgoals is SUBGOAL_GENERATION (seed 000): the goal's title, description and deadline become
 // exactly eight sub-goals. Progress 0 → 50 (AI done) → 100 (saved).
-func (s *Service) Subgoals(ctx context.Context, input json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+func (s *Service) Subgoals(ctx context.Context, input json.RawMessage, r job.Reporter) (_ json.RawMessage, err error) {
 	var in GoalInput
 	if err := decodeInput(input, &in); err != nil {
 		return nil, err
@@ -101,6 +101,7 @@ func (s *Service) Subgoals(ctx context.Context, input json.RawMessage, r job.Rep
 	if err != nil {
 		return nil, err
 	}
+	defer func() { s.EndGeneration(ctx, g.ID, TypeSubgoals, err) }()
 	if len(g.Subgoals) > 0 && !in.Regenerate {
 		// Already generated (by an earlier job or a task generation that needed them).
 		r.Progress(100, "The goal already has its 8 sub-goals")
@@ -155,7 +156,7 @@ type ActionResult struct {
 // (execution or habit). Progress moves 12.5 per sub-goal. A sub-goal's actions are saved
 // together; sub-goals that already have actions are kept unless Regenerate, so a retry continues
 // where the last attempt stopped. A goal without sub-goals gets them first.
-func (s *Service) Actions(ctx context.Context, input json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+func (s *Service) Actions(ctx context.Context, input json.RawMessage, r job.Reporter) (_ json.RawMessage, err error) {
 	var in GoalInput
 	if err := decodeInput(input, &in); err != nil {
 		return nil, err
@@ -164,6 +165,7 @@ func (s *Service) Actions(ctx context.Context, input json.RawMessage, r job.Repo
 	if err != nil {
 		return nil, err
 	}
+	defer func() { s.EndGeneration(ctx, g.ID, TypeActions, err) }()
 	if err := s.generateActions(ctx, &g, in.Regenerate, r); err != nil {
 		return nil, s.deferOffline(err)
 	}
@@ -249,7 +251,7 @@ type TaskResult struct {
 // retried by TaskRetry and bounded by CallTimeout, and its tasks are saved atomically. Progress
 // is processed / total. All actions done: goal active; some: goal partial, job PARTIAL with the
 // failed actions listed; none: goal failed, job FAILED. Partial and failed leave a notification.
-func (s *Service) Tasks(ctx context.Context, input json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+func (s *Service) Tasks(ctx context.Context, input json.RawMessage, r job.Reporter) (_ json.RawMessage, err error) {
 	var in GoalInput
 	if err := decodeInput(input, &in); err != nil {
 		return nil, err
@@ -261,6 +263,13 @@ func (s *Service) Tasks(ctx context.Context, input json.RawMessage, r job.Report
 	ectx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	res, err := s.runTasks(ectx, in, r)
+	defer func() {
+		id := res.GoalID
+		if id == 0 {
+			id = in.GoalID
+		}
+		s.EndGeneration(ctx, id, TypeTasks, err)
+	}()
 	if err != nil {
 		if ctx.Err() == nil && ectx.Err() != nil {
 			return nil, timeoutError(limit)
@@ -295,7 +304,7 @@ func (s *Service) runTasks(ctx context.Context, in GoalInput, r job.Reporter) (T
 	}
 	if len(g.Actions()) == 0 {
 		if err := s.generateActions(ctx, &g, false, job.Discard); err != nil {
-			return TaskResult{}, err
+			return TaskResult{GoalID: g.ID}, err
 		}
 	}
 	want := map[int64]bool{}
@@ -313,7 +322,7 @@ func (s *Service) runTasks(ctx context.Context, in GoalInput, r job.Reporter) (T
 		todo = append(todo, a)
 	}
 	if len(want) > 0 && len(todo) != len(want) {
-		return TaskResult{}, badInput("some of the actions named do not belong to goal %d", g.ID)
+		return TaskResult{GoalID: g.ID}, badInput("some of the actions named do not belong to goal %d", g.ID)
 	}
 	s.SetGoalStatus(ctx, g.ID, "processing")
 	res := TaskResult{GoalID: g.ID, TotalActions: len(todo), FailedActions: []int64{}}
