@@ -628,3 +628,48 @@ func TestAIAutoFallsBackToBedrock(t *testing.T) {
 		t.Fatalf("usage %+v", res.Usage)
 	}
 }
+
+// `jobdesk retry ID` on a finished AI job does what `generate retry` does (seed 000): a new job
+// linked to the old one, which stays FAILED; other job types are re-queued as before
+// (TestCLI's retry of a checksum job keeps its id).
+func TestAIRetryCommandStartsALinkedJob(t *testing.T) {
+	srv := aitest.NewOpenAI(t, func(c aitest.Call) aitest.Step { return aitest.Step{Status: 400, Message: "model not found"} })
+	aiEnv(t, srv.URL)
+	dir := t.TempDir()
+	code, out, _ := runCLI(t, "--data-dir", dir, "generate", "subgoals", "--title", "目標", "--wait", "--json")
+	old := decodeJob(t, out)
+	if code != ExitFailed || old.Status != job.Failed {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	srv.SetScript(nil)
+	code, out, errOut := runCLI(t, "--data-dir", dir, "retry", itoa(old.ID))
+	if code != ExitOK || !strings.Contains(out, "a new job retrying job "+itoa(old.ID)) {
+		t.Fatalf("exit %d %q %q", code, out, errOut)
+	}
+	a, err := Open(Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	kids, _ := a.Queue.List(ctx, queue.Filter{})
+	var nj job.Job
+	for _, k := range kids {
+		if k.RetryOf == old.ID {
+			nj = k
+		}
+	}
+	if nj.ID == 0 || nj.ID == old.ID || nj.Type != aijob.TypeSubgoals || goalOf(nj) != goalOf(old) {
+		t.Fatalf("no new job linked to %d: %+v", old.ID, nj)
+	}
+	if got, _ := a.Queue.Get(ctx, old.ID); got.Status != job.Failed {
+		t.Fatalf("the old job is %s; it must stay FAILED", got.Status)
+	}
+	if err := a.StartEngine(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if nj, err = a.Queue.Wait(ctx, nj.ID); err != nil || nj.Status != job.Succeeded {
+		t.Fatalf("%v %s %v", err, nj.Status, nj.Error)
+	}
+}

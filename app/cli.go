@@ -44,7 +44,7 @@ var coreCommands = []Command{
 	{"ls", "ls [--status S] [--type T] [--limit N] [--all] [--json]", "list jobs, newest first", (*CLI).cmdLs},
 	{"show", "show ID [--json] [--history]", "show one job (and its history)", (*CLI).cmdShow},
 	{"cancel", "cancel ID", "cancel a job (a running one stops within a second)", (*CLI).cmdCancel},
-	{"retry", "retry ID", "run a failed, timed-out, cancelled or partial job again", (*CLI).cmdRetry},
+	{"retry", "retry ID", "run a failed, timed-out, cancelled or partial job again (an AI job: as a new job linked to it)", (*CLI).cmdRetry},
 	{"worker", "worker", "run the engine without a window until SIGINT/SIGTERM", (*CLI).cmdWorker},
 	{"export", "export ID --format F -o FILE", "write a finished job's result file (csv, xlsx, md) elsewhere", (*CLI).cmdExport},
 }
@@ -516,9 +516,13 @@ func (c *CLI) cmdRetry(args []string) int {
 	if !ok {
 		return ExitFailed
 	}
-	j, err := a.Queue.Retry(context.Background(), id)
+	j, err := a.RetryJob(context.Background(), id)
 	if err != nil {
 		return c.Fail(err)
+	}
+	if j.ID != id {
+		fmt.Fprintf(c.Stdout, "job %d: %s (a new job retrying job %d)\n", j.ID, j.Status, id)
+		return ExitOK
 	}
 	fmt.Fprintf(c.Stdout, "job %d: %s\n", j.ID, j.Status)
 	return ExitOK

@@ -119,6 +119,9 @@ func init() {
 		Priority:   15,
 		Submit:     submitAIFile,
 		Commands:   aiCommands,
+		Retry: func(ctx context.Context, a *App, j job.Job) (job.Job, error) {
+			return RetryGeneration(ctx, a, j.ID)
+		},
 	})
 	goalSubmitter = func(ctx context.Context, a *App, g GoalRequest) (job.Job, error) {
 		in := aijob.GoalInput{Title: g.Title, Description: g.Description}
