@@ -673,3 +673,42 @@ func TestAIRetryCommandStartsALinkedJob(t *testing.T) {
 		t.Fatalf("%v %s %v", err, nj.Status, nj.Error)
 	}
 }
+
+// A file that is no PNG or JPEG image is refused when `caption` submits it (E004, both
+// languages), even with the provider offline; and a CAPTION_GENERATION job queued for one
+// anyway fails with E004 at once instead of waiting PENDING for the provider.
+func TestAICaptionRefusesANonImageWhileOffline(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	aiEnv(t, "http://"+addr+"/v1")
+	dir := t.TempDir()
+	txt := filepath.Join(t.TempDir(), "notimage.txt")
+	os.WriteFile(txt, []byte("just some text"), 0o600)
+	code, out, errOut := runCLI(t, "--data-dir", dir, "caption", "--json", txt)
+	if code != ExitFailed || out != "" || !strings.Contains(errOut, "E004: notimage.txt is not a PNG or JPEG image") ||
+		!strings.Contains(errOut, "PNG または JPEG の画像ではありません") {
+		t.Fatalf("exit %d %q %q", code, out, errOut)
+	}
+	a, err := Open(Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if js, _ := a.Queue.List(ctx, queue.Filter{}); len(js) != 0 {
+		t.Fatalf("a job was made for a non-image: %+v", js)
+	}
+	in, _ := json.Marshal(aijob.FileInput{Path: txt})
+	j, _, err := a.Queue.Enqueue(ctx, queue.Params{Type: aijob.TypeCaption, Name: "notimage.txt", Input: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.StartEngine(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.Failed || j.Error == nil || j.Error.Code != job.E004 || j.Attempts != 1 {
+		t.Fatalf("%v %s %+v (attempts %d)", err, j.Status, j.Error, j.Attempts)
+	}
+}

@@ -220,6 +220,16 @@ func aiWorkflowARN(ctx context.Context, a *App, typ string) (*flow.Engine, strin
 // its execution again.
 func aiWorkflowHandler(a *App, svc *aijob.Service, eng *flow.Engine, smARN, typ string) job.Handler {
 	return func(ctx context.Context, raw json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+		if typ == aijob.TypeCaption {
+			// A file that is no image fails now, not after waiting for an offline provider.
+			var fi aijob.FileInput
+			if err := json.Unmarshal(raw, &fi); err != nil {
+				return nil, job.Errorf(job.E014, "the job input is not valid").WithJa("ジョブの入力が正しくありません。").Permanent()
+			}
+			if _, err := aijob.CheckImage(fi.Path); err != nil {
+				return nil, err
+			}
+		}
 		if err := svc.DeferIfOffline(ctx); err != nil {
 			return nil, err
 		}
@@ -333,6 +343,11 @@ func submitAIFile(ctx context.Context, a *App, path, typ string, o SubmitOptions
 	default:
 		return job.Job{}, job.Errorf(job.E014, "%s starts from a goal: use jobdesk generate", typ).
 			WithJa("目標からの生成は jobdesk generate を使ってください。")
+	}
+	if typ == aijob.TypeCaption {
+		if _, err := aijob.CheckImage(path); err != nil {
+			return job.Job{}, err
+		}
 	}
 	in, _ := json.Marshal(aijob.FileInput{Path: path})
 	j, _, err := a.Queue.Enqueue(ctx, queue.Params{Type: typ, Name: filepath.Base(path), Input: in, Priority: o.Priority})

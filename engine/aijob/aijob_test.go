@@ -926,3 +926,33 @@ func contentHash(t *testing.T, path string) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// CheckImage tells an image from anything else by its first bytes, with the coded error
+// CAPTION_GENERATION fails with.
+func TestCheckImage(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o600)
+		return p
+	}
+	cases := []struct {
+		path string
+		mime string
+		code job.Code
+	}{
+		{pngFile(t), "image/png", ""},
+		{write("a.jpg", []byte{0xFF, 0xD8, 0xFF, 0xDB, 0}), "image/jpeg", ""},
+		{write("a.png", []byte("not an image")), "", job.E004},
+		{write("empty.png", nil), "", job.E004},
+		{filepath.Join(dir, "missing.png"), "", job.E014},
+		{dir, "", job.E014},
+	}
+	for _, c := range cases {
+		mime, err := CheckImage(c.path)
+		je := job.AsError(err)
+		if mime != c.mime || (c.code == "") != (je == nil) || (je != nil && (je.Code != c.code || je.Retryable || je.MessageJa == "")) {
+			t.Errorf("%s: %q %+v, want %q %s", filepath.Base(c.path), mime, je, c.mime, c.code)
+		}
+	}
+}
