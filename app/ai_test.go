@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -710,5 +711,47 @@ func TestAICaptionRefusesANonImageWhileOffline(t *testing.T) {
 	}
 	if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.Failed || j.Error == nil || j.Error.Code != job.E004 || j.Attempts != 1 {
 		t.Fatalf("%v %s %+v (attempts %d)", err, j.Status, j.Error, j.Attempts)
+	}
+}
+
+// `generate --wait` without a terminal says why the job waits while the provider is offline,
+// once, then goes on when it comes back.
+func TestAIWaitSaysTheProviderIsOffline(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	aiEnv(t, "http://"+addr+"/v1")
+	dir := t.TempDir()
+	errb := &lockedBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main([]string{"--data-dir", dir, "generate", "subgoals", "--title", "待つ目標", "--wait"}, io.Discard, errb)
+	}()
+	guard := time.Now().Add(30 * time.Second) // a hang, not a speed limit
+	for !strings.Contains(errb.String(), "PENDING 0% · "+aijob.OfflineMessage) {
+		if time.Now().After(guard) {
+			t.Fatalf("no offline line in:\n%s", errb.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	aitest.NewOpenAIAt(t, addr, nil)
+	select {
+	case code := <-done:
+		if code != ExitOK {
+			t.Fatalf("exit %d\n%s", code, errb.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("--wait did not end:\n%s", errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+	seen := map[string]bool{}
+	for _, l := range lines {
+		if seen[l] {
+			t.Fatalf("%q printed twice:\n%s", l, errb.String())
+		}
+		seen[l] = true
+	}
+	if last := lines[len(lines)-1]; !strings.Contains(last, "SUCCEEDED 100% · 8 sub-goals generated") {
+		t.Fatalf("last line %q", last)
 	}
 }

@@ -260,7 +260,7 @@ func (c *CLI) WaitJobs(ctx context.Context, a *App, jobs []job.Job) ([]job.Job, 
 	tty := isTerminal(c.Stderr)
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
-	lastLine := map[int64]string{}
+	lastLine := printedLines{}
 	for {
 		done := 0
 		for i := range jobs {
@@ -299,7 +299,12 @@ func (c *CLI) WaitJobs(ctx context.Context, a *App, jobs []job.Job) ([]job.Job, 
 	}
 }
 
-func (c *CLI) drawProgress(jobs []job.Job, tty bool, last map[int64]string) {
+// printedLines remembers the plain progress lines printed for each job, so that a job going
+// back and forth (PENDING, then RUNNING, then PENDING again while its AI provider is offline)
+// prints each line once instead of once a turn.
+type printedLines map[int64]map[string]bool
+
+func (c *CLI) drawProgress(jobs []job.Job, tty bool, printed printedLines) {
 	if tty {
 		var total float64
 		for _, j := range jobs {
@@ -322,11 +327,22 @@ func (c *CLI) drawProgress(jobs []job.Job, tty bool, last map[int64]string) {
 		fmt.Fprintf(c.Stderr, "\r\033[K[%s%s] %5.1f%% %s %s %s", strings.Repeat("█", n), strings.Repeat("·", width-n), pct, j.Name, j.Status, msg)
 		return
 	}
+	// Without a terminal: one line when a job's status, quarter of progress or message changes
+	// (the message says why a job waits, "AI provider offline" say), never the same line twice.
 	for _, j := range jobs {
+		if j.Status == job.Running && int(j.Progress)%25 != 0 {
+			continue
+		}
 		line := fmt.Sprintf("job %d %s %s %.0f%%", j.ID, j.Name, j.Status, j.Progress)
-		if last[j.ID] != line && (j.Status != job.Running || int(j.Progress)%25 == 0) {
+		if msg := strings.TrimSpace(j.Message); msg != "" {
+			line += " · " + msg
+		}
+		if printed[j.ID] == nil {
+			printed[j.ID] = map[string]bool{}
+		}
+		if !printed[j.ID][line] {
 			fmt.Fprintln(c.Stderr, line)
-			last[j.ID] = line
+			printed[j.ID][line] = true
 		}
 	}
 }
