@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -100,7 +99,6 @@ type Service struct {
 	Now func() time.Time
 
 	offline atomic.Int32 // consecutive offline deferrals
-	owners  sync.Map     // job id → the user's AI job it works for (ownerJob's cache)
 	// saveHook, when set (tests), runs before each task row is inserted and can fail the save.
 	saveHook func(actionID int64, i int) error
 }
@@ -310,14 +308,11 @@ func (s *Service) ownerJob(ctx context.Context) int64 {
 	if isAIType(info.Type) || info.ParentID == 0 || s.DB == nil {
 		return info.ID
 	}
-	if v, ok := s.owners.Load(info.ID); ok {
-		return v.(int64)
-	}
 	owner := info.ID
 	for id, depth := info.ParentID, 0; id > 0 && depth < 32; depth++ {
 		var typ string
 		var parent int64
-		if err := s.DB.R.QueryRowContext(ctx, `SELECT type, COALESCE(parent_id,0) FROM jobs WHERE id=?`, id).Scan(&typ, &parent); err != nil {
+		if err := s.DB.R.QueryRowContext(context.WithoutCancel(ctx), `SELECT type, COALESCE(parent_id,0) FROM jobs WHERE id=?`, id).Scan(&typ, &parent); err != nil {
 			break
 		}
 		if isAIType(typ) {
@@ -326,6 +321,5 @@ func (s *Service) ownerJob(ctx context.Context) int64 {
 		}
 		id = parent
 	}
-	s.owners.Store(info.ID, owner)
 	return owner
 }
