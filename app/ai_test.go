@@ -3,9 +3,11 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -205,6 +207,12 @@ func TestAIBadRequestFailsAtOnceAndRetryLinksANewJob(t *testing.T) {
 	if code != ExitFailed || j.Status != job.Failed || j.Attempts != 1 || j.Error == nil || j.Error.Code != job.E007 {
 		t.Fatalf("exit %d: %s", code, out)
 	}
+	a, err := Open(Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertGoalFailed(t, a, j, "E007")
+	a.Close()
 	srv.SetScript(nil)
 	code, out, errOut := runCLI(t, "--data-dir", dir, "generate", "retry", itoa(j.ID), "--wait", "--json")
 	if code != ExitOK {
@@ -213,6 +221,15 @@ func TestAIBadRequestFailsAtOnceAndRetryLinksANewJob(t *testing.T) {
 	nj := decodeJob(t, out)
 	if nj.ID == j.ID || nj.RetryOf != j.ID || nj.Status != job.Succeeded {
 		t.Fatalf("%s", out)
+	}
+	// The retry that worked clears the failure.
+	a, err = Open(Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if g, _ := AIService(a).LoadGoal(context.Background(), goalOf(nj)); g.Status != "draft" || len(g.Subgoals) != 8 {
+		t.Fatalf("after the retry: goal %q with %d sub-goals", g.Status, len(g.Subgoals))
 	}
 }
 
@@ -320,6 +337,7 @@ func TestAITaskWorkflowPartial(t *testing.T) {
 	if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.Succeeded {
 		t.Fatalf("%v %s %v", err, j.Status, j.Error)
 	}
+	actionJob := j.ID
 	var ar aijob.ActionResult
 	json.Unmarshal(j.Result, &ar)
 	svc := AIService(a)
@@ -362,9 +380,37 @@ func TestAITaskWorkflowPartial(t *testing.T) {
 		t.Fatal(g.Status)
 	}
 	notes, _ := svc.Notifications(ctx)
-	if len(notes) != 1 || notes[0].Level != "partial" {
-		t.Fatalf("%+v", notes)
+	if len(notes) != 1 || notes[0].Level != "partial" || notes[0].JobID != j.ID {
+		t.Fatalf("%+v (want the notification linked to job %d)", notes, j.ID)
 	}
+	// Every row links to the user's AI job that made it, never to the workflow's execution or
+	// function jobs: the sub-goals and actions to ACTION_GENERATION, the tasks to
+	// TASK_GENERATION, each llm_usage row to one of the two.
+	linked := func(query string, want ...int64) {
+		t.Helper()
+		rows, err := a.DB.R.QueryContext(ctx, query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			var id, count int64
+			rows.Scan(&id, &count)
+			n++
+			if !slices.Contains(want, id) {
+				t.Errorf("%s: %d rows link to job %d, want %v", query, count, id, want)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no rows", query)
+		}
+	}
+	linked(`SELECT COALESCE(job_id,0), COUNT(*) FROM subgoals GROUP BY 1`, actionJob)
+	linked(`SELECT COALESCE(job_id,0), COUNT(*) FROM goal_actions GROUP BY 1`, actionJob)
+	linked(`SELECT COALESCE(job_id,0), COUNT(*) FROM goal_tasks GROUP BY 1`, j.ID)
+	linked(`SELECT COALESCE(job_id,0), COUNT(*) FROM goals GROUP BY 1`, actionJob)
+	linked(`SELECT COALESCE(job_id,0), COUNT(*) FROM llm_usage GROUP BY 1`, actionJob, j.ID)
 	eng := FlowEngine(a)
 	kids, _ := a.Queue.List(ctx, queue.Filter{ParentID: j.ID})
 	if len(kids) != 1 {
@@ -487,6 +533,69 @@ func TestAISubgoalWorkflowTimeout(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("took %s", d)
 	}
+	assertGoalFailed(t, a, j, "処理時間が制限を超えました")
+}
+
+// assertGoalFailed checks that the goal of AI job j is failed, with one local notification of
+// level failed linked to j whose message contains want.
+func assertGoalFailed(t *testing.T, a *App, j job.Job, want string) {
+	t.Helper()
+	ctx := context.Background()
+	var in aijob.GoalInput
+	json.Unmarshal(j.Input, &in)
+	svc := AIService(a)
+	g, err := svc.LoadGoal(ctx, in.GoalID)
+	if err != nil || g.Status != "failed" {
+		t.Fatalf("goal %d: %v status %q, want failed", in.GoalID, err, g.Status)
+	}
+	notes, _ := svc.Notifications(ctx)
+	if len(notes) != 1 || notes[0].Level != "failed" || notes[0].GoalID != g.ID || notes[0].JobID != j.ID ||
+		!strings.Contains(notes[0].Message, want) {
+		t.Fatalf("notifications %+v, want one failed for job %d saying %q", notes, j.ID, want)
+	}
+}
+
+// Seed 001: a task generation that outlives the whole execution's TimeoutSeconds ends TIMED_OUT
+// and its goal, processing until then, becomes failed with a notification. The shipped
+// definition is run with its 900 s shortened to 1 s.
+func TestAITaskWorkflowExecutionTimeoutFailsTheGoal(t *testing.T) {
+	srv := aitest.NewOpenAI(t, nil)
+	aiEnv(t, srv.URL)
+	a, err := Open(Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	eng := FlowEngine(a)
+	def, _ := assets.Workflow("task-generation")
+	short := strings.Replace(string(def), `"TimeoutSeconds": 900`, `"TimeoutSeconds": 1`, 1)
+	if short == string(def) {
+		t.Fatal("the shipped workflow has no TimeoutSeconds 900")
+	}
+	if _, err = eng.PutStateMachine(ctx, "task-generation", short); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.StartEngine(ctx); err != nil {
+		t.Fatal(err)
+	}
+	j, _ := SubmitGeneration(ctx, a, aijob.TypeActions, aijob.GoalInput{Title: "時間切れのタスク"})
+	if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.Succeeded {
+		t.Fatalf("%v %s %v", err, j.Status, j.Error)
+	}
+	srv.SetScript(func(c aitest.Call) aitest.Step { return aitest.Step{Hang: true} })
+	j, _ = SubmitGeneration(ctx, a, aijob.TypeTasks, aijob.GoalInput{GoalID: goalOf(j)})
+	if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.TimedOut {
+		t.Fatalf("%v %s %v", err, j.Status, j.Error)
+	}
+	assertGoalFailed(t, a, j, "処理時間が制限を超えました")
+}
+
+func goalOf(j job.Job) int64 {
+	var in aijob.GoalInput
+	json.Unmarshal(j.Input, &in)
+	return in.GoalID
 }
 
 // With provider "auto" and nothing on the device, the same workflow runs on Amazon Bedrock
@@ -518,5 +627,131 @@ func TestAIAutoFallsBackToBedrock(t *testing.T) {
 	}
 	if res.Usage == nil || res.Usage.Calls != 9 || res.Usage.Model != "anthropic.claude-loopback" {
 		t.Fatalf("usage %+v", res.Usage)
+	}
+}
+
+// `jobdesk retry ID` on a finished AI job does what `generate retry` does (seed 000): a new job
+// linked to the old one, which stays FAILED; other job types are re-queued as before
+// (TestCLI's retry of a checksum job keeps its id).
+func TestAIRetryCommandStartsALinkedJob(t *testing.T) {
+	srv := aitest.NewOpenAI(t, func(c aitest.Call) aitest.Step { return aitest.Step{Status: 400, Message: "model not found"} })
+	aiEnv(t, srv.URL)
+	dir := t.TempDir()
+	code, out, _ := runCLI(t, "--data-dir", dir, "generate", "subgoals", "--title", "目標", "--wait", "--json")
+	old := decodeJob(t, out)
+	if code != ExitFailed || old.Status != job.Failed {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	srv.SetScript(nil)
+	code, out, errOut := runCLI(t, "--data-dir", dir, "retry", itoa(old.ID))
+	if code != ExitOK || !strings.Contains(out, "a new job retrying job "+itoa(old.ID)) {
+		t.Fatalf("exit %d %q %q", code, out, errOut)
+	}
+	a, err := Open(Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	kids, _ := a.Queue.List(ctx, queue.Filter{})
+	var nj job.Job
+	for _, k := range kids {
+		if k.RetryOf == old.ID {
+			nj = k
+		}
+	}
+	if nj.ID == 0 || nj.ID == old.ID || nj.Type != aijob.TypeSubgoals || goalOf(nj) != goalOf(old) {
+		t.Fatalf("no new job linked to %d: %+v", old.ID, nj)
+	}
+	if got, _ := a.Queue.Get(ctx, old.ID); got.Status != job.Failed {
+		t.Fatalf("the old job is %s; it must stay FAILED", got.Status)
+	}
+	if err := a.StartEngine(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if nj, err = a.Queue.Wait(ctx, nj.ID); err != nil || nj.Status != job.Succeeded {
+		t.Fatalf("%v %s %v", err, nj.Status, nj.Error)
+	}
+}
+
+// A file that is no PNG or JPEG image is refused when `caption` submits it (E004, both
+// languages), even with the provider offline; and a CAPTION_GENERATION job queued for one
+// anyway fails with E004 at once instead of waiting PENDING for the provider.
+func TestAICaptionRefusesANonImageWhileOffline(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	aiEnv(t, "http://"+addr+"/v1")
+	dir := t.TempDir()
+	txt := filepath.Join(t.TempDir(), "notimage.txt")
+	os.WriteFile(txt, []byte("just some text"), 0o600)
+	code, out, errOut := runCLI(t, "--data-dir", dir, "caption", "--json", txt)
+	if code != ExitFailed || out != "" || !strings.Contains(errOut, "E004: notimage.txt is not a PNG or JPEG image") ||
+		!strings.Contains(errOut, "PNG または JPEG の画像ではありません") {
+		t.Fatalf("exit %d %q %q", code, out, errOut)
+	}
+	a, err := Open(Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if js, _ := a.Queue.List(ctx, queue.Filter{}); len(js) != 0 {
+		t.Fatalf("a job was made for a non-image: %+v", js)
+	}
+	in, _ := json.Marshal(aijob.FileInput{Path: txt})
+	j, _, err := a.Queue.Enqueue(ctx, queue.Params{Type: aijob.TypeCaption, Name: "notimage.txt", Input: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.StartEngine(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.Failed || j.Error == nil || j.Error.Code != job.E004 || j.Attempts != 1 {
+		t.Fatalf("%v %s %+v (attempts %d)", err, j.Status, j.Error, j.Attempts)
+	}
+}
+
+// `generate --wait` without a terminal says why the job waits while the provider is offline,
+// once, then goes on when it comes back.
+func TestAIWaitSaysTheProviderIsOffline(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	aiEnv(t, "http://"+addr+"/v1")
+	dir := t.TempDir()
+	errb := &lockedBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main([]string{"--data-dir", dir, "generate", "subgoals", "--title", "待つ目標", "--wait"}, io.Discard, errb)
+	}()
+	guard := time.Now().Add(30 * time.Second) // a hang, not a speed limit
+	for !strings.Contains(errb.String(), "PENDING 0% · "+aijob.OfflineMessage) {
+		if time.Now().After(guard) {
+			t.Fatalf("no offline line in:\n%s", errb.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	aitest.NewOpenAIAt(t, addr, nil)
+	select {
+	case code := <-done:
+		if code != ExitOK {
+			t.Fatalf("exit %d\n%s", code, errb.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("--wait did not end:\n%s", errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+	seen := map[string]bool{}
+	for _, l := range lines {
+		if seen[l] {
+			t.Fatalf("%q printed twice:\n%s", l, errb.String())
+		}
+		seen[l] = true
+	}
+	if last := lines[len(lines)-1]; !strings.Contains(last, "SUCCEEDED 100% · 8 sub-goals generated") {
+		t.Fatalf("last line %q", last)
 	}
 }

@@ -44,7 +44,7 @@ var coreCommands = []Command{
 	{"ls", "ls [--status S] [--type T] [--limit N] [--all] [--json]", "list jobs, newest first", (*CLI).cmdLs},
 	{"show", "show ID [--json] [--history]", "show one job (and its history)", (*CLI).cmdShow},
 	{"cancel", "cancel ID", "cancel a job (a running one stops within a second)", (*CLI).cmdCancel},
-	{"retry", "retry ID", "run a failed, timed-out, cancelled or partial job again", (*CLI).cmdRetry},
+	{"retry", "retry ID", "run a failed, timed-out, cancelled or partial job again (an AI job: as a new job linked to it)", (*CLI).cmdRetry},
 	{"worker", "worker", "run the engine without a window until SIGINT/SIGTERM", (*CLI).cmdWorker},
 	{"export", "export ID --format F -o FILE", "write a finished job's result file (csv, xlsx, md) elsewhere", (*CLI).cmdExport},
 }
@@ -264,7 +264,7 @@ func (c *CLI) WaitJobs(ctx context.Context, a *App, jobs []job.Job) ([]job.Job, 
 	tty := isTerminal(c.Stderr)
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
-	lastLine := map[int64]string{}
+	lastLine := printedLines{}
 	for {
 		done := 0
 		for i := range jobs {
@@ -303,7 +303,12 @@ func (c *CLI) WaitJobs(ctx context.Context, a *App, jobs []job.Job) ([]job.Job, 
 	}
 }
 
-func (c *CLI) drawProgress(jobs []job.Job, tty bool, last map[int64]string) {
+// printedLines remembers the plain progress lines printed for each job, so that a job going
+// back and forth (PENDING, then RUNNING, then PENDING again while its AI provider is offline)
+// prints each line once instead of once a turn.
+type printedLines map[int64]map[string]bool
+
+func (c *CLI) drawProgress(jobs []job.Job, tty bool, printed printedLines) {
 	if tty {
 		var total float64
 		for _, j := range jobs {
@@ -326,11 +331,22 @@ func (c *CLI) drawProgress(jobs []job.Job, tty bool, last map[int64]string) {
 		fmt.Fprintf(c.Stderr, "\r\033[K[%s%s] %5.1f%% %s %s %s", strings.Repeat("█", n), strings.Repeat("·", width-n), pct, j.Name, j.Status, msg)
 		return
 	}
+	// Without a terminal: one line when a job's status, quarter of progress or message changes
+	// (the message says why a job waits, "AI provider offline" say), never the same line twice.
 	for _, j := range jobs {
+		if j.Status == job.Running && int(j.Progress)%25 != 0 {
+			continue
+		}
 		line := fmt.Sprintf("job %d %s %s %.0f%%", j.ID, j.Name, j.Status, j.Progress)
-		if last[j.ID] != line && (j.Status != job.Running || int(j.Progress)%25 == 0) {
+		if msg := strings.TrimSpace(j.Message); msg != "" {
+			line += " · " + msg
+		}
+		if printed[j.ID] == nil {
+			printed[j.ID] = map[string]bool{}
+		}
+		if !printed[j.ID][line] {
 			fmt.Fprintln(c.Stderr, line)
-			last[j.ID] = line
+			printed[j.ID][line] = true
 		}
 	}
 }
@@ -525,9 +541,13 @@ func (c *CLI) cmdRetry(args []string) int {
 	if !ok {
 		return ExitFailed
 	}
-	j, err := a.Queue.Retry(context.Background(), id)
+	j, err := a.RetryJob(context.Background(), id)
 	if err != nil {
 		return c.Fail(err)
+	}
+	if j.ID != id {
+		fmt.Fprintf(c.Stdout, "job %d: %s (a new job retrying job %d)\n", j.ID, j.Status, id)
+		return ExitOK
 	}
 	fmt.Fprintf(c.Stdout, "job %d: %s\n", j.ID, j.Status)
 	return ExitOK

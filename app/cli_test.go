@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -115,3 +116,42 @@ func TestExitCode(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// Without a terminal, --wait prints a line when a job's status, quarter of progress or message
+// changes, with the message (why it waits), and never the same line twice: a job going back and
+// forth between PENDING and RUNNING while its provider is offline prints two lines, not two a
+// turn.
+func TestWaitLinesWithoutTerminal(t *testing.T) {
+	j := func(st job.Status, pct float64, msg string) []job.Job {
+		return []job.Job{{ID: 2, Name: "目標", Status: st, Progress: pct, Message: msg}}
+	}
+	steps := [][]job.Job{
+		j(job.Pending, 0, ""),
+		j(job.Pending, 0, "AI provider offline"),
+		j(job.Running, 0, "AI provider offline"),
+		j(job.Pending, 0, "AI provider offline"),
+		j(job.Running, 0, "AI provider offline"),
+		j(job.Pending, 0, "AI provider offline"),
+		j(job.Running, 0, "starting the subgoal-generation workflow"),
+		j(job.Running, 10, "Generating 8 sub-goals"),
+		j(job.Running, 50, "Sub-goals generated; saving"),
+		j(job.Succeeded, 100, "8 sub-goals generated for goal 1"),
+	}
+	var errb bytes.Buffer
+	c := &CLI{Stdout: io.Discard, Stderr: &errb}
+	printed := printedLines{}
+	for _, s := range steps {
+		c.drawProgress(s, false, printed)
+	}
+	want := strings.Join([]string{
+		"job 2 目標 PENDING 0%",
+		"job 2 目標 PENDING 0% · AI provider offline",
+		"job 2 目標 RUNNING 0% · AI provider offline",
+		"job 2 目標 RUNNING 0% · starting the subgoal-generation workflow",
+		"job 2 目標 RUNNING 50% · Sub-goals generated; saving",
+		"job 2 目標 SUCCEEDED 100% · 8 sub-goals generated for goal 1",
+	}, "\n") + "\n"
+	if errb.String() != want {
+		t.Fatalf("lines:\n%s\nwant:\n%s", errb.String(), want)
+	}
+}

@@ -49,6 +49,10 @@ type Family struct {
 	ShowHistory func(c *CLI, a *App, j job.Job) bool
 	// Close releases the family's own state when the App closes, before the database does.
 	Close func(a *App)
+	// Retry, when set, runs finished job j (of one of Types) again for `jobdesk retry` and the
+	// window's Retry, and returns the job that will run: the AI family starts a new job linked to
+	// j (seed 000). When nil, the queue runs the same job again (App.RetryJob).
+	Retry func(ctx context.Context, a *App, j job.Job) (job.Job, error)
 }
 
 // RunFlag is one extra flag of `jobdesk run`. Bool flags take no value ("true" when given).

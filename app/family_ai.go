@@ -119,6 +119,9 @@ func init() {
 		Priority:   15,
 		Submit:     submitAIFile,
 		Commands:   aiCommands,
+		Retry: func(ctx context.Context, a *App, j job.Job) (job.Job, error) {
+			return RetryGeneration(ctx, a, j.ID)
+		},
 	})
 	goalSubmitter = func(ctx context.Context, a *App, g GoalRequest) (job.Job, error) {
 		in := aijob.GoalInput{Title: g.Title, Description: g.Description}
@@ -217,11 +220,22 @@ func aiWorkflowARN(ctx context.Context, a *App, typ string) (*flow.Engine, strin
 // its execution again.
 func aiWorkflowHandler(a *App, svc *aijob.Service, eng *flow.Engine, smARN, typ string) job.Handler {
 	return func(ctx context.Context, raw json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+		if typ == aijob.TypeCaption {
+			// A file that is no image fails now, not after waiting for an offline provider.
+			var fi aijob.FileInput
+			if err := json.Unmarshal(raw, &fi); err != nil {
+				return nil, job.Errorf(job.E014, "the job input is not valid").WithJa("ジョブの入力が正しくありません。").Permanent()
+			}
+			if _, err := aijob.CheckImage(fi.Path); err != nil {
+				return nil, err
+			}
+		}
 		if err := svc.DeferIfOffline(ctx); err != nil {
 			return nil, err
 		}
 		info, _ := job.InfoFrom(ctx)
 		in := raw
+		var goalID int64
 		if typ == aijob.TypeSubgoals || typ == aijob.TypeActions || typ == aijob.TypeTasks {
 			var gi aijob.GoalInput
 			if err := json.Unmarshal(raw, &gi); err != nil {
@@ -238,6 +252,7 @@ func aiWorkflowHandler(a *App, svc *aijob.Service, eng *flow.Engine, smARN, typ 
 				gi.ActionIDs = []int64{}
 			}
 			in, _ = json.Marshal(gi)
+			goalID = gi.GoalID
 		}
 		name := fmt.Sprintf("%s-%d-%d", aijob.Workflows[typ], info.ID, info.Attempt)
 		r.Progress(0, "starting the "+aijob.Workflows[typ]+" workflow")
@@ -254,7 +269,11 @@ func aiWorkflowHandler(a *App, svc *aijob.Service, eng *flow.Engine, smARN, typ 
 		if err != nil {
 			return nil, err
 		}
-		return aiExecutionOutcome(ctx, a, svc, typ, info.ID, x, r)
+		out, err := aiExecutionOutcome(ctx, a, svc, typ, info.ID, x, r)
+		// A timeout (the Task's or the whole execution's) or a failure for good does not leave
+		// the goal processing: it becomes failed, with a local notification.
+		svc.EndGeneration(ctx, goalID, typ, err)
+		return out, err
 	}
 }
 
@@ -324,6 +343,11 @@ func submitAIFile(ctx context.Context, a *App, path, typ string, o SubmitOptions
 	default:
 		return job.Job{}, job.Errorf(job.E014, "%s starts from a goal: use jobdesk generate", typ).
 			WithJa("目標からの生成は jobdesk generate を使ってください。")
+	}
+	if typ == aijob.TypeCaption {
+		if _, err := aijob.CheckImage(path); err != nil {
+			return job.Job{}, err
+		}
 	}
 	in, _ := json.Marshal(aijob.FileInput{Path: path})
 	j, _, err := a.Queue.Enqueue(ctx, queue.Params{Type: typ, Name: filepath.Base(path), Input: in, Priority: o.Priority})

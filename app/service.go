@@ -27,3 +27,16 @@ func (a *App) SubmitGoal(ctx context.Context, g GoalRequest) (job.Job, error) {
 	}
 	return goalSubmitter(ctx, a, g)
 }
+
+// RetryJob runs finished job id again, as `jobdesk retry` and the window's Retry do: the job's
+// family decides how when it has a Retry hook (an AI job gets a new job linked to it, whose id
+// differs); otherwise the queue puts the same job back to PENDING. It returns the job that will
+// run.
+func (a *App) RetryJob(ctx context.Context, id int64) (job.Job, error) {
+	if j, err := a.Queue.Get(ctx, id); err == nil {
+		if f, ok := familyOf(j.Type); ok && f.Retry != nil {
+			return f.Retry(ctx, a, j)
+		}
+	}
+	return a.Queue.Retry(ctx, id)
+}

@@ -354,7 +354,8 @@ func (u *UI) cancelJob(id int64) {
 	}()
 }
 
-// retryJob asks the queue to run job id again.
+// retryJob runs job id again (App.RetryJob: the same job, or for an AI job a new one linked to
+// it).
 func (u *UI) retryJob(id int64) {
 	if id == 0 {
 		return
@@ -362,10 +363,14 @@ func (u *UI) retryJob(id int64) {
 	go func() {
 		ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
 		defer cancel()
-		_, err := u.app.Queue.Retry(ctx, id)
+		j, err := u.app.RetryJob(ctx, id)
 		u.do(func() {
 			if err != nil {
 				u.showError(u.tr.T("error.retry_title"), err)
+				return
+			}
+			if j.ID != id {
+				u.setStatus(u.tr.T("status.retried_new", id, j.ID))
 				return
 			}
 			u.setStatus(u.tr.T("status.retried", id))

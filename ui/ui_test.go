@@ -20,6 +20,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"jobdesk/app"
+	"jobdesk/engine/aijob/aitest"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 )
@@ -294,5 +295,43 @@ func TestLanguageToggle(t *testing.T) {
 	u.SetLanguage(LangJa)
 	if u.allBtn.Text != "すべて 0" {
 		t.Fatalf("after Japanese: %q", u.allBtn.Text)
+	}
+}
+
+// TestRetryOfAnAIJobStartsALinkedJob: Retry on a failed AI generation starts a new job linked
+// to the failed one (seed 000), which keeps its FAILED status and its id; the status line names
+// the new job.
+func TestRetryOfAnAIJobStartsALinkedJob(t *testing.T) {
+	srv := aitest.NewOpenAI(t, func(aitest.Call) aitest.Step { return aitest.Step{Status: 400, Message: "bad request"} })
+	t.Setenv(app.EnvAIEndpoint, srv.URL)
+	t.Setenv(app.EnvAIProvider, "openai")
+	h := newHarness(t, LangEn)
+	u := h.ui
+	u.Start()
+	ctx := context.Background()
+	old, err := h.app.SubmitGoal(ctx, app.GoalRequest{Title: "Retry me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.app.StartEngine(u.ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("FAILED", h.statusIs(old.ID, job.Failed))
+	if st, _ := h.rowState(old.ID); !st.retryOn {
+		t.Fatalf("failed row = %+v; want Retry on", st)
+	}
+	srv.SetScript(nil)
+	test.Tap(h.row(old.ID).retry)
+	var newID int64
+	h.waitFor("a new job retrying the failed one", func() bool {
+		h.app.DB.R.QueryRow(`SELECT id FROM jobs WHERE retry_of=?`, old.ID).Scan(&newID)
+		return newID != 0
+	})
+	h.waitFor("the new job to succeed", h.statusIs(newID, job.Succeeded))
+	if got, _ := h.app.Queue.Get(ctx, old.ID); got.Status != job.Failed || got.Attempts != 1 {
+		t.Fatalf("the old job is %s after %d attempts; it must stay FAILED", got.Status, got.Attempts)
+	}
+	if want := fmt.Sprintf("Job #%d runs again as new job #%d.", old.ID, newID); !strings.HasSuffix(u.status.Text, want) {
+		t.Errorf("status %q, want %q", u.status.Text, want)
 	}
 }

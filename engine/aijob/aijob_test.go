@@ -205,6 +205,11 @@ func TestSubgoalTimeoutEndsWithTheSeedsMessage(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("the timeout took %s", d)
 	}
+	gs, _ := s.ListGoals(context.Background())
+	notes, _ := s.Notifications(context.Background())
+	if len(gs) != 1 || gs[0].Status != "failed" || len(notes) != 1 || notes[0].Title != "サブ目標の生成に失敗しました" {
+		t.Fatalf("goals %+v, notifications %+v", gs, notes)
+	}
 }
 
 func TestHeartbeatKeepsAliveThenStops(t *testing.T) {
@@ -604,6 +609,13 @@ func TestTaskExecutionTimeout(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("took %s", d)
 	}
+	// The goal, processing while the job ran, does not stay so: failed, with a notification.
+	ng, _ := s.LoadGoal(context.Background(), g.ID)
+	notes, _ := s.Notifications(context.Background())
+	if ng.Status != "failed" || len(notes) != 1 || notes[0].Level != "failed" || notes[0].GoalID != g.ID || notes[0].JobID != 3 ||
+		!strings.Contains(notes[0].Message, "処理時間が制限を超えました") {
+		t.Fatalf("goal %q, notifications %+v", ng.Status, notes)
+	}
 }
 
 // Property 8: two goals generating at once do not touch each other's tasks; generating again
@@ -913,4 +925,34 @@ func contentHash(t *testing.T, path string) string {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// CheckImage tells an image from anything else by its first bytes, with the coded error
+// CAPTION_GENERATION fails with.
+func TestCheckImage(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o600)
+		return p
+	}
+	cases := []struct {
+		path string
+		mime string
+		code job.Code
+	}{
+		{pngFile(t), "image/png", ""},
+		{write("a.jpg", []byte{0xFF, 0xD8, 0xFF, 0xDB, 0}), "image/jpeg", ""},
+		{write("a.png", []byte("not an image")), "", job.E004},
+		{write("empty.png", nil), "", job.E004},
+		{filepath.Join(dir, "missing.png"), "", job.E014},
+		{dir, "", job.E014},
+	}
+	for _, c := range cases {
+		mime, err := CheckImage(c.path)
+		je := job.AsError(err)
+		if mime != c.mime || (c.code == "") != (je == nil) || (je != nil && (je.Code != c.code || je.Retryable || je.MessageJa == "")) {
+			t.Errorf("%s: %q %+v, want %q %s", filepath.Base(c.path), mime, je, c.mime, c.code)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -38,6 +39,37 @@ func ImageMIME(head []byte) string {
 	return ""
 }
 
+// CheckImage returns the MIME type of the image at path (image/png or image/jpeg) from its first
+// bytes, or the permanent error CAPTION_GENERATION would fail with: E014 when it cannot be read,
+// E003 when it is larger than MaxImageBytes, E004 when it is not a PNG or JPEG image. It reads
+// only the file's start, so the CLI and the job check it before anything waits for a provider.
+func CheckImage(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", job.Wrap(job.E014, err, "the image "+filepath.Base(path)+" cannot be read").WithJa("画像ファイルが見つからないか、読み取れません。").Permanent()
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.IsDir() {
+		return "", job.Errorf(job.E014, "the image %s cannot be read", filepath.Base(path)).WithJa("画像ファイルが見つからないか、読み取れません。").Permanent()
+	}
+	if st.Size() > MaxImageBytes {
+		return "", job.Errorf(job.E003, "the image is larger than %d MB", MaxImageBytes>>20).WithJa("画像が大きすぎます（20MBまで）。").Permanent()
+	}
+	head := make([]byte, 8)
+	n, _ := io.ReadFull(f, head)
+	mime := ImageMIME(head[:n])
+	if mime == "" {
+		return "", notImage(path)
+	}
+	return mime, nil
+}
+
+func notImage(path string) *job.Error {
+	return job.Errorf(job.E004, "%s is not a PNG or JPEG image", filepath.Base(path)).
+		WithJa(filepath.Base(path) + " は PNG または JPEG の画像ではありません。").Permanent()
+}
+
 // Caption is CAPTION_GENERATION (seed 002): an image becomes a Japanese description, read by a
 // vision-capable model. A model that takes no images fails at once with "this model cannot read
 // images" (E007).
@@ -46,20 +78,16 @@ func (s *Service) Caption(ctx context.Context, input json.RawMessage, r job.Repo
 	if err := decodeInput(input, &in); err != nil {
 		return nil, err
 	}
-	st, err := os.Stat(in.Path)
-	if err != nil {
-		return nil, job.Wrap(job.E014, err, "the image "+filepath.Base(in.Path)+" cannot be read").WithJa("画像ファイルが見つからないか、読み取れません。")
-	}
-	if st.Size() > MaxImageBytes {
-		return nil, job.Errorf(job.E003, "the image is larger than %d MB", MaxImageBytes>>20).WithJa("画像が大きすぎます（20MBまで）。")
+	if _, err := CheckImage(in.Path); err != nil {
+		return nil, err
 	}
 	img, err := os.ReadFile(in.Path)
 	if err != nil {
-		return nil, job.Wrap(job.E014, err, "the image cannot be read").WithJa("画像ファイルを読み取れません。")
+		return nil, job.Wrap(job.E014, err, "the image cannot be read").WithJa("画像ファイルを読み取れません。").Permanent()
 	}
 	mime := ImageMIME(img)
 	if mime == "" {
-		return nil, job.Errorf(job.E004, "%s is not a PNG or JPEG image", filepath.Base(in.Path)).WithJa("PNG または JPEG の画像ではありません。")
+		return nil, notImage(in.Path)
 	}
 	r.Progress(10, "Reading the image")
 	var out struct {
@@ -72,8 +100,8 @@ func (s *Service) Caption(ctx context.Context, input json.RawMessage, r job.Repo
 		return nil, s.deferOffline(err)
 	}
 	res := CaptionResult{Path: in.Path, Description: out.Description, Model: rep.Model}
-	if info, ok := job.InfoFrom(ctx); ok {
-		if u, err := s.JobUsage(ctx, info.ID); err == nil && u.Calls > 0 {
+	if owner := s.ownerJob(ctx); owner != 0 {
+		if u, err := s.JobUsage(ctx, owner); err == nil && u.Calls > 0 {
 			res.Usage = &u
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 
 	"jobdesk/engine/job"
@@ -159,6 +160,101 @@ func (s *Service) SetGoalStatus(ctx context.Context, id int64, status string) er
 	return dbErr(err, "the goal status")
 }
 
+// generationNames names each goal generation type in its failure notification's title.
+var generationNames = map[string]string{
+	TypeSubgoals: "サブ目標の生成に失敗しました",
+	TypeActions:  "アクションの生成に失敗しました",
+	TypeTasks:    "タスク生成に失敗しました",
+}
+
+// EndsForGood reports whether err, returned by an attempt of the job in ctx, ends that job: not
+// a deferral, a partial success or a cancellation (ctx done), and either not retryable or the
+// job's last attempt.
+func EndsForGood(ctx context.Context, err error) bool {
+	if err == nil || ctx.Err() != nil {
+		return false
+	}
+	var d *job.DeferredError
+	var p *job.PartialResult
+	if errors.As(err, &d) || errors.As(err, &p) {
+		return false
+	}
+	je := job.AsError(err)
+	if je == nil {
+		return false
+	}
+	info, _ := job.InfoFrom(ctx)
+	return !je.Retryable || info.Attempt >= info.MaxAttempts
+}
+
+// GenerationFailed ends goal generation typ (SUBGOAL_GENERATION, ACTION_GENERATION or
+// TASK_GENERATION) that failed for good with cause, a timeout included: a goal that is still
+// draft or processing becomes failed, and a local notification says why (seed 000's
+// FAILED/TIMEOUT state, seed 001's UpdateGoalStatusFailed and SendFailureNotification). A goal
+// that already is active, partial or failed keeps its status and gets no second notification.
+// It reports whether the goal became failed.
+func (s *Service) GenerationFailed(ctx context.Context, goalID int64, typ string, cause error) bool {
+	if goalID == 0 {
+		return false
+	}
+	ctx = context.WithoutCancel(ctx)
+	res, err := s.DB.W.ExecContext(ctx, `UPDATE goals SET status='failed', updated_at=? WHERE id=? AND status IN ('draft','processing')`,
+		s.now().UnixMilli(), goalID)
+	if err != nil {
+		return false
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false
+	}
+	var title string
+	_ = s.DB.R.QueryRowContext(ctx, `SELECT title FROM goals WHERE id=?`, goalID).Scan(&title)
+	why := "生成に失敗しました。"
+	if je := job.AsError(cause); je != nil {
+		switch {
+		case je.ErrorName() == "States.Timeout" || je.Code == job.E011:
+			why = "処理時間が制限を超えました。"
+		case je.MessageJa != "":
+			why = fmt.Sprintf("生成に失敗しました（%s: %s）", je.Code, je.MessageJa)
+		default:
+			why = fmt.Sprintf("生成に失敗しました（%s: %s）", je.Code, je.Message)
+		}
+	}
+	name := generationNames[typ]
+	if name == "" {
+		name = "生成に失敗しました"
+	}
+	s.notify(ctx, goalID, "failed", name, fmt.Sprintf("「%s」: %s", title, why))
+	return true
+}
+
+// EndGeneration records how an attempt of goal generation typ for goalID ended, err being what
+// the job returns: a failure for good (EndsForGood) fails the goal (GenerationFailed); a success
+// turns a failed goal that has no tasks yet back to draft, so a retry that worked clears the
+// failure. The job type's handlers call it, and so does the app when the job runs as a workflow;
+// a workflow's function job (a child, not an AI job type) leaves it to its workflow.
+func (s *Service) EndGeneration(ctx context.Context, goalID int64, typ string, err error) {
+	if goalID == 0 {
+		return
+	}
+	if info, ok := job.InfoFrom(ctx); ok && !isAIType(info.Type) && info.ParentID != 0 {
+		return
+	}
+	if err == nil {
+		if typ != TypeTasks {
+			_, _ = s.DB.W.ExecContext(context.WithoutCancel(ctx), `UPDATE goals SET status='draft', updated_at=? WHERE id=? AND status='failed'
+				AND NOT EXISTS (SELECT 1 FROM goal_tasks t JOIN goal_actions a ON a.id=t.action_id JOIN subgoals sg ON sg.id=a.subgoal_id WHERE sg.goal_id=goals.id)`,
+				s.now().UnixMilli(), goalID)
+		}
+		return
+	}
+	if je := job.AsError(err); je != nil && je.ErrorName() == "ValidationError" {
+		return // the input was refused before anything was generated
+	}
+	if EndsForGood(ctx, err) {
+		s.GenerationFailed(ctx, goalID, typ, err)
+	}
+}
+
 // LinkGoalJob records the job that works on a goal.
 func (s *Service) LinkGoalJob(ctx context.Context, goalID, jobID int64) error {
 	_, err := s.DB.W.ExecContext(ctx, `UPDATE goals SET job_id=COALESCE(job_id, ?), updated_at=? WHERE id=?`, jobID, s.now().UnixMilli(), goalID)
@@ -269,9 +365,8 @@ type Notification struct {
 }
 
 func (s *Service) notify(ctx context.Context, goalID int64, level, title, message string) {
-	info, _ := job.InfoFrom(ctx)
 	_, _ = s.DB.W.ExecContext(context.WithoutCancel(ctx), `INSERT INTO ai_notifications(job_id, goal_id, level, title, message, created_at) VALUES (?,?,?,?,?,?)`,
-		nullID(info.ID), goalID, level, title, message, s.now().UnixMilli())
+		nullID(s.ownerJob(ctx)), goalID, level, title, message, s.now().UnixMilli())
 }
 
 // Notifications lists the local notifications, newest first.

@@ -159,8 +159,8 @@ func (s *Service) finishEligibility(ctx context.Context, res EligibilityResult, 
 	e := res.Eligibility
 	res.MustCount, res.NeedCheckCount, res.MustNotCount = len(e.Must), len(e.NeedCheck), len(e.MustNot)
 	res.RiskFlagsCount, res.MissingKeysCount = len(e.RiskFlags), len(e.MissingKeys)
-	if info, ok := job.InfoFrom(ctx); ok {
-		if u, err := s.JobUsage(ctx, info.ID); err == nil && u.Calls > 0 {
+	if owner := s.ownerJob(ctx); owner != 0 {
+		if u, err := s.JobUsage(ctx, owner); err == nil && u.Calls > 0 {
 			res.Usage = &u
 		}
 	}

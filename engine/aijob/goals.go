@@ -57,8 +57,8 @@ func (s *Service) goalFor(ctx context.Context, in GoalInput) (Goal, error) {
 		if err != nil {
 			return Goal{}, err
 		}
-		if info, ok := job.InfoFrom(ctx); ok {
-			s.LinkGoalJob(ctx, id, info.ID)
+		if owner := s.ownerJob(ctx); owner != 0 {
+			s.LinkGoalJob(ctx, id, owner)
 		}
 		in.GoalID = id
 	}
@@ -92,7 +92,7 @@ func timeoutError(limit time.Duration) *job.Error {
 
 // Subgoals is SUBGOAL_GENERATION (seed 000): the goal's title, description and deadline become
 // exactly eight sub-goals. Progress 0 → 50 (AI done) → 100 (saved).
-func (s *Service) Subgoals(ctx context.Context, input json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+func (s *Service) Subgoals(ctx context.Context, input json.RawMessage, r job.Reporter) (_ json.RawMessage, err error) {
 	var in GoalInput
 	if err := decodeInput(input, &in); err != nil {
 		return nil, err
@@ -101,6 +101,7 @@ func (s *Service) Subgoals(ctx context.Context, input json.RawMessage, r job.Rep
 	if err != nil {
 		return nil, err
 	}
+	defer func() { s.EndGeneration(ctx, g.ID, TypeSubgoals, err) }()
 	if len(g.Subgoals) > 0 && !in.Regenerate {
 		// Already generated (by an earlier job or a task generation that needed them).
 		r.Progress(100, "The goal already has its 8 sub-goals")
@@ -131,8 +132,7 @@ func (s *Service) generateSubgoals(ctx context.Context, g *Goal, replace bool, r
 		return err
 	}
 	r.Progress(50, "Sub-goals generated; saving")
-	info, _ := job.InfoFrom(ctx)
-	if err := s.saveSubgoals(ctx, g.ID, info.ID, out.Subgoals, replace); err != nil {
+	if err := s.saveSubgoals(ctx, g.ID, s.ownerJob(ctx), out.Subgoals, replace); err != nil {
 		return err
 	}
 	ng, err := s.LoadGoal(ctx, g.ID)
@@ -156,7 +156,7 @@ type ActionResult struct {
 // (execution or habit). Progress moves 12.5 per sub-goal. A sub-goal's actions are saved
 // together; sub-goals that already have actions are kept unless Regenerate, so a retry continues
 // where the last attempt stopped. A goal without sub-goals gets them first.
-func (s *Service) Actions(ctx context.Context, input json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+func (s *Service) Actions(ctx context.Context, input json.RawMessage, r job.Reporter) (_ json.RawMessage, err error) {
 	var in GoalInput
 	if err := decodeInput(input, &in); err != nil {
 		return nil, err
@@ -165,6 +165,7 @@ func (s *Service) Actions(ctx context.Context, input json.RawMessage, r job.Repo
 	if err != nil {
 		return nil, err
 	}
+	defer func() { s.EndGeneration(ctx, g.ID, TypeActions, err) }()
 	if err := s.generateActions(ctx, &g, in.Regenerate, r); err != nil {
 		return nil, s.deferOffline(err)
 	}
@@ -178,7 +179,7 @@ func (s *Service) generateActions(ctx context.Context, g *Goal, regenerate bool,
 			return err
 		}
 	}
-	info, _ := job.InfoFrom(ctx)
+	owner := s.ownerJob(ctx)
 	step := 100 / float64(len(g.Subgoals))
 	for i, sg := range g.Subgoals {
 		r.Progress(float64(i)*step, fmt.Sprintf("Generating actions for sub-goal %d of %d", i+1, len(g.Subgoals)))
@@ -195,7 +196,7 @@ func (s *Service) generateActions(ctx context.Context, g *Goal, regenerate bool,
 		if err != nil {
 			return err
 		}
-		if err := s.saveActions(ctx, sg.ID, info.ID, out.Actions, regenerate); err != nil {
+		if err := s.saveActions(ctx, sg.ID, owner, out.Actions, regenerate); err != nil {
 			return err
 		}
 	}
@@ -250,7 +251,7 @@ type TaskResult struct {
 // retried by TaskRetry and bounded by CallTimeout, and its tasks are saved atomically. Progress
 // is processed / total. All actions done: goal active; some: goal partial, job PARTIAL with the
 // failed actions listed; none: goal failed, job FAILED. Partial and failed leave a notification.
-func (s *Service) Tasks(ctx context.Context, input json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+func (s *Service) Tasks(ctx context.Context, input json.RawMessage, r job.Reporter) (_ json.RawMessage, err error) {
 	var in GoalInput
 	if err := decodeInput(input, &in); err != nil {
 		return nil, err
@@ -262,6 +263,13 @@ func (s *Service) Tasks(ctx context.Context, input json.RawMessage, r job.Report
 	ectx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	res, err := s.runTasks(ectx, in, r)
+	defer func() {
+		id := res.GoalID
+		if id == 0 {
+			id = in.GoalID
+		}
+		s.EndGeneration(ctx, id, TypeTasks, err)
+	}()
 	if err != nil {
 		if ctx.Err() == nil && ectx.Err() != nil {
 			return nil, timeoutError(limit)
@@ -296,7 +304,7 @@ func (s *Service) runTasks(ctx context.Context, in GoalInput, r job.Reporter) (T
 	}
 	if len(g.Actions()) == 0 {
 		if err := s.generateActions(ctx, &g, false, job.Discard); err != nil {
-			return TaskResult{}, err
+			return TaskResult{GoalID: g.ID}, err
 		}
 	}
 	want := map[int64]bool{}
@@ -314,7 +322,7 @@ func (s *Service) runTasks(ctx context.Context, in GoalInput, r job.Reporter) (T
 		todo = append(todo, a)
 	}
 	if len(want) > 0 && len(todo) != len(want) {
-		return TaskResult{}, badInput("some of the actions named do not belong to goal %d", g.ID)
+		return TaskResult{GoalID: g.ID}, badInput("some of the actions named do not belong to goal %d", g.ID)
 	}
 	s.SetGoalStatus(ctx, g.ID, "processing")
 	res := TaskResult{GoalID: g.ID, TotalActions: len(todo), FailedActions: []int64{}}
@@ -425,8 +433,8 @@ func (s *Service) processAction(ctx context.Context, g Goal, sg Subgoal, a Actio
 	o := ActionOutcome{ActionID: a.ID, Status: "failed"}
 	tasks, err := retry(ctx, s.TaskRetry, func() ([]GenTask, error) { return s.GenerateTasks(ctx, g, sg, a) })
 	if err == nil {
-		info, _ := job.InfoFrom(ctx)
-		o.TaskIDs, err = retry(ctx, s.SaveRetry, func() ([]int64, error) { return s.SaveTasks(ctx, a.ID, info.ID, tasks) })
+		owner := s.ownerJob(ctx)
+		o.TaskIDs, err = retry(ctx, s.SaveRetry, func() ([]int64, error) { return s.SaveTasks(ctx, a.ID, owner, tasks) })
 	}
 	if err != nil {
 		o.offline = IsOffline(err)
@@ -497,8 +505,8 @@ func (s *Service) GenerateTasks(ctx context.Context, g Goal, sg Subgoal, a Actio
 
 // result marshals a result, adding the job's model usage.
 func (s *Service) result(ctx context.Context, v any) (json.RawMessage, error) {
-	if info, ok := job.InfoFrom(ctx); ok {
-		if u, err := s.JobUsage(ctx, info.ID); err == nil && u.Calls > 0 {
+	if owner := s.ownerJob(ctx); owner != 0 {
+		if u, err := s.JobUsage(ctx, owner); err == nil && u.Calls > 0 {
 			switch r := v.(type) {
 			case SubgoalResult:
 				r.Usage = &u

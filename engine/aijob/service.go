@@ -205,7 +205,7 @@ func (s *Service) recordUsage(ctx context.Context, purpose string, p Provider, r
 	if s.DB == nil {
 		return
 	}
-	info, _ := job.InfoFrom(ctx)
+	owner := s.ownerJob(ctx)
 	model := rep.Model
 	if model == "" {
 		model = req.Model
@@ -227,7 +227,7 @@ func (s *Service) recordUsage(ctx context.Context, purpose string, p Provider, r
 	}
 	_, _ = s.DB.W.ExecContext(context.WithoutCancel(ctx), `INSERT INTO llm_usage(job_id, purpose, provider, model, prompt_tokens,
 		completion_tokens, latency_ms, cost_usd, ok, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		nullID(info.ID), purpose, prov, model, rep.PromptTokens, rep.CompletionTokens, rep.Latency.Milliseconds(), cost, ok, s.now().UnixMilli())
+		nullID(owner), purpose, prov, model, rep.PromptTokens, rep.CompletionTokens, rep.Latency.Milliseconds(), cost, ok, s.now().UnixMilli())
 }
 
 func nullID(id int64) any {
@@ -283,4 +283,43 @@ func decodeInput(input json.RawMessage, v any) error {
 		return badInput("the job input is not valid: %v", err)
 	}
 	return nil
+}
+
+// isAIType reports whether typ is one of the family's job types (a job a person asked for).
+func isAIType(typ string) bool {
+	for _, t := range Types {
+		if t == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// ownerJob returns the id of the AI job (one of Types) that the running handler works for: the
+// job itself when it is one, otherwise its nearest ancestor by parent_id that is (a workflow's
+// Lambda function job → its flow execution job → the user's SUBGOAL_GENERATION job, say). Rows
+// the handler writes (sub-goals, actions, tasks, llm_usage, notifications) link to that job. It
+// returns the job itself when no ancestor is an AI job, and 0 outside a job.
+func (s *Service) ownerJob(ctx context.Context) int64 {
+	info, ok := job.InfoFrom(ctx)
+	if !ok || info.ID == 0 {
+		return 0
+	}
+	if isAIType(info.Type) || info.ParentID == 0 || s.DB == nil {
+		return info.ID
+	}
+	owner := info.ID
+	for id, depth := info.ParentID, 0; id > 0 && depth < 32; depth++ {
+		var typ string
+		var parent int64
+		if err := s.DB.R.QueryRowContext(context.WithoutCancel(ctx), `SELECT type, COALESCE(parent_id,0) FROM jobs WHERE id=?`, id).Scan(&typ, &parent); err != nil {
+			break
+		}
+		if isAIType(typ) {
+			owner = id
+			break
+		}
+		id = parent
+	}
+	return owner
 }

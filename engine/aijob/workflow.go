@@ -150,8 +150,7 @@ func (s *Service) TaskSave(ctx context.Context, input json.RawMessage, _ job.Rep
 	if _, err := TaskSchema.ValidateJSON(mustMarshal(map[string]any{"tasks": in.Tasks})); err != nil {
 		return nil, badInput("the tasks to save are not valid: %v", err)
 	}
-	info, _ := job.InfoFrom(ctx)
-	ids, err := s.SaveTasks(ctx, in.ActionID, info.ParentID, in.Tasks)
+	ids, err := s.SaveTasks(ctx, in.ActionID, s.ownerJob(ctx), in.Tasks)
 	if err != nil {
 		return nil, err
 	}
