@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -169,5 +171,39 @@ func TestPDFRebuiltXref(t *testing.T) {
 	}
 	if rebuildXref([]byte("%PDF-1.4\nno objects here\n")) != nil {
 		t.Fatal("a table was made for a file without objects")
+	}
+}
+
+// Remembering each character code's text changes nothing in the Markdown of any corpus PDF
+// (simple TrueType subsets, CID fonts, vertical text, Kangxi radicals).
+func TestPDFCodeMemoSameText(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.pdf"))
+	if len(files) == 0 {
+		t.Fatal("no corpus PDFs")
+	}
+	defer func() { cacheCodes = true }()
+	checked := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cacheCodes = true
+		a, errA := convertPDF(context.Background(), data, Options{NoOCR: true})
+		cacheCodes = false
+		b, errB := convertPDF(context.Background(), data, Options{NoOCR: true})
+		if (errA == nil) != (errB == nil) {
+			t.Fatalf("%s: %v vs %v", f, errA, errB)
+		}
+		if errA != nil {
+			continue
+		}
+		if a.Markdown != b.Markdown {
+			t.Fatalf("%s: the memo changed the text", f)
+		}
+		checked++
+	}
+	if checked < 4 {
+		t.Fatalf("only %d PDFs compared", checked)
 	}
 }

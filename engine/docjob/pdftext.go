@@ -58,8 +58,8 @@ func pageSpans(ctx context.Context, p pdf.Page) (out []span, err error) {
 		}
 	}()
 	ops := 0
-	fonts := map[string]*pdf.Font{}
-	var enc pdf.TextEncoding
+	fonts := map[string]*pageFont{} // by resource name: a font's encoder is built once per page
+	var enc *pageFont
 	var fontSize, leading float64 = 1, 0
 	ctm, tm, tlm := identity, identity, identity
 	var stack []mat
@@ -67,7 +67,7 @@ func pageSpans(ctx context.Context, p pdf.Page) (out []span, err error) {
 		if enc == nil || raw == "" {
 			return
 		}
-		s := enc.Decode(raw)
+		s := enc.decode(raw)
 		if s == "" {
 			return
 		}
@@ -109,11 +109,10 @@ func pageSpans(ctx context.Context, p pdf.Page) (out []span, err error) {
 				name := args[0].Name()
 				f, ok := fonts[name]
 				if !ok {
-					ff := p.Font(name)
-					f = &ff
+					f = newPageFont(p.Font(name))
 					fonts[name] = f
 				}
-				enc = f.Encoder()
+				enc = f
 				fontSize = num(args[1])
 			}
 		case "TL":
@@ -218,3 +217,55 @@ func spansText(spans []span) string {
 }
 
 func runeLen(s string) int { return len([]rune(s)) }
+
+// pageFont decodes the strings a font shows. Its encoder (a parsed ToUnicode CMap for most
+// Japanese fonts) is built once, not at every Tf, and the text of each character code is
+// remembered, since a CMap lookup scans the map's ranges: codes are one byte in a simple font
+// (TrueType, Type1, Type3) and two in a CID font with Identity-H/V.
+type pageFont struct {
+	enc   pdf.TextEncoding
+	width int // bytes per code; 0: unknown, decode whole strings
+	codes map[string]string
+}
+
+func newPageFont(f pdf.Font) *pageFont {
+	pf := &pageFont{enc: f.Encoder()}
+	switch f.V.Key("Subtype").Name() {
+	case "TrueType", "Type1", "MMType1", "Type3":
+		pf.width = 1
+	case "Type0":
+		if e := f.V.Key("Encoding").Name(); e == "Identity-H" || e == "Identity-V" {
+			pf.width = 2
+		}
+	}
+	if !cacheCodes {
+		pf.width = 0
+	}
+	if pf.width > 0 {
+		pf.codes = map[string]string{}
+	}
+	return pf
+}
+
+// cacheCodes turns the per-code memo on (tests compare with it off).
+var cacheCodes = true
+
+func (f *pageFont) decode(raw string) string {
+	if f == nil || f.enc == nil {
+		return ""
+	}
+	if f.width == 0 || len(raw)%f.width != 0 {
+		return f.enc.Decode(raw)
+	}
+	var b strings.Builder
+	for i := 0; i < len(raw); i += f.width {
+		c := raw[i : i+f.width]
+		s, ok := f.codes[c]
+		if !ok {
+			s = f.enc.Decode(c)
+			f.codes[c] = s
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
