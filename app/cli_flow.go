@@ -82,12 +82,8 @@ func flowValidate(c *CLI, args []string) int {
 	if err != nil {
 		return c.Fail(job.Wrap(job.E014, err, "cannot read "+pos[0]).WithJa("ファイルを読み込めません。"))
 	}
-	a, ok := c.Open()
+	eng, ok := c.flowEngine()
 	if !ok {
-		return ExitFailed
-	}
-	eng := FlowEngine(a)
-	if eng == nil {
 		return ExitFailed
 	}
 	ds := flow.Validate(def, eng.CheckResourceStrict)
@@ -242,12 +238,8 @@ func flowHistory(c *CLI, args []string) int {
 	if len(pos) != 1 {
 		return c.Usage("flow history: name one execution (its job id or ARN)", "flow history: 実行を 1 つ（ジョブ番号か ARN で）指定してください。")
 	}
-	a, ok := c.Open()
+	eng, ok := c.flowEngine()
 	if !ok {
-		return ExitFailed
-	}
-	eng := FlowEngine(a)
-	if eng == nil {
 		return ExitFailed
 	}
 	arn, err := executionARN(eng, pos[0])
@@ -282,12 +274,8 @@ func flowRerun(c *CLI, verb string, args []string) int {
 	if len(pos) != 1 {
 		return c.Usage("flow "+verb+": name one execution (its job id or ARN)", "flow "+verb+": 実行を 1 つ（ジョブ番号か ARN で）指定してください。")
 	}
-	a, ok := c.Open()
+	eng, ok := c.flowEngine()
 	if !ok {
-		return ExitFailed
-	}
-	eng := FlowEngine(a)
-	if eng == nil {
 		return ExitFailed
 	}
 	ctx := context.Background()
@@ -379,4 +367,14 @@ func summary(d map[string]any) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// flowEngine opens the App and its workflow engine; on failure it has printed why.
+func (c *CLI) flowEngine() (*flow.Engine, bool) {
+	a, ok := c.Open()
+	if !ok {
+		return nil, false
+	}
+	eng := FlowEngine(a)
+	return eng, eng != nil
 }

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"golang.org/x/text/width"
+	"jobdesk/engine/textwidth"
 )
 
 // tableWriter lines up tab-separated cells in columns for a terminal, like text/tabwriter with
@@ -37,7 +37,7 @@ func (t *tableWriter) Flush() error {
 			if c == len(widths) {
 				widths = append(widths, 0)
 			}
-			widths[c] = max(widths[c], displayWidth(cell))
+			widths[c] = max(widths[c], textwidth.Of(cell))
 		}
 	}
 	var out strings.Builder
@@ -45,25 +45,11 @@ func (t *tableWriter) Flush() error {
 		for c, cell := range cells {
 			out.WriteString(cell)
 			if c < len(cells)-1 {
-				out.WriteString(strings.Repeat(" ", widths[c]-displayWidth(cell)+2))
+				out.WriteString(strings.Repeat(" ", widths[c]-textwidth.Of(cell)+2))
 			}
 		}
 		out.WriteByte('\n')
 	}
 	_, err := io.WriteString(t.w, out.String())
 	return err
-}
-
-// displayWidth is how many terminal cells s takes: two for wide and fullwidth characters.
-func displayWidth(s string) int {
-	n := 0
-	for _, r := range s {
-		switch width.LookupRune(r).Kind() {
-		case width.EastAsianWide, width.EastAsianFullwidth:
-			n += 2
-		default:
-			n++
-		}
-	}
-	return n
 }

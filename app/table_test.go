@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"jobdesk/engine/textwidth"
 	"strings"
 	"testing"
 )
@@ -23,7 +24,7 @@ func TestTableAlignsWideText(t *testing.T) {
 	}
 	for _, l := range lines {
 		status := l[strings.LastIndex(l, "  ")+2:]
-		if col := displayWidth(strings.TrimSuffix(l, status)); col != displayWidth("12  売上データ.csv  ") {
+		if col := textwidth.Of(strings.TrimSuffix(l, status)); col != textwidth.Of("12  売上データ.csv  ") {
 			t.Errorf("%q: STATUS starts at column %d", l, col)
 		}
 	}

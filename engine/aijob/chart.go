@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"golang.org/x/text/width"
+	"jobdesk/engine/textwidth"
 )
 
 // blockCell maps positions 1–8 around a 3×3 block (row, column), clockwise from the top left;
@@ -37,26 +37,12 @@ func (g Goal) Chart() [9][9]string {
 	return c
 }
 
-// displayWidth counts East Asian wide characters as two columns.
-func displayWidth(s string) int {
-	n := 0
-	for _, r := range s {
-		switch width.LookupRune(r).Kind() {
-		case width.EastAsianWide, width.EastAsianFullwidth:
-			n += 2
-		default:
-			n++
-		}
-	}
-	return n
-}
-
 // fit cuts s to at most w columns and pads it to exactly w.
 func fit(s string, w int) string {
 	var b strings.Builder
 	n := 0
 	for _, r := range s {
-		rw := displayWidth(string(r))
+		rw := textwidth.Of(string(r))
 		if n+rw > w {
 			break
 		}
