@@ -499,28 +499,8 @@ func TestAIWorkflowsValidate(t *testing.T) {
 // message. The shipped definition is run with its 300 s shortened to 1 s.
 func TestAISubgoalWorkflowTimeout(t *testing.T) {
 	srv := aitest.NewOpenAI(t, func(aitest.Call) aitest.Step { return aitest.Step{Hang: true} })
-	aiEnv(t, srv.URL)
-	a, err := Open(Config{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	eng := FlowEngine(a)
-	def, _ := assets.Workflow("subgoal-generation")
-	short := strings.Replace(string(def), `"TimeoutSeconds": 300`, `"TimeoutSeconds": 2`, 1)
-	short = strings.Replace(short, `"HeartbeatSeconds": 60`, `"HeartbeatSeconds": 1`, 1)
-	if short == string(def) {
-		t.Fatal("the shipped workflow has no TimeoutSeconds 300")
-	}
-	_, err = eng.PutStateMachine(ctx, "subgoal-generation", short)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.StartEngine(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a, ctx := appWithShortWorkflow(t, srv.URL, "subgoal-generation",
+		`"TimeoutSeconds": 300`, `"TimeoutSeconds": 2`, `"HeartbeatSeconds": 60`, `"HeartbeatSeconds": 1`)
 	j, err := SubmitGeneration(ctx, a, aijob.TypeSubgoals, aijob.GoalInput{Title: "時間切れ"})
 	if err != nil {
 		t.Fatal(err)
@@ -560,26 +540,8 @@ func assertGoalFailed(t *testing.T, a *App, j job.Job, want string) {
 // definition is run with its 900 s shortened to 1 s.
 func TestAITaskWorkflowExecutionTimeoutFailsTheGoal(t *testing.T) {
 	srv := aitest.NewOpenAI(t, nil)
-	aiEnv(t, srv.URL)
-	a, err := Open(Config{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	eng := FlowEngine(a)
-	def, _ := assets.Workflow("task-generation")
-	short := strings.Replace(string(def), `"TimeoutSeconds": 900`, `"TimeoutSeconds": 1`, 1)
-	if short == string(def) {
-		t.Fatal("the shipped workflow has no TimeoutSeconds 900")
-	}
-	if _, err = eng.PutStateMachine(ctx, "task-generation", short); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.StartEngine(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a, ctx := appWithShortWorkflow(t, srv.URL, "task-generation", `"TimeoutSeconds": 900`, `"TimeoutSeconds": 1`)
+	var err error
 	j, _ := SubmitGeneration(ctx, a, aijob.TypeActions, aijob.GoalInput{Title: "時間切れのタスク"})
 	if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.Succeeded {
 		t.Fatalf("%v %s %v", err, j.Status, j.Error)
@@ -754,4 +716,34 @@ func TestAIWaitSaysTheProviderIsOffline(t *testing.T) {
 	if last := lines[len(lines)-1]; !strings.Contains(last, "SUCCEEDED 100% · 8 sub-goals generated") {
 		t.Fatalf("last line %q", last)
 	}
+}
+
+// appWithShortWorkflow opens an App on a fresh data folder using the AI server at url, stores
+// the shipped workflow name with each old text replaced by its new one (old, new, …), starts the
+// engine and returns the App and a context for the test.
+func appWithShortWorkflow(t *testing.T, url, name string, oldNew ...string) (*App, context.Context) {
+	t.Helper()
+	aiEnv(t, url)
+	a, err := Open(Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	def, _ := assets.Workflow(name)
+	short := string(def)
+	for i := 0; i+1 < len(oldNew); i += 2 {
+		if !strings.Contains(short, oldNew[i]) {
+			t.Fatalf("the shipped %s has no %s", name, oldNew[i])
+		}
+		short = strings.Replace(short, oldNew[i], oldNew[i+1], 1)
+	}
+	if _, err := FlowEngine(a).PutStateMachine(ctx, name, short); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.StartEngine(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return a, ctx
 }
