@@ -609,13 +609,8 @@ func TestAIRetryCommandStartsALinkedJob(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "a new job retrying job "+itoa(old.ID)) {
 		t.Fatalf("exit %d %q %q", code, out, errOut)
 	}
-	a, err := Open(Config{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	a, ctx := openTestApp(t, dir)
+	var err error
 	kids, _ := a.Queue.List(ctx, queue.Filter{})
 	var nj job.Job
 	for _, k := range kids {
@@ -653,13 +648,8 @@ func TestAICaptionRefusesANonImageWhileOffline(t *testing.T) {
 		!strings.Contains(errOut, "PNG または JPEG の画像ではありません") {
 		t.Fatalf("exit %d %q %q", code, out, errOut)
 	}
-	a, err := Open(Config{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	a, ctx := openTestApp(t, dir)
+	var err error
 	if js, _ := a.Queue.List(ctx, queue.Filter{}); len(js) != 0 {
 		t.Fatalf("a job was made for a non-image: %+v", js)
 	}
@@ -724,13 +714,7 @@ func TestAIWaitSaysTheProviderIsOffline(t *testing.T) {
 func appWithShortWorkflow(t *testing.T, url, name string, oldNew ...string) (*App, context.Context) {
 	t.Helper()
 	aiEnv(t, url)
-	a, err := Open(Config{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
+	a, ctx := openTestApp(t, t.TempDir())
 	def, _ := assets.Workflow(name)
 	short := string(def)
 	for i := 0; i+1 < len(oldNew); i += 2 {
@@ -745,5 +729,18 @@ func appWithShortWorkflow(t *testing.T, url, name string, oldNew ...string) (*Ap
 	if err := a.StartEngine(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return a, ctx
+}
+
+// openTestApp opens an App on dir, closed when the test ends, and a context of 30 s.
+func openTestApp(t *testing.T, dir string) (*App, context.Context) {
+	t.Helper()
+	a, err := Open(Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
 	return a, ctx
 }
