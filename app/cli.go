@@ -191,10 +191,12 @@ func (c *CLI) cmdRun(args []string) int {
 	asJSON := fs.Bool("json", false, "print the jobs as JSON")
 	force := fs.Bool("force", false, "run again even when the same file was already processed")
 	extra := addRunFlags(fs)
+	applyAI := aiFlags(fs) // for AI job types run with --wait in this process
 	files, err := Parse(fs, args)
 	if err != nil {
 		return ExitUsage
 	}
+	applyAI()
 	if len(files) == 0 {
 		return c.Usage("run: name at least one file", "run: ファイルを 1 つ以上指定してください。")
 	}
@@ -556,9 +558,11 @@ func (c *CLI) cmdRetry(args []string) int {
 func (c *CLI) cmdWorker(args []string) int {
 	fs := c.Flags("worker")
 	workers := fs.Int("workers", 0, "jobs at once (default: number of CPUs)")
+	applyAI := aiFlags(fs)
 	if _, err := Parse(fs, args); err != nil {
 		return ExitUsage
 	}
+	applyAI()
 	a, err := Open(Config{DataDir: c.dataDir, Workers: *workers})
 	if err != nil {
 		return c.Fail(err)

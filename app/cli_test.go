@@ -155,3 +155,16 @@ func TestWaitLinesWithoutTerminal(t *testing.T) {
 		t.Fatalf("lines:\n%s\nwant:\n%s", errb.String(), want)
 	}
 }
+
+// run (and worker) take the --ai-* flags like generate does, for AI jobs run in this process.
+func TestRunTakesAIFlags(t *testing.T) {
+	for _, k := range []string{EnvAIEndpoint, EnvAIModel, EnvAIProvider} {
+		t.Setenv(k, os.Getenv(k)) // the flags set the environment; put it back afterwards
+	}
+	f := filepath.Join(t.TempDir(), "a.bin")
+	os.WriteFile(f, []byte("x"), 0o600)
+	code, out, errOut := runCLI(t, "--data-dir", t.TempDir(), "run", "--ai-endpoint", "http://127.0.0.1:9/v1", "--ai-model", "m", "--wait", f)
+	if code != ExitOK {
+		t.Fatalf("exit %d %s %s", code, out, errOut)
+	}
+}
