@@ -267,6 +267,7 @@ func aiWorkflowHandler(a *App, svc *aijob.Service, eng *flow.Engine, smARN, typ 
 		x, err = eng.Wait(ctx, x.ARN)
 		stop()
 		if err != nil {
+			svc.EndGeneration(ctx, goalID, typ, err) // a cancel by the user returns the goal from processing
 			return nil, err
 		}
 		out, err := aiExecutionOutcome(ctx, a, svc, typ, info.ID, x, r)

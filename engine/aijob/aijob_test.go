@@ -956,3 +956,23 @@ func TestCheckImage(t *testing.T) {
 		}
 	}
 }
+
+// A generation the user cancels neither fails the goal nor leaves it processing: it is a draft
+// again (nothing was generated), with no failure notification.
+func TestCancelledGenerationReturnsTheGoalToDraft(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(withJob(1))
+	defer cancel(nil)
+	srv := aitest.NewOpenAI(t, func(aitest.Call) aitest.Step {
+		cancel(job.ErrUserCancel) // the user presses Cancel while the model is answering
+		return aitest.Step{Hang: true}
+	})
+	s := newTestService(t, local(srv))
+	if _, err := s.Subgoals(ctx, mustJSON(GoalInput{Title: "やめる目標"}), job.Discard); err == nil {
+		t.Fatal("a cancelled generation succeeded")
+	}
+	gs, _ := s.ListGoals(context.Background())
+	notes, _ := s.Notifications(context.Background())
+	if len(gs) != 1 || gs[0].Status != "draft" || len(notes) != 0 {
+		t.Fatalf("goals %+v, notifications %+v", gs, notes)
+	}
+}

@@ -239,6 +239,14 @@ func (s *Service) EndGeneration(ctx context.Context, goalID int64, typ string, e
 	if info, ok := job.InfoFrom(ctx); ok && !isAIType(info.Type) && info.ParentID != 0 {
 		return
 	}
+	if errors.Is(context.Cause(ctx), job.ErrUserCancel) {
+		// Cancelled by the user: the goal is no longer being worked on, nor did it fail. What was
+		// generated stays; the goal is active when it has tasks, else a draft to generate again.
+		_, _ = s.DB.W.ExecContext(context.WithoutCancel(ctx), `UPDATE goals SET status=CASE WHEN EXISTS (SELECT 1 FROM goal_tasks t
+				JOIN goal_actions a ON a.id=t.action_id JOIN subgoals sg ON sg.id=a.subgoal_id WHERE sg.goal_id=goals.id)
+			THEN 'active' ELSE 'draft' END, updated_at=? WHERE id=? AND status='processing'`, s.now().UnixMilli(), goalID)
+		return
+	}
 	if err == nil {
 		if typ != TypeTasks {
 			_, _ = s.DB.W.ExecContext(context.WithoutCancel(ctx), `UPDATE goals SET status='draft', updated_at=? WHERE id=? AND status='failed'

@@ -7,6 +7,7 @@ package job
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 )
 
@@ -84,6 +85,10 @@ func (f ReporterFunc) Progress(percent float64, message string) { f(percent, mes
 
 // Discard is a Reporter that drops every report, for callers that do not watch progress.
 var Discard Reporter = ReporterFunc(func(float64, string) {})
+
+// ErrUserCancel is the cause of a handler's context when the user cancelled its job
+// (context.Cause tells it from JobDesk stopping, after which the job runs again).
+var ErrUserCancel = errors.New("cancelled by the user")
 
 // Info describes the job a handler is running, for handlers that need to key side effects by job
 // or know which attempt this is. The queue puts it in the handler's context.

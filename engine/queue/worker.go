@@ -119,7 +119,7 @@ type run struct {
 }
 
 var (
-	errUserCancel = errors.New("cancelled by the user")
+	errUserCancel = job.ErrUserCancel
 	errTimeout    = errors.New("the attempt exceeded its timeout")
 )
 
