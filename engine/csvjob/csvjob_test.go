@@ -826,3 +826,17 @@ func TestFileSHA256(t *testing.T) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
+
+// One broken byte in a small UTF-8 file rejects its row, named by line, not the whole file.
+func TestOneBrokenByteRejectsItsRow(t *testing.T) {
+	dir := t.TempDir()
+	path := writeRaw(t, dir, "one-bad-byte.csv", EncUTF8, "ユーザーID,ログイン回数,投稿回数\nU00001,1,2\nU00002,\xff,3\nU00003,4,5\n")
+	s, err := RunFile(context.Background(), openDB(t), path, Options{TolerancePercent: pf(100)}, nil)
+	if err != nil || s.Status != StatusPartial || s.SuccessCount != 2 || s.ErrorCount != 1 {
+		t.Fatalf("%+v %v", s, err)
+	}
+	errs := readErrorsCSV(t, s.ErrorsCSV)
+	if len(errs) != 1 || errs[0][0] != "3" {
+		t.Fatalf("errors %q", errs)
+	}
+}

@@ -43,9 +43,10 @@ func DetectEncoding(sample []byte, atEOF bool) (name string, bom int) {
 		return EncEUCJP, 0
 	}
 	// No encoding fits every byte: take the one with the fewest broken characters when they are
-	// rare (at most one line in twenty), so the rows holding them are rejected one by one.
+	// rare (one, or at most one line in twenty), so the rows holding them are rejected one by
+	// one with their line numbers instead of the whole file.
 	lines := bytes.Count(sample, []byte{'\n'}) + bytes.Count(sample, []byte{'\r'}) + 1
-	best, bestN := "", lines/20+1
+	best, bestN := "", lines/20+2
 	for _, enc := range []string{EncUTF8, EncCP932, EncEUCJP} {
 		if n := countInvalid(enc, sample); n < bestN {
 			best, bestN = enc, n
