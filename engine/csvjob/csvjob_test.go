@@ -498,7 +498,7 @@ func TestSniff(t *testing.T) {
 	if err != nil || s.Table == "" || s.UsersChanged != 80 {
 		t.Fatalf("run with the inferred schema: %+v %v", s, err)
 	}
-	for _, bad := range [][]byte{nil, []byte("\x00\x01\x02binary")} {
+	for _, bad := range [][]byte{nil, []byte("\x00\x01\x02binary"), []byte("これは議事録です\n本日の議題は予算です\n以上\n")} {
 		p := filepath.Join(dir, "bad")
 		os.WriteFile(p, bad, 0o600)
 		if _, err := Sniff(p); job.AsError(err) == nil {

@@ -74,8 +74,8 @@ func Sniff(path string) (*SniffResult, error) {
 			best = dl
 		}
 	}
-	if best.fields < 2 {
-		best = dialect{delim: ',', fields: 1}
+	if best.fields < 2 { // as a run with the default schema says of it
+		return nil, notCSV(name)
 	}
 	r := NewReader(append([]byte(nil), text...), best.delim, 1)
 	if !r.Next() {

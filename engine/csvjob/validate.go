@@ -543,9 +543,7 @@ func chooseDelimiter(text []byte, schema *Schema, forced, enc, name string) (byt
 		}
 	}
 	if best.matches == 0 && best.fields < 2 && len(schema.Columns) > 1 {
-		return 0, validationError(job.E004,
-			name+" is not a CSV file: no comma, tab, semicolon or bar separates its columns",
-			name+" はCSVファイルではありません（カンマ・タブ・セミコロン・縦棒で区切られた列がありません）。")
+		return 0, notCSV(name)
 	}
 	return best.delim, nil
 }
@@ -604,4 +602,11 @@ func humanSize(n int64) string {
 		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// notCSV is the E004 of a text file whose lines no delimiter splits into columns.
+func notCSV(name string) *job.Error {
+	return validationError(job.E004,
+		name+" is not a CSV file: no comma, tab, semicolon or bar separates its columns",
+		name+" はCSVファイルではありません（カンマ・タブ・セミコロン・縦棒で区切られた列がありません）。")
 }
