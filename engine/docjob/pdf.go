@@ -256,11 +256,11 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 		}
 		var text string
 		perr := safeCall(func() error {
+			// Only pages the bounded walk found are read: the reader's own lookup loops for ever
+			// on a page tree that contains itself.
 			var p pdf.Page
 			if i <= len(pages) {
 				p = pages[i-1]
-			} else {
-				p = r.Page(i) // the walk stopped early (damaged tree): look this page up alone
 			}
 			if p.V.IsNull() {
 				return errors.New("missing page object")
@@ -339,8 +339,8 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 
 // pdfPages appends the document's pages to out in order, walking the page tree once: the
 // reader's Page(i) walks it from the root for every page, which made a 240-page file quadratic.
-// It stops after max pages or 4×max+1024 tree nodes (a cyclic tree), and may panic on damaged
-// objects (callers recover and keep what was found).
+// It stops after max pages or 4×max+1024 tree nodes (a cyclic tree); a node that cannot be read
+// stands for one missing page.
 func pdfPages(r *pdf.Reader, max int, out *[]pdf.Page) {
 	budget := 4*max + 1024
 	var walk func(v pdf.Value, depth int)
@@ -349,6 +349,13 @@ func pdfPages(r *pdf.Reader, max int, out *[]pdf.Page) {
 		if depth > 64 || budget < 0 || len(*out) >= max {
 			return
 		}
+		defer func() {
+			if recover() != nil && len(*out) < max {
+				// A damaged node: its page (one, as far as can be told) is missing, and the
+				// pages after it keep their numbers.
+				*out = append(*out, pdf.Page{})
+			}
+		}()
 		switch v.Key("Type").Name() {
 		case "Pages":
 			kids := v.Key("Kids")
