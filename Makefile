@@ -31,7 +31,7 @@ test-short: deps
 bench: deps
 	@scripts/deps.sh $(TEST_PKGS) time libreoffice-writer-nogui
 	$(GO) test -run '^$$' -bench Enqueue -benchtime 100000x ./engine/queue
-	$(GO) test -run '^$$' -bench 'LeaseComplete|WakeLatency' -benchtime 20000x ./engine/queue
+	$(GO) test -run '^$$' -bench 'LeaseComplete|LeaseManyTypes|WakeLatency' -benchtime 20000x ./engine/queue
 	cd bench/compare && $(GO) run . -n 5000
 	$(GO) test -run '^$$' -bench 'RunFile|SQLiteImport' -benchtime 5x ./engine/csvjob
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2x $$($(GO) list ./engine/... | grep -v -e engine/queue -e engine/csvjob)

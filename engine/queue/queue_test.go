@@ -454,3 +454,37 @@ func TestReapHonoursCancel(t *testing.T) {
 		}
 	}
 }
+
+// A lease group that found nothing is checked cheaply before its next lease; a job of its type
+// enqueued later is still leased and run.
+func TestIdleGroupStillLeases(t *testing.T) {
+	q := openQueue(t, t.TempDir())
+	ctx := context.Background()
+	ran := make(chan string, 4)
+	w := NewWorker(q, WorkerOptions{Workers: 2})
+	h := func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+		info, _ := job.InfoFrom(ctx)
+		ran <- info.Type
+		return nil, nil
+	}
+	w.Handle("busy", h, TypeOptions{})
+	w.Handle("rare", h, TypeOptions{Concurrency: 1})
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	q.Enqueue(ctx, Params{Type: "busy"})
+	if got := <-ran; got != "busy" {
+		t.Fatalf("ran %s", got)
+	}
+	// "rare" has been leased for and found nothing; now one arrives.
+	q.Enqueue(ctx, Params{Type: "rare"})
+	select {
+	case got := <-ran:
+		if got != "rare" {
+			t.Fatalf("ran %s", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the rare job was never leased")
+	}
+}

@@ -80,6 +80,7 @@ type Worker struct {
 
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt // prepared once on the writer: parsing (and the history trigger) dominates otherwise
+	idle   map[string]bool      // lease groups (types joined) that found no job last time; dispatch only
 
 	stopOnce sync.Once
 	cancel   context.CancelFunc
@@ -140,7 +141,7 @@ func NewWorker(q *Queue, o WorkerOptions) *Worker {
 	var b [8]byte
 	rand.Read(b[:])
 	return &Worker{q: q, opts: o, owner: hex.EncodeToString(b[:]), types: map[string]*handlerEntry{},
-		runs: map[int64]*run{}, quickRun: 1, stmts: map[string]*sql.Stmt{}, done: make(chan struct{}), freed: make(chan struct{}, 1), complete: make(chan completion, 1024)}
+		runs: map[int64]*run{}, quickRun: 1, stmts: map[string]*sql.Stmt{}, idle: map[string]bool{}, done: make(chan struct{}), freed: make(chan struct{}, 1), complete: make(chan completion, 1024)}
 }
 
 // Handle registers the handler of jobType. Call it before Start.
@@ -397,19 +398,39 @@ func (w *Worker) dispatch(ctx context.Context) {
 	}
 }
 
+// anyDue reports whether a job of one of types is waiting and due at now: one index seek
+// (jobs_status_type) per status and type.
+func (w *Worker) anyDue(ctx context.Context, types []string, now int64) bool {
+	args := []any{}
+	parts := make([]string, 0, 2*len(types))
+	for _, t := range types {
+		for _, st := range []string{"PENDING", "RETRYING"} {
+			parts = append(parts, `SELECT 1 FROM jobs WHERE status='`+st+`' AND type=? AND target='device' AND run_at<=?`)
+			args = append(args, t, now)
+		}
+	}
+	var one int
+	err := w.q.db.R.QueryRowContext(ctx, `SELECT EXISTS (`+strings.Join(parts, " UNION ALL ")+`)`, args...).Scan(&one)
+	return err != nil || one == 1 // on a read error, let the lease statement decide
+}
+
 // nextDue returns how long until the earliest waiting job of a handled type becomes due.
 func (w *Worker) nextDue(ctx context.Context) (time.Duration, bool) {
 	types := w.Types()
 	if len(types) == 0 {
 		return 0, false
 	}
+	// One index seek (jobs_status_type) per status and type, not a read of every waiting job.
 	args := []any{}
+	parts := make([]string, 0, 2*len(types))
 	for _, t := range types {
-		args = append(args, t)
+		for _, st := range []string{"PENDING", "RETRYING"} {
+			parts = append(parts, `SELECT min(run_at) AS t FROM jobs WHERE status='`+st+`' AND type=? AND target='device'`)
+			args = append(args, t)
+		}
 	}
 	var at sql.NullInt64
-	err := w.q.db.R.QueryRowContext(ctx, `SELECT min(run_at) FROM jobs WHERE status IN ('PENDING','RETRYING')
-		AND target='device' AND type IN (`+placeholders(len(types))+`)`, args...).Scan(&at)
+	err := w.q.db.R.QueryRowContext(ctx, `SELECT min(t) FROM (`+strings.Join(parts, " UNION ALL ")+`)`, args...).Scan(&at)
 	if err != nil || !at.Valid {
 		return 0, false
 	}
@@ -459,6 +480,13 @@ const completeSQL = `UPDATE jobs SET status=?1, result=?2, error=?3,
 
 func (w *Worker) lease(ctx context.Context, g leaseGroup) (int, error) {
 	now := nowMs()
+	key := strings.Join(g.types, "\x00")
+	if w.idle[key] && !w.anyDue(ctx, g.types, now) {
+		// The group found nothing last time and nothing of its types is due now: the lease
+		// statement would walk every waiting job of other types (jobs_ready is ordered by
+		// priority, not type) to find none.
+		return 0, nil
+	}
 	token := fmt.Sprintf("%s-%d", w.owner, w.tokenSeq.Add(1))
 	args := []any{token, now + g.vis.Milliseconds(), w.owner, now, g.limit}
 	for _, t := range g.types {
@@ -493,6 +521,7 @@ func (w *Worker) lease(ctx context.Context, g leaseGroup) (int, error) {
 	if err := rows.Err(); err != nil {
 		return 0, err
 	}
+	w.idle[key] = len(ls) == 0
 	at := time.Now()
 	for _, l := range ls {
 		w.q.publish(job.Event{JobID: l.info.ID, Kind: job.EventStarted, Status: job.Running, At: at})
