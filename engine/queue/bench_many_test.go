@@ -2,12 +2,8 @@ package queue
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"sync/atomic"
 	"testing"
-
-	"jobdesk/engine/job"
 )
 
 // BenchmarkLeaseManyTypes is BenchmarkLeaseComplete as a workflow engine uses the queue: jobs
@@ -26,29 +22,5 @@ func BenchmarkLeaseManyTypes(b *testing.B) {
 	if _, err := q.EnqueueBatch(ctx, ps); err != nil {
 		b.Fatal(err)
 	}
-	var done atomic.Int64
-	finished := make(chan struct{})
-	events, unsub := q.Subscribe(n + 16)
-	defer unsub()
-	go func() {
-		for e := range events {
-			if e.Status == job.Succeeded && done.Add(1) == int64(n) {
-				close(finished)
-				return
-			}
-		}
-	}()
-	w := NewWorker(q, WorkerOptions{Workers: 4})
-	h := func(context.Context, json.RawMessage, job.Reporter) (json.RawMessage, error) { return nil, nil }
-	w.Handle("noop", h, TypeOptions{})
-	w.Handle("other", h, TypeOptions{})
-	w.Handle("third", h, TypeOptions{Concurrency: 2})
-	b.ResetTimer()
-	if err := w.Start(ctx); err != nil {
-		b.Fatal(err)
-	}
-	<-finished
-	b.StopTimer()
-	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "jobs/s")
-	w.Stop()
+	drainBench(b, q, n, "noop", "other", "third")
 }

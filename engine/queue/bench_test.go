@@ -59,6 +59,13 @@ func BenchmarkLeaseComplete(b *testing.B) {
 	if _, err := q.EnqueueBatch(ctx, ps); err != nil {
 		b.Fatal(err)
 	}
+	drainBench(b, q, n, "noop")
+}
+
+// drainBench runs the n jobs waiting in q through a 4-worker Worker whose handlers do nothing
+// (the first type unlimited, the others capped at 2 at once) and reports jobs/s.
+func drainBench(b *testing.B, q *Queue, n int, types ...string) {
+	ctx := context.Background()
 	var done atomic.Int64
 	finished := make(chan struct{})
 	events, unsub := q.Subscribe(n + 16)
@@ -72,7 +79,14 @@ func BenchmarkLeaseComplete(b *testing.B) {
 		}
 	}()
 	w := NewWorker(q, WorkerOptions{Workers: 4})
-	w.Handle("noop", func(context.Context, json.RawMessage, job.Reporter) (json.RawMessage, error) { return nil, nil }, TypeOptions{})
+	noop := func(context.Context, json.RawMessage, job.Reporter) (json.RawMessage, error) { return nil, nil }
+	for i, t := range types {
+		o := TypeOptions{}
+		if i > 0 {
+			o.Concurrency = 2
+		}
+		w.Handle(t, noop, o)
+	}
 	b.ResetTimer()
 	if err := w.Start(ctx); err != nil {
 		b.Fatal(err)
