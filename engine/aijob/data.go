@@ -187,6 +187,10 @@ func EndsForGood(ctx context.Context, err error) bool {
 	return !je.Retryable || info.Attempt >= info.MaxAttempts
 }
 
+// goalHasTasks is an SQL condition on a goals row: some action of the goal has tasks.
+const goalHasTasks = `EXISTS (SELECT 1 FROM goal_tasks t JOIN goal_actions a ON a.id=t.action_id
+	JOIN subgoals sg ON sg.id=a.subgoal_id WHERE sg.goal_id=goals.id)`
+
 // GenerationFailed ends goal generation typ (SUBGOAL_GENERATION, ACTION_GENERATION or
 // TASK_GENERATION) that failed for good with cause, a timeout included: a goal that is still
 // draft or processing becomes failed, and a local notification says why (seed 000's
@@ -242,15 +246,14 @@ func (s *Service) EndGeneration(ctx context.Context, goalID int64, typ string, e
 	if errors.Is(context.Cause(ctx), job.ErrUserCancel) {
 		// Cancelled by the user: the goal is no longer being worked on, nor did it fail. What was
 		// generated stays; the goal is active when it has tasks, else a draft to generate again.
-		_, _ = s.DB.W.ExecContext(context.WithoutCancel(ctx), `UPDATE goals SET status=CASE WHEN EXISTS (SELECT 1 FROM goal_tasks t
-				JOIN goal_actions a ON a.id=t.action_id JOIN subgoals sg ON sg.id=a.subgoal_id WHERE sg.goal_id=goals.id)
+		_, _ = s.DB.W.ExecContext(context.WithoutCancel(ctx), `UPDATE goals SET status=CASE WHEN `+goalHasTasks+`
 			THEN 'active' ELSE 'draft' END, updated_at=? WHERE id=? AND status='processing'`, s.now().UnixMilli(), goalID)
 		return
 	}
 	if err == nil {
 		if typ != TypeTasks {
 			_, _ = s.DB.W.ExecContext(context.WithoutCancel(ctx), `UPDATE goals SET status='draft', updated_at=? WHERE id=? AND status='failed'
-				AND NOT EXISTS (SELECT 1 FROM goal_tasks t JOIN goal_actions a ON a.id=t.action_id JOIN subgoals sg ON sg.id=a.subgoal_id WHERE sg.goal_id=goals.id)`,
+				AND NOT `+goalHasTasks,
 				s.now().UnixMilli(), goalID)
 		}
 		return

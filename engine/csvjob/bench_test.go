@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"jobdesk/engine/cputime"
 	"jobdesk/engine/store"
 )
 
@@ -82,7 +83,7 @@ func BenchmarkValidateAggregate(b *testing.B) {
 			st, _ := os.Stat(path)
 			b.SetBytes(st.Size())
 			b.ResetTimer()
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for i := 0; i < b.N; i++ {
 				m := validateAggregate(b, path, work)
 				if m.rows != benchRows || m.failed != 0 || m.users.n() != benchUsers {
@@ -90,7 +91,7 @@ func BenchmarkValidateAggregate(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
-			b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(cputime.Process()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 		})
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/xuri/excelize/v2"
+
+	"jobdesk/engine/cputime"
 )
 
 var benchOnce sync.Once
@@ -112,14 +114,14 @@ func BenchmarkXLSX100k(b *testing.B) {
 	data, _ := os.ReadFile(path)
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	for i := 0; i < b.N; i++ {
 		d, err := Convert(context.Background(), data, "big.xlsx", Options{})
 		if err != nil || d.Rows != 100001 {
 			b.Fatalf("%v rows %d", err, d.Rows)
 		}
 	}
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -263,9 +263,7 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 
 	var mapRunARN string
 	if distributed {
-		sum := sha256.Sum256([]byte(r.arn + "/" + key))
-		h := hex.EncodeToString(sum[:16])
-		mapRunARN = r.e.arn("mapRun", r.smName+"/"+r.name+":"+h[:8]+"-"+h[8:12]+"-"+h[12:16]+"-"+h[16:20]+"-"+h[20:32])
+		mapRunARN = r.e.arn("mapRun", r.smName+"/"+r.name+":"+hashName(r.arn+"/"+key))
 		now := time.Now().UnixMilli()
 		err := r.e.db.Tx(ctx, func(tx *sql.Tx) error {
 			_, err := tx.Exec(`INSERT INTO flow_map_runs(arn, exec_id, map_key, status, max_concurrency, tolerated_pct, tolerated_count, start_date)
@@ -641,9 +639,7 @@ func (r *run) recordChildren(tx *sql.Tx, mapRunARN string, batch []itemResult) e
 	arns := make([]any, len(batch))
 	row := make(map[string]int, len(batch)) // ARN → index in batch
 	for k, it := range batch {
-		sum := sha256.Sum256([]byte(mapRunARN + "/" + strconv.FormatInt(it.idx, 10)))
-		h := hex.EncodeToString(sum[:16])
-		arns[k] = r.e.arn("execution", label+":"+h[:8]+"-"+h[8:12]+"-"+h[12:16]+"-"+h[16:20]+"-"+h[20:32])
+		arns[k] = r.e.arn("execution", label+":"+hashName(mapRunARN+"/"+strconv.FormatInt(it.idx, 10)))
 		row[arns[k].(string)] = k
 	}
 	// An iteration run again on redrive replaces its earlier history.
@@ -722,4 +718,12 @@ func (r *run) recordChildren(tx *sql.Tx, mapRunARN string, batch []itemResult) e
 // placeholders returns n "?" separated by commas.
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+// hashName is a UUID-shaped name derived from s, so the same map run or iteration gets the same
+// ARN when an execution resumes or is redriven.
+func hashName(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	h := hex.EncodeToString(sum[:16])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
