@@ -310,11 +310,27 @@ func Validate(definition []byte, resolver func(resource string) error) []Diagnos
 }
 
 func invalidDefinition(ds []asl.Diagnostic) error {
+	out := make([]Diagnostic, len(ds))
+	for i, d := range ds {
+		out[i] = Diagnostic(d)
+	}
+	if err := DefinitionError(out); err != nil {
+		return err
+	}
+	return apiErr("InvalidDefinition", "Invalid State Machine Definition")
+}
+
+// DefinitionError is the InvalidDefinition APIError naming every ERROR among ds (state, field,
+// code), or nil when there is none.
+func DefinitionError(ds []Diagnostic) error {
 	var msgs []string
 	for _, d := range ds {
 		if d.Severity == "ERROR" {
 			msgs = append(msgs, fmt.Sprintf("%s: %s at %s", d.Code, d.Message, d.Location))
 		}
+	}
+	if len(msgs) == 0 {
+		return nil
 	}
 	return apiErr("InvalidDefinition", "Invalid State Machine Definition: '%s'", strings.Join(msgs, "; "))
 }

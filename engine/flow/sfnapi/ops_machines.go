@@ -3,7 +3,6 @@ package sfnapi
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"jobdesk/engine/flow"
@@ -290,14 +289,5 @@ func (s *Server) checkDefinition(def string) error {
 	if s.o.Validate == nil {
 		return nil
 	}
-	var msgs []string
-	for _, d := range s.o.Validate([]byte(def)) {
-		if d.Severity == "ERROR" {
-			msgs = append(msgs, fmt.Sprintf("%s: %s at %s", d.Code, d.Message, d.Location))
-		}
-	}
-	if len(msgs) == 0 {
-		return nil
-	}
-	return &flow.APIError{Type: "InvalidDefinition", Message: "Invalid State Machine Definition: '" + strings.Join(msgs, "; ") + "'"}
+	return flow.DefinitionError(s.o.Validate([]byte(def)))
 }
