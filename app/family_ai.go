@@ -14,6 +14,7 @@ import (
 
 	"jobdesk/engine/aijob"
 	"jobdesk/engine/flow"
+	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
@@ -156,8 +157,8 @@ func openAIFamily(a *App) error {
 	// task workflow's 3 batches × 8 actions really run 24 calls at once.
 	if eng := FlowEngine(a); eng != nil {
 		for name, h := range svc.Functions() {
-			eng.RegisterFunction(name, h, queue.TypeOptions{Timeout: 20 * time.Minute, Visibility: 60 * time.Second,
-				Orchestrator: true, Concurrency: 24})
+			eng.RegisterFunction(name, h, functions.Options{Timeout: 20 * time.Minute, Visibility: 60 * time.Second,
+				Waits: true, Concurrency: 24})
 		}
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 
 	"jobdesk/engine/csvjob"
 	"jobdesk/engine/flow"
+	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
@@ -59,7 +60,7 @@ func csvOpen(a *App) error {
 	a.SetState(csvStateName, p)
 	if eng := FlowEngine(a); eng != nil {
 		// The seed's Lambda function; each Task of the workflow bounds it with TimeoutSeconds.
-		eng.RegisterFunction(csvjob.FunctionName, p.Handler(), queue.TypeOptions{Visibility: time.Minute})
+		eng.RegisterFunction(csvjob.FunctionName, p.Handler(), functions.Options{Visibility: time.Minute})
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"jobdesk/engine/docjob"
 	"jobdesk/engine/flow"
+	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
@@ -41,7 +42,7 @@ func init() {
 			// The workflow's Tasks call the same handler as the Lambda function
 			// document-converter.
 			if eng := FlowEngine(a); eng != nil {
-				eng.RegisterFunction(docjob.FunctionName, conv.Handler(), docTypeOptions())
+				eng.RegisterFunction(docjob.FunctionName, conv.Handler(), functions.Options{Concurrency: 2, Timeout: 15 * time.Minute})
 			}
 			return nil
 		},

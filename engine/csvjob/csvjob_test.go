@@ -514,7 +514,7 @@ func TestResultFilesAndExport(t *testing.T) {
 	text := "ユーザーID,ログイン回数,投稿回数\nU00001,1,2\nU00002,x,2\nU00003,3,\"改行\nあり\"\nU00004,4,4\n"
 	path := writeRaw(t, dir, "r.csv", EncUTF8, text)
 	db := openDB(t)
-	ctx := job.WithInfo(context.Background(), job.Info{ID: 42, DataDir: filepath.Join(dir, "data")})
+	ctx := job.WithInfo(context.Background(), job.Info{ID: 42, Output: filepath.Join(dir, "data")})
 	s, err := NewProcessor(db, "").RunFile(ctx, path, Options{TolerancePercent: pf(100)}, nil)
 	if err != nil {
 		t.Fatal(err)

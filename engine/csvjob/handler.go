@@ -80,7 +80,7 @@ type Processor struct {
 	// DB keeps csv_users and the staged chunk results; nil stages chunks as files and skips the
 	// table (a cloud worker without a database).
 	DB *store.DB
-	// DataDir is where work folders go when the job's context carries none (job.Info.DataDir).
+	// DataDir is where work folders go when the job's context carries none (job.Info.Output).
 	DataDir string
 	// Fetch makes a non-local object (S3 bucket and key) available as a local file; nil refuses
 	// non-local objects with E010.
@@ -179,8 +179,8 @@ func ExecutionName(key string, now time.Time) string {
 }
 
 func (p *Processor) dataDir(ctx context.Context) string {
-	if info, ok := job.InfoFrom(ctx); ok && info.DataDir != "" {
-		return info.DataDir
+	if info, ok := job.InfoFrom(ctx); ok && info.Output != "" {
+		return info.Output
 	}
 	if p.DataDir != "" {
 		return p.DataDir

@@ -437,7 +437,7 @@ func openDB(t *testing.T) *store.DB {
 func run(t *testing.T, c *Converter, dataDir string, in Input) (Result, error) {
 	t.Helper()
 	raw, _ := json.Marshal(in)
-	ctx := job.WithInfo(context.Background(), job.Info{ID: 7, DataDir: dataDir})
+	ctx := job.WithInfo(context.Background(), job.Info{ID: 7, Output: dataDir})
 	out, err := c.Handle(ctx, raw, job.Discard)
 	var p *job.PartialResult
 	if errors.As(err, &p) {

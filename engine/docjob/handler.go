@@ -274,8 +274,8 @@ func readInput(p string) ([]byte, error) {
 // outDir is the folder for Markdown files: <data folder>/documents on the device, Input.OutDir
 // (or the system temp folder) where the job has no data folder.
 func (c *Converter) outDir(ctx context.Context, in Input) string {
-	if info, ok := job.InfoFrom(ctx); ok && info.DataDir != "" {
-		return filepath.Join(info.DataDir, "documents")
+	if info, ok := job.InfoFrom(ctx); ok && info.Output != "" {
+		return filepath.Join(info.Output, "documents")
 	}
 	if in.OutDir != "" {
 		return in.OutDir

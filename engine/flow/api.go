@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"jobdesk/engine/functions"
 	"path"
 	"regexp"
 	"strings"
@@ -35,6 +36,9 @@ type Options struct {
 	DataDir string
 	// Region and Account appear in ARNs; defaults "local" and "000000000000".
 	Region, Account string
+	// Functions are the Lambda functions Tasks may call (nil: an empty registry, filled by
+	// RegisterFunction).
+	Functions *functions.Registry
 }
 
 // StateMachine is a stored state machine, shaped as DescribeStateMachine answers.

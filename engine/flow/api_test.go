@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
@@ -22,7 +23,7 @@ func apiType(err error) string {
 }
 
 func TestValidateNamesStateAndField(t *testing.T) {
-	e := &Engine{opts: Options{Region: "local", Account: "000000000000"}, funcs: map[string]function{"known": {}}}
+	e := &Engine{opts: Options{Region: "local", Account: "000000000000"}, funcs: functions.New(functions.Function{Name: "known", Handler: func(context.Context, json.RawMessage, job.Reporter) (json.RawMessage, error) { return nil, nil }})}
 	tests := []struct {
 		name, def, code, loc string
 	}{
@@ -484,7 +485,7 @@ func TestCappedTypesDoNotStarveTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.RegisterFunction("echo", func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) { return in, nil }, queue.TypeOptions{})
+	e.RegisterFunction("echo", func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) { return in, nil }, functions.Options{})
 	w := queue.NewWorker(q, queue.WorkerOptions{Workers: 2})
 	for _, typ := range []string{"capped-a", "capped-b", "capped-c"} {
 		w.Handle(typ, func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) { return in, nil }, queue.TypeOptions{Concurrency: 5})

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
@@ -50,7 +51,7 @@ func TestFlowCrashChild(t *testing.T) {
 			return nil, job.Wrap(job.E009, err, "side effect")
 		}
 		return in, nil
-	}, queue.TypeOptions{})
+	}, functions.Options{})
 	w := queue.NewWorker(q, queue.WorkerOptions{Workers: 4})
 	e.Attach(w)
 	if err := w.Start(context.Background()); err != nil {

@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"jobdesk/engine/flow/asl"
+	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
@@ -35,18 +35,13 @@ type Engine struct {
 	opts Options
 
 	mu         sync.Mutex
-	funcs      map[string]function
+	funcs      *functions.Registry
 	waiters    map[int64][]chan struct{}
 	actCh      chan struct{} // closed and replaced whenever activity tasks change
 	statusStmt *sql.Stmt
 	stop       func()
 	done       chan struct{}
 	closeOnce  sync.Once
-}
-
-type function struct {
-	h job.Handler
-	o queue.TypeOptions
 }
 
 // New returns an engine on q, applying Migrations to q's database.
@@ -63,7 +58,10 @@ func New(q *queue.Queue, opts Options) (*Engine, error) {
 	if opts.Account == "" {
 		opts.Account = "000000000000"
 	}
-	e := &Engine{q: q, db: q.DB(), opts: opts, funcs: map[string]function{}, waiters: map[int64][]chan struct{}{},
+	if opts.Functions == nil {
+		opts.Functions = functions.New()
+	}
+	e := &Engine{q: q, db: q.DB(), opts: opts, funcs: opts.Functions, waiters: map[int64][]chan struct{}{},
 		actCh: make(chan struct{})}
 	events, stop := q.Subscribe(1 << 16)
 	e.done = make(chan struct{})
@@ -185,24 +183,14 @@ func (e *Engine) dropWaiter(id int64, ch chan struct{}) {
 // arn:aws:lambda:REGION:ACCOUNT:function:NAME (or arn:aws:states:::lambda:invoke with
 // Parameters.FunctionName = NAME or its ARN, Payload = the input, result wrapped as the real
 // integration does in {"Payload": …, "StatusCode": 200}) runs h, as a job of type
-// "lambda:NAME". Call it before Attach.
-func (e *Engine) RegisterFunction(name string, h job.Handler, o queue.TypeOptions) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.funcs[name] = function{h: h, o: o}
+// "lambda:NAME". It adds to the engine's function registry (Options.Functions); call it before
+// Attach.
+func (e *Engine) RegisterFunction(name string, h job.Handler, o functions.Options) {
+	e.funcs.Add(functions.Function{Name: name, Handler: h, Options: o})
 }
 
 // Functions returns the names of the registered functions, sorted.
-func (e *Engine) Functions() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []string
-	for n := range e.funcs {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func (e *Engine) Functions() []string { return e.funcs.Names() }
 
 // Attach registers the execution orchestrator, the timer and every function with a worker (call
 // before w.Start).
@@ -211,12 +199,10 @@ func (e *Engine) Attach(w *queue.Worker) {
 	w.Handle(TypeTimer, func(context.Context, json.RawMessage, job.Reporter) (json.RawMessage, error) {
 		return json.RawMessage(`{}`), nil
 	}, queue.TypeOptions{Orchestrator: true, Concurrency: 256})
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for name, f := range e.funcs {
-		o := f.o
-		o.Timeout = 0 // the Task's own TimeoutSeconds applies (see wrap)
-		w.Handle(FunctionTypePrefix+name, wrap(f.h, f.o.Timeout), o)
+	for _, f := range e.funcs.All() {
+		// The Task's own TimeoutSeconds applies too (see wrap).
+		o := queue.TypeOptions{Concurrency: f.Options.Concurrency, Visibility: f.Options.Visibility, Orchestrator: f.Options.Waits}
+		w.Handle(FunctionTypePrefix+f.Name, wrap(f.Handler, f.Options.Timeout), o)
 	}
 }
 
@@ -288,10 +274,7 @@ func (e *Engine) CheckResourceStrict(r string) error {
 		return err
 	}
 	if res.kind == "lambda" {
-		e.mu.Lock()
-		_, ok := e.funcs[res.function]
-		e.mu.Unlock()
-		if !ok {
+		if _, ok := e.funcs.Get(res.function); !ok {
 			return fmt.Errorf("no function named %q is registered (known: %s)", res.function, strings.Join(e.Functions(), ", "))
 		}
 	}

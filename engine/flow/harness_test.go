@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"jobdesk/engine/flow/asl"
+	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
@@ -78,7 +79,7 @@ func (v *env) register() {
 			return asl.Encode(out), nil
 		}
 	}
-	o := queue.TypeOptions{}
+	o := functions.Options{}
 	v.e.RegisterFunction("echo", func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
 		return in, nil
 	}, o)

@@ -619,10 +619,7 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 	scheduled := time.Now()
 	fr.addAt("TaskScheduled", scheduled, map[string]any{"taskScheduledEventDetails": map[string]any{"resourceType": resType, "resource": resName,
 		"region": r.e.opts.Region, "parameters": string(pj), "timeoutInSeconds": timeout, "heartbeatInSeconds": heartbeat}})
-	r.e.mu.Lock()
-	_, known := r.e.funcs[name]
-	r.e.mu.Unlock()
-	if !known {
+	if _, known := r.e.funcs.Get(name); !known {
 		cause := fmt.Sprintf("Function not found: %s", name)
 		fr.add("TaskFailed", map[string]any{"taskFailedEventDetails": map[string]any{"resourceType": resType, "resource": resName,
 			"error": "Lambda.ResourceNotFoundException", "cause": cause}})

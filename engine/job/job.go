@@ -99,7 +99,9 @@ type Info struct {
 	Attempt     int    // 1 for the first attempt
 	MaxAttempts int    // attempts allowed in all
 	ParentID    int64  // the parent job (fan-out), 0 when none
-	DataDir     string // the data folder of the running engine, where handlers keep result files
+	// Output is the URI prefix under which the job keeps its work and result files (see
+	// engine/blob): the data folder on the device, s3://bucket/prefix/ in the cloud.
+	Output string
 }
 
 type infoKey struct{}

@@ -514,7 +514,7 @@ func (w *Worker) lease(ctx context.Context, g leaseGroup) (int, error) {
 			return 0, err
 		}
 		l.cancel = cancel != 0
-		l.info.DataDir = w.q.opts.DataDir
+		l.info.Output = w.q.opts.DataDir
 		ls = append(ls, l)
 	}
 	rows.Close()

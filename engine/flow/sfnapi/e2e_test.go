@@ -18,6 +18,7 @@ import (
 
 	"jobdesk/engine/flow"
 	"jobdesk/engine/flow/sfnapi"
+	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
@@ -56,13 +57,13 @@ func newHarness(t testing.TB, o sfnapi.Options) *harness {
 			return nil, job.Wrap(job.E006, err, "input is not {\"n\": number}").Permanent()
 		}
 		return json.Marshal(map[string]any{"n": v.N * 2})
-	}, queue.TypeOptions{})
+	}, functions.Options{})
 	eng.RegisterFunction("gate", func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
 		if !h.gate.Load() {
 			return nil, job.Errorf(job.E006, "the gate is closed").WithName("Gate.Closed").Permanent()
 		}
 		return in, nil
-	}, queue.TypeOptions{})
+	}, functions.Options{})
 	w := queue.NewWorker(q, queue.WorkerOptions{Workers: 4})
 	eng.Attach(w)
 	ctx, cancel := context.WithCancel(context.Background())
