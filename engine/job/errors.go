@@ -169,3 +169,62 @@ func (d *DeferredError) Error() string { return "deferred: " + d.Message }
 func Defer(after time.Duration, message string) error {
 	return &DeferredError{After: after, Message: message}
 }
+
+// CauseJSON returns e as JSON, the form a workflow's task failure carries in its Cause, so the
+// coded error reads the same whichever executor ran the task (the device's flow engine, or Step
+// Functions calling the Lambda worker). ErrorFromCause reads it back.
+func (e *Error) CauseJSON() string {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return e.Message
+	}
+	return string(b)
+}
+
+// ErrorFromCause reads the coded error a failed task or execution carries: its cause is the JSON
+// of an Error (CauseJSON), or Lambda's error envelope {"errorType":…,"errorMessage":…} whose
+// message is that JSON. Anything else (a States.* error of the workflow itself, a Fail state's
+// own cause) becomes E015 with name and cause as they are; ok reports whether a coded error was
+// found.
+func ErrorFromCause(name, cause string) (e *Error, ok bool) {
+	if coded := decodeCoded(cause); coded != nil {
+		if coded.Name == "" && name != "" && name != "States.TaskFailed" {
+			coded.Name = name
+		}
+		return coded, true
+	}
+	var envelope struct {
+		Type    string `json:"errorType"`
+		Message string `json:"errorMessage"`
+	}
+	if json.Unmarshal([]byte(cause), &envelope) == nil && envelope.Message != "" {
+		if coded := decodeCoded(envelope.Message); coded != nil {
+			return coded, true
+		}
+		cause = envelope.Message
+	}
+	msg := "the workflow failed"
+	switch {
+	case name != "" && cause != "":
+		msg += ": " + name + " " + cause
+	case name != "":
+		msg += ": " + name
+	case cause != "":
+		msg += ": " + cause
+	}
+	return &Error{Code: E015, Name: name, Message: msg, MessageJa: Codes[E015].Ja, Cause: cause}, false
+}
+
+func decodeCoded(s string) *Error {
+	if len(s) < 2 || s[0] != '{' {
+		return nil
+	}
+	var e Error
+	if json.Unmarshal([]byte(s), &e) != nil || e.Code == "" || e.Message == "" {
+		return nil
+	}
+	if _, known := Codes[e.Code]; !known {
+		return nil
+	}
+	return &e
+}
