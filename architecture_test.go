@@ -1,0 +1,174 @@
+package main
+
+// The shape JobDesk keeps, checked on every `make test`:
+//   - handler packages (and what they build on) link neither SQLite, nor Fyne, nor the AWS SDK,
+//     so the same code runs in the desktop app and in the Lambda worker;
+//   - the window talks to the app's service API only: ui/ imports neither engine/queue nor
+//     engine/store;
+//   - only sync/ imports the AWS SDK;
+//   - app/ and ui/ hold no SQL.
+
+import (
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "jobdesk"
+
+// handlerPackages must run anywhere: on the device and inside Lambda.
+var handlerPackages = []string{
+	"engine/job", "engine/blob", "engine/functions", "engine/orchestrator",
+	"engine/csvjob", "engine/docjob", "engine/aijob", "engine/checksum",
+}
+
+// forbiddenInHandlers are module path prefixes a handler package must not depend on.
+var forbiddenInHandlers = []string{
+	"modernc.org/sqlite", "fyne.io/", "github.com/aws/aws-sdk-go-v2", "database/sql",
+	module + "/engine/store", module + "/engine/queue", module + "/ui", module + "/app",
+}
+
+type goPackage struct {
+	ImportPath   string
+	Dir          string
+	GoFiles      []string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+	Deps         []string
+}
+
+func listPackages(t *testing.T, patterns ...string) []goPackage {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-json"}, patterns...)...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pkgs []goPackage
+	dec := json.NewDecoder(out)
+	for {
+		var p goPackage
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	return pkgs
+}
+
+func hasPrefix(path string, prefixes []string) string {
+	for _, p := range prefixes {
+		if path == strings.TrimSuffix(p, "/") || strings.HasPrefix(path, strings.TrimSuffix(p, "/")+"/") {
+			return p
+		}
+	}
+	return ""
+}
+
+func TestHandlersLinkNoDatabaseUIOrCloud(t *testing.T) {
+	var patterns []string
+	for _, p := range handlerPackages {
+		patterns = append(patterns, "./"+p)
+	}
+	for _, p := range listPackages(t, patterns...) {
+		reported := map[string]bool{}
+		for _, d := range p.Deps {
+			if bad := hasPrefix(d, forbiddenInHandlers); bad != "" && !reported[bad] {
+				reported[bad] = true
+				t.Errorf("%s depends on %s: handler packages must link into the Lambda worker", p.ImportPath, d)
+			}
+		}
+	}
+}
+
+func TestWindowUsesTheServiceAPIOnly(t *testing.T) {
+	for _, p := range listPackages(t, "./ui/...") {
+		for _, imp := range append(append(p.Imports, p.TestImports...), p.XTestImports...) {
+			if bad := hasPrefix(imp, []string{module + "/engine/queue", module + "/engine/store", "database/sql"}); bad != "" {
+				t.Errorf("%s imports %s: the window uses app's service API only", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
+func TestOnlySyncImportsAWS(t *testing.T) {
+	for _, p := range listPackages(t, "./...") {
+		if strings.HasPrefix(p.ImportPath, module+"/sync/") || p.ImportPath == module+"/sync" {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, "github.com/aws/") {
+				t.Errorf("%s imports %s: only sync/ talks to AWS", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
+// sqlText matches SQL statements in string literals: the keywords in capitals, as JobDesk writes SQL.
+var sqlText = regexp.MustCompile(`(?s)\b(SELECT\s.+\sFROM\s|INSERT\s+(OR\s+\w+\s+)?INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|CREATE\s+(TABLE|INDEX|VIEW)\s|PRAGMA\s+\w)`)
+
+func TestAppAndUIHoldNoSQL(t *testing.T) {
+	for _, p := range listPackages(t, "./app/...", "./ui/...") {
+		for _, imp := range p.Imports {
+			if imp == "database/sql" {
+				t.Errorf("%s imports database/sql", p.ImportPath)
+			}
+		}
+		for _, f := range p.GoFiles {
+			path := filepath.Join(p.Dir, f)
+			file, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(file, func(n ast.Node) bool {
+				lit, ok := n.(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				s, err := strconv.Unquote(lit.Value)
+				if err == nil && sqlText.MatchString(s) {
+					rel := path
+					if wd, err := os.Getwd(); err == nil {
+						rel, _ = filepath.Rel(wd, path)
+					}
+					t.Errorf("%s holds SQL (%.60q): SQL belongs to the store packages", rel, s)
+				}
+				return true
+			})
+		}
+	}
+}
+
+func TestSQLDetector(t *testing.T) {
+	for s, want := range map[string]bool{
+		"SELECT status, count(*) FROM jobs WHERE parent_id IS NULL": true,
+		"INSERT OR REPLACE INTO csv_stage(execution) VALUES(?)":     true,
+		"UPDATE goals SET job_id=? WHERE id=?":                      true,
+		"Select the files to convert from the list":                 false,
+		"update the window": false,
+		"Select the job, then choose Retry. Update from the list": false,
+	} {
+		if got := sqlText.MatchString(s); got != want {
+			t.Errorf("sqlText(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
