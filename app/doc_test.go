@@ -398,8 +398,9 @@ func TestDocWorkflowValidates(t *testing.T) {
 	if ds := flow.Validate(def, eng.CheckResourceStrict); len(ds) != 0 {
 		t.Fatalf("diagnostics: %+v", ds)
 	}
-	if e, arn := docWorkflowARN(context.Background(), a); e == nil || !strings.HasSuffix(arn, ":stateMachine:"+DocWorkflow) {
-		t.Fatalf("workflow not loaded: %q", arn)
+	arn := eng.StateMachineARN(DocWorkflow)
+	if _, err := eng.DescribeStateMachine(context.Background(), arn); err != nil || !strings.HasSuffix(arn, ":stateMachine:"+DocWorkflow) {
+		t.Fatalf("workflow not loaded: %q %v", arn, err)
 	}
 }
 

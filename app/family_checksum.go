@@ -1,6 +1,7 @@
 package app
 
 import (
+	"jobdesk/engine/blob"
 	"jobdesk/engine/checksum"
 	"jobdesk/engine/queue"
 )
@@ -11,7 +12,9 @@ func init() {
 		Name:     "checksum",
 		Types:    []string{checksum.Type},
 		Priority: -1000,
-		Register: func(a *App, w *queue.Worker) { w.Handle(checksum.Type, checksum.Handler, queue.TypeOptions{}) },
-		Detect:   func(string, []byte) string { return checksum.Type },
+		Register: func(a *App, w *queue.Worker) {
+			w.Handle(checksum.Type, checksum.Handler(blob.Local{Root: a.DataDir()}), queue.TypeOptions{})
+		},
+		Detect: func(string, []byte) string { return checksum.Type },
 	})
 }

@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/docjob"
+	"jobdesk/engine/docjob/docsqlite"
 	"jobdesk/engine/flow"
-	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
@@ -22,7 +22,8 @@ import (
 // DocType is the job type of a document conversion (`jobdesk run --type convert FILE`).
 const DocType = "convert"
 
-// docState is the convert family's state kept in App.State: the converter with its result cache.
+// docState is the convert family's state kept in App.State: the converter with its result cache
+// (the database) and its files (this PC's).
 type docState struct {
 	conv *docjob.Converter
 }
@@ -35,14 +36,16 @@ type docState struct {
 func init() {
 	RegisterFamily(Family{
 		Name:       "convert",
-		Migrations: []store.Migrations{docjob.Migrations},
+		Migrations: []store.Migrations{docsqlite.Migrations},
 		Open: func(a *App) error {
-			conv := docjob.NewConverter(a.DB)
+			conv := newDocConverter(a)
 			a.SetState("convert", &docState{conv: conv})
 			// The workflow's Tasks call the same handler as the Lambda function
 			// document-converter.
 			if eng := FlowEngine(a); eng != nil {
-				eng.RegisterFunction(docjob.FunctionName, conv.Handler(), functions.Options{Concurrency: 2, Timeout: 15 * time.Minute})
+				for _, f := range conv.Functions() {
+					eng.RegisterFunction(f.Name, f.Handler, f.Options)
+				}
 			}
 			return nil
 		},
@@ -60,10 +63,10 @@ func init() {
 	})
 }
 
-// docTypeOptions are the queue options of the converter: seed 003 gives Job C 15 minutes, and two
-// conversions at once keep a laptop responsive (each may hold a 50 MB file in memory).
-func docTypeOptions() queue.TypeOptions {
-	return queue.TypeOptions{Concurrency: 2, Timeout: 15 * time.Minute}
+// newDocConverter returns a converter caching in the App's database and reading and writing
+// this PC's files (relative paths under the data folder).
+func newDocConverter(a *App) *docjob.Converter {
+	return docjob.NewConverter(docsqlite.New(a.DB), blob.Local{Root: a.DataDir()})
 }
 
 // docConverter returns the family's converter (one per App, sharing its database).
@@ -71,7 +74,7 @@ func docConverter(a *App) *docjob.Converter {
 	if s, ok := a.State("convert").(*docState); ok {
 		return s.conv
 	}
-	return docjob.NewConverter(a.DB)
+	return newDocConverter(a)
 }
 
 // detectDoc takes PDF, Office and ZIP files by their content, and plain text named as text (.txt,
@@ -128,7 +131,7 @@ func exportDoc(ctx context.Context, a *App, j job.Job, format, out string) error
 			WithJa(fmt.Sprintf("ジョブ %d は %s で終了したため、書き出せる変換結果がありません。", j.ID, j.Status))
 	}
 	var buf bytes.Buffer
-	if err := docjob.ExportMarkdown(j.Result, &buf); err != nil {
+	if err := docConverter(a).ExportMarkdown(ctx, j.Result, &buf); err != nil {
 		return err
 	}
 	return writeDocFile(out, buf.Bytes())
@@ -162,31 +165,16 @@ func writeDocFile(path string, data []byte) error {
 // DocWorkflow is the shipped workflow a conversion runs (assets/workflows/document-conversion.asl.json).
 const DocWorkflow = "document-conversion"
 
-// docWorkflowARN returns the ARN of the conversion workflow when the App's engine has loaded it,
-// or "" (no engine, or the workflow did not load): conversions then run directly.
-func docWorkflowARN(ctx context.Context, a *App) (*flow.Engine, string) {
+// registerDoc adds the "convert" job type: a conversion job runs the document-conversion
+// workflow (embedded, so always there) as its child (ingest → convert, or for a ZIP extract →
+// Map of child conversions → collect) and reports what the workflow produced with the
+// converter's own status and error code; it only waits, so it takes no worker slot.
+func registerDoc(a *App, w *queue.Worker) {
 	eng := FlowEngine(a)
 	if eng == nil {
-		return nil, ""
+		return // the engine could not start, and FlowEngine has said why
 	}
-	arn := eng.StateMachineARN(DocWorkflow)
-	if _, err := eng.DescribeStateMachine(ctx, arn); err != nil {
-		return nil, ""
-	}
-	return eng, arn
-}
-
-// registerDoc adds the "convert" job type. With the workflow loaded, a conversion job runs the
-// document-conversion workflow as its child (ingest → convert, or for a ZIP extract → Map of
-// child conversions → collect) and reports what the workflow produced with the converter's own
-// status and error code; it only waits, so it takes no worker slot. Without the workflow it runs
-// the converter itself.
-func registerDoc(a *App, w *queue.Worker) {
-	if eng, arn := docWorkflowARN(context.Background(), a); eng != nil {
-		w.Handle(DocType, docWorkflowHandler(a, eng, arn), queue.TypeOptions{Orchestrator: true, Concurrency: 64})
-		return
-	}
-	w.Handle(DocType, docConverter(a).Handler(), docTypeOptions())
+	w.Handle(DocType, docWorkflowHandler(a, eng, eng.StateMachineARN(DocWorkflow)), queue.TypeOptions{Orchestrator: true, Concurrency: 64})
 }
 
 // docWorkflowInput is the workflow's input; every field is always present because the

@@ -22,7 +22,7 @@ func TestHandler(t *testing.T) {
 	os.WriteFile(p, data, 0o600)
 	var last float64
 	calls := 0
-	out, err := Handler(context.Background(), json.RawMessage(`{"path":"`+p+`"}`), job.ReporterFunc(func(pct float64, _ string) {
+	out, err := Handler(nil)(context.Background(), json.RawMessage(`{"path":"`+p+`"}`), job.ReporterFunc(func(pct float64, _ string) {
 		if pct < last {
 			t.Fatalf("progress went back: %v after %v", pct, last)
 		}
@@ -42,7 +42,7 @@ func TestHandler(t *testing.T) {
 		t.Fatalf("progress %v in %d calls", last, calls)
 	}
 	for _, bad := range []string{`{}`, `{"path":"` + filepath.Join(dir, "missing") + `"}`, `{"path":"` + dir + `"}`, `[`} {
-		_, err := Handler(context.Background(), json.RawMessage(bad), job.Discard)
+		_, err := Handler(nil)(context.Background(), json.RawMessage(bad), job.Discard)
 		je := job.AsError(err)
 		if je == nil || je.Code == job.E016 || je.MessageJa == "" {
 			t.Fatalf("%s: %v", bad, err)
@@ -50,7 +50,7 @@ func TestHandler(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Handler(ctx, json.RawMessage(`{"path":"`+p+`"}`), job.Discard); err == nil {
+	if _, err := Handler(nil)(ctx, json.RawMessage(`{"path":"`+p+`"}`), job.Discard); err == nil {
 		t.Fatal("cancelled context ignored")
 	}
 }

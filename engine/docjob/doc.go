@@ -13,13 +13,20 @@
 //   - ListZip / ExtractZip read an archive safely (decoded CP932 names, zip-slip rejection,
 //     declared-size and count limits enforced while reading) so a workflow's Map can fan the
 //     entries out as child conversions; ConvertZip converts them in-process instead.
-//   - Converter.Handle is the "document-converter" function: it hashes the input (SHA-256),
-//     reuses a stored result for the same bytes, converter version and options unless forced,
-//     writes the Markdown under the data folder (documents/NAME_SHA8.md) and records ready /
-//     partial / failed. Its modes (ingest, convert, extract, collect) are the Tasks of
-//     assets/workflows/document-conversion.asl.json, where a ZIP's entries fan out through a Map
-//     as child conversions; the app runs that workflow on the device, and the same definition and
-//     function deploy to Step Functions and Lambda. Migrations holds the cache table.
+//   - Converter.Handle is the "document-converter" function (Converter.Functions registers it):
+//     it hashes the input (SHA-256), reuses a stored result for the same bytes, converter version
+//     and options unless forced, writes the Markdown under the job's output location
+//     (OUTPUT/documents/NAME_SHA8.md) and records ready / partial / failed. Its modes (ingest,
+//     convert, extract, collect) are the Tasks of assets/workflows/document-conversion.asl.json,
+//     where a ZIP's entries fan out through a Map as child conversions; the app runs that
+//     workflow on the device, and the same definition and function deploy to Step Functions and
+//     Lambda.
+//
+// The converter keeps no state of its own, so it links into a Lambda binary: inputs and outputs
+// are URIs of a blob store (engine/blob: this PC's files, or S3 objects in the cloud), and
+// results are remembered through the small Cache interface declared here. Its implementations
+// are docsqlite.Cache (the docjob_results table of the device's database, with its migrations)
+// and BlobCache (content-addressed JSON objects, for where there is no database).
 //
 // Errors carry Step Functions names (ErrNamePassword, ErrNameDamaged, …) so a workflow's Catch
 // can tell them apart, and ErrorCode maps a name back to its E-code.

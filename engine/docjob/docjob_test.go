@@ -16,8 +16,8 @@ import (
 	"github.com/xuri/excelize/v2"
 	"golang.org/x/text/encoding/japanese"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/job"
-	"jobdesk/engine/store"
 )
 
 func readCorpus(t testing.TB, name string) []byte {
@@ -408,7 +408,7 @@ func TestExtractZip(t *testing.T) {
 		{name: "../evil.txt", data: []byte("evil")},
 	})
 	dir := t.TempDir()
-	l, err := ExtractZip(context.Background(), data, filepath.Join(dir, "out"))
+	l, err := ExtractZip(context.Background(), data, blob.Local{}, filepath.Join(dir, "out"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,15 +424,49 @@ func TestExtractZip(t *testing.T) {
 	}
 }
 
-func openDB(t *testing.T) *store.DB {
+// newConverter returns a converter on this machine's files that caches in a BlobCache under a
+// temporary folder, and that cache.
+func newConverter(t *testing.T) (*Converter, BlobCache) {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "jobdesk.db"), Migrations)
+	cache := BlobCache{Store: blob.Local{}, Prefix: filepath.Join(t.TempDir(), "cache")}
+	return NewConverter(cache, blob.Local{}), cache
+}
+
+// cachedResults returns every result stored in cache.
+func cachedResults(t *testing.T, cache BlobCache) []Result {
+	t.Helper()
+	objs, err := cache.Store.List(context.Background(), cache.Prefix+"/")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	var out []Result
+	for _, o := range objs {
+		b, err := blob.ReadAll(context.Background(), cache.Store, o.URI)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res Result
+		if err := json.Unmarshal(b, &res); err != nil {
+			t.Fatalf("%s: %v", o.URI, err)
+		}
+		out = append(out, res)
+	}
+	return out
 }
+
+// countCached counts the results in cache for which keep is true.
+func countCached(t *testing.T, cache BlobCache, keep func(Result) bool) int {
+	t.Helper()
+	n := 0
+	for _, r := range cachedResults(t, cache) {
+		if keep(r) {
+			n++
+		}
+	}
+	return n
+}
+
+func failed(r Result) bool { return r.Status == StatusFailed }
 
 func run(t *testing.T, c *Converter, dataDir string, in Input) (Result, error) {
 	t.Helper()
@@ -461,8 +495,7 @@ func copyCorpus(t *testing.T, dir, name string) string {
 }
 
 func TestHandlerCacheExport(t *testing.T) {
-	db := openDB(t)
-	c := NewConverter(db)
+	c, cache := newConverter(t)
 	dataDir, in := t.TempDir(), t.TempDir()
 	pdfPath := copyCorpus(t, in, "report.pdf")
 
@@ -485,17 +518,15 @@ func TestHandlerCacheExport(t *testing.T) {
 	if err != nil || forced.Cached {
 		t.Fatalf("forced %+v %v", forced, err)
 	}
-	var rows int
-	db.R.QueryRow(`SELECT count(*) FROM docjob_results WHERE sha256 = ? AND job_id = 7`, res.SHA256).Scan(&rows)
-	if rows != 1 {
+	if rows := countCached(t, cache, func(r Result) bool { return r.SHA256 == res.SHA256 }); rows != 1 {
 		t.Fatalf("cache rows %d", rows)
 	}
 	raw, _ := json.Marshal(res)
 	var buf bytes.Buffer
-	if err := ExportMarkdown(raw, &buf); err != nil || !strings.Contains(buf.String(), "補助金申請の手引き") {
+	if err := c.ExportMarkdown(context.Background(), raw, &buf); err != nil || !strings.Contains(buf.String(), "補助金申請の手引き") {
 		t.Fatalf("export %v %q", err, buf.String())
 	}
-	if err := ExportMarkdown(nil, &buf); codeOf(err) != job.E014 {
+	if err := c.ExportMarkdown(context.Background(), nil, &buf); codeOf(err) != job.E014 {
 		t.Fatalf("export of nothing: %v", err)
 	}
 
@@ -514,8 +545,7 @@ func TestHandlerCacheExport(t *testing.T) {
 			t.Fatalf("run %d: %v", i, err)
 		}
 	}
-	db.R.QueryRow(`SELECT count(*) FROM docjob_results WHERE status = 'failed'`).Scan(&rows)
-	if rows != 1 {
+	if rows := countCached(t, cache, failed); rows != 1 {
 		t.Fatalf("failed rows %d", rows)
 	}
 	if _, err := run(t, c, dataDir, Input{Path: filepath.Join(in, "missing.pdf")}); codeOf(err) != job.E014 {
@@ -526,7 +556,7 @@ func TestHandlerCacheExport(t *testing.T) {
 // TestWorkflowModes runs the ZIP path the way the workflow does: ingest, extract, one conversion
 // per entry (the Map), collect.
 func TestWorkflowModes(t *testing.T) {
-	c := NewConverter(openDB(t))
+	c, _ := newConverter(t)
 	dataDir, in := t.TempDir(), t.TempDir()
 	zp := filepath.Join(in, "bundle.zip")
 	os.WriteFile(zp, makeZip(t, []zipEntry{
@@ -700,7 +730,7 @@ func TestTextEncodings(t *testing.T) {
 
 	// Through the converter job: the partial reason in both languages; the failure is E006 and
 	// is remembered like other permanent failures.
-	c := NewConverter(openDB(t))
+	c, cache := newConverter(t)
 	dataDir, in := t.TempDir(), t.TempDir()
 	p := filepath.Join(in, "cut.txt")
 	os.WriteFile(p, cut, 0o600)
@@ -717,9 +747,7 @@ func TestTextEncodings(t *testing.T) {
 			t.Fatalf("run %d: %v", i, err)
 		}
 	}
-	var rows int
-	c.DB.R.QueryRow(`SELECT count(*) FROM docjob_results WHERE status = 'failed'`).Scan(&rows)
-	if rows != 1 {
+	if rows := countCached(t, cache, failed); rows != 1 {
 		t.Fatalf("failed rows %d", rows)
 	}
 }
@@ -769,7 +797,7 @@ func TestCachedFailureKeepsItsKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewConverter(openDB(t))
+	c, _ := newConverter(t)
 	dataDir, in := t.TempDir(), t.TempDir()
 	for _, tc := range []struct{ name, label, labelJa string }{
 		{"pw.xlsx", "Excel (XLSX)", "Excel（XLSX）"}, {"pw.docx", "Word (DOCX)", "Word（DOCX）"}, {"pw.xlsx", "Excel (XLSX)", "Excel（XLSX）"},

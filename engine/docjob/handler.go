@@ -1,40 +1,24 @@
 package docjob
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
-	"database/sql"
-	"embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"jobdesk/engine/blob"
+	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
-	"jobdesk/engine/store"
 )
-
-//go:embed migrations/*.sql
-var migrationFS embed.FS
-
-// Migrations is docjob's migration set: the docjob_results cache table. Pass it to store.Open
-// (the app does) before using NewConverter with a database.
-var Migrations = store.Migrations{Name: "docjob", FS: mustSub(migrationFS, "migrations")}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	s, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
 
 // Modes of the converter job (Input.Mode). The workflow in
 // assets/workflows/document-conversion.asl.json chains them; a plain run uses ModeConvert.
@@ -47,14 +31,13 @@ const (
 
 // Input is the converter job's input.
 type Input struct {
-	Path     string `json:"path"`               // the file to convert
+	Path     string `json:"path"`               // the file to convert: a path or URI of the blob store
 	Name     string `json:"name,omitempty"`     // display name (default: the file's base name)
 	Force    bool   `json:"force,omitempty"`    // convert again even when a stored result exists
 	Furigana bool   `json:"furigana,omitempty"` // DOCX: write ruby readings as 漢字(かんじ)
 	NoOCR    bool   `json:"no_ocr,omitempty"`   // PDF: never OCR scanned pages
 	Mode     string `json:"mode,omitempty"`     // ModeConvert (default), ModeIngest, ModeExtract, ModeCollect
 	Depth    int    `json:"depth,omitempty"`    // archive nesting level of this file (Map children: parent+1)
-	OutDir   string `json:"out_dir,omitempty"`  // where .md files go when the job has no data folder (Lambda)
 	// TimeoutSeconds bounds the conversion (default DefaultTimeout).
 	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
 	// Children are the Map's child results (ModeCollect); Rejected the entries ExtractZip refused.
@@ -97,19 +80,39 @@ type ExtractOutput struct {
 	Rejected []Child `json:"rejected"`
 }
 
-// Converter is the document-converter job with its result cache. The zero DB (nil) disables the
-// cache, which is how the cloud worker runs it.
+// Converter is the document-converter function. It reads its input and writes its Markdown
+// through a blob store and remembers results in a Cache, so it knows neither SQLite nor the local
+// disk: on the device the cache is the database (package docsqlite) and the store the PC's files;
+// in the cloud they are objects in S3.
 type Converter struct {
-	DB *store.DB
-	// Now is the clock for created_at (time.Now when nil).
-	Now func() time.Time
+	// Cache keeps results for reuse by SHA-256, Version and options (nil: convert every time).
+	Cache Cache
+	// Blobs reads inputs and writes outputs (nil: blob.Local{}, this machine's absolute paths).
+	Blobs blob.Store
 }
 
-// NewConverter returns a converter caching results in db (nil: no cache).
-func NewConverter(db *store.DB) *Converter { return &Converter{DB: db} }
+// NewConverter returns a converter caching results in cache (nil: no cache) and reading and
+// writing files through blobs (nil: this machine's files).
+func NewConverter(cache Cache, blobs blob.Store) *Converter {
+	return &Converter{Cache: cache, Blobs: blobs}
+}
 
-// Handler returns the job.Handler for FunctionName ("document-converter").
-func (c *Converter) Handler() job.Handler { return c.Handle }
+// Functions returns the converter's functions for the registry: FunctionName, which every Task
+// of the document-conversion workflow calls. On the device two conversions run at once (each may
+// hold a 50 MB file in memory, and a laptop stays responsive) for at most 15 minutes each (seed
+// 003 gives Job C 15 minutes).
+func (c *Converter) Functions() []functions.Function {
+	return []functions.Function{{Name: FunctionName, Handler: c.Handle,
+		Options: functions.Options{Concurrency: 2, Timeout: 15 * time.Minute}}}
+}
+
+// blobs returns the store of inputs and outputs.
+func (c *Converter) blobs() blob.Store {
+	if c.Blobs == nil {
+		return blob.Local{}
+	}
+	return c.Blobs
+}
 
 // Handle runs one conversion job: see Input and Result. It ends SUCCEEDED for ready, PARTIAL
 // (job.PartialSuccess) for partial, and FAILED with the *job.Error for failed.
@@ -127,20 +130,20 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 	if in.Mode == ModeCollect {
 		return c.collect(ctx, in, r)
 	}
-	data, err := readInput(in.Path)
+	data, err := c.readInput(ctx, in.Path)
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(data)
 	res := &Result{Name: in.Name, Path: in.Path, SHA256: hex.EncodeToString(sum[:]), Version: Version,
 		Kind: Detect(data, in.Name), Depth: in.Depth}
-	optKey := fmt.Sprintf("furigana=%t;ocr=%t", in.Furigana, !in.NoOCR)
+	key := cacheKey(res.SHA256, in)
 	r.Progress(2, "hashed "+in.Name)
-	if !in.Force && c.DB != nil && in.Mode != ModeExtract { // extract always writes the entries for the Map
+	if !in.Force && c.Cache != nil && in.Mode != ModeExtract { // extract always writes the entries for the Map
 		// The kind can depend on the name (an encrypted Office file is Word or Excel by its
 		// extension, text is CSV by .csv): a stored result of the same bytes read as another
 		// kind is not this file's, so it is converted again.
-		if cached, err := c.lookup(ctx, res.SHA256, optKey); err == nil && cached != nil && cached.Kind == res.Kind {
+		if cached := c.lookup(ctx, key); cached != nil && cached.Kind == res.Kind {
 			cached.Cached, cached.Path, cached.Name, cached.Depth = true, in.Path, in.Name, in.Depth
 			if in.Mode == ModeIngest {
 				return json.Marshal(cached)
@@ -156,8 +159,7 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 			return nil, job.Errorf(job.E014, "%s is not a ZIP archive (%s)", in.Name, res.Kind.Label()).
 				WithJa(fmt.Sprintf("%s はZIPファイルではありません（%s）。", in.Name, res.Kind.LabelJa()))
 		}
-		dir := filepath.Join(c.outDir(ctx, in), "entries", res.SHA256[:16])
-		l, err := ExtractZip(ctx, data, dir)
+		l, err := ExtractZip(ctx, data, c.blobs(), outputURI(outputPrefix(ctx), "entries", res.SHA256[:16]))
 		if err != nil {
 			return nil, err
 		}
@@ -192,17 +194,17 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 		je := job.AsError(err)
 		if je != nil && !je.Retryable && (je.Code == job.E003 || je.Code == job.E004 || je.Code == job.E005 || je.Code == job.E006) {
 			res.Status, res.Reason, res.ReasonJa, res.Error = StatusFailed, je.Message, je.MessageJa, je
-			c.store(ctx, res, optKey)
+			c.store(ctx, key, res)
 		}
 		return nil, err
 	}
 	res.fill(d)
-	out, err := writeMarkdown(c.outDir(ctx, in), in.Name, res.SHA256, d.Markdown)
+	out, err := c.writeMarkdown(ctx, in.Name, res.SHA256, d.Markdown)
 	if err != nil {
 		return nil, err
 	}
 	res.OutputPath = out
-	c.store(ctx, res, optKey)
+	c.store(ctx, key, res)
 	r.Progress(100, string(res.Status))
 	return finish(res)
 }
@@ -242,45 +244,61 @@ func finish(res *Result) (json.RawMessage, error) {
 	return b, nil
 }
 
-func readInput(p string) ([]byte, error) {
-	st, err := os.Stat(p)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, job.Wrap(job.E014, err, fmt.Sprintf("the file %s does not exist", p)).WithJa(fmt.Sprintf("ファイル %s が見つかりません。", p))
+// readInput reads the whole input at uri, refusing a folder and anything over MaxFileSize.
+func (c *Converter) readInput(ctx context.Context, uri string) ([]byte, error) {
+	cannotRead := func(err error) error {
+		return job.Wrap(job.E004, err, fmt.Sprintf("the file %s cannot be read", uri)).WithJa(fmt.Sprintf("ファイル %s を読み取れません。", uri))
+	}
+	s := c.blobs()
+	st, err := s.Stat(ctx, uri)
+	if errors.Is(err, blob.ErrNotExist) {
+		// No object by that name. A folder is not an object either, but a local one opens:
+		// that tells "is a folder" from "does not exist" without asking the disk directly.
+		if f, oerr := s.Open(ctx, uri); oerr == nil {
+			f.Close()
+			return nil, job.Errorf(job.E014, "%s is a folder, not a file", uri).WithJa(fmt.Sprintf("%s はフォルダーです。ファイルを指定してください。", uri))
 		}
-		return nil, job.Wrap(job.E004, err, fmt.Sprintf("the file %s cannot be read", p)).WithJa(fmt.Sprintf("ファイル %s を読み取れません。", p))
+		return nil, job.Wrap(job.E014, err, fmt.Sprintf("the file %s does not exist", uri)).WithJa(fmt.Sprintf("ファイル %s が見つかりません。", uri))
 	}
-	if st.IsDir() {
-		return nil, job.Errorf(job.E014, "%s is a folder, not a file", p).WithJa(fmt.Sprintf("%s はフォルダーです。ファイルを指定してください。", p))
-	}
-	if st.Size() > MaxFileSize {
-		return nil, errTooLarge("the file", "ファイル", st.Size(), MaxFileSize)
-	}
-	f, err := os.Open(p)
 	if err != nil {
-		return nil, job.Wrap(job.E004, err, fmt.Sprintf("the file %s cannot be read", p)).WithJa(fmt.Sprintf("ファイル %s を読み取れません。", p))
+		return nil, cannotRead(err)
+	}
+	if st.Size > MaxFileSize {
+		return nil, errTooLarge("the file", "ファイル", st.Size, MaxFileSize)
+	}
+	f, err := s.Open(ctx, uri)
+	if err != nil {
+		return nil, cannotRead(err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
+	buf := bytes.NewBuffer(make([]byte, 0, st.Size+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, MaxFileSize+1)); err != nil {
 		return nil, job.Wrap(job.E004, err, "the file could not be read to the end").WithJa("ファイルを最後まで読み取れませんでした。")
 	}
-	if len(data) > MaxFileSize {
-		return nil, errTooLarge("the file", "ファイル", int64(len(data)), MaxFileSize)
+	if buf.Len() > MaxFileSize {
+		return nil, errTooLarge("the file", "ファイル", int64(buf.Len()), MaxFileSize)
 	}
-	return data, nil
+	return buf.Bytes(), nil
 }
 
-// outDir is the folder for Markdown files: <data folder>/documents on the device, Input.OutDir
-// (or the system temp folder) where the job has no data folder.
-func (c *Converter) outDir(ctx context.Context, in Input) string {
+// outputPrefix is where a job's files go: the job's output location (job.Info.Output: the data
+// folder on the device, an S3 prefix in the cloud), or the system temp folder for a call that
+// carries none.
+func outputPrefix(ctx context.Context) string {
 	if info, ok := job.InfoFrom(ctx); ok && info.Output != "" {
-		return filepath.Join(info.Output, "documents")
+		return info.Output
 	}
-	if in.OutDir != "" {
-		return in.OutDir
+	return filepath.Join(os.TempDir(), "jobdesk")
+}
+
+// outputURI joins parts to an output prefix. A local path stays a clean path in the system's
+// own form (what the window and the CLI show); other URIs are joined with slashes.
+func outputURI(prefix string, parts ...string) string {
+	u := blob.Join(prefix, parts...)
+	if blob.Scheme(u) == "file" && !strings.HasPrefix(strings.ToLower(u), "file://") {
+		return filepath.Clean(u)
 	}
-	return filepath.Join(os.TempDir(), "jobdesk-documents")
+	return u
 }
 
 // OutputName is the Markdown file name for an input: its name without extension, the first 8
@@ -303,68 +321,42 @@ func OutputName(name, sha string) string {
 	return stem + "_" + sha + ".md"
 }
 
-func writeMarkdown(dir, name, sha, md string) (string, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", job.Wrap(job.E009, err, "could not create the documents folder").WithJa("文書フォルダーを作成できませんでした。")
-	}
-	p := filepath.Join(dir, OutputName(name, sha))
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, []byte(md), 0o600); err != nil {
+// writeMarkdown writes md atomically as OUTPUT/documents/NAME_SHA8.md and returns its URI.
+func (c *Converter) writeMarkdown(ctx context.Context, name, sha, md string) (string, error) {
+	uri := outputURI(outputPrefix(ctx), "documents", OutputName(name, sha))
+	if err := blob.WriteAll(ctx, c.blobs(), uri, []byte(md)); err != nil {
 		return "", job.Wrap(job.E009, err, "could not write the Markdown file").WithJa("Markdownファイルを書き込めませんでした。")
 	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
-		return "", job.Wrap(job.E009, err, "could not write the Markdown file").WithJa("Markdownファイルを書き込めませんでした。")
-	}
-	return p, nil
+	return uri, nil
 }
 
-// lookup returns the stored result for sha and opts, or nil when none is usable (not stored, or
-// its Markdown file has gone).
-func (c *Converter) lookup(ctx context.Context, sha, opts string) (*Result, error) {
-	var raw string
-	err := c.DB.R.QueryRowContext(ctx, `SELECT result FROM docjob_results WHERE sha256 = ? AND version = ? AND options = ?`,
-		sha, Version, opts).Scan(&raw)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var res Result
-	if err := json.Unmarshal([]byte(raw), &res); err != nil {
-		return nil, nil
+// cacheKey is the cache key of a conversion of the bytes sha with in's options.
+func cacheKey(sha string, in Input) Key {
+	return Key{SHA256: sha, Version: Version, Options: fmt.Sprintf("furigana=%t;ocr=%t", in.Furigana, !in.NoOCR)}
+}
+
+// lookup returns the stored result for k, or nil when none is usable (not stored, unreadable,
+// or its Markdown file has gone).
+func (c *Converter) lookup(ctx context.Context, k Key) *Result {
+	res, found, err := c.Cache.Get(ctx, k)
+	if err != nil || !found {
+		return nil
 	}
 	if res.Status != StatusFailed {
-		if _, err := os.Stat(res.OutputPath); err != nil {
-			return nil, nil
+		if _, err := c.blobs().Stat(ctx, res.OutputPath); err != nil {
+			return nil
 		}
 	}
-	return &res, nil
+	return &res
 }
 
-// store keeps res for later reuse; a failure to write the cache does not fail the conversion.
-func (c *Converter) store(ctx context.Context, res *Result, opts string) {
-	if c.DB == nil {
+// store keeps res for later reuse; a failure to write the cache does not fail the conversion,
+// and a cancelled job still records what it finished.
+func (c *Converter) store(ctx context.Context, k Key, res *Result) {
+	if c.Cache == nil {
 		return
 	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return
-	}
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
-	}
-	var jobID int64
-	if info, ok := job.InfoFrom(ctx); ok {
-		jobID = info.ID
-	}
-	_, _ = c.DB.W.ExecContext(context.WithoutCancel(ctx), `INSERT INTO docjob_results
-		(sha256, version, options, name, status, result, output_path, job_id, created_at) VALUES (?,?,?,?,?,?,?,?,?)
-		ON CONFLICT (sha256, version, options) DO UPDATE SET name = excluded.name, status = excluded.status,
-		result = excluded.result, output_path = excluded.output_path, job_id = excluded.job_id, created_at = excluded.created_at`,
-		res.SHA256, Version, opts, res.Name, string(res.Status), string(b), res.OutputPath, jobID, now().UTC().Format(time.RFC3339Nano))
+	_ = c.Cache.Put(context.WithoutCancel(ctx), k, *res)
 }
 
 // collect joins a Map's child results (ModeCollect) into one Markdown file for the archive and
@@ -373,7 +365,7 @@ func (c *Converter) store(ctx context.Context, res *Result, opts string) {
 // Ingest) like a direct conversion's.
 func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json.RawMessage, error) {
 	res := &Result{Name: in.Name, Path: in.Path, Kind: KindZIP, Version: Version, Method: MethodNative, Depth: in.Depth}
-	if data, err := readInput(in.Path); err == nil {
+	if data, err := c.readInput(ctx, in.Path); err == nil {
 		sum := sha256.Sum256(data)
 		res.SHA256 = hex.EncodeToString(sum[:])
 	}
@@ -396,7 +388,7 @@ func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json
 			child.Code = string(cr.Error.Code)
 		}
 		if cr.Status != StatusFailed && cr.OutputPath != "" {
-			md, err := os.ReadFile(cr.OutputPath)
+			md, err := blob.ReadAll(ctx, c.blobs(), cr.OutputPath)
 			if err == nil {
 				fmt.Fprintf(&b, "# %s\n\n%s\n\n", cr.Name, strings.TrimSpace(string(md)))
 				res.PageCount += cr.PageCount
@@ -408,14 +400,14 @@ func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json
 		res.Children = append(res.Children, child)
 	}
 	res.Children = append(res.Children, in.Rejected...)
-	optKey := fmt.Sprintf("furigana=%t;ocr=%t", in.Furigana, !in.NoOCR)
+	key := cacheKey(res.SHA256, in)
 	if ok == 0 {
 		for _, ch := range res.Children {
 			if ch.Status == StatusFailed {
 				je := errNothingConverted(ch)
 				if res.SHA256 != "" && (je.Code == job.E003 || je.Code == job.E004 || je.Code == job.E005 || je.Code == job.E006) {
 					res.Status, res.Reason, res.ReasonJa, res.Error = StatusFailed, je.Message, je.MessageJa, je
-					c.store(ctx, res, optKey)
+					c.store(ctx, key, res)
 				}
 				return nil, je
 			}
@@ -435,7 +427,7 @@ func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json
 		s := sha256.Sum256([]byte(d.Markdown))
 		sha = hex.EncodeToString(s[:])
 	}
-	out, err := writeMarkdown(c.outDir(ctx, in), in.Name, sha, d.Markdown)
+	out, err := c.writeMarkdown(ctx, in.Name, sha, d.Markdown)
 	if err != nil {
 		return nil, err
 	}
@@ -443,7 +435,7 @@ func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json
 	if res.SHA256 != "" {
 		// The archive's own result, so converting the same bytes again reuses it (Ingest finds
 		// it) unless forced, as for single files.
-		c.store(ctx, res, optKey)
+		c.store(ctx, key, res)
 	}
 	r.Progress(100, string(res.Status))
 	return finish(res)
@@ -451,12 +443,12 @@ func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json
 
 // ExportMarkdown writes the Markdown of a finished conversion job to w, for
 // `jobdesk export ID --format md -o FILE`: result is the job's stored result JSON.
-func ExportMarkdown(result json.RawMessage, w io.Writer) error {
+func (c *Converter) ExportMarkdown(ctx context.Context, result json.RawMessage, w io.Writer) error {
 	var res Result
 	if len(result) == 0 || json.Unmarshal(result, &res) != nil || res.OutputPath == "" {
 		return job.Errorf(job.E014, "this job has no converted document to export").WithJa("このジョブには書き出せる変換結果がありません。")
 	}
-	f, err := os.Open(res.OutputPath)
+	f, err := c.blobs().Open(ctx, res.OutputPath)
 	if err != nil {
 		return job.Wrap(job.E014, err, fmt.Sprintf("the converted file %s is missing; convert the file again", res.OutputPath)).
 			WithJa("変換結果のファイルが見つかりません。もう一度変換してください。")

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding/japanese"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/job"
 )
 
@@ -22,7 +22,7 @@ import (
 type Entry struct {
 	Name string `json:"name"`           // decoded entry name, e.g. "資料/表1.xlsx"
 	Size int64  `json:"size"`           // declared uncompressed size
-	Path string `json:"path,omitempty"` // file written by ExtractZip
+	Path string `json:"path,omitempty"` // URI written by ExtractZip
 	file *zip.File
 }
 
@@ -184,10 +184,11 @@ func readEntry(e Entry, budget *int64) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// ExtractZip writes the archive's safe entries under dir (created when missing) so a workflow's
-// Map can convert each as a child job, and returns them with Path set, plus the listing's
-// rejected and skipped entries. Sizes are enforced while writing as in ConvertZip.
-func ExtractZip(ctx context.Context, data []byte, dir string) (*Listing, error) {
+// ExtractZip writes the archive's safe entries to s under prefix (each atomically, at its
+// relative name) so a workflow's Map can convert each as a child job, and returns them with Path
+// set to their URIs, plus the listing's rejected and skipped entries. Sizes are enforced while
+// writing as in ConvertZip.
+func ExtractZip(ctx context.Context, data []byte, s blob.Store, prefix string) (*Listing, error) {
 	l, err := ListZip(data)
 	if err != nil {
 		return nil, err
@@ -218,14 +219,11 @@ func ExtractZip(ctx context.Context, data []byte, dir string) (*Listing, error) 
 			rel = strings.TrimSuffix(rel, ext) + fmt.Sprintf(" (%d)", i) + ext
 		}
 		used[rel] = true
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return nil, job.Wrap(job.E009, err, "could not create a folder for the archive's entries").WithJa("展開先のフォルダーを作成できませんでした。")
-		}
-		if err := os.WriteFile(p, b, 0o600); err != nil {
+		uri := outputURI(prefix, filepath.ToSlash(rel))
+		if err := blob.WriteAll(ctx, s, uri, b); err != nil {
 			return nil, job.Wrap(job.E009, err, "could not write an archive entry").WithJa("展開したファイルを書き込めませんでした。")
 		}
-		e.Path = p
+		e.Path = uri
 		kept = append(kept, e)
 	}
 	l.Entries = kept
