@@ -1,4 +1,4 @@
-package aijob
+package aijob_test
 
 import (
 	"context"
@@ -18,22 +18,32 @@ import (
 	"testing/quick"
 	"time"
 
+	// The tests run the handlers on their SQLite state, which imports this package: hence an
+	// external test package, reading the package's names unqualified.
+	. "jobdesk/engine/aijob"
+	"jobdesk/engine/aijob/aisqlite"
 	"jobdesk/engine/aijob/aitest"
 	"jobdesk/engine/job"
 	"jobdesk/engine/store"
 )
 
 func newTestService(t testing.TB, p Provider) *Service {
+	s, _ := newTestServiceDB(t, p)
+	return s
+}
+
+// newTestServiceDB returns a Service on a new database, and the database.
+func newTestServiceDB(t testing.TB, p Provider) (*Service, *store.DB) {
 	t.Helper()
-	db, err := store.OpenDir(t.TempDir(), Migrations)
+	db, err := store.OpenDir(t.TempDir(), aisqlite.Migrations)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	s := NewService(db, p)
+	s := NewService(aisqlite.New(db).State(), p)
 	s.TaskRetry = RetryPolicy{20 * time.Millisecond, 3, 2}
 	s.SaveRetry = RetryPolicy{10 * time.Millisecond, 3, 2}
-	return s
+	return s, db
 }
 
 func local(srv *aitest.Server) *OpenAI {
@@ -263,8 +273,8 @@ func TestOfflineDefersWithGrowingDelay(t *testing.T) {
 	if _, err := s.Subgoals(withJob(1), mustJSON(GoalInput{Title: "目標"}), job.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if len(srv.Calls()) != 1 || s.offline.Load() != 0 {
-		t.Fatalf("calls %d offline %d", len(srv.Calls()), s.offline.Load())
+	if len(srv.Calls()) != 1 || OfflineDeferrals(s) != 0 {
+		t.Fatalf("calls %d offline %d", len(srv.Calls()), OfflineDeferrals(s))
 	}
 }
 
@@ -484,52 +494,6 @@ func TestTaskRetryGivesUpAfterThreeRetries(t *testing.T) {
 	}
 }
 
-// Property 5: an action's tasks are saved all together or not at all, and never twice.
-func TestSaveTasksAtomic(t *testing.T) {
-	srv := aitest.NewOpenAI(t, nil)
-	s := newTestService(t, local(srv))
-	g := goalWithActions(t, s)
-	ctx := context.Background()
-	f := func(n uint8, failAt uint8) bool {
-		count := int(n%10) + 1
-		ts := make([]GenTask, count)
-		for i := range ts {
-			ts[i] = GenTask{Title: fmt.Sprint("t", i), Type: "habit", EstimatedMinutes: 5}
-		}
-		a := g.Actions()[rand.IntN(64)]
-		before, _ := s.LoadGoal(ctx, g.ID)
-		prev := 0
-		for _, x := range before.Actions() {
-			if x.ID == a.ID {
-				prev = len(x.Tasks)
-			}
-		}
-		k := int(failAt) % (count + 1)
-		s.saveHook = func(id int64, i int) error {
-			if i == k && k < count {
-				return errors.New("disk I/O error")
-			}
-			return nil
-		}
-		_, err := s.SaveTasks(ctx, a.ID, 1, ts)
-		s.saveHook = nil
-		after, _ := s.LoadGoal(ctx, g.ID)
-		for _, x := range after.Actions() {
-			if x.ID != a.ID {
-				continue
-			}
-			if k < count {
-				return err != nil && len(x.Tasks) == prev
-			}
-			return err == nil && len(x.Tasks) == count
-		}
-		return false
-	}
-	if err := quick.Check(f, &quick.Config{MaxCount: 60}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // Property 2: every action lands in exactly one batch of at most eight.
 func TestBatchesCompleteness(t *testing.T) {
 	f := func(n uint8) bool {
@@ -622,7 +586,7 @@ func TestTaskExecutionTimeout(t *testing.T) {
 // never duplicates tasks (property 1's "no duplicate tasks").
 func TestConcurrentGoalsIsolatedAndNoDuplicates(t *testing.T) {
 	srv := aitest.NewOpenAI(t, nil)
-	s := newTestService(t, local(srv))
+	s, db := newTestServiceDB(t, local(srv))
 	g1, g2 := goalWithActions(t, s), goalWithActions(t, s)
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
@@ -651,7 +615,7 @@ func TestConcurrentGoalsIsolatedAndNoDuplicates(t *testing.T) {
 		}
 	}
 	var n int
-	s.DB.R.QueryRow(`SELECT COUNT(*) FROM goal_tasks`).Scan(&n)
+	db.R.QueryRow(`SELECT COUNT(*) FROM goal_tasks`).Scan(&n)
 	if n != 2*64*3 {
 		t.Fatalf("%d tasks, want %d", n, 2*64*3)
 	}
@@ -865,11 +829,11 @@ func TestSlowGenerationKeepsHeartbeating(t *testing.T) {
 // minutes failed, and only once per window.
 func TestAlertThreshold(t *testing.T) {
 	f := func(okN, failN uint8, old uint8) bool {
-		s := newTestService(t, &OpenAI{})
+		s, db := newTestServiceDB(t, &OpenAI{})
 		now := time.Now()
 		s.Now = func() time.Time { return now }
 		ins := func(ok int, at time.Time) {
-			s.DB.W.Exec(`INSERT INTO llm_usage(purpose, provider, model, ok, created_at) VALUES ('t','p','m',?,?)`, ok, at.UnixMilli())
+			db.W.Exec(`INSERT INTO llm_usage(purpose, provider, model, ok, created_at) VALUES ('t','p','m',?,?)`, ok, at.UnixMilli())
 		}
 		for range int(okN % 40) {
 			ins(1, now.Add(-time.Minute))
@@ -912,7 +876,7 @@ func TestEligibilityErrorClasses(t *testing.T) {
 		if je == nil || je.Code != c.code || je.Retryable != c.retryable {
 			t.Fatalf("HTTP %d: %v", c.status, err)
 		}
-		if _, _, cached := s.cachedEligibility(context.Background(), contentHash(t, md)); cached {
+		if _, _, cached := CachedEligibilityOf(s, context.Background(), contentHash(t, md)); cached {
 			t.Fatalf("HTTP %d: a result was cached", c.status)
 		}
 	}
@@ -949,7 +913,7 @@ func TestCheckImage(t *testing.T) {
 		{dir, "", job.E014},
 	}
 	for _, c := range cases {
-		mime, err := CheckImage(c.path)
+		mime, err := new(Service).CheckImage(context.Background(), c.path)
 		je := job.AsError(err)
 		if mime != c.mime || (c.code == "") != (je == nil) || (je != nil && (je.Code != c.code || je.Retryable || je.MessageJa == "")) {
 			t.Errorf("%s: %q %+v, want %q %s", filepath.Base(c.path), mime, je, c.mime, c.code)
