@@ -23,6 +23,8 @@ import (
 	. "jobdesk/engine/aijob"
 	"jobdesk/engine/aijob/aisqlite"
 	"jobdesk/engine/aijob/aitest"
+	"jobdesk/engine/blob"
+	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
 	"jobdesk/engine/store"
 )
@@ -938,5 +940,45 @@ func TestCancelledGenerationReturnsTheGoalToDraft(t *testing.T) {
 	notes, _ := s.Notifications(context.Background())
 	if len(gs) != 1 || gs[0].Status != "draft" || len(notes) != 0 {
 		t.Fatalf("goals %+v, notifications %+v", gs, notes)
+	}
+}
+
+// The handlers read their files by URI through the Service's blob store, so a file:// URI (and,
+// with an S3 store in the Mux, an s3:// one) reads as a path does.
+func TestHandlersReadFilesByURI(t *testing.T) {
+	srv := aitest.NewOpenAI(t, nil)
+	s := newTestService(t, local(srv))
+	s.Blobs = blob.NewMux(blob.Local{})
+	md := filepath.Join(t.TempDir(), "guide.md")
+	os.WriteFile(md, []byte(guideline), 0o600)
+	out, err := s.Eligibility(withJob(1), mustJSON(FileInput{Path: "file://" + filepath.ToSlash(md)}), job.Discard)
+	var res EligibilityResult
+	if err != nil || json.Unmarshal(out, &res) != nil || res.MustCount != 1 {
+		t.Fatalf("eligibility: %v %s", err, out)
+	}
+	png := "file://" + filepath.ToSlash(pngFile(t))
+	if mime, err := s.CheckImage(context.Background(), png); err != nil || mime != "image/png" {
+		t.Fatalf("CheckImage: %q %v", mime, err)
+	}
+	if _, err := s.Caption(withJob(2), mustJSON(FileInput{Path: png}), job.Discard); err != nil {
+		t.Fatalf("caption: %v", err)
+	}
+}
+
+// Every Lambda function of the family is offered once to the registry, with the device options
+// of a network-bound function.
+func TestFunctionsForTheRegistry(t *testing.T) {
+	s := newTestService(t, &OpenAI{})
+	reg := functions.New(s.Functions()...)
+	names := []string{FnSubgoals, FnActions, FnCaption, FnEligibility, FnTaskValidate, FnTaskBatches, FnTaskGenerate,
+		FnTaskSave, FnTaskAggr, FnGoalStatus}
+	if len(reg.Names()) != len(names) {
+		t.Fatalf("registry %v", reg.Names())
+	}
+	for _, n := range names {
+		f, ok := reg.Get(n)
+		if !ok || !f.Options.Waits || f.Options.Concurrency != 24 || f.Options.Timeout != 20*time.Minute || f.Options.Visibility != time.Minute {
+			t.Fatalf("%s: %v %+v", n, ok, f.Options)
+		}
 	}
 }

@@ -253,6 +253,8 @@ type TaskResult struct {
 // retried by TaskRetry and bounded by CallTimeout, and its tasks are saved atomically. Progress
 // is processed / total. All actions done: goal active; some: goal partial, job PARTIAL with the
 // failed actions listed; none: goal failed, job FAILED. Partial and failed leave a notification.
+// The app runs TASK_GENERATION as the task-generation workflow instead, whose functions
+// (TaskValidate … GoalStatus) take these steps one by one; Tasks takes them in one handler.
 func (s *Service) Tasks(ctx context.Context, input json.RawMessage, r job.Reporter) (_ json.RawMessage, err error) {
 	var in GoalInput
 	if err := decodeInput(input, &in); err != nil {
