@@ -2,9 +2,7 @@ package app
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,8 +11,8 @@ import (
 	"time"
 
 	"jobdesk/engine/aijob"
+	"jobdesk/engine/aijob/aisqlite"
 	"jobdesk/engine/flow"
-	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
@@ -112,7 +110,7 @@ func (s AISettings) providers(ctx context.Context) (aijob.Provider, aijob.Provid
 func init() {
 	RegisterFamily(Family{
 		Name:       "ai",
-		Migrations: []store.Migrations{aijob.Migrations},
+		Migrations: []store.Migrations{aisqlite.Migrations},
 		Open:       openAIFamily,
 		Register:   registerAIFamily,
 		Types:      aijob.Types,
@@ -133,10 +131,26 @@ func init() {
 	}
 }
 
+// aiState is the AI family's state in the App: the handlers' service and its SQLite store.
+type aiState struct {
+	svc   *aijob.Service
+	store *aisqlite.Store
+}
+
 // AIService returns the AI family's service of a.
 func AIService(a *App) *aijob.Service {
-	s, _ := a.State("ai").(*aijob.Service)
-	return s
+	if s, ok := a.State("ai").(*aiState); ok {
+		return s.svc
+	}
+	return nil
+}
+
+// aiStore returns the AI family's SQLite store of a.
+func aiStore(a *App) *aisqlite.Store {
+	if s, ok := a.State("ai").(*aiState); ok {
+		return s.store
+	}
+	return nil
 }
 
 func openAIFamily(a *App) error {
@@ -148,69 +162,31 @@ func openAIFamily(a *App) error {
 	if err != nil {
 		return err
 	}
-	svc := aijob.NewService(a.DB, p)
+	st := aisqlite.New(a.DB)
+	svc := aijob.NewService(st.State(), p)
 	svc.Fallback = fb
 	svc.Prices = set.Prices
-	a.SetState("ai", svc)
-	// The workflows' Tasks call the same handlers as Lambda functions. They wait on the
-	// network, not the CPU, so they do not take the CPU-sized worker slots (Orchestrator): the
-	// task workflow's 3 batches × 8 actions really run 24 calls at once.
+	a.SetState("ai", &aiState{svc: svc, store: st})
+	// The workflows' Tasks call the same handlers as Lambda functions.
 	if eng := FlowEngine(a); eng != nil {
-		for name, h := range svc.Functions() {
-			eng.RegisterFunction(name, h, functions.Options{Timeout: 20 * time.Minute, Visibility: 60 * time.Second,
-				Waits: true, Concurrency: 24})
+		for _, f := range svc.Functions() {
+			eng.RegisterFunction(f.Name, f.Handler, f.Options)
 		}
 	}
 	return nil
 }
 
-// aiTypeOptions are the queue options of each type: seed 000 gives the generation 300 s with a
-// 60 s heartbeat (the lease); seed 001 900 s for a whole task generation; seed 003 Job D 15
-// minutes (its "5 at once" is not set as a Concurrency: a per-type limit currently reserves
-// worker slots in engine/queue's lease groups even when no job of the type waits, which starves
-// the other types on a two-core machine).
-func aiTypeOptions(typ string) queue.TypeOptions {
-	switch typ {
-	case aijob.TypeSubgoals:
-		return queue.TypeOptions{Timeout: 330 * time.Second, Visibility: 60 * time.Second}
-	case aijob.TypeActions:
-		return queue.TypeOptions{Timeout: 20 * time.Minute, Visibility: 60 * time.Second}
-	case aijob.TypeTasks:
-		return queue.TypeOptions{Timeout: 930 * time.Second, Visibility: 60 * time.Second}
-	case aijob.TypeEligibility:
-		return queue.TypeOptions{Timeout: 15 * time.Minute}
-	}
-	return queue.TypeOptions{Timeout: 5 * time.Minute}
-}
-
+// registerAIFamily runs each AI job type as an execution of its shipped workflow (they are
+// embedded, so always loaded).
 func registerAIFamily(a *App, w *queue.Worker) {
-	svc := AIService(a)
-	if svc == nil {
+	svc, eng := AIService(a), FlowEngine(a)
+	if svc == nil || eng == nil {
 		return
 	}
-	handlers := map[string]job.Handler{aijob.TypeSubgoals: svc.Subgoals, aijob.TypeActions: svc.Actions,
-		aijob.TypeTasks: svc.Tasks, aijob.TypeCaption: svc.Caption, aijob.TypeEligibility: svc.Eligibility}
-	for typ, h := range handlers {
-		if eng, arn := aiWorkflowARN(context.Background(), a, typ); eng != nil {
-			w.Handle(typ, aiWorkflowHandler(a, svc, eng, arn, typ), queue.TypeOptions{Orchestrator: true, Concurrency: 64})
-			continue
-		}
-		w.Handle(typ, h, aiTypeOptions(typ))
+	for _, typ := range aijob.Types {
+		arn := eng.StateMachineARN(aijob.Workflows[typ])
+		w.Handle(typ, aiWorkflowHandler(a, svc, eng, arn, typ), queue.TypeOptions{Orchestrator: true, Concurrency: 64})
 	}
-}
-
-// aiWorkflowARN returns the engine and the ARN of typ's shipped workflow when it is loaded, or
-// nil: the job type then runs its handler directly (same handlers, same concurrency shape).
-func aiWorkflowARN(ctx context.Context, a *App, typ string) (*flow.Engine, string) {
-	eng := FlowEngine(a)
-	if eng == nil {
-		return nil, ""
-	}
-	arn := eng.StateMachineARN(aijob.Workflows[typ])
-	if _, err := eng.DescribeStateMachine(ctx, arn); err != nil {
-		return nil, ""
-	}
-	return eng, arn
 }
 
 // aiWorkflowHandler runs one AI job as an execution of its workflow (its child) and reports the
@@ -227,7 +203,7 @@ func aiWorkflowHandler(a *App, svc *aijob.Service, eng *flow.Engine, smARN, typ 
 			if err := json.Unmarshal(raw, &fi); err != nil {
 				return nil, job.Errorf(job.E014, "the job input is not valid").WithJa("ジョブの入力が正しくありません。").Permanent()
 			}
-			if _, err := aijob.CheckImage(fi.Path); err != nil {
+			if _, err := svc.CheckImage(ctx, fi.Path); err != nil {
 				return nil, err
 			}
 		}
@@ -271,7 +247,7 @@ func aiWorkflowHandler(a *App, svc *aijob.Service, eng *flow.Engine, smARN, typ 
 			svc.EndGeneration(ctx, goalID, typ, err) // a cancel by the user returns the goal from processing
 			return nil, err
 		}
-		out, err := aiExecutionOutcome(ctx, a, svc, typ, info.ID, x, r)
+		out, err := aiExecutionOutcome(ctx, a, aiStore(a), typ, info.ID, x, r)
 		// A timeout (the Task's or the whole execution's) or a failure for good does not leave
 		// the goal processing: it becomes failed, with a local notification.
 		svc.EndGeneration(ctx, goalID, typ, err)
@@ -280,14 +256,14 @@ func aiWorkflowHandler(a *App, svc *aijob.Service, eng *flow.Engine, smARN, typ 
 }
 
 // aiExecutionOutcome turns a finished execution into the AI job's outcome.
-func aiExecutionOutcome(ctx context.Context, a *App, svc *aijob.Service, typ string, jobID int64, x flow.Execution, r job.Reporter) (json.RawMessage, error) {
+func aiExecutionOutcome(ctx context.Context, a *App, st *aisqlite.Store, typ string, jobID int64, x flow.Execution, r job.Reporter) (json.RawMessage, error) {
 	switch x.Status {
 	case "SUCCEEDED":
 		var m map[string]any
 		if err := json.Unmarshal(x.Output, &m); err != nil {
 			return nil, job.Wrap(job.E015, err, "the AI workflow returned no result").WithJa("AI ワークフローの結果を読み取れませんでした。")
 		}
-		if u, err := svc.TreeUsage(ctx, jobID); err == nil && u.Calls > 0 {
+		if u, err := st.TreeUsage(ctx, jobID); err == nil && u.Calls > 0 {
 			m["usage"] = u
 		}
 		for _, k := range []string{"allSuccess", "partialSuccess", "notificationMessage"} {
@@ -346,8 +322,8 @@ func submitAIFile(ctx context.Context, a *App, path, typ string, o SubmitOptions
 		return job.Job{}, job.Errorf(job.E014, "%s starts from a goal: use jobdesk generate", typ).
 			WithJa("目標からの生成は jobdesk generate を使ってください。")
 	}
-	if typ == aijob.TypeCaption {
-		if _, err := aijob.CheckImage(path); err != nil {
+	if svc := AIService(a); svc != nil && typ == aijob.TypeCaption {
+		if _, err := svc.CheckImage(ctx, path); err != nil {
 			return job.Job{}, err
 		}
 	}
@@ -391,25 +367,7 @@ func SubmitGeneration(ctx context.Context, a *App, typ string, in aijob.GoalInpu
 		title = g.Title
 	}
 	input, _ := json.Marshal(in)
-	var id int64
-	existed := false
-	err := a.DB.Tx(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE type=? AND status IN ('PENDING','RUNNING','RETRYING')
-			AND json_extract(CAST(input AS TEXT), '$.goal_id')=? ORDER BY id LIMIT 1`, typ, in.GoalID).Scan(&id)
-		if err == nil {
-			existed = true
-			return nil
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		id, _, err = a.Queue.EnqueueTx(ctx, tx, queue.Params{Type: typ, Name: title, Input: input})
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE goals SET job_id=COALESCE(job_id, ?) WHERE id=?`, id, in.GoalID)
-		return err
-	})
+	id, existed, err := aiStore(a).EnqueueGeneration(ctx, a.Queue, in.GoalID, queue.Params{Type: typ, Name: title, Input: input})
 	if err != nil {
 		return job.Job{}, job.Wrap(job.E009, err, "the generation could not be started").WithJa("生成を開始できませんでした。")
 	}

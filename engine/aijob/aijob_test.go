@@ -1,4 +1,4 @@
-package aijob
+package aijob_test
 
 import (
 	"context"
@@ -18,22 +18,34 @@ import (
 	"testing/quick"
 	"time"
 
+	// The tests run the handlers on their SQLite state, which imports this package: hence an
+	// external test package, reading the package's names unqualified.
+	. "jobdesk/engine/aijob"
+	"jobdesk/engine/aijob/aisqlite"
 	"jobdesk/engine/aijob/aitest"
+	"jobdesk/engine/blob"
+	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
 	"jobdesk/engine/store"
 )
 
 func newTestService(t testing.TB, p Provider) *Service {
+	s, _ := newTestServiceDB(t, p)
+	return s
+}
+
+// newTestServiceDB returns a Service on a new database, and the database.
+func newTestServiceDB(t testing.TB, p Provider) (*Service, *store.DB) {
 	t.Helper()
-	db, err := store.OpenDir(t.TempDir(), Migrations)
+	db, err := store.OpenDir(t.TempDir(), aisqlite.Migrations)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	s := NewService(db, p)
+	s := NewService(aisqlite.New(db).State(), p)
 	s.TaskRetry = RetryPolicy{20 * time.Millisecond, 3, 2}
 	s.SaveRetry = RetryPolicy{10 * time.Millisecond, 3, 2}
-	return s
+	return s, db
 }
 
 func local(srv *aitest.Server) *OpenAI {
@@ -263,8 +275,8 @@ func TestOfflineDefersWithGrowingDelay(t *testing.T) {
 	if _, err := s.Subgoals(withJob(1), mustJSON(GoalInput{Title: "目標"}), job.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if len(srv.Calls()) != 1 || s.offline.Load() != 0 {
-		t.Fatalf("calls %d offline %d", len(srv.Calls()), s.offline.Load())
+	if len(srv.Calls()) != 1 || OfflineDeferrals(s) != 0 {
+		t.Fatalf("calls %d offline %d", len(srv.Calls()), OfflineDeferrals(s))
 	}
 }
 
@@ -484,52 +496,6 @@ func TestTaskRetryGivesUpAfterThreeRetries(t *testing.T) {
 	}
 }
 
-// Property 5: an action's tasks are saved all together or not at all, and never twice.
-func TestSaveTasksAtomic(t *testing.T) {
-	srv := aitest.NewOpenAI(t, nil)
-	s := newTestService(t, local(srv))
-	g := goalWithActions(t, s)
-	ctx := context.Background()
-	f := func(n uint8, failAt uint8) bool {
-		count := int(n%10) + 1
-		ts := make([]GenTask, count)
-		for i := range ts {
-			ts[i] = GenTask{Title: fmt.Sprint("t", i), Type: "habit", EstimatedMinutes: 5}
-		}
-		a := g.Actions()[rand.IntN(64)]
-		before, _ := s.LoadGoal(ctx, g.ID)
-		prev := 0
-		for _, x := range before.Actions() {
-			if x.ID == a.ID {
-				prev = len(x.Tasks)
-			}
-		}
-		k := int(failAt) % (count + 1)
-		s.saveHook = func(id int64, i int) error {
-			if i == k && k < count {
-				return errors.New("disk I/O error")
-			}
-			return nil
-		}
-		_, err := s.SaveTasks(ctx, a.ID, 1, ts)
-		s.saveHook = nil
-		after, _ := s.LoadGoal(ctx, g.ID)
-		for _, x := range after.Actions() {
-			if x.ID != a.ID {
-				continue
-			}
-			if k < count {
-				return err != nil && len(x.Tasks) == prev
-			}
-			return err == nil && len(x.Tasks) == count
-		}
-		return false
-	}
-	if err := quick.Check(f, &quick.Config{MaxCount: 60}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // Property 2: every action lands in exactly one batch of at most eight.
 func TestBatchesCompleteness(t *testing.T) {
 	f := func(n uint8) bool {
@@ -622,7 +588,7 @@ func TestTaskExecutionTimeout(t *testing.T) {
 // never duplicates tasks (property 1's "no duplicate tasks").
 func TestConcurrentGoalsIsolatedAndNoDuplicates(t *testing.T) {
 	srv := aitest.NewOpenAI(t, nil)
-	s := newTestService(t, local(srv))
+	s, db := newTestServiceDB(t, local(srv))
 	g1, g2 := goalWithActions(t, s), goalWithActions(t, s)
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
@@ -651,7 +617,7 @@ func TestConcurrentGoalsIsolatedAndNoDuplicates(t *testing.T) {
 		}
 	}
 	var n int
-	s.DB.R.QueryRow(`SELECT COUNT(*) FROM goal_tasks`).Scan(&n)
+	db.R.QueryRow(`SELECT COUNT(*) FROM goal_tasks`).Scan(&n)
 	if n != 2*64*3 {
 		t.Fatalf("%d tasks, want %d", n, 2*64*3)
 	}
@@ -865,11 +831,11 @@ func TestSlowGenerationKeepsHeartbeating(t *testing.T) {
 // minutes failed, and only once per window.
 func TestAlertThreshold(t *testing.T) {
 	f := func(okN, failN uint8, old uint8) bool {
-		s := newTestService(t, &OpenAI{})
+		s, db := newTestServiceDB(t, &OpenAI{})
 		now := time.Now()
 		s.Now = func() time.Time { return now }
 		ins := func(ok int, at time.Time) {
-			s.DB.W.Exec(`INSERT INTO llm_usage(purpose, provider, model, ok, created_at) VALUES ('t','p','m',?,?)`, ok, at.UnixMilli())
+			db.W.Exec(`INSERT INTO llm_usage(purpose, provider, model, ok, created_at) VALUES ('t','p','m',?,?)`, ok, at.UnixMilli())
 		}
 		for range int(okN % 40) {
 			ins(1, now.Add(-time.Minute))
@@ -912,7 +878,7 @@ func TestEligibilityErrorClasses(t *testing.T) {
 		if je == nil || je.Code != c.code || je.Retryable != c.retryable {
 			t.Fatalf("HTTP %d: %v", c.status, err)
 		}
-		if _, _, cached := s.cachedEligibility(context.Background(), contentHash(t, md)); cached {
+		if _, _, cached := CachedEligibilityOf(s, context.Background(), contentHash(t, md)); cached {
 			t.Fatalf("HTTP %d: a result was cached", c.status)
 		}
 	}
@@ -949,7 +915,7 @@ func TestCheckImage(t *testing.T) {
 		{dir, "", job.E014},
 	}
 	for _, c := range cases {
-		mime, err := CheckImage(c.path)
+		mime, err := new(Service).CheckImage(context.Background(), c.path)
 		je := job.AsError(err)
 		if mime != c.mime || (c.code == "") != (je == nil) || (je != nil && (je.Code != c.code || je.Retryable || je.MessageJa == "")) {
 			t.Errorf("%s: %q %+v, want %q %s", filepath.Base(c.path), mime, je, c.mime, c.code)
@@ -974,5 +940,45 @@ func TestCancelledGenerationReturnsTheGoalToDraft(t *testing.T) {
 	notes, _ := s.Notifications(context.Background())
 	if len(gs) != 1 || gs[0].Status != "draft" || len(notes) != 0 {
 		t.Fatalf("goals %+v, notifications %+v", gs, notes)
+	}
+}
+
+// The handlers read their files by URI through the Service's blob store, so a file:// URI (and,
+// with an S3 store in the Mux, an s3:// one) reads as a path does.
+func TestHandlersReadFilesByURI(t *testing.T) {
+	srv := aitest.NewOpenAI(t, nil)
+	s := newTestService(t, local(srv))
+	s.Blobs = blob.NewMux(blob.Local{})
+	md := filepath.Join(t.TempDir(), "guide.md")
+	os.WriteFile(md, []byte(guideline), 0o600)
+	out, err := s.Eligibility(withJob(1), mustJSON(FileInput{Path: "file://" + filepath.ToSlash(md)}), job.Discard)
+	var res EligibilityResult
+	if err != nil || json.Unmarshal(out, &res) != nil || res.MustCount != 1 {
+		t.Fatalf("eligibility: %v %s", err, out)
+	}
+	png := "file://" + filepath.ToSlash(pngFile(t))
+	if mime, err := s.CheckImage(context.Background(), png); err != nil || mime != "image/png" {
+		t.Fatalf("CheckImage: %q %v", mime, err)
+	}
+	if _, err := s.Caption(withJob(2), mustJSON(FileInput{Path: png}), job.Discard); err != nil {
+		t.Fatalf("caption: %v", err)
+	}
+}
+
+// Every Lambda function of the family is offered once to the registry, with the device options
+// of a network-bound function.
+func TestFunctionsForTheRegistry(t *testing.T) {
+	s := newTestService(t, &OpenAI{})
+	reg := functions.New(s.Functions()...)
+	names := []string{FnSubgoals, FnActions, FnCaption, FnEligibility, FnTaskValidate, FnTaskBatches, FnTaskGenerate,
+		FnTaskSave, FnTaskAggr, FnGoalStatus}
+	if len(reg.Names()) != len(names) {
+		t.Fatalf("registry %v", reg.Names())
+	}
+	for _, n := range names {
+		f, ok := reg.Get(n)
+		if !ok || !f.Options.Waits || f.Options.Concurrency != 24 || f.Options.Timeout != 20*time.Minute || f.Options.Visibility != time.Minute {
+			t.Fatalf("%s: %v %+v", n, ok, f.Options)
+		}
 	}
 }

@@ -15,9 +15,10 @@ const (
 
 // FailureRate returns the failed and total AI calls of the window ending at end.
 func (s *Service) FailureRate(ctx context.Context, end time.Time, window time.Duration) (failed, total int, err error) {
-	err = s.DB.R.QueryRowContext(ctx, `SELECT COALESCE(SUM(ok=0),0), COUNT(*) FROM llm_usage WHERE created_at > ? AND created_at <= ?`,
-		end.Add(-window).UnixMilli(), end.UnixMilli()).Scan(&failed, &total)
-	return failed, total, err
+	if s.Usage == nil {
+		return 0, 0, nil
+	}
+	return s.Usage.CallOutcomes(ctx, end.Add(-window), end)
 }
 
 // ShouldAlert is the rule itself: more than rate of total failed.
@@ -33,9 +34,7 @@ func (s *Service) CheckAlert(ctx context.Context) (bool, error) {
 	if err != nil || !ShouldAlert(failed, total, AlertRate) {
 		return false, err
 	}
-	var recent int
-	if err := s.DB.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM ai_notifications WHERE level='alert' AND created_at > ?`,
-		now.Add(-AlertWindow).UnixMilli()).Scan(&recent); err != nil || recent > 0 {
+	if recent, err := s.Notifier.AlertsSince(ctx, now.Add(-AlertWindow)); err != nil || recent > 0 {
 		return false, err
 	}
 	s.notify(ctx, 0, "alert", "AI の失敗率が上がっています",

@@ -5,13 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"os"
-	"path/filepath"
+	"strings"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/job"
 )
 
-// FileInput is the input of CAPTION_GENERATION and ELIGIBILITY_EXTRACT: a file on the device.
+// FileInput is the input of CAPTION_GENERATION and ELIGIBILITY_EXTRACT: a file, by path or URI
+// (read through the Service's Blobs).
 type FileInput struct {
 	Path        string `json:"path"`
 	SourceJobID int64  `json:"source_job_id,omitempty"` // ELIGIBILITY_EXTRACT: the conversion job it came from
@@ -39,35 +40,43 @@ func ImageMIME(head []byte) string {
 	return ""
 }
 
-// CheckImage returns the MIME type of the image at path (image/png or image/jpeg) from its first
+// CheckImage returns the MIME type of the image at uri (image/png or image/jpeg) from its first
 // bytes, or the permanent error CAPTION_GENERATION would fail with: E014 when it cannot be read,
 // E003 when it is larger than MaxImageBytes, E004 when it is not a PNG or JPEG image. It reads
 // only the file's start, so the CLI and the job check it before anything waits for a provider.
-func CheckImage(path string) (string, error) {
-	f, err := os.Open(path)
+func (s *Service) CheckImage(ctx context.Context, uri string) (string, error) {
+	unreadable := func(err error) error {
+		return job.Wrap(job.E014, err, "the image "+baseName(uri)+" cannot be read").WithJa("画像ファイルが見つからないか、読み取れません。").Permanent()
+	}
+	st, err := s.blobs().Stat(ctx, uri)
 	if err != nil {
-		return "", job.Wrap(job.E014, err, "the image "+filepath.Base(path)+" cannot be read").WithJa("画像ファイルが見つからないか、読み取れません。").Permanent()
+		return "", unreadable(err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || st.IsDir() {
-		return "", job.Errorf(job.E014, "the image %s cannot be read", filepath.Base(path)).WithJa("画像ファイルが見つからないか、読み取れません。").Permanent()
-	}
-	if st.Size() > MaxImageBytes {
+	if st.Size > MaxImageBytes {
 		return "", job.Errorf(job.E003, "the image is larger than %d MB", MaxImageBytes>>20).WithJa("画像が大きすぎます（20MBまで）。").Permanent()
 	}
+	r, err := s.blobs().OpenRange(ctx, uri, 0, 8)
+	if err != nil {
+		return "", unreadable(err)
+	}
+	defer r.Close()
 	head := make([]byte, 8)
-	n, _ := io.ReadFull(f, head)
+	n, _ := io.ReadFull(r, head)
 	mime := ImageMIME(head[:n])
 	if mime == "" {
-		return "", notImage(path)
+		return "", notImage(uri)
 	}
 	return mime, nil
 }
 
-func notImage(path string) *job.Error {
-	return job.Errorf(job.E004, "%s is not a PNG or JPEG image", filepath.Base(path)).
-		WithJa(filepath.Base(path) + " は PNG または JPEG の画像ではありません。").Permanent()
+// baseName is the last element of a path or URI, for messages.
+func baseName(uri string) string {
+	return uri[strings.LastIndexAny(uri, `/\`)+1:]
+}
+
+func notImage(uri string) *job.Error {
+	return job.Errorf(job.E004, "%s is not a PNG or JPEG image", baseName(uri)).
+		WithJa(baseName(uri) + " は PNG または JPEG の画像ではありません。").Permanent()
 }
 
 // Caption is CAPTION_GENERATION (seed 002): an image becomes a Japanese description, read by a
@@ -78,10 +87,10 @@ func (s *Service) Caption(ctx context.Context, input json.RawMessage, r job.Repo
 	if err := decodeInput(input, &in); err != nil {
 		return nil, err
 	}
-	if _, err := CheckImage(in.Path); err != nil {
+	if _, err := s.CheckImage(ctx, in.Path); err != nil {
 		return nil, err
 	}
-	img, err := os.ReadFile(in.Path)
+	img, err := blob.ReadAll(ctx, s.blobs(), in.Path)
 	if err != nil {
 		return nil, job.Wrap(job.E014, err, "the image cannot be read").WithJa("画像ファイルを読み取れません。").Permanent()
 	}

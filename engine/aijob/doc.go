@@ -1,9 +1,14 @@
 // Package aijob owns JobDesk's AI generation jobs: the provider contract (an OpenAI-compatible
 // chat-completions server on the device, or Amazon Bedrock through a provider defined outside
-// the engine), the JSON schemas every reply must satisfy and a small validator for them, the
+// the engine), the JSON schemas every reply must satisfy and a small validator for them, and the
 // handlers of SUBGOAL_GENERATION, ACTION_GENERATION, TASK_GENERATION, CAPTION_GENERATION and
-// ELIGIBILITY_EXTRACT, and their SQLite data: goals → sub-goals → actions → tasks (the 9×9
-// mandala chart), per-call model usage, the eligibility cache and local notifications.
+// ELIGIBILITY_EXTRACT, which the shipped workflows call as Lambda functions (Functions).
+//
+// The handlers keep their state — goals → sub-goals → actions → tasks (the 9×9 mandala chart),
+// per-call model usage, local notifications and the 7-day eligibility cache — behind small
+// interfaces declared here (State), and read their input files by URI through engine/blob, so
+// the package links into a Lambda binary: it imports neither SQLite nor the UI nor AWS. The
+// SQLite implementation on the device is engine/aijob/aisqlite.
 //
 // Error classes follow the seeds: throttling, an unavailable service and network failures are
 // retryable (E001/E002); quota, authentication and bad requests fail at once (E007); a reply that
@@ -12,6 +17,6 @@
 // defers it (job.Defer) with the message "AI provider offline", and the queue starts it again by
 // itself with a growing delay.
 //
-// The engine imports no AWS: the Bedrock provider lives in jobdesk/sync/bedrock and implements
-// Provider.
+// The Bedrock provider lives in jobdesk/sync/bedrock (the only place that imports AWS) and
+// implements Provider; the app wires it in.
 package aijob

@@ -3,17 +3,15 @@ package aijob
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/job"
 )
 
@@ -73,7 +71,7 @@ func (s *Service) Eligibility(ctx context.Context, input json.RawMessage, r job.
 	if err := decodeInput(input, &in); err != nil {
 		return nil, err
 	}
-	raw, err := os.ReadFile(in.Path)
+	raw, err := blob.ReadAll(ctx, s.blobs(), in.Path)
 	if err != nil {
 		return nil, job.Wrap(job.E014, err, "the document cannot be read").WithJa("文書ファイルが見つからないか、読み取れません。")
 	}
@@ -129,10 +127,8 @@ func (s *Service) Eligibility(ctx context.Context, input json.RawMessage, r job.
 	res.FallbackLevel, res.Eligibility = level, e
 	// Only what a model extracted is kept for 7 days: a heading-based or minimal result is made
 	// again next time, when the model may answer.
-	if b, err := json.Marshal(e); err == nil && level <= LevelFallback {
-		_, _ = s.DB.W.ExecContext(ctx, `INSERT INTO eligibility_cache(content_hash, result, level, created_at) VALUES (?,?,?,?)
-			ON CONFLICT(content_hash) DO UPDATE SET result=excluded.result, level=excluded.level, created_at=excluded.created_at`,
-			hash, string(b), level, s.now().UnixMilli())
+	if level <= LevelFallback && s.Cache != nil {
+		_ = s.Cache.CacheEligibility(ctx, hash, CachedEligibility{Eligibility: e, Level: level, At: s.now()})
 	}
 	return s.finishEligibility(ctx, res, r)
 }
@@ -175,26 +171,24 @@ func (s *Service) finishEligibility(ctx context.Context, res EligibilityResult, 
 	return out, nil
 }
 
+// cachedEligibility returns the cached extraction of content hash unless it is older than
+// CacheTTL.
 func (s *Service) cachedEligibility(ctx context.Context, hash string) (Eligibility, int, bool) {
-	var text string
-	var level int
-	var at int64
-	err := s.DB.R.QueryRowContext(ctx, `SELECT result, level, created_at FROM eligibility_cache WHERE content_hash=?`, hash).Scan(&text, &level, &at)
-	if errors.Is(err, sql.ErrNoRows) || err != nil {
+	if s.Cache == nil {
+		return Eligibility{}, 0, false
+	}
+	c, ok, err := s.Cache.CachedEligibility(ctx, hash)
+	if err != nil || !ok {
 		return Eligibility{}, 0, false
 	}
 	ttl := s.CacheTTL
 	if ttl <= 0 {
 		ttl = 7 * 24 * time.Hour
 	}
-	if s.now().UnixMilli()-at > ttl.Milliseconds() {
+	if s.now().UnixMilli()-c.At.UnixMilli() > ttl.Milliseconds() {
 		return Eligibility{}, 0, false
 	}
-	var e Eligibility
-	if json.Unmarshal([]byte(text), &e) != nil {
-		return Eligibility{}, 0, false
-	}
-	return e, level, true
+	return c.Eligibility, c.Level, true
 }
 
 func normalize(e *Eligibility) {

@@ -24,13 +24,15 @@ type GoalInput struct {
 	Regenerate  bool    `json:"regenerate,omitempty"` // generate again what already exists
 }
 
-type genSubgoal struct {
+// GenSubgoal is one generated sub-goal (seed 000's output).
+type GenSubgoal struct {
 	Title       string `json:"title"`
 	Description string `json:"description"`
 	Background  string `json:"background"`
 }
 
-type genAction struct {
+// GenAction is one generated action: Type is execution or habit.
+type GenAction struct {
 	Title       string `json:"title"`
 	Description string `json:"description"`
 	Type        string `json:"type"`
@@ -120,7 +122,7 @@ func (s *Service) generateSubgoals(ctx context.Context, g *Goal, replace bool, r
 	gctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	var out struct {
-		Subgoals []genSubgoal `json:"subgoals"`
+		Subgoals []GenSubgoal `json:"subgoals"`
 	}
 	_, err := s.generate(gctx, s.Provider, "subgoals", Request{System: systemJa,
 		Prompt: goalContext(*g) + "\nこの目標を達成するための8つのサブ目標を作成してください。それぞれ title（30文字以内）、description、background を含めてください。"},
@@ -132,8 +134,8 @@ func (s *Service) generateSubgoals(ctx context.Context, g *Goal, replace bool, r
 		return err
 	}
 	r.Progress(50, "Sub-goals generated; saving")
-	if err := s.saveSubgoals(ctx, g.ID, s.ownerJob(ctx), out.Subgoals, replace); err != nil {
-		return err
+	if err := s.Goals.SaveSubgoals(ctx, g.ID, s.ownerJob(ctx), out.Subgoals, replace); err != nil {
+		return dbErr(err, "the sub-goals")
 	}
 	ng, err := s.LoadGoal(ctx, g.ID)
 	if err != nil {
@@ -187,7 +189,7 @@ func (s *Service) generateActions(ctx context.Context, g *Goal, regenerate bool,
 			continue
 		}
 		var out struct {
-			Actions []genAction `json:"actions"`
+			Actions []GenAction `json:"actions"`
 		}
 		stop := heartbeat(r, float64(i)*step, fmt.Sprintf("Generating actions for sub-goal %d of %d", i+1, len(g.Subgoals)))
 		prompt := goalContext(*g) + fmt.Sprintf("サブ目標: %s\n%s\n\nこのサブ目標を達成するための8つのアクションを作成してください。type は一度で終わる行動なら execution、繰り返す習慣なら habit です。", sg.Title, sg.Description)
@@ -196,8 +198,8 @@ func (s *Service) generateActions(ctx context.Context, g *Goal, regenerate bool,
 		if err != nil {
 			return err
 		}
-		if err := s.saveActions(ctx, sg.ID, owner, out.Actions, regenerate); err != nil {
-			return err
+		if err := s.Goals.SaveActions(ctx, sg.ID, owner, out.Actions, regenerate); err != nil {
+			return dbErr(err, "the actions")
 		}
 	}
 	r.Progress(100, "Actions saved")
@@ -251,6 +253,8 @@ type TaskResult struct {
 // retried by TaskRetry and bounded by CallTimeout, and its tasks are saved atomically. Progress
 // is processed / total. All actions done: goal active; some: goal partial, job PARTIAL with the
 // failed actions listed; none: goal failed, job FAILED. Partial and failed leave a notification.
+// The app runs TASK_GENERATION as the task-generation workflow instead, whose functions
+// (TaskValidate … GoalStatus) take these steps one by one; Tasks takes them in one handler.
 func (s *Service) Tasks(ctx context.Context, input json.RawMessage, r job.Reporter) (_ json.RawMessage, err error) {
 	var in GoalInput
 	if err := decodeInput(input, &in); err != nil {

@@ -1,4 +1,4 @@
-package aijob
+package aijob_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	. "jobdesk/engine/aijob"
 	"jobdesk/engine/aijob/aitest"
 	"jobdesk/engine/job"
 )
@@ -110,21 +111,6 @@ func FuzzHeadingExtract(f *testing.F) {
 		if _, err := EligibilitySchema.ValidateJSON(mustJSON(e)); err != nil && len(e.NeedCheck)+len(e.MustNot) == 0 {
 			t.Fatal(err)
 		}
-	})
-}
-
-func FuzzOpenAIReply(f *testing.F) {
-	f.Add([]byte(`{"choices":[{"message":{"content":"{}"}}],"usage":{"prompt_tokens":1}}`), 200)
-	f.Add([]byte(`{"error":{"message":"quota","code":"insufficient_quota"}}`), 429)
-	f.Fuzz(func(t *testing.T, body []byte, status int) {
-		if status < 100 || status > 599 {
-			return
-		}
-		e := httpError(status, body, true)
-		if e.Kind == "" {
-			t.Fatal("unclassified")
-		}
-		_ = e.JobError()
 	})
 }
 

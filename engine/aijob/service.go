@@ -3,33 +3,16 @@ package aijob
 import (
 	"bytes"
 	"context"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/job"
-	"jobdesk/engine/store"
 )
-
-//go:embed migrations/*.sql
-var migrationFS embed.FS
-
-// Migrations is the schema of goals, sub-goals, actions, tasks, model usage, the eligibility
-// cache and notifications.
-var Migrations = store.Migrations{Name: "aijob", FS: mustSub(migrationFS, "migrations")}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	s, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
 
 // Job types of the family.
 const (
@@ -69,9 +52,12 @@ func (p RetryPolicy) Delay(n int) time.Duration {
 	return time.Duration(d)
 }
 
-// Service runs the family's handlers on one database with one provider.
+// Service runs the family's handlers with one provider, keeping their state in State.
 type Service struct {
-	DB       *store.DB
+	State
+	// Blobs reads the files the handlers are given (images, Markdown) by URI; nil: the local
+	// disk (blob.Local).
+	Blobs    blob.Store
 	Provider Provider
 	// Fallback answers ELIGIBILITY_EXTRACT's first fallback level (seed 003: another model);
 	// nil: the same provider again.
@@ -99,17 +85,22 @@ type Service struct {
 	Now func() time.Time
 
 	offline atomic.Int32 // consecutive offline deferrals
-	// saveHook, when set (tests), runs before each task row is inserted and can fail the save.
-	saveHook func(actionID int64, i int) error
 }
 
-// NewService returns a Service with the seeds' limits.
-func NewService(db *store.DB, p Provider) *Service {
-	return &Service{DB: db, Provider: p,
+// NewService returns a Service with the seeds' limits, keeping its state in st.
+func NewService(st State, p Provider) *Service {
+	return &Service{State: st, Provider: p,
 		SubgoalTimeout: 300 * time.Second, CallTimeout: 120 * time.Second, ExecutionTimeout: 900 * time.Second,
 		TaskRetry: RetryPolicy{2 * time.Second, 3, 2}, SaveRetry: RetryPolicy{time.Second, 3, 2},
 		BatchSize: 8, Batches: 3, PerBatch: 8,
 		OfflineBackoff: time.Second, OfflineMax: time.Minute, CacheTTL: 7 * 24 * time.Hour, Now: time.Now}
+}
+
+func (s *Service) blobs() blob.Store {
+	if s.Blobs != nil {
+		return s.Blobs
+	}
+	return blob.Local{}
 }
 
 func (s *Service) now() time.Time {
@@ -200,12 +191,11 @@ func ExtractJSON(text string) []byte {
 	return []byte(t)
 }
 
-// recordUsage writes one llm_usage row (seed 003's llm_usage) for a call.
+// recordUsage records a call's usage (seed 003's llm_usage).
 func (s *Service) recordUsage(ctx context.Context, purpose string, p Provider, req Request, rep Reply, callErr error) {
-	if s.DB == nil {
+	if s.Usage == nil {
 		return
 	}
-	owner := s.ownerJob(ctx)
 	model := rep.Model
 	if model == "" {
 		model = req.Model
@@ -217,24 +207,14 @@ func (s *Service) recordUsage(ctx context.Context, purpose string, p Provider, r
 	if prov == "" {
 		prov = p.Name()
 	}
-	var cost any
+	var cost *float64
 	if pr, ok := s.Prices[model]; ok {
-		cost = float64(rep.PromptTokens)/1000*pr.InputPer1K + float64(rep.CompletionTokens)/1000*pr.OutputPer1K
+		c := float64(rep.PromptTokens)/1000*pr.InputPer1K + float64(rep.CompletionTokens)/1000*pr.OutputPer1K
+		cost = &c
 	}
-	ok := 1
-	if callErr != nil {
-		ok = 0
-	}
-	_, _ = s.DB.W.ExecContext(context.WithoutCancel(ctx), `INSERT INTO llm_usage(job_id, purpose, provider, model, prompt_tokens,
-		completion_tokens, latency_ms, cost_usd, ok, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		nullID(owner), purpose, prov, model, rep.PromptTokens, rep.CompletionTokens, rep.Latency.Milliseconds(), cost, ok, s.now().UnixMilli())
-}
-
-func nullID(id int64) any {
-	if id == 0 {
-		return nil
-	}
-	return id
+	_ = s.Usage.RecordUsage(context.WithoutCancel(ctx), UsageRecord{JobID: s.ownerJob(ctx), Purpose: purpose, Provider: prov,
+		Model: model, PromptTokens: rep.PromptTokens, CompletionTokens: rep.CompletionTokens, Latency: rep.Latency,
+		CostUSD: cost, OK: callErr == nil, At: s.now()})
 }
 
 // Usage is the summed model usage of one job.
@@ -247,19 +227,12 @@ type Usage struct {
 	CostUSD          *float64 `json:"cost_usd,omitempty"`
 }
 
-// JobUsage sums the llm_usage rows of job id.
+// JobUsage sums the model usage recorded for job id.
 func (s *Service) JobUsage(ctx context.Context, id int64) (Usage, error) {
-	var u Usage
-	var model *string
-	var cost *float64
-	err := s.DB.R.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(prompt_tokens),0), COALESCE(SUM(completion_tokens),0),
-		COALESCE(SUM(latency_ms),0), SUM(cost_usd), MAX(model) FROM llm_usage WHERE job_id=?`, id).
-		Scan(&u.Calls, &u.PromptTokens, &u.CompletionTokens, &u.LatencyMs, &cost, &model)
-	if model != nil {
-		u.Model = *model
+	if s.Usage == nil {
+		return Usage{}, nil
 	}
-	u.CostUSD = cost
-	return u, err
+	return s.Usage.JobUsage(ctx, id)
 }
 
 func dbErr(err error, what string) error {
@@ -305,14 +278,13 @@ func (s *Service) ownerJob(ctx context.Context) int64 {
 	if !ok || info.ID == 0 {
 		return 0
 	}
-	if isAIType(info.Type) || info.ParentID == 0 || s.DB == nil {
+	if isAIType(info.Type) || info.ParentID == 0 || s.Jobs == nil {
 		return info.ID
 	}
 	owner := info.ID
 	for id, depth := info.ParentID, 0; id > 0 && depth < 32; depth++ {
-		var typ string
-		var parent int64
-		if err := s.DB.R.QueryRowContext(context.WithoutCancel(ctx), `SELECT type, COALESCE(parent_id,0) FROM jobs WHERE id=?`, id).Scan(&typ, &parent); err != nil {
+		typ, parent, err := s.Jobs.JobParent(context.WithoutCancel(ctx), id)
+		if err != nil {
 			break
 		}
 		if isAIType(typ) {

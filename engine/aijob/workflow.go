@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
 )
 
@@ -33,13 +34,27 @@ var Workflows = map[string]string{
 	TypeCaption: "caption-generation", TypeEligibility: "eligibility-extract",
 }
 
-// Functions returns every Lambda function of the family by name.
-func (s *Service) Functions() map[string]job.Handler {
-	return map[string]job.Handler{
-		FnSubgoals: s.Subgoals, FnActions: s.Actions, FnCaption: s.Caption, FnEligibility: s.Eligibility,
-		FnTaskValidate: s.TaskValidate, FnTaskBatches: s.TaskBatches, FnTaskGenerate: s.TaskGenerate,
-		FnTaskSave: s.TaskSave, FnTaskAggr: s.TaskAggregate, FnGoalStatus: s.GoalStatus,
+// functionOptions is how the device runs each of the family's functions: they wait on the
+// network, not the CPU, so they take no CPU-sized worker slot (the task workflow's 3 batches × 8
+// actions really run 24 calls at once), and a call repeats its progress (its heartbeat) well
+// within the 60 s lease.
+var functionOptions = functions.Options{Timeout: 20 * time.Minute, Visibility: 60 * time.Second, Waits: true, Concurrency: 24}
+
+// Functions returns every Lambda function of the family, for the function registry.
+func (s *Service) Functions() []functions.Function {
+	hs := []struct {
+		name string
+		h    job.Handler
+	}{
+		{FnSubgoals, s.Subgoals}, {FnActions, s.Actions}, {FnCaption, s.Caption}, {FnEligibility, s.Eligibility},
+		{FnTaskValidate, s.TaskValidate}, {FnTaskBatches, s.TaskBatches}, {FnTaskGenerate, s.TaskGenerate},
+		{FnTaskSave, s.TaskSave}, {FnTaskAggr, s.TaskAggregate}, {FnGoalStatus, s.GoalStatus},
 	}
+	out := make([]functions.Function, len(hs))
+	for i, f := range hs {
+		out[i] = functions.Function{Name: f.name, Handler: f.h, Options: functionOptions}
+	}
+	return out
 }
 
 // actionRef is one item of a batch: the action and its goal.
@@ -288,19 +303,4 @@ func (s *Service) DeferIfOffline(ctx context.Context) error {
 		return s.deferOffline(err)
 	}
 	return nil
-}
-
-// TreeUsage sums the model usage of job root and every job below it (a workflow execution's
-// function jobs).
-func (s *Service) TreeUsage(ctx context.Context, root int64) (Usage, error) {
-	var u Usage
-	var model *string
-	err := s.DB.R.QueryRowContext(ctx, `WITH RECURSIVE t(id) AS (SELECT ? UNION SELECT j.id FROM jobs j JOIN t ON j.parent_id=t.id AND j.parent_id > 0)
-		SELECT COUNT(*), COALESCE(SUM(prompt_tokens),0), COALESCE(SUM(completion_tokens),0), COALESCE(SUM(latency_ms),0), SUM(cost_usd), MAX(model)
-		FROM llm_usage WHERE job_id IN (SELECT id FROM t)`, root).
-		Scan(&u.Calls, &u.PromptTokens, &u.CompletionTokens, &u.LatencyMs, &u.CostUSD, &model)
-	if model != nil {
-		u.Model = *model
-	}
-	return u, err
 }

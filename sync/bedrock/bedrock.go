@@ -1,7 +1,7 @@
 // Package bedrock is JobDesk's Amazon Bedrock provider: it implements aijob.Provider with the
-// Converse API of aws-sdk-go-v2/service/bedrockruntime. It lives outside engine/ because the
-// engine imports no AWS. Credentials come from the AWS default chain (environment, shared
-// profiles, SSO); JobDesk never stores them.
+// Converse API of aws-sdk-go-v2/service/bedrockruntime. It lives under sync/, the only place
+// that imports AWS; aijob does not import it, the app wires it in. Credentials come from the
+// AWS default chain (environment, shared profiles, SSO); JobDesk never stores them.
 package bedrock
 
 import (

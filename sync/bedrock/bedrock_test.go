@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"jobdesk/engine/aijob"
+	"jobdesk/engine/aijob/aisqlite"
 	"jobdesk/engine/aijob/aitest"
 	"jobdesk/engine/job"
 	"jobdesk/engine/store"
@@ -96,12 +97,12 @@ func TestImageRefusedAsNoVision(t *testing.T) {
 // The whole SUBGOAL_GENERATION handler runs on Bedrock the same way as on the device.
 func TestSubgoalsOnBedrock(t *testing.T) {
 	srv := aitest.NewBedrock(t, nil)
-	db, err := store.OpenDir(t.TempDir(), aijob.Migrations)
+	db, err := store.OpenDir(t.TempDir(), aisqlite.Migrations)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	s := aijob.NewService(db, newProvider(t, srv))
+	s := aijob.NewService(aisqlite.New(db).State(), newProvider(t, srv))
 	out, err := s.Subgoals(context.Background(), json.RawMessage(`{"title":"売上を2倍にする"}`), job.Discard)
 	if err != nil {
 		t.Fatal(err)
