@@ -90,7 +90,7 @@ func TestWorkflowEncodingsAndDialects(t *testing.T) {
 			db := openDB(t)
 			s, err := runWorkflow(context.Background(), db, path, csvjob.Options{ChunkBytes: 1024}, nil)
 			if err != nil {
-				t.Fatalf("RunFile: %v", err)
+				t.Fatalf("runWorkflow: %v", err)
 			}
 			if s.Status != csvjob.StatusSuccess || s.TotalRows != int64(g.Rows) || s.ErrorCount != 0 {
 				t.Fatalf("summary %+v", s)
