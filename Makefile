@@ -33,7 +33,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench Enqueue -benchtime 100000x ./engine/queue
 	$(GO) test -run '^$$' -bench 'LeaseComplete|LeaseManyTypes|WakeLatency' -benchtime 20000x ./engine/queue
 	cd bench/compare && $(GO) run . -n 5000
-	$(GO) test -run '^$$' -bench 'RunFile|SQLiteImport' -benchtime 5x ./engine/csvjob
+	$(GO) test -run '^$$' -bench 'WholeJob|SQLiteImport' -benchtime 5x ./engine/csvjob/...
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2x $$($(GO) list ./engine/... | grep -v -e engine/queue -e engine/csvjob)
 	$(GO) test -run '^$$' -bench TaskWorkflow64 -benchtime 3x ./app
 	scripts/bench-csv.sh

@@ -444,9 +444,9 @@ func TestCSVWorkflowLoaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	eng := csvFlow(context.Background(), a)
-	if eng == nil {
-		t.Fatal("the csv-processing workflow is not loaded by the workflow engine")
+	eng := FlowEngine(a)
+	if _, err := eng.DescribeStateMachine(context.Background(), eng.StateMachineARN(csvWorkflow)); err != nil {
+		t.Fatalf("the csv-processing workflow is not loaded by the workflow engine: %v", err)
 	}
 	def, err := assets.Workflow(csvWorkflow)
 	if err != nil {
@@ -496,9 +496,9 @@ func TestCSVAuditLog(t *testing.T) {
 	}
 }
 
-// TestCSVWithoutWorkflow: when the workflow engine does not have the CSV workflow, a CSV job
-// runs the same csv-processor steps in-process and ends the same way.
-func TestCSVWithoutWorkflow(t *testing.T) {
+// TestCSVJobRunsTheWorkflow: a CSV job always runs as an execution of the shipped workflow
+// (there is no in-process path any more), ends PARTIAL with the Summary and fills the table.
+func TestCSVJobRunsTheWorkflow(t *testing.T) {
 	ctx := context.Background()
 	a, err := Open(Config{DataDir: t.TempDir()})
 	if err != nil {
@@ -506,12 +506,6 @@ func TestCSVWithoutWorkflow(t *testing.T) {
 	}
 	defer a.Close()
 	eng := FlowEngine(a)
-	if err := eng.DeleteStateMachine(ctx, eng.StateMachineARN(csvWorkflow)); err != nil {
-		t.Fatal(err)
-	}
-	if csvFlow(ctx, a) != nil {
-		t.Fatal("the workflow is still there")
-	}
 	text, want := userLog(500, 40, map[int]string{3: "U1,1,1"})
 	path := writeFile(t, t.TempDir(), "direct.csv", []byte(text))
 	jobs, err := a.Submit(ctx, []string{path}, SubmitOptions{})
@@ -531,8 +525,10 @@ func TestCSVWithoutWorkflow(t *testing.T) {
 	if err := json.Unmarshal(j.Result, &s); err != nil || s.ErrorCount != 1 || s.TotalRows != 500 || s.Table != csvjob.Table {
 		t.Fatalf("%v %+v", err, s)
 	}
-	if x, err := eng.ExecutionByJob(ctx, j.ID); err == nil {
-		t.Fatalf("an execution ran: %+v", x)
+	var res csvResult
+	json.Unmarshal(j.Result, &res)
+	if x, err := eng.DescribeExecution(ctx, res.ExecutionARN); err != nil || x.Status != flow.StatusSucceeded {
+		t.Fatalf("no execution of the workflow ran for the job: %+v %v", x, err)
 	}
 	a.Close()
 	sameTable(t, csvTable(t, a.DataDir()), want)

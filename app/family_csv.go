@@ -11,9 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/csvjob"
+	"jobdesk/engine/csvjob/csvsqlite"
 	"jobdesk/engine/flow"
-	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
@@ -22,11 +23,12 @@ import (
 // The csv family: seed 004's CSV jobs. A dropped .csv/.tsv (or delimited text) becomes one job
 // of type "csv" that validates the file, reflects its users into the csv_users table with the
 // seed's tolerance for bad rows, and writes an errors CSV and an XLSX report. The job runs the
-// csv-processor function's steps (engine/csvjob); see csvJobHandler for how it uses the workflow.
+// shipped csv-processing workflow, whose Tasks call the csv-processor function (engine/csvjob)
+// with its state in this database (engine/csvjob/csvsqlite).
 func init() {
 	RegisterFamily(Family{
 		Name:       "csv",
-		Migrations: []store.Migrations{csvjob.Migrations},
+		Migrations: []store.Migrations{csvsqlite.Migrations},
 		Open:       csvOpen,
 		Register:   csvRegister,
 		Types:      []string{csvjob.Type},
@@ -54,21 +56,28 @@ func init() {
 // csvStateName is the App.State key of the family's *csvjob.Processor.
 const csvStateName = "csv"
 
-// csvOpen builds the csv-processor bound to the App's database and data folder.
+// csvOpen builds the csv-processor bound to the App's database and data folder and registers
+// its functions with the workflow engine.
 func csvOpen(a *App) error {
-	p := csvjob.NewProcessor(a.DB, a.DataDir())
-	a.SetState(csvStateName, p)
+	p := csvProcessor(a)
 	if eng := FlowEngine(a); eng != nil {
-		// The seed's Lambda function; each Task of the workflow bounds it with TimeoutSeconds.
-		eng.RegisterFunction(csvjob.FunctionName, p.Handler(), functions.Options{Visibility: time.Minute})
+		for _, f := range p.Functions() {
+			eng.RegisterFunction(f.Name, f.Handler, f.Options)
+		}
 	}
 	return nil
+}
+
+// newCSVProcessor is the csv-processor of the device: state in the App's database, files on
+// this machine, results under the data folder.
+func newCSVProcessor(a *App) *csvjob.Processor {
+	return csvjob.NewProcessor(csvsqlite.New(a.DB), blob.NewMux(blob.Local{Root: a.DataDir()}), a.DataDir())
 }
 
 func csvProcessor(a *App) *csvjob.Processor {
 	p, _ := a.State(csvStateName).(*csvjob.Processor)
 	if p == nil {
-		p = csvjob.NewProcessor(a.DB, a.DataDir())
+		p = newCSVProcessor(a)
 		a.SetState(csvStateName, p)
 	}
 	return p
@@ -90,11 +99,9 @@ type csvJobInput struct {
 	Options csvjob.Options `json:"options"`
 }
 
-// csvJobHandler runs one CSV job. Through the workflow engine (the normal case) it starts an
-// execution of the shipped csv-processing workflow for the file and waits for it (csvRunFlow);
-// when the engine or the workflow is not available it runs the same csv-processor steps
-// in-process (csvjob.Processor.RunFile). Either way it ends SUCCEEDED, PARTIAL (some rows
-// rejected within tolerance, exit code 3) or FAILED with the seed's error, and the result is the
+// csvJobHandler runs one CSV job: it starts an execution of the shipped csv-processing workflow
+// for the file and waits for it (csvRunFlow). It ends SUCCEEDED, PARTIAL (some rows rejected
+// within tolerance, exit code 3) or FAILED with the seed's error, and the result is the
 // csvjob.Summary (totals, per-column statistics, the table and the result files).
 //
 // The job, not the execution, is what people see: it keeps the type "csv" (so export, retry and
@@ -105,30 +112,12 @@ func csvJobHandler(a *App) job.Handler {
 		if err := json.Unmarshal(raw, &in); err != nil || in.Path == "" {
 			return nil, job.Errorf(job.E014, "the CSV job needs a file path").WithJa("CSVジョブにファイルのパスがありません。").Permanent()
 		}
-		if eng := csvFlow(ctx, a); eng != nil {
-			return csvRunFlow(ctx, a, eng, in, r)
+		eng := FlowEngine(a)
+		if eng == nil {
+			return nil, job.Errorf(job.E015, "the workflow engine is not running").WithJa("ワークフローエンジンが動いていません。")
 		}
-		s, err := csvProcessor(a).RunFile(ctx, in.Path, in.Options, r)
-		if err != nil {
-			return nil, csvFinalError(err)
-		}
-		out, _ := json.Marshal(s)
-		if s.Status == csvjob.StatusPartial {
-			return nil, job.PartialSuccess(out, s.Message)
-		}
-		return out, nil
+		return csvRunFlow(ctx, a, eng, in, r)
 	}
-}
-
-// csvFinalError makes a failure that retrying the same file cannot fix (the file failed
-// validation, or too many rows were rejected) permanent, so the job ends FAILED at once.
-func csvFinalError(err error) error {
-	je := job.AsError(err)
-	switch je.Name {
-	case "ValidationError", csvjob.ErrToleranceExceeded:
-		return je.Permanent()
-	}
-	return je
 }
 
 // csvOptions turns the run flags into the job's options. A bad value is a usage error (E014).
@@ -190,7 +179,7 @@ func csvSubmit(ctx context.Context, a *App, path, typ string, o SubmitOptions) (
 		if id, _, err = a.Queue.EnqueueTx(ctx, tx, queue.Params{Type: typ, Name: filepath.Base(path), Input: in, Priority: o.Priority}); err != nil {
 			return err
 		}
-		return csvjob.RecordSubmission(ctx, tx, sha, id, path)
+		return csvsqlite.RecordSubmission(ctx, tx, sha, id, path)
 	})
 	if err != nil {
 		return job.Job{}, job.Wrap(job.E009, err, "the CSV job could not be saved").WithJa("CSVジョブを保存できませんでした。")
@@ -203,14 +192,14 @@ func csvSubmit(ctx context.Context, a *App, path, typ string, o SubmitOptions) (
 // running or finished SUCCEEDED/PARTIAL). A job that failed but was retried (jobdesk retry)
 // stands for its newest retry.
 func csvExisting(ctx context.Context, a *App, sha string) (job.Job, bool, error) {
-	ids, err := csvjob.Submissions(ctx, a.DB, sha)
+	ids, err := csvsqlite.New(a.DB).Submissions(ctx, sha)
 	if err != nil {
 		return job.Job{}, false, err
 	}
 	for _, id := range ids {
 		for hops := 0; hops < 100; hops++ { // follow the retry chain
-			var next int64
-			if a.DB.R.QueryRowContext(ctx, `SELECT max(id) FROM jobs WHERE retry_of=?`, id).Scan(&next) != nil || next == 0 {
+			next, err := a.Queue.LatestRetry(ctx, id)
+			if err != nil || next == 0 {
 				break
 			}
 			id = next
@@ -231,9 +220,9 @@ func csvExisting(ctx context.Context, a *App, sha string) (job.Job, bool, error)
 // csvExport writes a finished CSV job's result file: the XLSX report or the errors CSV.
 func csvExport(ctx context.Context, a *App, j job.Job, format, out string) error {
 	if format == "" {
-		format = csvjob.FormatXLSX
+		format = csvsqlite.FormatXLSX
 	}
-	if err := csvjob.Export(ctx, a.DB, strconv.FormatInt(j.ID, 10), strings.ToLower(format), out); err != nil {
+	if err := csvsqlite.New(a.DB).Export(ctx, strconv.FormatInt(j.ID, 10), strings.ToLower(format), out); err != nil {
 		return err
 	}
 	return nil
@@ -241,18 +230,6 @@ func csvExport(ctx context.Context, a *App, j job.Job, format, out string) error
 
 // csvWorkflow is the shipped workflow a CSV job runs (assets/workflows/csv-processing.asl.json).
 var csvWorkflow = strings.TrimSuffix(csvjob.WorkflowFile, ".asl.json")
-
-// csvFlow returns the workflow engine when it runs the CSV workflow here, else nil.
-func csvFlow(ctx context.Context, a *App) *flow.Engine {
-	eng := FlowEngine(a)
-	if eng == nil {
-		return nil
-	}
-	if _, err := eng.DescribeStateMachine(ctx, eng.StateMachineARN(csvWorkflow)); err != nil {
-		return nil
-	}
-	return eng
-}
 
 // csvResult is a CSV job's result when it ran as a workflow: the Summary and the execution.
 type csvResult struct {
@@ -270,7 +247,7 @@ func csvRunFlow(ctx context.Context, a *App, eng *flow.Engine, in csvJobInput, r
 	if err != nil {
 		return nil, err
 	}
-	input, err := csvjob.JobEventInput(in.Path, in.Options, info.ID)
+	input, err := csvProcessor(a).EventInput(ctx, in.Path, in.Options, info.ID)
 	if err != nil {
 		return nil, job.AsError(err).Permanent()
 	}
@@ -297,7 +274,7 @@ func csvRunFlow(ctx context.Context, a *App, eng *flow.Engine, in csvJobInput, r
 		return nil, job.Wrap(job.E015, err, "waiting for the CSV workflow failed").WithJa("CSVのワークフローの完了を待てませんでした。")
 	}
 	if x.Status != flow.StatusSucceeded {
-		return nil, csvjob.ExecutionError(ctx, a.DB, x.Name, x.Error, x.Cause)
+		return nil, csvProcessor(a).ExecutionError(ctx, x.Name, x.Error, x.Cause)
 	}
 	var out struct {
 		Aggregation csvjob.Summary `json:"aggregation"`

@@ -2,14 +2,11 @@ package csvjob
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/job"
 )
 
@@ -20,7 +17,7 @@ const (
 	StatusFailed  = "FAILED"  // validation failed or too many rows rejected: table unchanged
 )
 
-// Summary is RESULT_AGGREGATION's result and RunFile's return value: the job's totals, per-column
+// Summary is RESULT_AGGREGATION's result and a CSV job's: the job's totals, per-column
 // statistics, the table and the result files.
 type Summary struct {
 	Status                string        `json:"status"`
@@ -44,6 +41,7 @@ type Summary struct {
 	Columns               []ColumnStats `json:"columns"`
 	ErrorsCSV             string        `json:"errorsCsv"`
 	ReportXLSX            string        `json:"reportXlsx"`
+	UsersFile             string        `json:"usersFile,omitempty"` // the users, when a store without a table kept them (BlobStore)
 	OutputBucket          string        `json:"outputBucket"`
 	OutputKey             string        `json:"outputKey"`
 	Message               string        `json:"summary"`
@@ -116,14 +114,9 @@ func (p *Processor) aggregate(ctx context.Context, execution string, r job.Repor
 	if err != nil {
 		return nil, err
 	}
+	run := jc.run(dir)
 	r.Progress(90, "combining the results")
-	m, err := mergeEach(jc, pl, func(i int) (*partial, error) {
-		staged, err := loadStaged(ctx, p.DB, dir, execution, i)
-		if err != nil {
-			return nil, err
-		}
-		return staged[i], nil
-	})
+	m, err := mergeEach(jc, pl, func(i int) (*partial, error) { return p.staged(ctx, run, i) })
 	if err != nil {
 		return nil, err
 	}
@@ -132,15 +125,15 @@ func (p *Processor) aggregate(ctx context.Context, execution string, r job.Repor
 	s := &Summary{ExecutionID: execution, JobID: jc.JobID, Source: v.Source, SHA256: v.SHA256,
 		Encoding: v.Encoding, Delimiter: v.Delimiter, TotalRows: m.rows, SuccessCount: m.rows - m.failed,
 		ErrorCount: m.failed, ErrorRecords: m.errN, ErrorsTruncated: int64(len(m.errors)) < m.errN,
-		Users: m.users.n(), TolerancePercent: pct, ToleranceCount: cnt, Columns: m.stats,
-		OutputBucket: LocalBucket}
+		Users: m.users.n(), TolerancePercent: pct, ToleranceCount: cnt, Columns: m.stats}
 	exceeded := float64(m.failed)*100 > pct*float64(m.rows) || m.failed > int64(cnt)
-	if pl.s.WritesTable() && p.DB != nil {
+	if pl.s.WritesTable() {
 		s.Table = Table
 	}
-	s.ErrorsCSV = filepath.Join(dir, "errors.csv")
-	s.ReportXLSX = filepath.Join(dir, "report.xlsx")
-	s.OutputKey = s.ReportXLSX
+	s.ErrorsCSV = blob.Join(dir, "errors.csv")
+	s.ReportXLSX = blob.Join(dir, "report.xlsx")
+	out := ObjectOf(s.ReportXLSX)
+	s.OutputBucket, s.OutputKey = out.Bucket, out.Key
 	share := 0.0
 	if m.rows > 0 {
 		share = float64(m.failed) * 100 / float64(m.rows)
@@ -165,51 +158,22 @@ func (p *Processor) aggregate(ctx context.Context, execution string, r job.Repor
 		s.MessageJa = fmt.Sprintf("%d 行すべて（ユーザー %d 人）を反映しました。", m.rows, s.Users)
 	}
 	s.ProcessingTimeSeconds = p.now().Sub(jc.StartedAt).Seconds()
-	if err := writeErrorsCSV(s.ErrorsCSV, m.errors); err != nil {
+	if err := writeErrorsCSV(ctx, p.blobs(), s.ErrorsCSV, m.errors); err != nil {
 		return nil, err
 	}
-	if err := writeReport(s.ReportXLSX, s, m.errors); err != nil {
+	if err := writeReport(ctx, p.blobs(), s.ReportXLSX, s, m.errors); err != nil {
 		return nil, err
 	}
 	r.Progress(95, "writing the table")
-	now := p.now().UnixMilli()
-	err = func() error {
-		if p.DB == nil {
-			return nil
-		}
-		return p.DB.Tx(ctx, func(tx *sql.Tx) error {
-			if !exceeded && s.Table != "" {
-				loginK, postK := -1, -1
-				for k, ci := range pl.combined {
-					switch pl.s.Columns[ci].Field {
-					case FieldLoginCount:
-						loginK = k
-					case FieldPostCount:
-						postK = k
-					}
-				}
-				n, err := upsertUsers(ctx, tx, m.users, loginK, postK, execution, v.SHA256, now)
-				if err != nil {
-					return err
-				}
-				s.UsersChanged = n
-			}
-			sum, _ := json.Marshal(s)
-			_, err := tx.ExecContext(ctx, `INSERT INTO csv_imports(execution, job_id, source, sha256, status, rows_total, rows_ok,
-				rows_failed, users, users_changed, errors_csv, report_xlsx, summary, created_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-				ON CONFLICT(execution) DO UPDATE SET status=excluded.status, rows_total=excluded.rows_total, rows_ok=excluded.rows_ok,
-				rows_failed=excluded.rows_failed, users=excluded.users, users_changed=excluded.users_changed,
-				errors_csv=excluded.errors_csv, report_xlsx=excluded.report_xlsx, summary=excluded.summary`,
-				execution, jc.JobID, v.Source, v.SHA256, s.Status, s.TotalRows, s.SuccessCount, s.ErrorCount, s.Users,
-				s.UsersChanged, s.ErrorsCSV, s.ReportXLSX, string(sum), now)
-			return err
-		})
-	}()
-	if err != nil {
-		return nil, dbError(err, "users")
+	var users *Users
+	if !exceeded && s.Table != "" {
+		users = newUsersResult(m.users, pl)
 	}
-	clearStaged(ctx, p.DB, dir, execution)
-	os.Remove(filepath.Join(dir, "utf8.csv"))
+	if err := p.Store.ApplyResult(ctx, run, s, users); err != nil {
+		return nil, stateError(err, "users")
+	}
+	p.Store.ClearStaged(ctx, run)
+	_ = p.blobs().Remove(ctx, blob.Join(dir, utf8Copy))
 	r.Progress(100, s.Message)
 	if exceeded {
 		return s, job.Errorf(job.E006, "%s", s.Message).WithJa(s.MessageJa).WithName(ErrToleranceExceeded).Permanent()

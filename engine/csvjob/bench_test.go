@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/cputime"
-	"jobdesk/engine/store"
+	"jobdesk/engine/csvjob/csvtest"
 )
 
 const benchRows, benchUsers = 1_000_000, 50_000
@@ -29,7 +30,7 @@ func benchFile(b *testing.B, enc string) string {
 		b.Fatal(err)
 	}
 	p := filepath.Join(dir, "user-log-1m.csv")
-	if err := os.WriteFile(p, bigUserLog(benchRows, benchUsers, enc), 0o600); err != nil {
+	if err := os.WriteFile(p, csvtest.BigUserLog(benchRows, benchUsers, enc), 0o600); err != nil {
 		b.Fatal(err)
 	}
 	benchFiles.Store(enc, p)
@@ -41,7 +42,8 @@ func benchFile(b *testing.B, enc string) string {
 func validateAggregate(b *testing.B, path, work string) *merged {
 	ctx := context.Background()
 	o := Options{}
-	v, err := Validate(ctx, path, work, o)
+	bs := blob.Local{}
+	v, err := Validate(ctx, bs, path, work, o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func validateAggregate(b *testing.B, path, work string) *merged {
 		sem <- struct{}{}
 		go func(c Chunk) {
 			defer func() { <-sem; wg.Done() }()
-			p, err := processChunk(ctx, jc, pl, c, false)
+			p, err := processChunk(ctx, bs, jc, pl, c, false)
 			if err != nil {
 				b.Error(err)
 				return
@@ -92,31 +94,6 @@ func BenchmarkValidateAggregate(b *testing.B) {
 			}
 			b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
 			b.ReportMetric(float64(cputime.Process()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
-		})
-	}
-}
-
-// BenchmarkRunFile: the whole job on the 1M-row file, including the csv_users upsert of the 50k
-// users into a fresh database and the result files (target ≤ 1.0 s).
-func BenchmarkRunFile(b *testing.B) {
-	for _, enc := range []string{EncUTF8, EncCP932} {
-		b.Run(enc, func(b *testing.B) {
-			path := benchFile(b, enc)
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				db, err := store.OpenDir(b.TempDir(), Migrations)
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-				s, err := RunFile(context.Background(), db, path, Options{}, nil)
-				if err != nil || s.Status != StatusSuccess || s.UsersChanged != benchUsers {
-					b.Fatalf("%+v %v", s, err)
-				}
-				b.StopTimer()
-				db.Close()
-				b.StartTimer()
-			}
 		})
 	}
 }

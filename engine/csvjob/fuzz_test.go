@@ -2,8 +2,9 @@ package csvjob
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
+	"jobdesk/engine/blob"
+	"jobdesk/engine/csvjob/csvtest"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -91,8 +92,9 @@ func FuzzValidate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		path := dir + "/f.csv"
-		writeBytes(t, path, data)
-		s, err := NewProcessor(nil, dir).RunFile(context.Background(), path, Options{ChunkBytes: 16}, nil)
+		csvtest.WriteBytes(t, path, data)
+		b := blob.NewMux(blob.Local{})
+		s, _, err := runEvents(t, NewProcessor(NewBlobStore(b), b, dir), path, "f-120000", Options{ChunkBytes: 16})
 		if err != nil {
 			return
 		}

@@ -2,25 +2,27 @@ package csvjob
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
+	"jobdesk/engine/blob"
+	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
-	"jobdesk/engine/store"
 )
 
 // FunctionName is the seed's Lambda function: the Resource every Task of the CSV workflow names.
 const FunctionName = "csv-processor"
 
-// Type is the queue job type of a whole CSV job (see Processor.JobHandler).
+// Type is the queue job type of a whole CSV job (one execution of the workflow).
 const Type = "csv"
+
+// Table is the table the default schema fills (on the device; see Store.ApplyResult).
+const Table = "csv_users"
 
 // WorkflowFile is the workflow's file name under assets/workflows.
 const WorkflowFile = "csv-processing.asl.json"
@@ -74,25 +76,32 @@ type Event struct {
 	MapResults json.RawMessage `json:"mapResults,omitempty"`
 }
 
-// Processor is the csv-processor function bound to a database and a data folder. The same
-// value serves the desktop engine and the cloud worker.
+// Processor is the csv-processor function bound to the state it keeps between events (Store)
+// and the blob store its inputs and results go through. The same value serves the desktop
+// engine and the cloud worker: only the Store and the blob store differ.
 type Processor struct {
-	// DB keeps csv_users and the staged chunk results; nil stages chunks as files and skips the
-	// table (a cloud worker without a database).
-	DB *store.DB
-	// DataDir is where work folders go when the job's context carries none (job.Info.Output).
-	DataDir string
-	// Fetch makes a non-local object (S3 bucket and key) available as a local file; nil refuses
-	// non-local objects with E010.
-	Fetch func(ctx context.Context, bucket, key, dir string) (string, error)
+	// Store keeps staged chunks, the users of a file that passed and the executions' records.
+	Store Store
+	// Blob reads the input files and writes the work and result files (nil: local files only).
+	Blob blob.Store
+	// Output is the URI prefix under which work and result folders go when the job's context
+	// carries none (job.Info.Output): the data folder on the device.
+	Output string
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
 
-// NewProcessor returns the csv-processor bound to db, keeping work and result files under
-// dataDir/csv/<execution>.
-func NewProcessor(db *store.DB, dataDir string) *Processor {
-	return &Processor{DB: db, DataDir: dataDir}
+// NewProcessor returns the csv-processor keeping its state in st, reading and writing files
+// through b, with work and result files under output/csv/<execution> unless the job names
+// its own output location.
+func NewProcessor(st Store, b blob.Store, output string) *Processor {
+	return &Processor{Store: st, Blob: b, Output: output}
+}
+
+// Functions returns the functions of the CSV workflow for the registry: csv-processor, leased
+// for a minute at a time on the device (each Task of the workflow bounds it with TimeoutSeconds).
+func (p *Processor) Functions() []functions.Function {
+	return []functions.Function{{Name: FunctionName, Handler: p.Handle, Options: functions.Options{Visibility: time.Minute}}}
 }
 
 func (p *Processor) now() time.Time {
@@ -102,8 +111,12 @@ func (p *Processor) now() time.Time {
 	return time.Now()
 }
 
-// Handler returns the job.Handler of FunctionName.
-func (p *Processor) Handler() job.Handler { return p.Handle }
+func (p *Processor) blobs() blob.Store {
+	if p.Blob != nil {
+		return p.Blob
+	}
+	return blob.Local{}
+}
 
 // Handle runs one csv-processor event (see Event) and returns its JSON result.
 func (p *Processor) Handle(ctx context.Context, raw json.RawMessage, r job.Reporter) (json.RawMessage, error) {
@@ -123,7 +136,7 @@ func (p *Processor) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 		if err != nil {
 			p.rememberError(ctx, ev.ExecutionID, err)
 		} else if dir, derr := p.workDir(ctx, ev.ExecutionID); derr == nil {
-			os.Remove(filepath.Join(dir, errorFile))
+			_ = p.blobs().Remove(ctx, blob.Join(dir, errorFile))
 		}
 	case EventChunk:
 		out, err = p.chunks(ctx, &ev)
@@ -178,22 +191,28 @@ func ExecutionName(key string, now time.Time) string {
 	return s
 }
 
-func (p *Processor) dataDir(ctx context.Context) string {
+func (p *Processor) output(ctx context.Context) string {
 	if info, ok := job.InfoFrom(ctx); ok && info.Output != "" {
 		return info.Output
 	}
-	if p.DataDir != "" {
-		return p.DataDir
+	if p.Output != "" {
+		return p.Output
 	}
 	return filepath.Join(os.TempDir(), "jobdesk")
 }
 
+// workDir is the URI prefix of execution's work and result files: <output>/csv/<execution>.
 func (p *Processor) workDir(ctx context.Context, execution string) (string, error) {
 	s := sanitizeName(execution)
 	if s == "" || s != execution {
 		return "", job.Errorf(job.E014, "invalid execution id %q", execution).WithJa("実行IDが正しくありません。")
 	}
-	return filepath.Join(p.dataDir(ctx), "csv", s), nil
+	return blob.Join(p.output(ctx), "csv", s), nil
+}
+
+// run names the execution of jc to the Store.
+func (jc *jobContext) run(dir string) Run {
+	return Run{Execution: jc.Execution, JobID: jc.JobID, Source: jc.Validation.Source, Dir: dir}
 }
 
 func (p *Processor) loadContext(ctx context.Context, execution string) (*jobContext, string, error) {
@@ -202,7 +221,7 @@ func (p *Processor) loadContext(ctx context.Context, execution string) (*jobCont
 		return nil, "", err
 	}
 	var jc jobContext
-	if err := readJSON(filepath.Join(dir, contextFile), &jc); err != nil {
+	if err := readJSON(ctx, p.blobs(), blob.Join(dir, contextFile), &jc); err != nil {
 		return nil, "", job.Wrap(job.E014, err, "execution "+execution+" has no validated file (run CSV_VALIDATION first)").
 			WithJa("実行 " + execution + " には検証済みのファイルがありません。")
 	}
@@ -234,22 +253,13 @@ func (p *Processor) validate(ctx context.Context, ev *Event, r job.Reporter) (*V
 	if err != nil {
 		return nil, err
 	}
-	path := ev.Key
-	if ev.Bucket != "" && ev.Bucket != LocalBucket {
-		if p.Fetch == nil {
-			return nil, job.Errorf(job.E010, "s3://%s/%s cannot be read here: this engine has no cloud storage", ev.Bucket, ev.Key).
-				WithJa("クラウドストレージのファイルはここでは読み取れません。").Permanent()
-		}
-		if path, err = p.Fetch(ctx, ev.Bucket, ev.Key, dir); err != nil {
-			return nil, job.Wrap(job.E010, err, "cannot fetch s3://"+ev.Bucket+"/"+ev.Key).WithJa("クラウドストレージから取得できません。")
-		}
-	}
-	if path == "" {
+	if ev.Key == "" {
 		return nil, job.Errorf(job.E014, "the CSV job needs a file").WithJa("CSVジョブにファイルが指定されていません。").WithName("ValidationError")
 	}
-	r.Progress(1, "validating "+filepath.Base(path))
+	uri := Object{Bucket: ev.Bucket, Key: ev.Key}.URI()
+	r.Progress(1, "validating "+baseName(uri))
 	started := p.now()
-	v, err := Validate(ctx, path, dir, o)
+	v, err := Validate(ctx, p.blobs(), uri, dir, o)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +270,7 @@ func (p *Processor) validate(ctx context.Context, ev *Event, r job.Reporter) (*V
 	} else if info, ok := job.InfoFrom(ctx); ok {
 		jc.JobID = info.ID
 	}
-	if err := writeJSON(filepath.Join(dir, contextFile), jc); err != nil {
+	if err := writeJSON(ctx, p.blobs(), blob.Join(dir, contextFile), jc); err != nil {
 		return nil, err
 	}
 	r.Progress(10, fmt.Sprintf("%d rows in %d chunks", v.RowCount, v.ChunkCount))
@@ -304,7 +314,7 @@ func (p *Processor) chunks(ctx context.Context, ev *Event) (*BatchResult, error)
 	}
 	out := &BatchResult{}
 	for _, c := range items {
-		cr, err := p.processOne(ctx, jc, pl, dir, c)
+		cr, err := p.processOne(ctx, jc, pl, jc.run(dir), c)
 		if err != nil {
 			return nil, err
 		}
@@ -316,16 +326,16 @@ func (p *Processor) chunks(ctx context.Context, ev *Event) (*BatchResult, error)
 }
 
 // processOne checks chunk c against the manifest, processes and stages it.
-func (p *Processor) processOne(ctx context.Context, jc *jobContext, pl *plan, dir string, c Chunk) (*ChunkResult, error) {
+func (p *Processor) processOne(ctx context.Context, jc *jobContext, pl *plan, run Run, c Chunk) (*ChunkResult, error) {
 	if c.Index < 0 || c.Index >= len(jc.Chunks) || jc.Chunks[c.Index] != c {
 		return nil, job.Errorf(job.E014, "chunk %d is not one of this execution's chunks", c.Index).
 			WithJa(fmt.Sprintf("チャンク %d はこの実行のものではありません。", c.Index)).WithName(KindValidation)
 	}
-	part, err := processChunk(ctx, jc, pl, c, jc.Options.AuditAll)
+	part, err := processChunk(ctx, p.blobs(), jc, pl, c, jc.Options.AuditAll)
 	if err != nil {
 		return nil, err
 	}
-	if err := stage(ctx, p.DB, dir, jc.Execution, part); err != nil {
+	if err := p.stage(ctx, run, part); err != nil {
 		return nil, err
 	}
 	cr := &ChunkResult{Index: c.Index, Rows: part.Rows, OK: part.Rows - part.Failed, Failed: part.Failed,
@@ -340,17 +350,8 @@ type AuditResult struct {
 }
 
 func (p *Processor) audit(ctx context.Context, ev *Event) (*AuditResult, error) {
-	if p.DB == nil {
-		return &AuditResult{}, nil
-	}
-	now := p.now().UnixMilli()
-	type rec struct {
-		typ        string
-		line       int
-		ok, failed int64
-		detail     string
-	}
-	var recs []rec
+	var recs []AuditRecord
+	var run Run
 	switch ev.LogType {
 	case "SUCCESS":
 		var br BatchResult
@@ -359,54 +360,46 @@ func (p *Processor) audit(ctx context.Context, ev *Event) (*AuditResult, error) 
 		if err != nil {
 			return nil, err
 		}
-		idx := make([]int, 0, len(br.Chunks))
+		run = jc.run(dir)
 		for _, c := range br.Chunks {
-			idx = append(idx, c.Index)
-		}
-		staged, err := loadStaged(ctx, p.DB, dir, jc.Execution, idx...)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range br.Chunks {
-			recs = append(recs, rec{typ: "SUCCESS", ok: c.OK, failed: c.Failed, detail: fmt.Sprintf("chunk %d: %d rows, %d rejected", c.Index, c.Rows, c.Failed)})
-			part := staged[c.Index]
+			recs = append(recs, AuditRecord{LogType: "SUCCESS", Item: ev.ItemIndex, OK: c.OK, Failed: c.Failed,
+				Detail: fmt.Sprintf("chunk %d: %d rows, %d rejected", c.Index, c.Rows, c.Failed)})
+			part, err := p.staged(ctx, run, c.Index)
+			if err != nil {
+				return nil, err
+			}
 			if part == nil {
 				continue
 			}
 			for _, e := range part.Errors {
-				recs = append(recs, rec{typ: "BUSINESS_ERROR", line: e.Line, detail: e.Kind + ": " + e.Column + ": " + e.Reason + " (" + e.Value + ")"})
+				recs = append(recs, AuditRecord{LogType: "BUSINESS_ERROR", Item: ev.ItemIndex, Line: e.Line,
+					Detail: e.Kind + ": " + e.Column + ": " + e.Reason + " (" + e.Value + ")"})
 			}
 			if jc.Options.AuditAll {
 				for _, l := range part.Audit {
-					recs = append(recs, rec{typ: "SUCCESS", line: l, ok: 1})
+					recs = append(recs, AuditRecord{LogType: "SUCCESS", Item: ev.ItemIndex, Line: l, OK: 1})
 				}
 			}
 		}
 	case "BUSINESS_ERROR", "SYSTEM_ERROR":
-		recs = append(recs, rec{typ: ev.LogType, detail: string(ev.Error)})
+		dir, err := p.workDir(ctx, ev.ExecutionID)
+		if err != nil {
+			return nil, err
+		}
+		run = Run{Execution: ev.ExecutionID, Dir: dir}
+		recs = append(recs, AuditRecord{LogType: ev.LogType, Item: ev.ItemIndex, Detail: string(ev.Error)})
 	default:
 		return nil, job.Errorf(job.E014, "unknown audit log type %q", ev.LogType).WithJa("監査ログの種別が正しくありません。")
 	}
-	err := p.DB.Tx(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO csv_audit(execution, item_index, log_type, line, rows_ok, rows_failed, detail, created_at)
-			VALUES(?,?,?,?,?,?,?,?)`)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		for _, r := range recs {
-			if _, err := st.ExecContext(ctx, ev.ExecutionID, ev.ItemIndex, r.typ, r.line, r.ok, r.failed, r.detail, now); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, dbError(err, "audit log")
+	if err := p.Store.Audit(ctx, run, recs); err != nil {
+		return nil, stateError(err, "audit log")
 	}
 	return &AuditResult{Records: len(recs)}, nil
 }
 
+// parseCause reads the {"Error","Cause"} a workflow's Catch passes on. The Cause is the JSON of
+// the coded job.Error (job.ErrorFromCause: JobDesk's engine and Lambda's envelope) or plain text;
+// plain text becomes E006 for too many rejected rows, else E015, with the text as the message.
 func parseCause(raw json.RawMessage) (name string, e *job.Error) {
 	var c struct {
 		Error string `json:"Error"`
@@ -414,25 +407,23 @@ func parseCause(raw json.RawMessage) (name string, e *job.Error) {
 	}
 	_ = json.Unmarshal(raw, &c)
 	name = c.Error
-	var je job.Error
-	if c.Cause != "" && json.Unmarshal([]byte(c.Cause), &je) == nil && je.Code != "" {
-		return name, &je
+	if je, ok := job.ErrorFromCause(name, c.Cause); ok {
+		return name, je
 	}
-	var lambda struct {
-		ErrorMessage string `json:"errorMessage"`
-	}
-	msg := c.Cause
-	if json.Unmarshal([]byte(c.Cause), &lambda) == nil && lambda.ErrorMessage != "" {
-		msg = lambda.ErrorMessage
-	}
+	return name, plainCause(name, c.Cause)
+}
+
+// plainCause is the coded error of a failure known only by its name and a text.
+func plainCause(name, cause string) *job.Error {
 	code := job.E015
 	if name == ErrToleranceExceeded {
 		code = job.E006
 	}
+	msg := cause
 	if msg == "" {
 		msg = name
 	}
-	return name, job.Errorf(code, "%s", msg)
+	return job.Errorf(code, "%s", msg)
 }
 
 // Failure is ERROR_HANDLING's result: the seed's failure paths with a clear summary.
@@ -449,8 +440,8 @@ type Failure struct {
 }
 
 // errorFile keeps, in the execution's work folder, the coded error of a failed validation: a
-// workflow's Catch passes on only the error name and the English cause, and ERROR_HANDLING reads
-// the code and the Japanese sentence back from here.
+// workflow's Catch may pass on only the error name and the English cause, and ERROR_HANDLING
+// reads the code and the Japanese sentence back from here.
 const errorFile = "error.json"
 
 func (p *Processor) rememberError(ctx context.Context, execution string, err error) {
@@ -458,17 +449,15 @@ func (p *Processor) rememberError(ctx context.Context, execution string, err err
 	if derr != nil {
 		return
 	}
-	je := job.AsError(err)
-	if os.MkdirAll(dir, 0o700) == nil {
-		_ = writeJSON(filepath.Join(dir, errorFile), je)
-	}
+	_ = writeJSON(ctx, p.blobs(), blob.Join(dir, errorFile), job.AsError(err))
 }
 
 func (p *Processor) handleError(ctx context.Context, ev *Event) (*Failure, error) {
 	name, je := parseCause(ev.Error)
-	if dir, err := p.workDir(ctx, ev.ExecutionID); err == nil {
+	dir, derr := p.workDir(ctx, ev.ExecutionID)
+	if derr == nil {
 		var rec job.Error
-		if readJSON(filepath.Join(dir, errorFile), &rec) == nil && rec.Code != "" && (name == "" || name == rec.ErrorName()) {
+		if readJSON(ctx, p.blobs(), blob.Join(dir, errorFile), &rec) == nil && rec.Code != "" && (name == "" || name == rec.ErrorName()) {
 			je = &rec
 		}
 	}
@@ -491,32 +480,129 @@ func (p *Processor) handleError(ctx context.Context, ev *Event) (*Failure, error
 		f.Message = "A system error stopped the CSV job; the table was not changed. " + je.Message
 		f.MessageJa = "システムエラーによりCSVジョブが停止しました。テーブルは変更していません。" + je.MessageJa
 	}
-	if dir, err := p.workDir(ctx, ev.ExecutionID); err == nil {
-		clearStaged(ctx, p.DB, dir, ev.ExecutionID)
-		os.Remove(filepath.Join(dir, "utf8.csv"))
-		if p.DB != nil {
-			sum, _ := json.Marshal(f)
-			var jobID int64
-			if info, ok := job.InfoFrom(ctx); ok {
-				jobID = info.ID
-			}
-			source := ev.Key
-			var jc jobContext
-			if readJSON(filepath.Join(dir, contextFile), &jc) == nil {
-				source = jc.Validation.Source
-				if jc.JobID != 0 {
-					jobID = jc.JobID
-				}
-			}
-			_, err := p.DB.W.ExecContext(ctx, `INSERT INTO csv_imports(execution, job_id, source, status, summary, created_at)
-				VALUES(?,?,?,?,?,?) ON CONFLICT(execution) DO UPDATE SET status=excluded.status`,
-				ev.ExecutionID, jobID, source, "FAILED", string(sum), p.now().UnixMilli())
-			if err != nil {
-				return nil, dbError(err, "failure record")
-			}
+	if derr != nil {
+		return f, nil
+	}
+	run := Run{Execution: ev.ExecutionID, Source: Object{Bucket: ev.Bucket, Key: ev.Key}.URI(), Dir: dir}
+	if info, ok := job.InfoFrom(ctx); ok {
+		run.JobID = info.ID
+	}
+	var jc jobContext
+	if readJSON(ctx, p.blobs(), blob.Join(dir, contextFile), &jc) == nil {
+		run.Source = jc.Validation.Source
+		if jc.JobID != 0 {
+			run.JobID = jc.JobID
 		}
+	}
+	p.Store.ClearStaged(ctx, run)
+	_ = p.blobs().Remove(ctx, blob.Join(dir, utf8Copy))
+	if err := p.Store.RecordFailure(ctx, run, f); err != nil {
+		return nil, stateError(err, "failure record")
 	}
 	return f, nil
 }
 
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+// ExecutionError rebuilds the coded error of a failed workflow execution named execution from
+// what ERROR_HANDLING and RESULT_AGGREGATION recorded (Store.Outcome); errName and cause are the
+// execution's Error and Cause (a coded job.Error as JSON, or plain text), used when nothing was
+// recorded.
+func (p *Processor) ExecutionError(ctx context.Context, execution, errName, cause string) *job.Error {
+	var raw json.RawMessage
+	if dir, err := p.workDir(ctx, execution); err == nil {
+		raw, _ = p.Store.Outcome(ctx, Run{Execution: execution, Dir: dir})
+	}
+	var f Failure
+	if len(raw) > 0 && json.Unmarshal(raw, &f) == nil && f.Detail != nil && f.Detail.Code != "" {
+		e := *f.Detail
+		e.Err = nil
+		if e.Name == "" {
+			e.Name = f.Error
+		}
+		return e.Permanent()
+	}
+	var s Summary
+	if len(raw) > 0 && json.Unmarshal(raw, &s) == nil && s.Status == StatusFailed && s.Message != "" {
+		return job.Errorf(job.E006, "%s", s.Message).WithJa(s.MessageJa).WithName(ErrToleranceExceeded).Permanent()
+	}
+	if je, ok := job.ErrorFromCause(errName, cause); ok {
+		return je
+	}
+	msg := cause
+	if msg == "" {
+		msg = "the CSV workflow failed"
+	}
+	code := job.E015
+	if errName == ErrToleranceExceeded || errName == "ValidationError" {
+		code = job.E006
+	}
+	return job.Errorf(code, "%s", msg).WithJa("CSVジョブのワークフローが失敗しました。").WithName(errName)
+}
+
+// EventInput builds the workflow's execution input for the file at uri (a local path is made
+// absolute): the S3 Object Created event shape (seed 3.1) with the file's bucket and key (see
+// Object), the job's options under "options" (read by CSV_VALIDATION through executionInput)
+// and, when jobID is not 0, the queue job that starts the workflow under "jobId", so the
+// execution's results are recorded under that job (export by id) and two jobs of the same file
+// never share an execution.
+func (p *Processor) EventInput(ctx context.Context, uri string, opts Options, jobID int64) (json.RawMessage, error) {
+	if blob.Scheme(uri) == "file" && !strings.HasPrefix(strings.ToLower(uri), "file://") {
+		if abs, err := filepath.Abs(uri); err == nil {
+			uri = abs
+		}
+	}
+	st, err := p.blobs().Stat(ctx, uri)
+	if err != nil {
+		return nil, job.Wrap(job.E014, err, baseName(uri)+" does not exist or cannot be read").
+			WithJa(baseName(uri) + " が見つからないか、読み取れません。")
+	}
+	obj := ObjectOf(uri)
+	ev := map[string]any{
+		"version": "0", "detail-type": "Object Created", "source": "jobdesk.local",
+		"time": st.ModTime.UTC().Format(time.RFC3339),
+		"detail": map[string]any{
+			"bucket": map[string]any{"name": obj.Bucket},
+			"object": map[string]any{"key": obj.Key, "size": st.Size, "etag": fmt.Sprintf("%x-%x", st.Size, st.ModTime.UnixNano())},
+		},
+		"options": opts,
+	}
+	if jobID != 0 {
+		ev["jobId"] = jobID
+	}
+	return json.Marshal(ev)
+}
+
+// Object is a URI split the way S3 events, the S3 API and the workflow's ItemReader name an
+// object: a bucket and a key. A file on this machine has the bucket "local" and its path (or
+// file:// URI) as the key; anything else is s3://bucket/key.
+type Object struct {
+	Bucket string `json:"bucket"`
+	Key    string `json:"key"`
+}
+
+// localBucket is the bucket of a file on this machine.
+const localBucket = "local"
+
+// ObjectOf splits uri into a bucket and key.
+func ObjectOf(uri string) Object {
+	if blob.Scheme(uri) == "s3" {
+		rest := uri[len("s3://"):]
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			return Object{Bucket: rest[:i], Key: rest[i+1:]}
+		}
+		return Object{Bucket: rest}
+	}
+	return Object{Bucket: localBucket, Key: uri}
+}
+
+// URI joins o back into a URI: the key itself for the local bucket (or none), else s3://.
+func (o Object) URI() string {
+	if o.Bucket == "" || o.Bucket == localBucket {
+		return o.Key
+	}
+	return "s3://" + o.Bucket + "/" + o.Key
+}
+
+// baseName is the last element of a path or URI.
+func baseName(uri string) string {
+	return uri[strings.LastIndexAny(uri, `/\`)+1:]
+}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
 	"unicode/utf8"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/job"
 )
 
@@ -429,24 +429,25 @@ func clip(s string) string {
 // points into the buffer.
 var chunkBufs = sync.Pool{New: func() any { return new([]byte) }}
 
-// processChunk reads chunk c of the job's file and validates and combines its rows.
-func processChunk(ctx context.Context, jc *jobContext, p *plan, c Chunk, auditAll bool) (*partial, error) {
-	f, err := os.Open(jc.Validation.ReadPath)
+// processChunk reads chunk c of the job's file (a byte range of the object) and validates and
+// combines its rows.
+func processChunk(ctx context.Context, bs blob.Store, jc *jobContext, p *plan, c Chunk, auditAll bool) (*partial, error) {
+	if c.Length < 0 || c.Length > 1<<30 {
+		return nil, job.Errorf(job.E014, "chunk %d has an invalid length %d", c.Index, c.Length).WithName(KindValidation)
+	}
+	f, err := bs.OpenRange(ctx, jc.Validation.ReadPath, c.Offset, c.Length)
 	if err != nil {
 		return nil, job.Wrap(job.E004, err, "the CSV file cannot be read any more").
 			WithJa("CSVファイルを読み取れなくなりました。").WithName("TemporaryError").Transient()
 	}
 	defer f.Close()
-	if c.Length < 0 || c.Length > 1<<30 {
-		return nil, job.Errorf(job.E014, "chunk %d has an invalid length %d", c.Index, c.Length).WithName(KindValidation)
-	}
 	bp := chunkBufs.Get().(*[]byte)
 	defer chunkBufs.Put(bp)
 	if int64(cap(*bp)) < c.Length {
 		*bp = make([]byte, c.Length)
 	}
 	buf := (*bp)[:c.Length]
-	if _, err := f.ReadAt(buf, c.Offset); err != nil && !(err == io.EOF) {
+	if _, err := io.ReadFull(f, buf); err != nil && err != io.EOF {
 		return nil, job.Wrap(job.E004, err, "the CSV file cannot be read any more").
 			WithJa("CSVファイルを読み取れなくなりました。").WithName("TemporaryError").Transient()
 	}

@@ -3,19 +3,13 @@ package csvjob
 import (
 	"bufio"
 	"context"
-	"database/sql"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/xuri/excelize/v2"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/job"
-	"jobdesk/engine/store"
 )
 
 // errorsHeader is the errors CSV's header row (Japanese first: the file is for office staff).
@@ -31,13 +25,14 @@ func csvQuote(w *bufio.Writer, s string) {
 	w.WriteByte('"')
 }
 
-// writeErrorsCSV writes the rejected rows as UTF-8 with a BOM (so Excel opens it as UTF-8), CRLF.
-func writeErrorsCSV(path string, errs []RowError) error {
-	f, err := os.Create(path)
+// writeErrorsCSV writes the rejected rows to the object uri as UTF-8 with a BOM (so Excel opens
+// it as UTF-8), CRLF.
+func writeErrorsCSV(ctx context.Context, bs blob.Store, uri string, errs []RowError) error {
+	f, err := bs.Create(ctx, uri)
 	if err != nil {
 		return job.Wrap(job.E009, err, "cannot write the errors file").WithJa("エラーファイルを書き込めません。").Transient().WithName("TemporaryError")
 	}
-	defer f.Close()
+	defer f.Abort()
 	w := bufio.NewWriterSize(f, 256<<10)
 	w.WriteString("\uFEFF")
 	for i, h := range errorsHeader {
@@ -64,7 +59,10 @@ func writeErrorsCSV(path string, errs []RowError) error {
 	if err := w.Flush(); err != nil {
 		return job.Wrap(job.E009, err, "cannot write the errors file").WithJa("エラーファイルを書き込めません。").Transient().WithName("TemporaryError")
 	}
-	return f.Close()
+	if err := f.Commit(); err != nil {
+		return job.Wrap(job.E009, err, "cannot write the errors file").WithJa("エラーファイルを書き込めません。").Transient().WithName("TemporaryError")
+	}
+	return nil
 }
 
 // Sheet names of the report workbook.
@@ -73,9 +71,9 @@ const (
 	SheetErrors  = "エラー Errors"
 )
 
-// writeReport writes the XLSX workbook: a summary sheet (totals and per-column statistics) and
-// an errors sheet (streamed, so a large error list stays cheap).
-func writeReport(path string, s *Summary, errs []RowError) error {
+// writeReport writes the XLSX workbook to the object uri: a summary sheet (totals and per-column
+// statistics) and an errors sheet (streamed, so a large error list stays cheap).
+func writeReport(ctx context.Context, bs blob.Store, uri string, s *Summary, errs []RowError) error {
 	f := excelize.NewFile()
 	defer f.Close()
 	if err := f.SetSheetName("Sheet1", SheetSummary); err != nil {
@@ -155,10 +153,17 @@ func writeReport(path string, s *Summary, errs []RowError) error {
 	if err := sw.Flush(); err != nil {
 		return job.Wrap(job.E016, err, "cannot build the report")
 	}
-	if err := f.SaveAs(path); err != nil {
+	w, err := bs.Create(ctx, uri)
+	if err == nil {
+		defer w.Abort()
+		if err = f.Write(w); err == nil {
+			err = w.Commit()
+		}
+	}
+	if err != nil {
 		return job.Wrap(job.E009, err, "cannot write the report").WithJa("レポートを書き込めません。").Transient().WithName("TemporaryError")
 	}
-	return os.Chmod(path, 0o644) // excelize creates it executable (0755); it is a document like errors.csv
+	return nil
 }
 
 func delimName(d string) string {
@@ -173,65 +178,4 @@ func delimName(d string) string {
 		return "| (bar)"
 	}
 	return d
-}
-
-// Export formats.
-const (
-	FormatXLSX = "xlsx"
-	FormatCSV  = "csv"
-)
-
-// Export copies a CSV job's result file to out: format FormatXLSX (the report workbook) or
-// FormatCSV (the errors CSV). ref is the queue job id or the execution name. It serves
-// `jobdesk export ID --format xlsx|csv -o FILE`.
-func Export(ctx context.Context, db *store.DB, ref, format, out string) error {
-	if format != FormatXLSX && format != FormatCSV {
-		return job.Errorf(job.E014, "unknown export format %q (use xlsx or csv)", format).
-			WithJa(fmt.Sprintf("出力形式 %q は使えません（xlsx か csv）。", format))
-	}
-	var csvPath, xlsxPath string
-	q := `SELECT errors_csv, report_xlsx FROM csv_imports WHERE execution=? ORDER BY created_at DESC LIMIT 1`
-	arg := any(ref)
-	if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
-		q = `SELECT errors_csv, report_xlsx FROM csv_imports WHERE job_id=? ORDER BY created_at DESC LIMIT 1`
-		arg = id
-	}
-	err := db.R.QueryRowContext(ctx, q, arg).Scan(&csvPath, &xlsxPath)
-	if errors.Is(err, sql.ErrNoRows) {
-		return job.Errorf(job.E014, "no CSV job results for %s", ref).WithJa(fmt.Sprintf("%s のCSVジョブの結果はありません。", ref))
-	}
-	if err != nil {
-		return dbError(err, "read results")
-	}
-	src := xlsxPath
-	if format == FormatCSV {
-		src = csvPath
-	}
-	if src == "" {
-		return job.Errorf(job.E014, "job %s has no result files (it failed validation)", ref).
-			WithJa(fmt.Sprintf("ジョブ %s には結果ファイルがありません（検証に失敗しました）。", ref))
-	}
-	in, err := os.Open(src)
-	if err != nil {
-		return job.Wrap(job.E004, err, "the result file "+filepath.Base(src)+" is gone").WithJa("結果ファイルが見つかりません。")
-	}
-	defer in.Close()
-	if dir := filepath.Dir(out); dir != "" {
-		os.MkdirAll(dir, 0o755)
-	}
-	tmp := out + ".tmp"
-	o, err := os.Create(tmp)
-	if err != nil {
-		return job.Wrap(job.E014, err, "cannot write "+out).WithJa(out + " に書き込めません。")
-	}
-	if _, err := io.Copy(o, in); err != nil {
-		o.Close()
-		os.Remove(tmp)
-		return job.Wrap(job.E014, err, "cannot write "+out).WithJa(out + " に書き込めません。")
-	}
-	if err := o.Close(); err != nil {
-		os.Remove(tmp)
-		return job.Wrap(job.E014, err, "cannot write "+out).WithJa(out + " に書き込めません。")
-	}
-	return os.Rename(tmp, out)
 }

@@ -4,18 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"jobdesk/engine/job"
-	"jobdesk/engine/store"
 )
 
 // FileSHA256 returns the hex SHA-256 of the file at path: the identity of a dropped file for
@@ -43,32 +39,6 @@ func FileSHA256(ctx context.Context, path string) (string, error) {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// Submissions returns the ids of the jobs started for files with this SHA-256, newest first.
-func Submissions(ctx context.Context, db *store.DB, sha string) ([]int64, error) {
-	rows, err := db.R.QueryContext(ctx, `SELECT job_id FROM csv_submissions WHERE sha256=? ORDER BY created_at DESC, job_id DESC`, sha)
-	if err != nil {
-		return nil, dbError(err, "submissions")
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, dbError(err, "submissions")
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
-}
-
-// RecordSubmission remembers that job jobID was started for the file source with this SHA-256,
-// in tx (the transaction that enqueued the job, so the two never disagree).
-func RecordSubmission(ctx context.Context, tx *sql.Tx, sha string, jobID int64, source string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO csv_submissions(sha256, job_id, source, created_at) VALUES(?,?,?,?)
-		ON CONFLICT(sha256, job_id) DO NOTHING`, sha, jobID, source, time.Now().UnixMilli())
-	return err
 }
 
 // Extensions are the file name extensions of CSV files JobDesk takes without looking inside.
@@ -147,38 +117,6 @@ func LooksLikeCSV(head []byte) (ok bool) {
 		}
 	}
 	return false
-}
-
-// ExecutionError rebuilds the coded error of a failed workflow execution named execution from
-// what ERROR_HANDLING and RESULT_AGGREGATION recorded in csv_imports; errName and cause are the
-// execution's Error and Cause (used when nothing was recorded).
-func ExecutionError(ctx context.Context, db *store.DB, execution, errName, cause string) *job.Error {
-	var raw string
-	if db != nil {
-		_ = db.R.QueryRowContext(ctx, `SELECT summary FROM csv_imports WHERE execution=?`, execution).Scan(&raw)
-	}
-	var f Failure
-	if raw != "" && json.Unmarshal([]byte(raw), &f) == nil && f.Detail != nil && f.Detail.Code != "" {
-		e := *f.Detail
-		e.Err = nil
-		if e.Name == "" {
-			e.Name = f.Error
-		}
-		return e.Permanent()
-	}
-	var s Summary
-	if raw != "" && json.Unmarshal([]byte(raw), &s) == nil && s.Status == StatusFailed && s.Message != "" {
-		return job.Errorf(job.E006, "%s", s.Message).WithJa(s.MessageJa).WithName(ErrToleranceExceeded).Permanent()
-	}
-	msg := cause
-	if msg == "" {
-		msg = "the CSV workflow failed"
-	}
-	code := job.E015
-	if errName == ErrToleranceExceeded || errName == "ValidationError" {
-		code = job.E006
-	}
-	return job.Errorf(code, "%s", msg).WithJa("CSVジョブのワークフローが失敗しました。").WithName(errName)
 }
 
 // Check reports a bad forced encoding or delimiter in o as a usage error (E014) before a job is

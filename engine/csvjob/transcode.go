@@ -4,24 +4,25 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"os"
 
 	"golang.org/x/text/transform"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/job"
 )
 
-// transcodeUTF16 writes a UTF-8 copy of a UTF-16 file (BOM dropped) to dst, streaming, so the
-// byte reader can split it like any other file. Memory stays at the copy buffers.
-func transcodeUTF16(ctx context.Context, f *os.File, enc, dst string) error {
+// transcodeUTF16 writes a UTF-8 copy of a UTF-16 file (BOM dropped) to the object dst of bs,
+// streaming, so the byte reader can split it like any other file. Memory stays at the copy
+// buffers.
+func transcodeUTF16(ctx context.Context, bs blob.Store, f io.ReadSeeker, enc, dst string) error {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return job.Wrap(job.E004, err, "cannot read the file").WithName("ValidationError")
 	}
-	out, err := os.Create(dst)
+	out, err := bs.Create(ctx, dst)
 	if err != nil {
 		return job.Wrap(job.E009, err, "cannot write the converted copy").WithJa("変換したコピーを書き込めません。")
 	}
-	defer out.Close()
+	defer out.Abort()
 	w := bufio.NewWriterSize(out, 1<<20)
 	r := transform.NewReader(bufio.NewReaderSize(f, 1<<20), decoderFor(enc).NewDecoder())
 	buf := make([]byte, 1<<20)
@@ -46,5 +47,8 @@ func transcodeUTF16(ctx context.Context, f *os.File, enc, dst string) error {
 	if err := w.Flush(); err != nil {
 		return job.Wrap(job.E009, err, "cannot write the converted copy").WithJa("変換したコピーを書き込めません。")
 	}
-	return out.Close()
+	if err := out.Commit(); err != nil {
+		return job.Wrap(job.E009, err, "cannot write the converted copy").WithJa("変換したコピーを書き込めません。")
+	}
+	return nil
 }

@@ -10,11 +10,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/job"
 )
 
@@ -30,7 +30,6 @@ type Options struct {
 	MaxBytes         int64    `json:"max_bytes,omitempty"`         // refuse larger files with E003 (default DefaultMaxBytes)
 	ChunkBytes       int64    `json:"chunk_bytes,omitempty"`       // target chunk size (default: from file size and CPUs)
 	AuditAll         bool     `json:"audit_all,omitempty"`         // AUDIT_LOGGING records every row, not errors only
-	Workers          int      `json:"workers,omitempty"`           // chunks processed at once by RunFile (default CPUs)
 	MaxErrorRecords  int      `json:"max_error_records,omitempty"` // error records kept per chunk (default 10000)
 }
 
@@ -105,26 +104,17 @@ type Validation struct {
 	SHA256      string     `json:"sha256"`
 	Source      string     `json:"source"`     // the file as given
 	ChunkCount  int        `json:"chunkCount"` // items in the manifest
-	Manifest    Location   `json:"manifest"`   // where the Map's ItemReader finds the chunks
-	WorkDir     string     `json:"workDir"`    // result and working files of this execution
+	Manifest    Object     `json:"manifest"`   // where the Map's ItemReader finds the chunks
+	WorkDir     string     `json:"workDir"`    // URI prefix of this execution's result and working files
 	Error       *job.Error `json:"error,omitempty"`
 
-	// ReadPath is the file the chunks index (a UTF-8 copy for UTF-16 input).
+	// ReadPath is the URI of the file the chunks index (a UTF-8 copy for UTF-16 input).
 	ReadPath string `json:"readPath"`
 	// Columns gives, for each schema column, its index in the file's rows (-1: absent, optional).
 	Columns []int `json:"columns"`
 	// Chunks are the byte ranges (also in the manifest file).
 	Chunks []Chunk `json:"-"`
 }
-
-// Location names an object: a bucket and key in S3, or bucket LocalBucket and a file path.
-type Location struct {
-	Bucket string `json:"bucket"`
-	Key    string `json:"key"`
-}
-
-// LocalBucket is the bucket name that means "the key is a path on this machine".
-const LocalBucket = "local"
 
 // context is what every step after validation reads back from the work directory: the
 // validation, the compiled schema and the options, so rows and schemas never travel in state.
@@ -137,25 +127,43 @@ type jobContext struct {
 	StartedAt  time.Time  `json:"startedAt"`
 }
 
-const contextFile = "context.json"
-const manifestFile = "manifest.json"
+// Work files in an execution's folder.
+const (
+	contextFile  = "context.json"
+	manifestFile = "manifest.json"
+	utf8Copy     = "utf8.csv" // the UTF-8 copy of a UTF-16 file
+)
 
 func validationError(code job.Code, en, ja string) *job.Error {
 	return job.Errorf(code, "%s", en).WithJa(ja).WithName("ValidationError")
 }
 
-// Validate runs CSV_VALIDATION on the file at path: it detects the encoding, dialect and header,
-// checks the header against the schema, counts the rows and cuts the file into chunks, writing
-// the manifest and the job context into workDir. A file that cannot be processed returns a
-// *job.Error named ValidationError (E003 too large, E004 binary or not CSV, E006 empty, header
-// only, wrong header, invalid bytes, unterminated quote); nothing is written to the database.
-func Validate(ctx context.Context, path, workDir string, o Options) (*Validation, error) {
+// Validate runs CSV_VALIDATION on the file at uri, read through bs: it detects the encoding,
+// dialect and header, checks the header against the schema, counts the rows and cuts the file
+// into chunks, writing the manifest (and a UTF-8 copy of a UTF-16 file) under workDir, a URI
+// prefix. A file that cannot be processed returns a *job.Error named ValidationError (E003 too
+// large, E004 binary or not CSV, E006 empty, header only, wrong header, invalid bytes,
+// unterminated quote); a file in storage this engine cannot reach is E010.
+func Validate(ctx context.Context, bs blob.Store, uri, workDir string, o Options) (*Validation, error) {
 	t0 := time.Now()
 	schema, err := o.schema()
 	if err != nil {
 		return nil, err
 	}
-	name := filepath.Base(path)
+	name := baseName(uri)
+	// The validation pass reads the whole file, twice at once (records and hash): from a local
+	// file (the file itself on the device, a download in the cloud). Chunks read their ranges
+	// from uri.
+	path, release, err := blob.LocalPath(ctx, bs, uri, "")
+	if errors.Is(err, blob.ErrScheme) {
+		return nil, job.Wrap(job.E010, err, uri+" cannot be read here: this engine has no access to its storage").
+			WithJa("このファイルの保存先にはここからアクセスできません。").Permanent()
+	}
+	if err != nil {
+		return nil, job.Wrap(job.E014, err, fmt.Sprintf("%s does not exist or cannot be read", name)).
+			WithJa(fmt.Sprintf("%s が見つからないか、読み取れません。", name)).WithName("ValidationError")
+	}
+	defer release()
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, job.Wrap(job.E014, err, fmt.Sprintf("%s does not exist or cannot be read", name)).
@@ -167,6 +175,7 @@ func Validate(ctx context.Context, path, workDir string, o Options) (*Validation
 		return nil, validationError(job.E014, name+" is not a file", name+" はファイルではありません。")
 	}
 	size := st.Size()
+	fileSize := size
 	maxBytes := o.MaxBytes
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
@@ -179,9 +188,6 @@ func Validate(ctx context.Context, path, workDir string, o Options) (*Validation
 	if size == 0 {
 		return nil, validationError(job.E006, name+" is empty: no header and no rows",
 			name+" は空のファイルです（ヘッダーも行もありません）。")
-	}
-	if err := os.MkdirAll(workDir, 0o700); err != nil {
-		return nil, job.Wrap(job.E009, err, "cannot create the job's work folder").WithJa("作業フォルダーを作成できません。")
 	}
 	sample := make([]byte, min(size, sampleSize))
 	if _, err := io.ReadFull(f, sample); err != nil {
@@ -217,15 +223,20 @@ func Validate(ctx context.Context, path, workDir string, o Options) (*Validation
 				fmt.Sprintf("%s に %s として正しくないバイトがあります。", name, enc))
 		}
 	}
-	readPath := path
+	readPath := uri
 	dataStart := int64(bom)
 	if isUTF16(enc) {
-		readPath = filepath.Join(workDir, "utf8.csv")
-		if err := transcodeUTF16(ctx, f, enc, readPath); err != nil {
+		readPath = blob.Join(workDir, utf8Copy)
+		if err := transcodeUTF16(ctx, bs, f, enc, readPath); err != nil {
 			return nil, err
 		}
 		dataStart = 0
-		rf, err := os.Open(readPath)
+		cpath, release, err := blob.LocalPath(ctx, bs, readPath, "")
+		if err != nil {
+			return nil, job.Wrap(job.E009, err, "cannot read the converted copy").WithJa("変換したコピーを読み取れません。")
+		}
+		defer release()
+		rf, err := os.Open(cpath)
 		if err != nil {
 			return nil, job.Wrap(job.E009, err, "cannot read the converted copy").WithJa("変換したコピーを読み取れません。")
 		}
@@ -275,7 +286,7 @@ func Validate(ctx context.Context, path, workDir string, o Options) (*Validation
 		return nil, herr
 	}
 	v := &Validation{Encoding: enc, Delimiter: string(delim), Header: header, ColumnCount: len(header),
-		HeaderValid: true, Source: path, ReadPath: readPath, Columns: cols, WorkDir: workDir}
+		HeaderValid: true, Source: uri, ReadPath: readPath, Columns: cols, WorkDir: workDir}
 	dataOffset := dataStart + int64(hdr.End)
 
 	// One streaming pass: hash, record boundaries, rows.
@@ -343,14 +354,11 @@ func Validate(ctx context.Context, path, workDir string, o Options) (*Validation
 	v.Chunks = sp.chunks
 	v.ChunkCount = len(sp.chunks)
 	v.IsValid = true
-	v.Statistics = Stats{FileSizeBytes: st.Size(), Lines: sp.line - 1, ValidationErrors: []string{},
+	v.Statistics = Stats{FileSizeBytes: fileSize, Lines: sp.line - 1, ValidationErrors: []string{},
 		ProcessingTimeSeconds: time.Since(t0).Seconds()}
-	if isUTF16(enc) {
-		v.Statistics.FileSizeBytes = fileSize(path)
-	}
-	mpath := filepath.Join(workDir, manifestFile)
-	v.Manifest = Location{Bucket: LocalBucket, Key: mpath}
-	if err := writeJSON(mpath, v.Chunks); err != nil {
+	mpath := blob.Join(workDir, manifestFile)
+	v.Manifest = ObjectOf(mpath)
+	if err := writeJSON(ctx, bs, mpath, v.Chunks); err != nil {
 		return nil, err
 	}
 	return v, nil
@@ -379,14 +387,6 @@ func hashFile(ctx context.Context, f io.ReaderAt, size int64) hashResult {
 	return hashResult{sum: hex.EncodeToString(h.Sum(nil))}
 }
 
-func fileSize(p string) int64 {
-	st, err := os.Stat(p)
-	if err != nil {
-		return 0
-	}
-	return st.Size()
-}
-
 func cancelled(err error) *job.Error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return job.Wrap(job.E011, err, "the CSV job took too long and was stopped").
@@ -395,23 +395,19 @@ func cancelled(err error) *job.Error {
 	return job.Wrap(job.E013, err, "the CSV job was cancelled").WithJa("CSVの処理はキャンセルされました。").WithName("States.Aborted")
 }
 
-func writeJSON(path string, v any) error {
+func writeJSON(ctx context.Context, bs blob.Store, uri string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return job.Wrap(job.E016, err, "cannot encode "+filepath.Base(path))
+		return job.Wrap(job.E016, err, "cannot encode "+baseName(uri))
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return job.Wrap(job.E009, err, "cannot write "+filepath.Base(path)).WithJa("作業ファイルを書き込めません。").Transient().WithName("TemporaryError")
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return job.Wrap(job.E009, err, "cannot write "+filepath.Base(path)).WithJa("作業ファイルを書き込めません。").Transient().WithName("TemporaryError")
+	if err := blob.WriteAll(ctx, bs, uri, b); err != nil {
+		return job.Wrap(job.E009, err, "cannot write "+baseName(uri)).WithJa("作業ファイルを書き込めません。").Transient().WithName("TemporaryError")
 	}
 	return nil
 }
 
-func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
+func readJSON(ctx context.Context, bs blob.Store, uri string, v any) error {
+	b, err := blob.ReadAll(ctx, bs, uri)
 	if err != nil {
 		return err
 	}
