@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"jobdesk/engine/aijob/aisqlite"
 	"jobdesk/engine/flow"
 	"jobdesk/engine/job"
+	"jobdesk/engine/orchestrator"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
 	"jobdesk/sync/bedrock"
@@ -184,8 +184,7 @@ func registerAIFamily(a *App, w *queue.Worker) {
 		return
 	}
 	for _, typ := range aijob.Types {
-		arn := eng.StateMachineARN(aijob.Workflows[typ])
-		w.Handle(typ, aiWorkflowHandler(a, svc, eng, arn, typ), queue.TypeOptions{Orchestrator: true, Concurrency: 64})
+		w.Handle(typ, aiWorkflowHandler(a, svc, eng, typ), queue.TypeOptions{Orchestrator: true, Concurrency: 64})
 	}
 }
 
@@ -195,7 +194,7 @@ func registerAIFamily(a *App, w *queue.Worker) {
 // provider is offline the job waits PENDING ("AI provider offline") before any execution starts.
 // The execution is named after the job and attempt, so a job resumed after JobDesk stopped finds
 // its execution again.
-func aiWorkflowHandler(a *App, svc *aijob.Service, eng *flow.Engine, smARN, typ string) job.Handler {
+func aiWorkflowHandler(a *App, svc *aijob.Service, eng *flow.Engine, typ string) job.Handler {
 	return func(ctx context.Context, raw json.RawMessage, r job.Reporter) (json.RawMessage, error) {
 		if typ == aijob.TypeCaption {
 			// A file that is no image fails now, not after waiting for an offline provider.
@@ -231,78 +230,64 @@ func aiWorkflowHandler(a *App, svc *aijob.Service, eng *flow.Engine, smARN, typ 
 			in, _ = json.Marshal(gi)
 			goalID = gi.GoalID
 		}
-		name := fmt.Sprintf("%s-%d-%d", aijob.Workflows[typ], info.ID, info.Attempt)
 		r.Progress(0, "starting the "+aijob.Workflows[typ]+" workflow")
-		x, err := eng.StartExecution(ctx, smARN, in, flow.StartOptions{Name: name, JobName: info.Name, ParentJobID: info.ID})
-		if err != nil {
-			arn := strings.Replace(smARN, ":stateMachine:", ":execution:", 1) + ":" + name
-			if x, err = eng.DescribeExecution(ctx, arn); err != nil {
-				return nil, job.Wrap(job.E015, err, "the AI workflow could not start").WithJa("AI ワークフローを開始できませんでした。")
-			}
-		}
-		stop := followProgress(ctx, a, r, x.JobID)
-		x, err = eng.Wait(ctx, x.ARN)
-		stop()
-		if err != nil {
-			svc.EndGeneration(ctx, goalID, typ, err) // a cancel by the user returns the goal from processing
-			return nil, err
-		}
-		out, err := aiExecutionOutcome(ctx, a, aiStore(a), typ, info.ID, x, r)
-		// A timeout (the Task's or the whole execution's) or a failure for good does not leave
-		// the goal processing: it becomes failed, with a local notification.
+		out, err := orchestrator.Run(ctx, eng.Executions(), orchestrator.Spec{
+			Workflow: aijob.Workflows[typ], Name: fmt.Sprintf("%s-%d-%d", aijob.Workflows[typ], info.ID, info.Attempt), Input: in,
+			What: "the generation", WhatJa: "生成",
+			Outcome: func(ctx context.Context, x orchestrator.Execution) (json.RawMessage, error) {
+				return aiOutcome(ctx, aiStore(a), typ, info.ID, x, r)
+			},
+			Failure: aiFailure,
+		}, r)
+		// A cancel by the user returns the goal from processing; a timeout (the Task's or the
+		// whole execution's) or a failure for good does not leave the goal processing: it becomes
+		// failed, with a local notification.
 		svc.EndGeneration(ctx, goalID, typ, err)
 		return out, err
 	}
 }
 
-// aiExecutionOutcome turns a finished execution into the AI job's outcome.
-func aiExecutionOutcome(ctx context.Context, a *App, st *aisqlite.Store, typ string, jobID int64, x flow.Execution, r job.Reporter) (json.RawMessage, error) {
-	switch x.Status {
-	case "SUCCEEDED":
-		var m map[string]any
-		if err := json.Unmarshal(x.Output, &m); err != nil {
-			return nil, job.Wrap(job.E015, err, "the AI workflow returned no result").WithJa("AI ワークフローの結果を読み取れませんでした。")
-		}
-		if u, err := st.TreeUsage(ctx, jobID); err == nil && u.Calls > 0 {
-			m["usage"] = u
-		}
-		for _, k := range []string{"allSuccess", "partialSuccess", "notificationMessage"} {
-			delete(m, k)
-		}
-		out, _ := json.Marshal(m)
-		if msg := aiSummary(typ, m); msg != "" {
-			r.Progress(100, msg) // the job's last word, instead of a workflow step's
-		}
-		if typ == aijob.TypeTasks && m["goal_status"] == "partial" {
-			return out, job.PartialSuccess(out, fmt.Sprintf("%v of %v actions failed: %v", m["failed_count"], m["total_actions"], m["failed_actions"]))
-		}
-		if lvl, _ := m["fallback_level"].(float64); typ == aijob.TypeEligibility && lvl >= aijob.LevelHeadings {
-			return out, job.PartialSuccess(out, fmt.Sprintf("the model's reply was unusable; fallback level %v (details need checking)", lvl))
-		}
-		return out, nil
-	case "TIMED_OUT":
-		return nil, job.Errorf(job.E011, "the generation took longer than its limit").
+// aiOutcome turns a succeeded execution into the AI job's result: the workflow's output with
+// the usage of every call made for the job, PARTIAL for partly generated tasks or a fallback
+// extraction.
+func aiOutcome(ctx context.Context, st *aisqlite.Store, typ string, jobID int64, x orchestrator.Execution, r job.Reporter) (json.RawMessage, error) {
+	var m map[string]any
+	if err := json.Unmarshal(x.Output, &m); err != nil {
+		return nil, job.Wrap(job.E015, err, "the AI workflow returned no result").WithJa("AI ワークフローの結果を読み取れませんでした。")
+	}
+	if u, err := st.TreeUsage(ctx, jobID); err == nil && u.Calls > 0 {
+		m["usage"] = u
+	}
+	for _, k := range []string{"allSuccess", "partialSuccess", "notificationMessage"} {
+		delete(m, k)
+	}
+	out, _ := json.Marshal(m)
+	if msg := aiSummary(typ, m); msg != "" {
+		r.Progress(100, msg) // the job's last word, instead of a workflow step's
+	}
+	if typ == aijob.TypeTasks && m["goal_status"] == "partial" {
+		return out, job.PartialSuccess(out, fmt.Sprintf("%v of %v actions failed: %v", m["failed_count"], m["total_actions"], m["failed_actions"]))
+	}
+	if lvl, _ := m["fallback_level"].(float64); typ == aijob.TypeEligibility && lvl >= aijob.LevelHeadings {
+		return out, job.PartialSuccess(out, fmt.Sprintf("the model's reply was unusable; fallback level %v (details need checking)", lvl))
+	}
+	return out, nil
+}
+
+// aiFailure words the ends the AI workflows give themselves (seed 000's timeout, seed 001's
+// "no action got its tasks"); a task's coded error is kept as it is.
+func aiFailure(_ context.Context, x orchestrator.Execution, e *job.Error) error {
+	switch {
+	case x.Status == orchestrator.TimedOut:
+		return job.Errorf(job.E011, "the generation took longer than its limit").
 			WithJa("処理時間が制限を超えました").WithName("States.Timeout").Permanent()
-	case "ABORTED":
-		return nil, job.Errorf(job.E013, "the generation was stopped").WithJa("生成は停止されました。").WithName("States.Aborted")
-	}
-	if x.Error == "States.Timeout" {
-		return nil, job.Errorf(job.E011, "the generation took longer than its limit").
+	case x.Error == "States.Timeout":
+		return job.Errorf(job.E011, "the generation took longer than its limit").
 			WithJa(x.Cause).WithName("States.Timeout").Permanent()
+	case x.Error == "TaskGenerationFailed":
+		return job.Errorf(job.E007, "no action got its tasks").WithJa(x.Cause).WithName(x.Error).Permanent()
 	}
-	if x.Error == "TaskGenerationFailed" {
-		return nil, job.Errorf(job.E007, "no action got its tasks").WithJa(x.Cause).WithName(x.Error).Permanent()
-	}
-	kids, _ := a.Queue.List(ctx, queue.Filter{ParentID: x.JobID, Status: job.Failed})
-	sort.Slice(kids, func(i, j int) bool { return kids[i].ID > kids[j].ID })
-	for _, k := range kids {
-		if k.Error != nil {
-			e := *k.Error
-			return nil, e.Permanent()
-		}
-	}
-	return nil, job.Errorf(job.E015, "the AI workflow failed: %s %s", x.Error, x.Cause).
-		WithJa("AI ワークフローが失敗しました。").WithName(x.Error).Permanent()
+	return e
 }
 
 // detectImage takes PNG and JPEG files for CAPTION_GENERATION.

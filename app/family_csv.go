@@ -4,9 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"jobdesk/engine/csvjob/csvsqlite"
 	"jobdesk/engine/flow"
 	"jobdesk/engine/job"
+	"jobdesk/engine/orchestrator"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
 )
@@ -237,103 +236,41 @@ type csvResult struct {
 	ExecutionARN string `json:"executionArn,omitempty"`
 }
 
-// csvRunFlow starts (or, after a restart, finds again) this job's execution of the CSV workflow
-// and waits for it, passing its progress on. The execution name follows the seed's rule from the
-// file name and the job's creation time; the job's id travels in the input, so a second job for
-// the same file in the same second gets a name of its own instead of the first job's execution.
+// csvRunFlow runs this job's execution of the CSV workflow through the orchestrator. The
+// execution name follows the seed's rule from the file name and the job's creation time; the
+// job's id travels in the input, so a second job for the same file in the same second gets a
+// name of its own instead of the first job's execution.
 func csvRunFlow(ctx context.Context, a *App, eng *flow.Engine, in csvJobInput, r job.Reporter) (json.RawMessage, error) {
 	info, _ := job.InfoFrom(ctx)
 	self, err := a.Queue.Get(ctx, info.ID)
 	if err != nil {
 		return nil, err
 	}
-	input, err := csvProcessor(a).EventInput(ctx, in.Path, in.Options, info.ID)
+	p := csvProcessor(a)
+	input, err := p.EventInput(ctx, in.Path, in.Options, info.ID)
 	if err != nil {
 		return nil, job.AsError(err).Permanent()
 	}
-	smARN := eng.StateMachineARN(csvWorkflow)
-	x, err := csvStart(ctx, eng, smARN, csvjob.ExecutionName(in.Path, self.CreatedAt), input, self, info.ID)
-	if err != nil {
-		return nil, job.Wrap(job.E015, err, "the CSV workflow could not be started: "+err.Error()).
-			WithJa("CSVのワークフローを開始できませんでした。")
-	}
-	stop := followProgress(ctx, a, r, x.JobID)
-	x, err = eng.Wait(ctx, x.ARN)
-	stop()
-	if err != nil || x.Status == flow.StatusRunning {
-		if ctx.Err() != nil {
-			// The job was cancelled or timed out: stop the execution and its tasks too.
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				_, _ = eng.StopExecution(context.Background(), x.ARN, "States.Timeout", "the CSV job ran out of time")
-				return nil, job.Wrap(job.E011, ctx.Err(), "the CSV job took too long and was stopped").
-					WithJa("CSVの処理に時間がかかりすぎたため停止しました。").WithName("States.Timeout")
+	return orchestrator.Run(ctx, eng.Executions(), orchestrator.Spec{
+		Workflow: csvWorkflow, Name: csvjob.ExecutionName(in.Path, self.CreatedAt), Input: input, Priority: self.Priority,
+		What: "the CSV job", WhatJa: "CSVの処理",
+		Outcome: func(ctx context.Context, x orchestrator.Execution) (json.RawMessage, error) {
+			var out struct {
+				Aggregation csvjob.Summary `json:"aggregation"`
 			}
-			_, _ = eng.StopExecution(context.Background(), x.ARN, "States.Aborted", "the CSV job was stopped")
-			return nil, job.Wrap(job.E013, ctx.Err(), "the CSV job was cancelled").WithJa("CSVの処理はキャンセルされました。")
-		}
-		return nil, job.Wrap(job.E015, err, "waiting for the CSV workflow failed").WithJa("CSVのワークフローの完了を待てませんでした。")
-	}
-	if x.Status != flow.StatusSucceeded {
-		return nil, csvProcessor(a).ExecutionError(ctx, x.Name, x.Error, x.Cause)
-	}
-	var out struct {
-		Aggregation csvjob.Summary `json:"aggregation"`
-	}
-	if err := json.Unmarshal(x.Output, &out); err != nil || out.Aggregation.Status == "" {
-		return nil, job.Errorf(job.E015, "the CSV workflow ended without a summary").WithJa("CSVのワークフローが集計結果なしで終了しました。")
-	}
-	res, _ := json.Marshal(csvResult{Summary: out.Aggregation, ExecutionARN: x.ARN})
-	r.Progress(100, out.Aggregation.Message)
-	if out.Aggregation.Status == csvjob.StatusPartial {
-		return nil, job.PartialSuccess(res, out.Aggregation.Message)
-	}
-	return res, nil
-}
-
-// csvStart starts this job's execution. The first name tried is base (the seed's rule); when an
-// execution of that name exists, it is reused if it is this job's own with the same input and
-// still running or succeeded (the job resumed after a restart), and otherwise the next name is
-// tried: base-jID, base-jID-2, … (another job of the same file in the same second, or this job
-// retried after its execution failed or the file changed).
-func csvStart(ctx context.Context, eng *flow.Engine, smARN, base string, input json.RawMessage, self job.Job, jobID int64) (flow.Execution, error) {
-	var want any
-	_ = json.Unmarshal(input, &want)
-	suffix := "-j" + strconv.FormatInt(jobID, 10)
-	if len(base)+len(suffix)+4 > 80 {
-		base = strings.TrimRight(base[:80-len(suffix)-4], "-")
-	}
-	var err error
-	for n := 0; n < 50; n++ {
-		name := base
-		switch {
-		case n == 1:
-			name += suffix
-		case n > 1:
-			name += suffix + "-" + strconv.Itoa(n)
-		}
-		var x flow.Execution
-		x, err = eng.StartExecution(ctx, smARN, input, flow.StartOptions{Name: name, JobName: self.Name, ParentJobID: jobID, Priority: self.Priority})
-		if csvAPIType(err) != "ExecutionAlreadyExists" {
-			return x, err
-		}
-		old, derr := eng.DescribeExecution(ctx, strings.Replace(smARN, ":stateMachine:", ":execution:", 1)+":"+name)
-		if derr != nil {
-			continue
-		}
-		var got any
-		_ = json.Unmarshal(old.Input, &got)
-		if (old.Status == flow.StatusRunning || old.Status == flow.StatusSucceeded) && reflect.DeepEqual(got, want) {
-			return old, nil
-		}
-	}
-	return flow.Execution{}, err
-}
-
-// csvAPIType is the Step Functions error type of err ("" when it is not a *flow.APIError).
-func csvAPIType(err error) string {
-	var ae *flow.APIError
-	if errors.As(err, &ae) {
-		return ae.Type
-	}
-	return ""
+			if err := json.Unmarshal(x.Output, &out); err != nil || out.Aggregation.Status == "" {
+				return nil, job.Errorf(job.E015, "the CSV workflow ended without a summary").WithJa("CSVのワークフローが集計結果なしで終了しました。")
+			}
+			res, _ := json.Marshal(csvResult{Summary: out.Aggregation, ExecutionARN: x.ARN})
+			r.Progress(100, out.Aggregation.Message)
+			if out.Aggregation.Status == csvjob.StatusPartial {
+				return nil, job.PartialSuccess(res, out.Aggregation.Message)
+			}
+			return res, nil
+		},
+		// What the import's own steps recorded says more than the execution's last error.
+		Failure: func(ctx context.Context, x orchestrator.Execution, _ *job.Error) error {
+			return p.ExecutionError(ctx, x.Name, x.Error, x.Cause)
+		},
+	}, r)
 }

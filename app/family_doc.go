@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"jobdesk/engine/blob"
@@ -15,6 +14,7 @@ import (
 	"jobdesk/engine/docjob/docsqlite"
 	"jobdesk/engine/flow"
 	"jobdesk/engine/job"
+	"jobdesk/engine/orchestrator"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
 )
@@ -174,7 +174,7 @@ func registerDoc(a *App, w *queue.Worker) {
 	if eng == nil {
 		return // the engine could not start, and FlowEngine has said why
 	}
-	w.Handle(DocType, docWorkflowHandler(a, eng, eng.StateMachineARN(DocWorkflow)), queue.TypeOptions{Orchestrator: true, Concurrency: 64})
+	w.Handle(DocType, docWorkflowHandler(a, eng), queue.TypeOptions{Orchestrator: true, Concurrency: 64})
 }
 
 // docWorkflowInput is the workflow's input; every field is always present because the
@@ -186,10 +186,12 @@ type docWorkflowInput struct {
 	NoOCR    bool   `json:"no_ocr"`
 }
 
-// docWorkflowHandler runs one conversion through the workflow. The execution is named after the
-// job ("convert-ID"), so a job resumed after JobDesk stopped finds its execution again instead
-// of starting a second one. Cancelling the job cancels the execution (its child).
-func docWorkflowHandler(a *App, eng *flow.Engine, smARN string) job.Handler {
+// docWorkflowHandler runs one conversion through the workflow, with the orchestrator. The
+// execution is named after the job ("convert-ID"), so a job resumed after JobDesk stopped finds
+// its execution again instead of starting a second one. A failed conversion ends with the
+// converter's own coded error (E005 password-protected, E004 damaged, …), carried in the
+// execution's cause, so a workflow run reads exactly like a direct one.
+func docWorkflowHandler(a *App, eng *flow.Engine) job.Handler {
 	return func(ctx context.Context, raw json.RawMessage, r job.Reporter) (json.RawMessage, error) {
 		var in docjob.Input
 		if err := json.Unmarshal(raw, &in); err != nil || in.Path == "" {
@@ -200,56 +202,24 @@ func docWorkflowHandler(a *App, eng *flow.Engine, smARN string) job.Handler {
 			in.Name = filepath.Base(in.Path)
 		}
 		wfIn, _ := json.Marshal(docWorkflowInput{Path: in.Path, Force: in.Force, Furigana: in.Furigana, NoOCR: in.NoOCR})
-		name := fmt.Sprintf("convert-%d", info.ID)
 		r.Progress(1, "starting the document-conversion workflow")
-		x, err := eng.StartExecution(ctx, smARN, wfIn, flow.StartOptions{Name: name, JobName: in.Name, ParentJobID: info.ID})
-		if err != nil {
-			// Already there and finished: this job is resuming after a stop.
-			arn := strings.Replace(smARN, ":stateMachine:", ":execution:", 1) + ":" + name
-			if x, err = eng.DescribeExecution(ctx, arn); err != nil {
-				return nil, job.Wrap(job.E015, err, "the document-conversion workflow could not start").
-					WithJa("文書変換ワークフローを開始できませんでした。")
-			}
-		}
-		r.Progress(5, "converting "+in.Name)
-		x, err = eng.Wait(ctx, x.ARN)
-		if err != nil {
-			return nil, err
-		}
-		return docExecutionOutcome(ctx, a, x)
+		return orchestrator.Run(ctx, eng.Executions(), orchestrator.Spec{
+			Workflow: DocWorkflow, Name: fmt.Sprintf("convert-%d", info.ID), Input: wfIn,
+			What: "the conversion", WhatJa: "変換",
+			Outcome: docOutcome,
+		}, r)
 	}
 }
 
-// docExecutionOutcome turns a finished execution into the conversion job's outcome: the
-// converter's result, PARTIAL when it says partial, and on failure the converter's own coded
-// error (E005 password-protected, E004 damaged, …) taken from the failed function job, so a
-// workflow run reads exactly like a direct one.
-func docExecutionOutcome(ctx context.Context, a *App, x flow.Execution) (json.RawMessage, error) {
-	switch x.Status {
-	case "SUCCEEDED":
-		var res docjob.Result
-		if err := json.Unmarshal(x.Output, &res); err != nil {
-			return nil, job.Wrap(job.E015, err, "the document-conversion workflow returned no conversion result").
-				WithJa("文書変換ワークフローの結果を読み取れませんでした。")
-		}
-		if res.Status == docjob.StatusPartial {
-			return x.Output, job.PartialSuccess(x.Output, res.Reason)
-		}
-		return x.Output, nil
-	case "TIMED_OUT":
-		return nil, job.Errorf(job.E011, "the conversion took too long and was stopped").
-			WithJa("変換に時間がかかりすぎたため停止しました。").WithName("States.Timeout").Permanent()
-	case "ABORTED":
-		return nil, job.Errorf(job.E013, "the conversion was stopped").WithJa("変換は停止されました。").WithName("States.Aborted")
+// docOutcome is a finished conversion's result: PARTIAL when the converter says partial.
+func docOutcome(_ context.Context, x orchestrator.Execution) (json.RawMessage, error) {
+	var res docjob.Result
+	if err := json.Unmarshal(x.Output, &res); err != nil {
+		return nil, job.Wrap(job.E015, err, "the document-conversion workflow returned no conversion result").
+			WithJa("文書変換ワークフローの結果を読み取れませんでした。")
 	}
-	kids, _ := a.Queue.List(ctx, queue.Filter{ParentID: x.JobID, Type: flow.FunctionTypePrefix + docjob.FunctionName, Status: job.Failed})
-	sort.Slice(kids, func(i, j int) bool { return kids[i].ID > kids[j].ID })
-	for _, k := range kids {
-		if k.Error != nil {
-			e := *k.Error
-			return nil, e.Permanent()
-		}
+	if res.Status == docjob.StatusPartial {
+		return x.Output, job.PartialSuccess(x.Output, res.Reason)
 	}
-	return nil, job.Errorf(job.E015, "the document-conversion workflow failed: %s %s", x.Error, x.Cause).
-		WithJa("文書変換ワークフローが失敗しました。").WithName(x.Error).Permanent()
+	return x.Output, nil
 }

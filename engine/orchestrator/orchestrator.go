@@ -83,6 +83,8 @@ type Spec struct {
 	Name string
 	// Input is the execution's input.
 	Input json.RawMessage
+	// Priority is the execution's priority among the device's jobs.
+	Priority int
 	// What names the work in messages for people ("the CSV import", "the conversion").
 	What, WhatJa string
 	// Outcome turns a SUCCEEDED execution into the job's result; it may return
@@ -131,7 +133,7 @@ func Run(ctx context.Context, ex Executions, spec Spec, r job.Reporter) (json.Ra
 		}
 		return spec.Outcome(ctx, x)
 	}
-	e := Failure(x)
+	e := Failure(x, spec.What, spec.WhatJa)
 	if spec.Failure != nil {
 		return nil, spec.Failure(ctx, x, e)
 	}
@@ -139,20 +141,18 @@ func Run(ctx context.Context, ex Executions, spec Spec, r job.Reporter) (json.Ra
 }
 
 // Failure is the coded error of an execution that did not succeed: the task's coded error when
-// its cause carries one, E011 States.Timeout for a timed-out execution, E013 States.Aborted for a
-// stopped one, else E015 with the execution's error and cause. It is permanent: the workflow's
-// own Retry policies have run already.
-func Failure(x Execution) *job.Error {
+// its cause carries one; for a timed-out or stopped execution, E011 States.Timeout or E013
+// States.Aborted worded with what (the work, "the conversion") and whatJa; else E015 with the
+// execution's error and cause. It is permanent: the workflow's own Retry policies have run.
+func Failure(x Execution, what, whatJa string) *job.Error {
 	e, coded := job.ErrorFromCause(x.Error, x.Cause)
 	switch {
 	case coded:
-	case x.Status == TimedOut || x.Error == "States.Timeout":
-		e = job.Errorf(job.E011, "the workflow took longer than its limit").WithName("States.Timeout")
-		if x.Cause != "" {
-			e.MessageJa = x.Cause
-		}
+	case x.Status == TimedOut:
+		e = job.Errorf(job.E011, "%s took too long and was stopped", what).
+			WithJa(whatJa + "に時間がかかりすぎたため停止しました。").WithName("States.Timeout")
 	case x.Status == Aborted:
-		e = job.Errorf(job.E013, "the workflow was stopped").WithJa("ワークフローは停止されました。").WithName("States.Aborted")
+		e = job.Errorf(job.E013, "%s was stopped", what).WithJa(whatJa + "は停止されました。").WithName("States.Aborted")
 	}
 	return e.Permanent()
 }
@@ -166,7 +166,7 @@ func start(ctx context.Context, ex Executions, spec Spec, info job.Info) (Execut
 	if len(base)+len(suffix)+4 > 80 {
 		base = strings.TrimRight(base[:80-len(suffix)-4], "-")
 	}
-	o := StartOptions{JobID: info.ID, JobName: info.Name}
+	o := StartOptions{JobID: info.ID, JobName: info.Name, Priority: spec.Priority}
 	var err error
 	for n := 0; n < maxNameTries; n++ {
 		name := base

@@ -185,12 +185,16 @@ func TestFailureOfTheWorkflowItself(t *testing.T) {
 		x    orchestrator.Execution
 		code job.Code
 	}{
-		{orchestrator.Execution{Status: orchestrator.TimedOut, Error: "States.Timeout", Cause: "処理時間が制限を超えました"}, job.E011},
+		{orchestrator.Execution{Status: orchestrator.TimedOut, Error: "States.Timeout"}, job.E011},
 		{orchestrator.Execution{Status: orchestrator.Aborted}, job.E013},
 		{orchestrator.Execution{Status: orchestrator.Failed, Error: "TaskGenerationFailed", Cause: "すべて失敗"}, job.E015},
 	} {
-		if e := orchestrator.Failure(c.x); e.Code != c.code || e.Retryable {
+		e := orchestrator.Failure(c.x, "the conversion", "変換")
+		if e.Code != c.code || e.Retryable {
 			t.Errorf("Failure(%+v) = %+v, want %s", c.x, e, c.code)
+		}
+		if c.code == job.E011 && (e.Message != "the conversion took too long and was stopped" || e.MessageJa != "変換に時間がかかりすぎたため停止しました。") {
+			t.Errorf("timeout worded %q / %q", e.Message, e.MessageJa)
 		}
 	}
 }
