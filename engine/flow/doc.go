@@ -38,6 +38,10 @@
 //     with its parent, not on its own.
 //   - Lambda Tasks record Task* history events (TaskScheduled, TaskSucceeded, …) for both the
 //     function ARN and the lambda:invoke forms.
+//   - A failed function Task's Cause is the function's coded error as JSON (job.Error.CauseJSON),
+//     where Lambda gives its {"errorType","errorMessage"} envelope; job.ErrorFromCause reads both,
+//     so a Catch, a Fail state's CausePath and the job reading the outcome get the same code and
+//     sentences whichever executor ran the task. The Error name is the function's (ErrorName).
 //   - ItemReader and ResultWriter read and write local files: Bucket is a folder and Key a path,
 //     relative ones in the data folder. ItemReader reads CSV (header row or given headers) and
 //     JSON arrays, one item at a time.

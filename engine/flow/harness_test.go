@@ -114,6 +114,9 @@ func (v *env) register() {
 		}
 		return nil, job.Errorf(job.E006, "%s", cause).WithName(name)
 	}), o)
+	v.e.RegisterFunction("crash", func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+		panic("crash test")
+	}, o)
 	v.e.RegisterFunction("flaky", h(func(ctx context.Context, in map[string]any, r job.Reporter) (any, error) {
 		key, _ := in["key"].(string)
 		times, _ := in["times"].(float64)
