@@ -483,7 +483,7 @@ func TestCappedTypesDoNotStarveTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer q.Close()
-	e, err := New(q, Options{})
+	e, err := New(db, q, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(q, Options{})
+	e, err := New(db, q, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
