@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/flow/asl"
 	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
@@ -52,6 +53,9 @@ func New(db *store.DB, q *queue.Queue, opts Options) (*Engine, error) {
 	}
 	if opts.DataDir == "" {
 		opts.DataDir = q.DataDir()
+	}
+	if opts.Blobs == nil {
+		opts.Blobs = blob.NewMux(blob.Local{Root: opts.DataDir})
 	}
 	if opts.Region == "" {
 		opts.Region = "local"
