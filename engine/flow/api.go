@@ -4,14 +4,13 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
-	"io/fs"
-	"jobdesk/engine/functions"
 	"path"
 	"regexp"
 	"strings"
 	"time"
 
 	"jobdesk/engine/blob"
+	"jobdesk/engine/functions"
 	"jobdesk/engine/store"
 )
 
@@ -20,15 +19,7 @@ var migrationFiles embed.FS
 
 // Migrations is the schema of state machines, executions, history events, map runs, activities
 // and notifications.
-var Migrations = store.Migrations{Name: "flow", FS: mustSub(migrationFiles, "migrations")}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	s, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
+var Migrations = store.MigrationsFrom("flow", migrationFiles, "migrations")
 
 // Options configure an Engine.
 type Options struct {
