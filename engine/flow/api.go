@@ -4,13 +4,13 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
-	"io/fs"
-	"jobdesk/engine/functions"
 	"path"
 	"regexp"
 	"strings"
 	"time"
 
+	"jobdesk/engine/blob"
+	"jobdesk/engine/functions"
 	"jobdesk/engine/store"
 )
 
@@ -19,21 +19,20 @@ var migrationFiles embed.FS
 
 // Migrations is the schema of state machines, executions, history events, map runs, activities
 // and notifications.
-var Migrations = store.Migrations{Name: "flow", FS: mustSub(migrationFiles, "migrations")}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	s, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
+var Migrations = store.MigrationsFrom("flow", migrationFiles, "migrations")
 
 // Options configure an Engine.
 type Options struct {
 	// DataDir is where ResultWriter and ItemReader relative paths resolve, and where result
 	// files are written. Empty: the queue's data folder.
 	DataDir string
+	// Blobs is the store ItemReader reads from and ResultWriter writes to, by URI (see
+	// Engine.objectURI). Nil: local files only, blob.NewMux(blob.Local{Root: DataDir}).
+	Blobs blob.Store
+	// Buckets are the S3 bucket names a Bucket may give without "s3://": such a Bucket is read
+	// and written as s3://bucket/key through Blobs' "s3" store. Any other plain Bucket is a
+	// folder.
+	Buckets []string
 	// Region and Account appear in ARNs; defaults "local" and "000000000000".
 	Region, Account string
 	// Functions are the Lambda functions Tasks may call (nil: an empty registry, filled by

@@ -315,8 +315,10 @@ func TestHistoryEventsInOrder(t *testing.T) {
 		t.Fatalf("history\n%s\nwant\n%s", strings.Join(types, " "), want)
 	}
 	d := h[4].Details["taskFailedEventDetails"].(map[string]any)
-	if d["error"] != "BusinessError" || d["cause"] != "c" {
+	if c, _ := d["cause"].(string); d["error"] != "BusinessError" {
 		t.Errorf("TaskFailed details %v", d)
+	} else {
+		wantCoded(t, "BusinessError", c, job.E006, "c")
 	}
 	// paging, both directions
 	page, tok, _ := v.e.History(ctx, x.ARN, false, 4, "")
@@ -481,7 +483,7 @@ func TestCappedTypesDoNotStarveTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer q.Close()
-	e, err := New(q, Options{})
+	e, err := New(db, q, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

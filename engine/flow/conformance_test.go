@@ -194,7 +194,31 @@ var cases = []ccase{
 	{name: "task-go-error-is-task-failed", def: task("fail", `"Parameters":{"cause":"boom"}`), input: `{}`, status: StatusFailed, err: "States.TaskFailed", cause: "boom"},
 	{name: "task-catch-resultpath", def: `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"λfail","Parameters":{"error":"BusinessError","cause":"bad"},
 		"Catch":[{"ErrorEquals":["BusinessError"],"ResultPath":"$.error","Next":"H"}],"End":true},"H":{"Type":"Pass","End":true}}}`,
-		input: `{"a":1}`, output: `{"a":1,"error":{"Error":"BusinessError","Cause":"bad"}}`},
+		input: `{"a":1}`, check: func(t *testing.T, v *env, x Execution) {
+			var out struct {
+				A     float64
+				Error struct{ Error, Cause string } `json:"error"`
+			}
+			if err := json.Unmarshal(x.Output, &out); err != nil || out.A != 1 || out.Error.Error != "BusinessError" {
+				t.Fatalf("output %s (%v)", x.Output, err)
+			}
+			wantCoded(t, out.Error.Error, out.Error.Cause, job.E006, "bad")
+		}},
+	{name: "task-crash-cause-without-stack", def: task("crash", ``), input: `{}`, status: StatusFailed, err: "States.Runtime",
+		check: func(t *testing.T, v *env, x Execution) {
+			wantCoded(t, x.Error, x.Cause, job.E016, "the function crashed: crash test")
+			if strings.Contains(x.Cause, "goroutine") {
+				t.Errorf("the cause carries the stack trace: %s", x.Cause)
+			}
+		}},
+	{name: "task-catch-fail-causepath", def: `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"λfail","Parameters":{"error":"BusinessError","cause":"bad"},
+		"Catch":[{"ErrorEquals":["States.ALL"],"ResultPath":"$.error","Next":"F"}],"End":true},
+		"F":{"Type":"Fail","ErrorPath":"$.error.Error","CausePath":"$.error.Cause"}}}`,
+		input: `{}`, status: StatusFailed, err: "BusinessError", check: func(t *testing.T, v *env, x Execution) {
+			wantCoded(t, x.Error, x.Cause, job.E006, "bad")
+		}},
+	{name: "task-go-error-cause-is-coded", def: task("fail", `"Parameters":{"cause":"boom"}`), input: `{}`, status: StatusFailed, err: "States.TaskFailed",
+		check: func(t *testing.T, v *env, x Execution) { wantCoded(t, x.Error, x.Cause, job.E016, "boom") }},
 	{name: "task-catch-order", def: `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"λfail","Parameters":{"error":"DatabaseConnectionError","cause":"x"},
 		"Catch":[{"ErrorEquals":["BusinessError"],"Next":"A"},{"ErrorEquals":["DatabaseConnectionError","Other"],"Next":"B"},{"ErrorEquals":["States.ALL"],"Next":"C"}],"End":true},
 		"A":{"Type":"Pass","Result":"a","End":true},"B":{"Type":"Pass","Result":"b","End":true},"C":{"Type":"Pass","Result":"c","End":true}}}`, input: `{}`, output: `"b"`},
@@ -350,6 +374,15 @@ var cases = []ccase{
 	// ---- state machine ----
 	{name: "machine-timeout", def: `{"TimeoutSeconds":1,"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":5,"End":true}}}`, input: `{}`, status: StatusTimedOut, err: "States.Timeout"},
 	{name: "machine-input-array", def: pass(`"InputPath":"$[1]"`), input: `[1,2]`, output: `2`},
+}
+
+// wantCoded checks that a task failure's cause carries the function's coded error as JSON.
+func wantCoded(t *testing.T, name, cause string, code job.Code, message string) {
+	t.Helper()
+	e, ok := job.ErrorFromCause(name, cause)
+	if !ok || e.Code != code || e.Message != message {
+		t.Errorf("cause %q: %+v (coded %v), want %s %q", cause, e, ok, code, message)
+	}
 }
 
 func TestConformance(t *testing.T) {

@@ -41,7 +41,7 @@ func TestFlowCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(q, Options{})
+	e, err := New(db, q, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestFlowCrashRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(q, Options{})
+	e, err := New(db, q, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,9 +38,16 @@
 //     with its parent, not on its own.
 //   - Lambda Tasks record Task* history events (TaskScheduled, TaskSucceeded, …) for both the
 //     function ARN and the lambda:invoke forms.
-//   - ItemReader and ResultWriter read and write local files: Bucket is a folder and Key a path,
-//     relative ones in the data folder. ItemReader reads CSV (header row or given headers) and
-//     JSON arrays, one item at a time.
+//   - A failed function Task's Cause is the function's coded error as JSON (job.Error.CauseJSON),
+//     where Lambda gives its {"errorType","errorMessage"} envelope; job.ErrorFromCause reads both,
+//     so a Catch, a Fail state's CausePath and the job reading the outcome get the same code and
+//     sentences whichever executor ran the task. The Error name is the function's (ErrorName).
+//   - ItemReader and ResultWriter read and write through a blob store (Options.Blobs), by URI: a
+//     Bucket given as a URI ("s3://name") or named in Options.Buckets is that bucket; any other
+//     Bucket is a folder (relative ones in the data folder); no Bucket makes Key the URI or path.
+//     Without a Blobs store of its own the engine reads and writes local files only. Each result
+//     file is written atomically. ItemReader reads CSV (header row or given headers) and JSON
+//     arrays, one item at a time.
 //   - A redrive resumes at the last top-level checkpoint; inside it, tasks that succeeded before
 //     the redrive are found again by their dedup key and not re-run (Parallel branches, Map
 //     iterations), while Pass/Choice states are evaluated again.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/flow/asl"
 	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
@@ -44,13 +45,17 @@ type Engine struct {
 	closeOnce  sync.Once
 }
 
-// New returns an engine on q, applying Migrations to q's database.
-func New(q *queue.Queue, opts Options) (*Engine, error) {
-	if err := q.DB().Migrate(Migrations); err != nil {
+// New returns an engine that runs executions as jobs of q and keeps its state machines,
+// executions and history in db (q's own database on the device), applying Migrations to it.
+func New(db *store.DB, q *queue.Queue, opts Options) (*Engine, error) {
+	if err := db.Migrate(Migrations); err != nil {
 		return nil, err
 	}
 	if opts.DataDir == "" {
 		opts.DataDir = q.DataDir()
+	}
+	if opts.Blobs == nil {
+		opts.Blobs = blob.NewMux(blob.Local{Root: opts.DataDir})
 	}
 	if opts.Region == "" {
 		opts.Region = "local"
@@ -61,7 +66,7 @@ func New(q *queue.Queue, opts Options) (*Engine, error) {
 	if opts.Functions == nil {
 		opts.Functions = functions.New()
 	}
-	e := &Engine{q: q, db: q.DB(), opts: opts, funcs: opts.Functions, waiters: map[int64][]chan struct{}{},
+	e := &Engine{q: q, db: db, opts: opts, funcs: opts.Functions, waiters: map[int64][]chan struct{}{},
 		actCh: make(chan struct{})}
 	events, stop := q.Subscribe(1 << 16)
 	e.done = make(chan struct{})

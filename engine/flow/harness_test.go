@@ -35,6 +35,12 @@ const lambdaARN = "arn:aws:lambda:local:000000000000:function:"
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with engine options changed by opts (given the data folder) first.
+func newEnvWith(t testing.TB, opts func(dir string, o *Options)) *env {
+	t.Helper()
 	dir := t.TempDir()
 	db, err := store.OpenDir(dir)
 	if err != nil {
@@ -44,7 +50,11 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(q, Options{})
+	var o Options
+	if opts != nil {
+		opts(dir, &o)
+	}
+	e, err := New(db, q, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +124,9 @@ func (v *env) register() {
 		}
 		return nil, job.Errorf(job.E006, "%s", cause).WithName(name)
 	}), o)
+	v.e.RegisterFunction("crash", func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+		panic("crash test")
+	}, o)
 	v.e.RegisterFunction("flaky", h(func(ctx context.Context, in map[string]any, r job.Reporter) (any, error) {
 		key, _ := in["key"].(string)
 		times, _ := in["times"].(float64)

@@ -676,10 +676,7 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 	}
 	name2, cause := "States.TaskFailed", "the task ended "+string(j.Status)
 	if j.Error != nil {
-		name2, cause = j.Error.ErrorName(), j.Error.Message
-		if j.Error.Cause != "" && j.Error.Cause != j.Error.Message && !strings.Contains(j.Error.Cause, "goroutine") {
-			cause += " (" + j.Error.Cause + ")"
-		}
+		name2, cause = j.Error.ErrorName(), taskCause(j.Error)
 	}
 	if j.Status == job.Cancelled {
 		name2 = "States.Aborted"
@@ -690,6 +687,19 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 	}
 	fr.add(typ, map[string]any{det: map[string]any{"resourceType": resType, "resource": resName, "error": name2, "cause": cause}})
 	return nil, &asl.Error{Name: name2, Cause: cause}
+}
+
+// taskCause is the Cause of a failed function task: the job's coded error as JSON
+// (job.Error.CauseJSON), so Catch, a Fail state's CausePath and whoever reads the execution's
+// outcome get the same code and sentences whichever executor ran the task. A crashed handler's
+// stack trace stays in the job's own record and is left out here.
+func taskCause(e *job.Error) string {
+	if strings.Contains(e.Cause, "goroutine") {
+		c := *e
+		c.Cause = ""
+		e = &c
+	}
+	return e.CauseJSON()
 }
 
 // publish records an sns:publish Task as a local notification.

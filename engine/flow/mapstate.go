@@ -11,13 +11,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/flow/asl"
 )
 
@@ -39,20 +41,39 @@ func arraySource(a []any) itemSource {
 	}}
 }
 
-// resolveFile turns an ItemReader's or ResultWriter's Bucket and Key into a local path: relative
-// paths resolve in the data folder.
-func (e *Engine) resolveFile(bucket, key string) string {
-	p := key
-	if bucket != "" && !filepath.IsAbs(key) {
-		p = filepath.Join(bucket, key)
+// objectURI turns an ItemReader's or ResultWriter's Bucket and Key into the URI of an object in
+// Options.Blobs:
+//   - a Bucket with a scheme ("s3://name", "file:///folder"), or named in Options.Buckets (then
+//     "s3://" is put in front): the key inside it;
+//   - an absolute folder: a path in it; any other Bucket: a folder in the data folder;
+//   - no Bucket: Key itself, a URI or a path (relative ones in the data folder).
+//
+// An absolute Key path ignores a folder Bucket, as before buckets could be S3's.
+func (e *Engine) objectURI(bucket, key string) string {
+	switch {
+	case bucket == "":
+		if isURI(key) || filepath.IsAbs(key) {
+			return key
+		}
+		return filepath.Join(e.opts.DataDir, key)
+	case isURI(bucket):
+		return blob.Join(bucket, key)
+	case slices.Contains(e.opts.Buckets, bucket):
+		return blob.Join("s3://"+bucket, key)
+	case filepath.IsAbs(key):
+		return key
+	case filepath.IsAbs(bucket):
+		return filepath.Join(bucket, key)
 	}
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(e.opts.DataDir, p)
-	}
-	return p
+	return filepath.Join(e.opts.DataDir, bucket, key)
 }
 
-func (e *Engine) readerSource(rd *asl.ItemReader, env asl.Env) (itemSource, *asl.Error) {
+// isURI reports whether s names its scheme ("s3://…", "file://…") rather than being a path.
+func isURI(s string) bool {
+	return blob.Scheme(s) != "file" || strings.HasPrefix(strings.ToLower(s), "file://")
+}
+
+func (e *Engine) readerSource(ctx context.Context, rd *asl.ItemReader, env asl.Env) (itemSource, *asl.Error) {
 	pv, err := asl.Template(rd.Parameters, env)
 	if err != nil {
 		return itemSource{}, fail("States.Runtime", "ItemReader.Parameters: %v", err)
@@ -63,8 +84,7 @@ func (e *Engine) readerSource(rd *asl.ItemReader, env asl.Env) (itemSource, *asl
 	if key == "" {
 		return itemSource{}, fail("States.Runtime", "ItemReader.Parameters needs Key (the file to read)")
 	}
-	path := e.resolveFile(bucket, key)
-	f, err := os.Open(path)
+	f, err := e.opts.Blobs.Open(ctx, e.objectURI(bucket, key))
 	if err != nil {
 		return itemSource{}, fail("States.ItemReaderFailed", "the item file %s could not be opened: %v", key, err)
 	}
@@ -207,7 +227,7 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 	var src itemSource
 	if s.ItemReader != nil {
 		var ferr *asl.Error
-		if src, ferr = r.e.readerSource(s.ItemReader, env); ferr != nil {
+		if src, ferr = r.e.readerSource(ctx, s.ItemReader, env); ferr != nil {
 			return nil, ferr
 		}
 	} else {
@@ -557,22 +577,22 @@ func (r *run) writeResults(ctx context.Context, s *asl.State, env asl.Env, key, 
 	bucket, _ := p["Bucket"].(string)
 	prefix, _ := p["Prefix"].(string)
 	runID := mapRunARN[strings.LastIndex(mapRunARN, ":")+1:]
-	relDir := filepath.ToSlash(filepath.Join(prefix, runID))
-	dir := r.e.resolveFile(bucket, relDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fail("States.ResultWriterFailed", "the result folder could not be created: %v", err)
-	}
-	files := map[int]*os.File{}
+	relDir := path.Join(prefix, runID)
+	dir := r.e.objectURI(bucket, relDir)
+	// Each file is written atomically: a reader sees the whole file or none, never part of it.
+	writers := map[int]blob.Writer{}
+	sizes := map[int]*countingWriter{}
 	bufs := map[int]*bufio.Writer{}
 	counts := map[int]int64{}
 	names := map[int]string{1: "SUCCEEDED_0.json", 0: "FAILED_0.json"}
 	for ok, name := range names {
-		f, err := os.Create(filepath.Join(dir, name))
+		w, err := r.e.opts.Blobs.Create(ctx, blob.Join(dir, name))
 		if err != nil {
 			return nil, fail("States.ResultWriterFailed", "%v", err)
 		}
-		defer f.Close()
-		files[ok], bufs[ok] = f, bufio.NewWriter(f)
+		defer w.Abort()
+		sizes[ok] = &countingWriter{w: w}
+		writers[ok], bufs[ok] = w, bufio.NewWriter(sizes[ok])
 		bufs[ok].WriteString("[")
 	}
 	rows, err := r.e.db.R.QueryContext(ctx, `SELECT idx, ok, output FROM flow_map_items WHERE exec_id=? AND map_key=? ORDER BY idx`, r.execID, key)
@@ -609,11 +629,13 @@ func (r *run) writeResults(ctx context.Context, s *asl.State, env asl.Env, key, 
 		if err := bufs[ok].Flush(); err != nil {
 			return nil, fail("States.ResultWriterFailed", "%v", err)
 		}
-		st, _ := files[ok].Stat()
+		if err := writers[ok].Commit(); err != nil {
+			return nil, fail("States.ResultWriterFailed", "%v", err)
+		}
 		kind := map[int]string{1: "SUCCEEDED", 0: "FAILED"}[ok]
-		manifest["ResultFiles"].(map[string]any)[kind] = []any{map[string]any{"Key": relDir + "/" + name, "Size": st.Size()}}
+		manifest["ResultFiles"].(map[string]any)[kind] = []any{map[string]any{"Key": relDir + "/" + name, "Size": sizes[ok].n}}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), asl.Encode(manifest), 0o644); err != nil {
+	if err := blob.WriteAll(ctx, r.e.opts.Blobs, blob.Join(dir, "manifest.json"), asl.Encode(manifest)); err != nil {
 		return nil, fail("States.ResultWriterFailed", "%v", err)
 	}
 	written := counts[0] + counts[1]
@@ -622,6 +644,18 @@ func (r *run) writeResults(ctx context.Context, s *asl.State, env asl.Env, key, 
 		return err
 	})
 	return map[string]any{"MapRunArn": mapRunARN, "ResultWriterDetails": map[string]any{"Bucket": bucket, "Key": relDir + "/manifest.json"}}, nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
 }
 
 // recordChildren writes finished DISTRIBUTED iterations as the map run's child executions, as

@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 	"sync"
 	"time"
@@ -31,15 +30,7 @@ import (
 var migrationFiles embed.FS
 
 // Migrations is the queue's schema; Open applies it.
-var Migrations = store.Migrations{Name: "queue", FS: mustSub(migrationFiles, "migrations")}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	s, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
+var Migrations = store.MigrationsFrom("queue", migrationFiles, "migrations")
 
 // Defaults from the seeds' retry rules.
 const (

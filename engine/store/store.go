@@ -41,6 +41,22 @@ type Migrations struct {
 	FS   fs.FS
 }
 
+// MigrationsFrom is the migration set name whose files are in folder dir of fsys, usually the
+// package's embedded files:
+//
+//	//go:embed migrations/*.sql
+//	var migrationFiles embed.FS
+//	var Migrations = store.MigrationsFrom("queue", migrationFiles, "migrations")
+//
+// It panics when dir is not a valid path, a mistake in the program that its first run shows.
+func MigrationsFrom(name string, fsys fs.FS, dir string) Migrations {
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		panic(fmt.Sprintf("store: migrations %s in %q: %v", name, dir, err))
+	}
+	return Migrations{Name: name, FS: sub}
+}
+
 // ErrDamaged is returned (wrapped) when the file is not a readable SQLite database.
 var ErrDamaged = errors.New("the database file is damaged")
 

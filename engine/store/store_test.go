@@ -83,3 +83,27 @@ func TestOpenPathWithURICharacters(t *testing.T) {
 		}
 	}
 }
+
+func TestMigrationsFromFolder(t *testing.T) {
+	files := fstest.MapFS{
+		"migrations/001_a.sql": {Data: []byte("CREATE TABLE a(x INTEGER);")},
+		"other/001_b.sql":      {Data: []byte("CREATE TABLE b(y TEXT);")},
+	}
+	set := MigrationsFrom("t", files, "migrations")
+	db, err := OpenDir(t.TempDir(), set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	db.R.QueryRow("SELECT count(*) FROM sqlite_master WHERE name IN ('a','b')").Scan(&n)
+	if set.Name != "t" || n != 1 {
+		t.Fatalf("set %q applied %d tables, want only the folder's one", set.Name, n)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("an invalid folder did not panic")
+		}
+	}()
+	MigrationsFrom("t", files, "../x")
+}

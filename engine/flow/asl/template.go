@@ -141,12 +141,6 @@ type arg struct {
 	escaped map[int]bool // byte offsets of a string literal's characters written with a backslash
 }
 
-// Intrinsics lists the names of every intrinsic function.
-var Intrinsics = []string{"States.Format", "States.StringToJson", "States.JsonToString", "States.Array",
-	"States.ArrayPartition", "States.ArrayContains", "States.ArrayRange", "States.ArrayGetItem",
-	"States.ArrayLength", "States.ArrayUnique", "States.Base64Encode", "States.Base64Decode", "States.Hash",
-	"States.JsonMerge", "States.MathRandom", "States.MathAdd", "States.StringSplit", "States.UUID"}
-
 // ParseIntrinsic parses "States.Name(arg, …)".
 func ParseIntrinsic(s string) (c *Call, err error) {
 	defer func() {
@@ -184,13 +178,7 @@ func (p *iparser) call() (*Call, error) {
 		return nil, fmt.Errorf("missing ( in %q", p.s)
 	}
 	name := strings.TrimSpace(p.s[p.i : p.i+j])
-	known := false
-	for _, n := range Intrinsics {
-		if n == name {
-			known = true
-		}
-	}
-	if !known {
+	if _, known := intrinsics[name]; !known {
 		return nil, fmt.Errorf("unknown intrinsic function %q", name)
 	}
 	p.i += j + 1
@@ -304,7 +292,8 @@ func fail(format string, args ...any) error {
 	return Errorf("States.IntrinsicFailure", format, args...)
 }
 
-// Eval evaluates the call.
+// Eval evaluates the call: its arguments first, then the function, once the arguments match
+// its signature.
 func (c *Call) Eval(env Env) (any, error) {
 	args := make([]any, len(c.Args))
 	for i, a := range c.Args {
@@ -325,115 +314,121 @@ func (c *Call) Eval(env Env) (any, error) {
 			args[i] = a.lit
 		}
 	}
-	n := func(want int) error {
-		if len(args) != want {
-			return fail("%s takes %d arguments, got %d", c.Name, want, len(args))
-		}
-		return nil
+	f, ok := intrinsics[c.Name]
+	if !ok {
+		return nil, fail("unknown intrinsic function %s", c.Name)
 	}
-	str := func(i int) (string, error) {
-		s, ok := args[i].(string)
+	if err := f.check(c.Name, args); err != nil {
+		return nil, err
+	}
+	return f.eval(c, args)
+}
+
+// kind is what an intrinsic function's argument must be.
+type kind int
+
+const (
+	anyKind     kind = iota
+	stringKind       // a string
+	integerKind      // a number without a fraction, at most 2^53 either way
+	arrayKind        // an array
+)
+
+// param is one parameter of an intrinsic function.
+type param struct {
+	name string // what the argument is, for the message when it is missing
+	kind kind
+}
+
+// intrinsic is an intrinsic function: its signature, checked before eval runs, and eval, which
+// may then take its arguments' types for granted (an integer is a float64 with no fraction).
+type intrinsic struct {
+	params   []param
+	required int  // how many of params must be given (the rest are optional)
+	rest     bool // any number of further arguments of any kind may follow
+	eval     func(c *Call, args []any) (any, error)
+}
+
+// takes is the signature of a function of exactly these arguments; do gives its body.
+func takes(kinds ...kind) intrinsic {
+	ps := make([]param, len(kinds))
+	for i, k := range kinds {
+		ps[i] = param{kind: k}
+	}
+	return intrinsic{params: ps, required: len(ps)}
+}
+
+// do returns f evaluated by eval.
+func (f intrinsic) do(eval func(c *Call, args []any) (any, error)) intrinsic {
+	f.eval = eval
+	return f
+}
+
+// check fails with States.IntrinsicFailure when args do not match f's signature.
+func (f intrinsic) check(name string, args []any) error {
+	switch {
+	case f.rest && len(args) < f.required:
+		return fail("%s needs a %s", name, f.params[len(args)].name)
+	case f.rest:
+	case f.required < len(f.params) && (len(args) < f.required || len(args) > len(f.params)):
+		return fail("%s takes %d or %d arguments", name, f.required, len(f.params))
+	case f.required == len(f.params) && len(args) != len(f.params):
+		return fail("%s takes %d arguments, got %d", name, len(f.params), len(args))
+	}
+	for i, p := range f.params[:min(len(f.params), len(args))] {
+		if err := checkArg(name, i, p.kind, args[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkArg fails with States.IntrinsicFailure when argument i (from 0) of function name is not
+// of kind k.
+func checkArg(name string, i int, k kind, v any) error {
+	switch k {
+	case stringKind:
+		if _, ok := v.(string); !ok {
+			return fail("%s: argument %d must be a string", name, i+1)
+		}
+	case integerKind:
+		x, ok := v.(float64)
 		if !ok {
-			return "", fail("%s: argument %d must be a string", c.Name, i+1)
+			return fail("%s: argument %d must be a number", name, i+1)
 		}
-		return s, nil
+		if x != math.Trunc(x) || math.Abs(x) > 1<<53 {
+			return fail("%s: argument %d must be an integer (at most 2^53)", name, i+1)
+		}
+	case arrayKind:
+		if _, ok := v.([]any); !ok {
+			return fail("%s: argument %d must be an array", name, i+1)
+		}
 	}
-	num := func(i int) (float64, error) {
-		f, ok := args[i].(float64)
-		if !ok {
-			return 0, fail("%s: argument %d must be a number", c.Name, i+1)
-		}
-		return f, nil
-	}
-	integer := func(i int) (int, error) {
-		f, err := num(i)
-		if err != nil {
-			return 0, err
-		}
-		if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-			return 0, fail("%s: argument %d must be an integer (at most 2^53)", c.Name, i+1)
-		}
-		return int(f), nil
-	}
-	arr := func(i int) ([]any, error) {
-		a, ok := args[i].([]any)
-		if !ok {
-			return nil, fail("%s: argument %d must be an array", c.Name, i+1)
-		}
-		return a, nil
-	}
-	switch c.Name {
-	case "States.Format":
-		if len(args) < 1 {
-			return nil, fail("States.Format needs a template")
-		}
-		tmpl, err := str(0)
-		if err != nil {
-			return nil, err
-		}
-		esc := c.Args[0].escaped
-		var b strings.Builder
-		k := 1
-		for i := 0; i < len(tmpl); i++ {
-			if tmpl[i] == '{' && i+1 < len(tmpl) && tmpl[i+1] == '}' && !esc[i] && !esc[i+1] {
-				if k >= len(args) {
-					return nil, fail("States.Format: more {} than arguments")
-				}
-				switch v := args[k].(type) {
-				case string:
-					b.WriteString(v)
-				case nil:
-					b.WriteString("null")
-				case map[string]any, []any:
-					return nil, fail("States.Format: argument %d must be a string, number, boolean or null", k+1)
-				default:
-					b.WriteString(jsonString(v))
-				}
-				k++
-				i++
-				continue
-			}
-			b.WriteByte(tmpl[i])
-		}
-		if k != len(args) {
-			return nil, fail("States.Format: %d arguments for %d {}", len(args)-1, k-1)
-		}
-		return b.String(), nil
-	case "States.StringToJson":
-		if err := n(1); err != nil {
-			return nil, err
-		}
-		s, err := str(0)
-		if err != nil {
-			return nil, err
-		}
-		v, err := Decode([]byte(s))
+	return nil
+}
+
+// integer is an argument checked as integerKind.
+func integer(v any) int { return int(v.(float64)) }
+
+// intrinsics are the intrinsic functions by name.
+var intrinsics = map[string]intrinsic{
+	"States.Format": {params: []param{{"template", stringKind}}, required: 1, rest: true, eval: format},
+	"States.StringToJson": takes(stringKind).do(func(c *Call, args []any) (any, error) {
+		v, err := Decode([]byte(args[0].(string)))
 		if err != nil {
 			return nil, fail("States.StringToJson: %v", err)
 		}
 		return v, nil
-	case "States.JsonToString":
-		if err := n(1); err != nil {
-			return nil, err
-		}
-		return jsonString(args[0]), nil
-	case "States.Array":
+	}),
+	"States.JsonToString": takes(anyKind).do(func(c *Call, args []any) (any, error) { return jsonString(args[0]), nil }),
+	"States.Array": {rest: true, eval: func(c *Call, args []any) (any, error) {
 		if args == nil {
 			args = []any{}
 		}
 		return args, nil
-	case "States.ArrayPartition":
-		if err := n(2); err != nil {
-			return nil, err
-		}
-		a, err := arr(0)
-		if err != nil {
-			return nil, err
-		}
-		size, err := integer(1)
-		if err != nil {
-			return nil, err
-		}
+	}},
+	"States.ArrayPartition": takes(arrayKind, integerKind).do(func(c *Call, args []any) (any, error) {
+		a, size := args[0].([]any), integer(args[1])
 		if size <= 0 {
 			return nil, fail("States.ArrayPartition: chunk size must be positive")
 		}
@@ -442,36 +437,17 @@ func (c *Call) Eval(env Env) (any, error) {
 			out = append(out, append([]any{}, a[i:min(i+size, len(a))]...))
 		}
 		return out, nil
-	case "States.ArrayContains":
-		if err := n(2); err != nil {
-			return nil, err
-		}
-		a, err := arr(0)
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range a {
+	}),
+	"States.ArrayContains": takes(arrayKind, anyKind).do(func(c *Call, args []any) (any, error) {
+		for _, v := range args[0].([]any) {
 			if Equal(v, args[1]) {
 				return true, nil
 			}
 		}
 		return false, nil
-	case "States.ArrayRange":
-		if err := n(3); err != nil {
-			return nil, err
-		}
-		lo, err := integer(0)
-		if err != nil {
-			return nil, err
-		}
-		hi, err := integer(1)
-		if err != nil {
-			return nil, err
-		}
-		st, err := integer(2)
-		if err != nil {
-			return nil, err
-		}
+	}),
+	"States.ArrayRange": takes(integerKind, integerKind, integerKind).do(func(c *Call, args []any) (any, error) {
+		lo, hi, st := integer(args[0]), integer(args[1]), integer(args[2])
 		if st == 0 {
 			return nil, fail("States.ArrayRange: step must not be 0")
 		}
@@ -483,41 +459,18 @@ func (c *Call) Eval(env Env) (any, error) {
 			}
 		}
 		return out, nil
-	case "States.ArrayGetItem":
-		if err := n(2); err != nil {
-			return nil, err
-		}
-		a, err := arr(0)
-		if err != nil {
-			return nil, err
-		}
-		i, err := integer(1)
-		if err != nil {
-			return nil, err
-		}
+	}),
+	"States.ArrayGetItem": takes(arrayKind, integerKind).do(func(c *Call, args []any) (any, error) {
+		a, i := args[0].([]any), integer(args[1])
 		if i < 0 || i >= len(a) {
 			return nil, fail("States.ArrayGetItem: index %d out of range", i)
 		}
 		return a[i], nil
-	case "States.ArrayLength":
-		if err := n(1); err != nil {
-			return nil, err
-		}
-		a, err := arr(0)
-		if err != nil {
-			return nil, err
-		}
-		return float64(len(a)), nil
-	case "States.ArrayUnique":
-		if err := n(1); err != nil {
-			return nil, err
-		}
-		a, err := arr(0)
-		if err != nil {
-			return nil, err
-		}
+	}),
+	"States.ArrayLength": takes(arrayKind).do(func(c *Call, args []any) (any, error) { return float64(len(args[0].([]any))), nil }),
+	"States.ArrayUnique": takes(arrayKind).do(func(c *Call, args []any) (any, error) {
 		out := []any{}
-		for _, v := range a {
+		for _, v := range args[0].([]any) {
 			dup := false
 			for _, u := range out {
 				if Equal(u, v) {
@@ -530,24 +483,12 @@ func (c *Call) Eval(env Env) (any, error) {
 			}
 		}
 		return out, nil
-	case "States.Base64Encode":
-		if err := n(1); err != nil {
-			return nil, err
-		}
-		s, err := str(0)
-		if err != nil {
-			return nil, err
-		}
-		return base64.StdEncoding.EncodeToString([]byte(s)), nil
-	case "States.Base64Decode":
-		if err := n(1); err != nil {
-			return nil, err
-		}
-		s, err := str(0)
-		if err != nil {
-			return nil, err
-		}
-		b, err := base64.StdEncoding.DecodeString(s)
+	}),
+	"States.Base64Encode": takes(stringKind).do(func(c *Call, args []any) (any, error) {
+		return base64.StdEncoding.EncodeToString([]byte(args[0].(string))), nil
+	}),
+	"States.Base64Decode": takes(stringKind).do(func(c *Call, args []any) (any, error) {
+		b, err := base64.StdEncoding.DecodeString(args[0].(string))
 		if err != nil {
 			return nil, fail("States.Base64Decode: %v", err)
 		}
@@ -555,22 +496,14 @@ func (c *Call) Eval(env Env) (any, error) {
 			return nil, fail("States.Base64Decode: the decoded bytes are not UTF-8 text")
 		}
 		return string(b), nil
-	case "States.Hash":
-		if err := n(2); err != nil {
-			return nil, err
-		}
-		algo, err := str(1)
-		if err != nil {
-			return nil, err
-		}
-		data := ""
-		if s, ok := args[0].(string); ok {
-			data = s
-		} else {
+	}),
+	"States.Hash": takes(anyKind, stringKind).do(func(c *Call, args []any) (any, error) {
+		data, ok := args[0].(string)
+		if !ok {
 			data = jsonString(args[0])
 		}
 		var h hash.Hash
-		switch algo {
+		switch algo := args[1].(string); algo {
 		case "MD5":
 			h = md5.New()
 		case "SHA-1":
@@ -586,10 +519,8 @@ func (c *Call) Eval(env Env) (any, error) {
 		}
 		h.Write([]byte(data))
 		return hex.EncodeToString(h.Sum(nil)), nil
-	case "States.JsonMerge":
-		if err := n(3); err != nil {
-			return nil, err
-		}
+	}),
+	"States.JsonMerge": takes(anyKind, anyKind, anyKind).do(func(c *Call, args []any) (any, error) {
 		a, ok1 := args[0].(map[string]any)
 		b, ok2 := args[1].(map[string]any)
 		if !ok1 || !ok2 {
@@ -606,72 +537,75 @@ func (c *Call) Eval(env Env) (any, error) {
 			out[k] = v
 		}
 		return out, nil
-	case "States.MathRandom":
-		if len(args) != 2 && len(args) != 3 {
-			return nil, fail("States.MathRandom takes 2 or 3 arguments")
-		}
-		lo, err := integer(0)
-		if err != nil {
-			return nil, err
-		}
-		hi, err := integer(1)
-		if err != nil {
-			return nil, err
-		}
-		if hi < lo {
-			return nil, fail("States.MathRandom: end is below start")
-		}
-		if hi-lo+1 <= 0 {
-			return nil, fail("States.MathRandom: the range is too large")
-		}
-		var r *mrand.Rand
-		if len(args) == 3 {
-			seed, err := integer(2)
-			if err != nil {
-				return nil, err
+	}),
+	// The seed is checked after the range, so a call with both wrong names the range, as it
+	// always has.
+	"States.MathRandom": {params: []param{{"start", integerKind}, {"end", integerKind}, {"seed", anyKind}}, required: 2,
+		eval: func(c *Call, args []any) (any, error) {
+			lo, hi := integer(args[0]), integer(args[1])
+			if hi < lo {
+				return nil, fail("States.MathRandom: end is below start")
 			}
-			r = mrand.New(mrand.NewPCG(uint64(seed), 0))
-		} else {
-			r = mrand.New(mrand.NewPCG(mrand.Uint64(), mrand.Uint64()))
-		}
-		return float64(lo + r.IntN(hi-lo+1)), nil
-	case "States.MathAdd":
-		if err := n(2); err != nil {
-			return nil, err
-		}
-		a, err := integer(0)
-		if err != nil {
-			return nil, err
-		}
-		b, err := integer(1)
-		if err != nil {
-			return nil, err
-		}
-		return float64(a + b), nil
-	case "States.StringSplit":
-		if err := n(2); err != nil {
-			return nil, err
-		}
-		s, err := str(0)
-		if err != nil {
-			return nil, err
-		}
-		d, err := str(1)
-		if err != nil {
-			return nil, err
-		}
+			if hi-lo+1 <= 0 {
+				return nil, fail("States.MathRandom: the range is too large")
+			}
+			var r *mrand.Rand
+			if len(args) == 3 {
+				if err := checkArg(c.Name, 2, integerKind, args[2]); err != nil {
+					return nil, err
+				}
+				r = mrand.New(mrand.NewPCG(uint64(integer(args[2])), 0))
+			} else {
+				r = mrand.New(mrand.NewPCG(mrand.Uint64(), mrand.Uint64()))
+			}
+			return float64(lo + r.IntN(hi-lo+1)), nil
+		}},
+	"States.MathAdd": takes(integerKind, integerKind).do(func(c *Call, args []any) (any, error) {
+		return float64(integer(args[0]) + integer(args[1])), nil
+	}),
+	"States.StringSplit": takes(stringKind, stringKind).do(func(c *Call, args []any) (any, error) {
+		d := args[1].(string)
 		out := []any{}
-		for _, part := range strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune(d, r) }) {
+		for _, part := range strings.FieldsFunc(args[0].(string), func(r rune) bool { return strings.ContainsRune(d, r) }) {
 			out = append(out, part)
 		}
 		return out, nil
-	case "States.UUID":
-		if err := n(0); err != nil {
-			return nil, err
+	}),
+	"States.UUID": takes().do(func(c *Call, args []any) (any, error) { return NewUUID(), nil }),
+}
+
+// format is States.Format: each {} in the template (not written \{ or \}) takes the next
+// argument.
+func format(c *Call, args []any) (any, error) {
+	tmpl := args[0].(string)
+	esc := c.Args[0].escaped
+	var b strings.Builder
+	k := 1
+	for i := 0; i < len(tmpl); i++ {
+		if tmpl[i] == '{' && i+1 < len(tmpl) && tmpl[i+1] == '}' && !esc[i] && !esc[i+1] {
+			if k >= len(args) {
+				return nil, fail("States.Format: more {} than arguments")
+			}
+			switch v := args[k].(type) {
+			case string:
+				b.WriteString(v)
+			case nil:
+				b.WriteString("null")
+			case map[string]any, []any:
+				return nil, fail("States.Format: argument %d must be a string, number, boolean or null", k+1)
+			default:
+				b.WriteString(jsonString(v))
+			}
+			k++
+			i++
+			continue
 		}
-		return NewUUID(), nil
+		b.WriteByte(tmpl[i])
 	}
-	return nil, fail("unknown intrinsic function %s", c.Name)
+	if k != len(args) {
+		return nil, fail("States.Format: %d arguments for %d {}", len(args)-1, k-1)
+	}
+	return b.String(), nil
 }
 
 // NewUUID returns a random (version 4) UUID.

@@ -46,7 +46,7 @@ func newHarness(t testing.TB, o sfnapi.Options) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := flow.New(q, flow.Options{})
+	eng, err := flow.New(db, q, flow.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,16 +9,11 @@ import (
 	"jobdesk/engine/flow"
 )
 
-func (s *Server) describeMapRun(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		MapRunArn string `json:"mapRunArn"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := checkARN("mapRunArn", in.MapRunArn, "mapRun"); err != nil {
-		return nil, err
-	}
+type describeMapRunRequest struct {
+	MapRunArn string `json:"mapRunArn" arn:"mapRun"`
+}
+
+func (s *Server) describeMapRun(ctx context.Context, in *describeMapRunRequest) (any, error) {
 	mr, err := s.b.DescribeMapRun(ctx, in.MapRunArn)
 	if err != nil {
 		return nil, err
@@ -75,18 +70,13 @@ type mapRunListItem struct {
 	StopDate        *epoch `json:"stopDate,omitempty"`
 }
 
-func (s *Server) listMapRuns(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		ExecutionArn string `json:"executionArn"`
-		MaxResults   int    `json:"maxResults"`
-		NextToken    string `json:"nextToken"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := checkARN("executionArn", in.ExecutionArn, "execution"); err != nil {
-		return nil, err
-	}
+type listMapRunsRequest struct {
+	ExecutionArn string `json:"executionArn" arn:"execution"`
+	MaxResults   int    `json:"maxResults"`
+	NextToken    string `json:"nextToken"`
+}
+
+func (s *Server) listMapRuns(ctx context.Context, in *listMapRunsRequest) (any, error) {
 	max, err := maxResults(in.MaxResults)
 	if err != nil {
 		return nil, err
@@ -110,13 +100,11 @@ func (s *Server) listMapRuns(ctx context.Context, body []byte) (any, error) {
 	return out, nil
 }
 
-func (s *Server) createActivity(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		Name string `json:"name"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
+type createActivityRequest struct {
+	Name string `json:"name"`
+}
+
+func (s *Server) createActivity(ctx context.Context, in *createActivityRequest) (any, error) {
 	if err := checkName("name", in.Name); err != nil {
 		return nil, err
 	}
@@ -130,16 +118,11 @@ func (s *Server) createActivity(ctx context.Context, body []byte) (any, error) {
 	}{a.ARN, at(a.CreatedAt)}, nil
 }
 
-func (s *Server) deleteActivity(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		ActivityArn string `json:"activityArn"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := checkARN("activityArn", in.ActivityArn, "activity"); err != nil {
-		return nil, err
-	}
+type deleteActivityRequest struct {
+	ActivityArn string `json:"activityArn" arn:"activity"`
+}
+
+func (s *Server) deleteActivity(ctx context.Context, in *deleteActivityRequest) (any, error) {
 	if err := s.b.DeleteActivity(ctx, in.ActivityArn); err != nil && !isType(err, "ActivityDoesNotExist") {
 		return nil, err
 	}
@@ -148,17 +131,12 @@ func (s *Server) deleteActivity(ctx context.Context, body []byte) (any, error) {
 
 // getActivityTask long-polls for a task of the activity, at most Options.PollTimeout. No task
 // in that time is an empty answer (no taskToken), as on AWS.
-func (s *Server) getActivityTask(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		ActivityArn string `json:"activityArn"`
-		WorkerName  string `json:"workerName"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := checkARN("activityArn", in.ActivityArn, "activity"); err != nil {
-		return nil, err
-	}
+type getActivityTaskRequest struct {
+	ActivityArn string `json:"activityArn" arn:"activity"`
+	WorkerName  string `json:"workerName"`
+}
+
+func (s *Server) getActivityTask(ctx context.Context, in *getActivityTaskRequest) (any, error) {
 	if utf8.RuneCountInString(in.WorkerName) > 80 {
 		return nil, validation("1 validation error detected: Value at 'workerName' failed to satisfy constraint: Member must have length less than or equal to 80")
 	}
@@ -180,14 +158,12 @@ func (s *Server) getActivityTask(ctx context.Context, body []byte) (any, error) 
 	}{token, str(input)}, nil
 }
 
-func (s *Server) sendTaskSuccess(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		TaskToken string  `json:"taskToken"`
-		Output    *string `json:"output"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
+type sendTaskSuccessRequest struct {
+	TaskToken string  `json:"taskToken"`
+	Output    *string `json:"output"`
+}
+
+func (s *Server) sendTaskSuccess(ctx context.Context, in *sendTaskSuccessRequest) (any, error) {
 	if err := required("taskToken", in.TaskToken); err != nil {
 		return nil, err
 	}
@@ -204,15 +180,13 @@ func (s *Server) sendTaskSuccess(ctx context.Context, body []byte) (any, error) 
 	return struct{}{}, nil
 }
 
-func (s *Server) sendTaskFailure(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		TaskToken string `json:"taskToken"`
-		Error     string `json:"error"`
-		Cause     string `json:"cause"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
+type sendTaskFailureRequest struct {
+	TaskToken string `json:"taskToken"`
+	Error     string `json:"error"`
+	Cause     string `json:"cause"`
+}
+
+func (s *Server) sendTaskFailure(ctx context.Context, in *sendTaskFailureRequest) (any, error) {
 	if err := required("taskToken", in.TaskToken); err != nil {
 		return nil, err
 	}
@@ -225,13 +199,11 @@ func (s *Server) sendTaskFailure(ctx context.Context, body []byte) (any, error) 
 	return struct{}{}, nil
 }
 
-func (s *Server) sendTaskHeartbeat(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		TaskToken string `json:"taskToken"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
+type sendTaskHeartbeatRequest struct {
+	TaskToken string `json:"taskToken"`
+}
+
+func (s *Server) sendTaskHeartbeat(ctx context.Context, in *sendTaskHeartbeatRequest) (any, error) {
 	if err := required("taskToken", in.TaskToken); err != nil {
 		return nil, err
 	}

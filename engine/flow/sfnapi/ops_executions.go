@@ -10,12 +10,12 @@ import (
 	"jobdesk/engine/flow"
 )
 
-func (s *Server) startExecution(ctx context.Context, body []byte) (any, error) {
-	arn, input, o, err := startInput(body)
+func (s *Server) startExecution(ctx context.Context, in *startRequest) (any, error) {
+	input, o, err := in.check()
 	if err != nil {
 		return nil, err
 	}
-	e, err := s.b.StartExecution(ctx, arn, input, o)
+	e, err := s.b.StartExecution(ctx, in.StateMachineArn, input, o)
 	if err != nil {
 		return nil, err
 	}
@@ -25,23 +25,19 @@ func (s *Server) startExecution(ctx context.Context, body []byte) (any, error) {
 	}{e.ARN, at(e.StartDate)}, nil
 }
 
-// startInput decodes and checks the request of StartExecution and StartSyncExecution.
-func startInput(body []byte) (string, []byte, flow.StartOptions, error) {
-	var in struct {
-		StateMachineArn string  `json:"stateMachineArn"`
-		Name            string  `json:"name"`
-		Input           *string `json:"input"`
-		TraceHeader     string  `json:"traceHeader"`
-	}
-	if err := decode(body, &in); err != nil {
-		return "", nil, flow.StartOptions{}, err
-	}
-	if err := checkARN("stateMachineArn", in.StateMachineArn, "stateMachine"); err != nil {
-		return "", nil, flow.StartOptions{}, err
-	}
+// startRequest is the request of StartExecution and StartSyncExecution.
+type startRequest struct {
+	StateMachineArn string  `json:"stateMachineArn" arn:"stateMachine"`
+	Name            string  `json:"name"`
+	Input           *string `json:"input"`
+	TraceHeader     string  `json:"traceHeader"`
+}
+
+// check checks the name and the input and returns the input and the start options.
+func (in *startRequest) check() ([]byte, flow.StartOptions, error) {
 	if in.Name != "" {
 		if err := checkName("name", in.Name); err != nil {
-			return "", nil, flow.StartOptions{}, err
+			return nil, flow.StartOptions{}, err
 		}
 	}
 	raw := ""
@@ -50,16 +46,17 @@ func startInput(body []byte) (string, []byte, flow.StartOptions, error) {
 	}
 	input, err := checkPayload("InvalidExecutionInput", "execution input", raw)
 	if err != nil {
-		return "", nil, flow.StartOptions{}, err
+		return nil, flow.StartOptions{}, err
 	}
-	return in.StateMachineArn, input, flow.StartOptions{Name: in.Name}, nil
+	return input, flow.StartOptions{Name: in.Name}, nil
 }
 
 // startSyncExecution starts the execution and waits for it, at most Options.SyncTimeout; one
 // still running then is stopped and answered TIMED_OUT, as an express execution is on AWS. A
 // client that goes away does not stop the execution: it runs on, durably.
-func (s *Server) startSyncExecution(ctx context.Context, body []byte) (any, error) {
-	arn, input, o, err := startInput(body)
+func (s *Server) startSyncExecution(ctx context.Context, in *startRequest) (any, error) {
+	arn := in.StateMachineArn
+	input, o, err := in.check()
 	if err != nil {
 		return nil, err
 	}
@@ -130,17 +127,12 @@ func redriveStatus(e flow.Execution) (string, string) {
 	return "NOT_REDRIVABLE", fmt.Sprintf("Execution is %s and cannot be redriven", e.Status)
 }
 
-func (s *Server) describeExecution(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		ExecutionArn string `json:"executionArn"`
-		IncludedData string `json:"includedData"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := checkARN("executionArn", in.ExecutionArn, "execution"); err != nil {
-		return nil, err
-	}
+type describeExecutionRequest struct {
+	ExecutionArn string `json:"executionArn" arn:"execution"`
+	IncludedData string `json:"includedData"`
+}
+
+func (s *Server) describeExecution(ctx context.Context, in *describeExecutionRequest) (any, error) {
 	if in.IncludedData != "" && in.IncludedData != "ALL_DATA" && in.IncludedData != "METADATA_ONLY" {
 		return nil, validation("1 validation error detected: Value '%s' at 'includedData' failed to satisfy constraint: Member must satisfy enum value set: [ALL_DATA, METADATA_ONLY]", in.IncludedData)
 	}
@@ -180,18 +172,13 @@ func (s *Server) describeExecution(ctx context.Context, body []byte) (any, error
 	return out, nil
 }
 
-func (s *Server) stopExecution(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		ExecutionArn string `json:"executionArn"`
-		Error        string `json:"error"`
-		Cause        string `json:"cause"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := checkARN("executionArn", in.ExecutionArn, "execution"); err != nil {
-		return nil, err
-	}
+type stopExecutionRequest struct {
+	ExecutionArn string `json:"executionArn" arn:"execution"`
+	Error        string `json:"error"`
+	Cause        string `json:"cause"`
+}
+
+func (s *Server) stopExecution(ctx context.Context, in *stopExecutionRequest) (any, error) {
 	if err := errorAndCause(in.Error, in.Cause); err != nil {
 		return nil, err
 	}
@@ -215,17 +202,12 @@ func errorAndCause(name, cause string) error {
 	return nil
 }
 
-func (s *Server) redriveExecution(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		ExecutionArn string `json:"executionArn"`
-		ClientToken  string `json:"clientToken"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := checkARN("executionArn", in.ExecutionArn, "execution"); err != nil {
-		return nil, err
-	}
+type redriveExecutionRequest struct {
+	ExecutionArn string `json:"executionArn" arn:"execution"`
+	ClientToken  string `json:"clientToken"`
+}
+
+func (s *Server) redriveExecution(ctx context.Context, in *redriveExecutionRequest) (any, error) {
 	d, err := s.b.RedriveExecution(ctx, in.ExecutionArn)
 	if err != nil {
 		return nil, err
@@ -248,18 +230,16 @@ type executionListItem struct {
 
 var executionStatuses = map[string]bool{"RUNNING": true, "SUCCEEDED": true, "FAILED": true, "TIMED_OUT": true, "ABORTED": true, "PENDING_REDRIVE": true}
 
-func (s *Server) listExecutions(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		StateMachineArn string `json:"stateMachineArn"`
-		MapRunArn       string `json:"mapRunArn"`
-		StatusFilter    string `json:"statusFilter"`
-		MaxResults      int    `json:"maxResults"`
-		NextToken       string `json:"nextToken"`
-		RedriveFilter   string `json:"redriveFilter"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
+type listExecutionsRequest struct {
+	StateMachineArn string `json:"stateMachineArn"`
+	MapRunArn       string `json:"mapRunArn"`
+	StatusFilter    string `json:"statusFilter"`
+	MaxResults      int    `json:"maxResults"`
+	NextToken       string `json:"nextToken"`
+	RedriveFilter   string `json:"redriveFilter"`
+}
+
+func (s *Server) listExecutions(ctx context.Context, in *listExecutionsRequest) (any, error) {
 	switch {
 	case in.StateMachineArn != "" && in.MapRunArn != "":
 		return nil, validation("give either stateMachineArn or mapRunArn, not both")
@@ -306,20 +286,15 @@ func (s *Server) listExecutions(ctx context.Context, body []byte) (any, error) {
 	return out, nil
 }
 
-func (s *Server) getExecutionHistory(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		ExecutionArn         string `json:"executionArn"`
-		MaxResults           int    `json:"maxResults"`
-		ReverseOrder         bool   `json:"reverseOrder"`
-		NextToken            string `json:"nextToken"`
-		IncludeExecutionData *bool  `json:"includeExecutionData"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := checkARN("executionArn", in.ExecutionArn, "execution"); err != nil {
-		return nil, err
-	}
+type getExecutionHistoryRequest struct {
+	ExecutionArn         string `json:"executionArn" arn:"execution"`
+	MaxResults           int    `json:"maxResults"`
+	ReverseOrder         bool   `json:"reverseOrder"`
+	NextToken            string `json:"nextToken"`
+	IncludeExecutionData *bool  `json:"includeExecutionData"`
+}
+
+func (s *Server) getExecutionHistory(ctx context.Context, in *getExecutionHistoryRequest) (any, error) {
 	max, err := maxResults(in.MaxResults)
 	if err != nil {
 		return nil, err

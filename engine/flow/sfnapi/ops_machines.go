@@ -8,29 +8,30 @@ import (
 	"jobdesk/engine/flow"
 )
 
-// operations maps each X-Amz-Target operation name to its handler.
-var operations = map[string]func(*Server, context.Context, []byte) (any, error){
-	"CreateStateMachine":             (*Server).createStateMachine,
-	"UpdateStateMachine":             (*Server).updateStateMachine,
-	"DescribeStateMachine":           (*Server).describeStateMachine,
-	"ListStateMachines":              (*Server).listStateMachines,
-	"DeleteStateMachine":             (*Server).deleteStateMachine,
-	"ValidateStateMachineDefinition": (*Server).validateDefinition,
-	"StartExecution":                 (*Server).startExecution,
-	"StartSyncExecution":             (*Server).startSyncExecution,
-	"DescribeExecution":              (*Server).describeExecution,
-	"StopExecution":                  (*Server).stopExecution,
-	"RedriveExecution":               (*Server).redriveExecution,
-	"ListExecutions":                 (*Server).listExecutions,
-	"GetExecutionHistory":            (*Server).getExecutionHistory,
-	"DescribeMapRun":                 (*Server).describeMapRun,
-	"ListMapRuns":                    (*Server).listMapRuns,
-	"CreateActivity":                 (*Server).createActivity,
-	"DeleteActivity":                 (*Server).deleteActivity,
-	"GetActivityTask":                (*Server).getActivityTask,
-	"SendTaskSuccess":                (*Server).sendTaskSuccess,
-	"SendTaskFailure":                (*Server).sendTaskFailure,
-	"SendTaskHeartbeat":              (*Server).sendTaskHeartbeat,
+// operations maps each X-Amz-Target operation name to its handler, each made by operation from
+// the function that answers the decoded request.
+var operations = map[string]handler{
+	"CreateStateMachine":             operation((*Server).createStateMachine),
+	"UpdateStateMachine":             operation((*Server).updateStateMachine),
+	"DescribeStateMachine":           operation((*Server).describeStateMachine),
+	"ListStateMachines":              operation((*Server).listStateMachines),
+	"DeleteStateMachine":             operation((*Server).deleteStateMachine),
+	"ValidateStateMachineDefinition": operation((*Server).validateDefinition),
+	"StartExecution":                 operation((*Server).startExecution),
+	"StartSyncExecution":             operation((*Server).startSyncExecution),
+	"DescribeExecution":              operation((*Server).describeExecution),
+	"StopExecution":                  operation((*Server).stopExecution),
+	"RedriveExecution":               operation((*Server).redriveExecution),
+	"ListExecutions":                 operation((*Server).listExecutions),
+	"GetExecutionHistory":            operation((*Server).getExecutionHistory),
+	"DescribeMapRun":                 operation((*Server).describeMapRun),
+	"ListMapRuns":                    operation((*Server).listMapRuns),
+	"CreateActivity":                 operation((*Server).createActivity),
+	"DeleteActivity":                 operation((*Server).deleteActivity),
+	"GetActivityTask":                operation((*Server).getActivityTask),
+	"SendTaskSuccess":                operation((*Server).sendTaskSuccess),
+	"SendTaskFailure":                operation((*Server).sendTaskFailure),
+	"SendTaskHeartbeat":              operation((*Server).sendTaskHeartbeat),
 }
 
 // checkType accepts the state machine types the engine runs: STANDARD (the default).
@@ -53,16 +54,14 @@ type tracingConfiguration struct {
 	Enabled bool `json:"enabled"`
 }
 
-func (s *Server) createStateMachine(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		Name       string `json:"name"`
-		Definition string `json:"definition"`
-		RoleArn    string `json:"roleArn"`
-		Type       string `json:"type"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
+type createStateMachineRequest struct {
+	Name       string `json:"name"`
+	Definition string `json:"definition"`
+	RoleArn    string `json:"roleArn"`
+	Type       string `json:"type"`
+}
+
+func (s *Server) createStateMachine(ctx context.Context, in *createStateMachineRequest) (any, error) {
 	if err := required("name", in.Name, "definition", in.Definition, "roleArn", in.RoleArn); err != nil {
 		return nil, err
 	}
@@ -85,18 +84,13 @@ func (s *Server) createStateMachine(ctx context.Context, body []byte) (any, erro
 	}{sm.ARN, at(sm.CreatedAt)}, nil
 }
 
-func (s *Server) updateStateMachine(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		StateMachineArn string `json:"stateMachineArn"`
-		Definition      string `json:"definition"`
-		RoleArn         string `json:"roleArn"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := checkARN("stateMachineArn", in.StateMachineArn, "stateMachine"); err != nil {
-		return nil, err
-	}
+type updateStateMachineRequest struct {
+	StateMachineArn string `json:"stateMachineArn" arn:"stateMachine"`
+	Definition      string `json:"definition"`
+	RoleArn         string `json:"roleArn"`
+}
+
+func (s *Server) updateStateMachine(ctx context.Context, in *updateStateMachineRequest) (any, error) {
 	if in.Definition == "" && in.RoleArn == "" {
 		return nil, typed("MissingRequiredParameter", "give a definition or a roleArn to update")
 	}
@@ -122,16 +116,11 @@ func (s *Server) updateStateMachine(ctx context.Context, body []byte) (any, erro
 	}{at(sm.UpdatedAt)}, nil
 }
 
-func (s *Server) describeStateMachine(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		StateMachineArn string `json:"stateMachineArn"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := checkARN("stateMachineArn", in.StateMachineArn, "stateMachine"); err != nil {
-		return nil, err
-	}
+type describeStateMachineRequest struct {
+	StateMachineArn string `json:"stateMachineArn" arn:"stateMachine"`
+}
+
+func (s *Server) describeStateMachine(ctx context.Context, in *describeStateMachineRequest) (any, error) {
 	sm, err := s.b.DescribeStateMachine(ctx, in.StateMachineArn)
 	if err != nil {
 		return nil, err
@@ -164,14 +153,12 @@ type stateMachineListItem struct {
 	CreationDate    epoch  `json:"creationDate"`
 }
 
-func (s *Server) listStateMachines(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		MaxResults int    `json:"maxResults"`
-		NextToken  string `json:"nextToken"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
+type listStateMachinesRequest struct {
+	MaxResults int    `json:"maxResults"`
+	NextToken  string `json:"nextToken"`
+}
+
+func (s *Server) listStateMachines(ctx context.Context, in *listStateMachinesRequest) (any, error) {
 	max, err := maxResults(in.MaxResults)
 	if err != nil {
 		return nil, err
@@ -194,16 +181,11 @@ func (s *Server) listStateMachines(ctx context.Context, body []byte) (any, error
 	return out, nil
 }
 
-func (s *Server) deleteStateMachine(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		StateMachineArn string `json:"stateMachineArn"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	if err := checkARN("stateMachineArn", in.StateMachineArn, "stateMachine"); err != nil {
-		return nil, err
-	}
+type deleteStateMachineRequest struct {
+	StateMachineArn string `json:"stateMachineArn" arn:"stateMachine"`
+}
+
+func (s *Server) deleteStateMachine(ctx context.Context, in *deleteStateMachineRequest) (any, error) {
 	if err := s.b.DeleteStateMachine(ctx, in.StateMachineArn); err != nil && !isType(err, "StateMachineDoesNotExist") {
 		// Deleting what is already gone succeeds, as on AWS.
 		return nil, err
@@ -224,16 +206,14 @@ type diagnostic struct {
 	Location string `json:"location,omitempty"`
 }
 
-func (s *Server) validateDefinition(ctx context.Context, body []byte) (any, error) {
-	var in struct {
-		Definition string `json:"definition"`
-		Type       string `json:"type"`
-		Severity   string `json:"severity"`
-		MaxResults int    `json:"maxResults"`
-	}
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
+type validateDefinitionRequest struct {
+	Definition string `json:"definition"`
+	Type       string `json:"type"`
+	Severity   string `json:"severity"`
+	MaxResults int    `json:"maxResults"`
+}
+
+func (s *Server) validateDefinition(ctx context.Context, in *validateDefinitionRequest) (any, error) {
 	if err := required("definition", in.Definition); err != nil {
 		return nil, err
 	}

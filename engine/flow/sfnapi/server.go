@@ -83,7 +83,7 @@ const (
 type Server struct {
 	b   Backend
 	o   Options
-	ops map[string]func(*Server, context.Context, []byte) (any, error)
+	ops map[string]handler
 }
 
 // New returns a server over b.

@@ -2,9 +2,11 @@ package sfnapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +50,57 @@ func decode(body []byte, v any) error {
 		return &Error{Status: 400, Type: "SerializationException", Message: "the request body is not valid JSON: " + err.Error()}
 	}
 	return nil
+}
+
+// handler answers one operation: the request body in, the answer to encode (or an error) out.
+type handler func(s *Server, ctx context.Context, body []byte) (any, error)
+
+// operation makes the handler of an operation from the function that answers its request, a
+// struct R: the body is decoded into an R (SerializationException when it cannot be), then every
+// field tagged arn:"kind" ("kind1|kind2" for several) is checked with checkARN and named by its
+// JSON name, in field order, before f runs. An operation whose ARN rule depends on the request
+// (ListExecutions takes one of two) checks it itself.
+func operation[R any](f func(*Server, context.Context, *R) (any, error)) handler {
+	arns := arnFields(reflect.TypeFor[R]())
+	return func(s *Server, ctx context.Context, body []byte) (any, error) {
+		var in R
+		if err := decode(body, &in); err != nil {
+			return nil, err
+		}
+		v := reflect.ValueOf(&in).Elem()
+		for _, a := range arns {
+			if err := checkARN(a.name, v.Field(a.index).String(), a.kinds...); err != nil {
+				return nil, err
+			}
+		}
+		return f(s, ctx, &in)
+	}
+}
+
+// arnField is a request field that must hold the ARN of one of kinds.
+type arnField struct {
+	index int
+	name  string
+	kinds []string
+}
+
+// arnFields lists the fields of request struct t tagged arn:"…". A tag on a field that is not a
+// string is a mistake in the program, reported when the operations table is built.
+func arnFields(t reflect.Type) []arnField {
+	var out []arnField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		kinds, ok := f.Tag.Lookup("arn")
+		if !ok {
+			continue
+		}
+		if f.Type.Kind() != reflect.String {
+			panic(fmt.Sprintf("sfnapi: %s.%s has an arn tag but is not a string", t.Name(), f.Name))
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		out = append(out, arnField{i, name, strings.Split(kinds, "|")})
+	}
+	return out
 }
 
 // required fails with ValidationException naming the first empty field (pairs of name, value).

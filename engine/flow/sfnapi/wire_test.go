@@ -1,6 +1,7 @@
 package sfnapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -153,4 +154,42 @@ func FuzzParseToken(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestOperationsCheckTheirARN checks that every operation naming a resource by ARN refuses a
+// request without one, and one naming another kind of resource, before it reaches the backend
+// (there is none here), naming the request's member.
+func TestOperationsCheckTheirARN(t *testing.T) {
+	s := &Server{ops: operations} // no backend: a request that got past the check would panic
+	want := map[string]struct{ field, kind string }{
+		"UpdateStateMachine":   {"stateMachineArn", "stateMachine"},
+		"DescribeStateMachine": {"stateMachineArn", "stateMachine"},
+		"DeleteStateMachine":   {"stateMachineArn", "stateMachine"},
+		"StartExecution":       {"stateMachineArn", "stateMachine"},
+		"StartSyncExecution":   {"stateMachineArn", "stateMachine"},
+		"DescribeExecution":    {"executionArn", "execution"},
+		"StopExecution":        {"executionArn", "execution"},
+		"RedriveExecution":     {"executionArn", "execution"},
+		"GetExecutionHistory":  {"executionArn", "execution"},
+		"ListExecutions":       {"stateMachineArn", "stateMachine"},
+		"DescribeMapRun":       {"mapRunArn", "mapRun"},
+		"ListMapRuns":          {"executionArn", "execution"},
+		"DeleteActivity":       {"activityArn", "activity"},
+		"GetActivityTask":      {"activityArn", "activity"},
+	}
+	for op, w := range want {
+		_, err := s.ops[op](s, context.Background(), []byte(`{}`))
+		var e *Error
+		if !errors.As(err, &e) || e.Type != "ValidationException" || !strings.Contains(e.Message, "'"+w.field+"'") {
+			t.Errorf("%s without %s: %v", op, w.field, err)
+		}
+		other := "arn:aws:states:local:000000000000:activity:x"
+		if w.kind == "activity" {
+			other = "arn:aws:states:local:000000000000:execution:m:e"
+		}
+		_, err = s.ops[op](s, context.Background(), []byte(`{"`+w.field+`":"`+other+`"}`))
+		if !errors.As(err, &e) || e.Type != "InvalidArn" || !strings.Contains(e.Message, "a "+w.kind) {
+			t.Errorf("%s with the ARN of another kind: %v", op, err)
+		}
+	}
 }
