@@ -44,7 +44,7 @@ func newEnv(t *testing.T, work job.Handler) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := flow.New(q, flow.Options{Functions: functions.New(functions.Function{Name: "work", Handler: work})})
+	eng, err := flow.New(db, q, flow.Options{Functions: functions.New(functions.Function{Name: "work", Handler: work})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func openDBIn(t testing.TB, dir string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := flow.New(q, flow.Options{})
+	eng, err := flow.New(db, q, flow.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
