@@ -7,7 +7,7 @@ PKGS    := ./...
 # Debian packages some tests and benchmarks use on top of the build dependencies.
 TEST_PKGS := poppler-utils qpdf sqlite3 tesseract-ocr tesseract-ocr-jpn
 
-.PHONY: all deps build run test test-short test-ollama bench lint package clean
+.PHONY: all deps build run test test-short test-ollama bench lint package clean deploy-check
 
 all: build
 
@@ -20,10 +20,20 @@ build: deps
 run: build
 	$(BIN)
 
-test: deps
+test: deps deploy-check
 	@scripts/deps.sh $(TEST_PKGS)
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+# deploy-check: the cloud template (assets/deploy) and the workflows it deploys. npm ci installs
+# asl-validator from the committed lock when node_modules is missing or older than the lock.
+DEPLOY := assets/deploy
+deploy-check: $(DEPLOY)/node_modules/.package-lock.json
+	$(DEPLOY)/node_modules/.bin/asl-validator $(addprefix --json-path ,$(wildcard assets/workflows/*.asl.json))
+	$(GO) test -count=1 ./$(DEPLOY)/
+
+$(DEPLOY)/node_modules/.package-lock.json: $(DEPLOY)/package.json $(DEPLOY)/package-lock.json
+	cd $(DEPLOY) && npm ci --no-audit --no-fund
 
 test-short: deps
 	$(GO) test -short -count=1 $(PKGS)

@@ -1,0 +1,174 @@
+// Package deploy holds JobDesk's CloudFormation template (template.yaml) and its check: the
+// template must parse strictly, reference only what exists, grant only on its own resources,
+// and deploy exactly the workflows of assets/workflows with the functions they call.
+package deploy
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"jobdesk/assets"
+)
+
+func shippedWorkflows(t *testing.T) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for _, name := range assets.Workflows() {
+		def, err := assets.Workflow(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = def
+	}
+	if len(out) == 0 {
+		t.Fatal("no workflows in assets/workflows")
+	}
+	return out
+}
+
+func readTemplate(t *testing.T) []byte {
+	t.Helper()
+	data, err := os.ReadFile("template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func TestTemplate(t *testing.T) {
+	for _, e := range checkTemplate(readTemplate(t), shippedWorkflows(t)) {
+		t.Error(e)
+	}
+}
+
+// TestTemplateFilesExist: the paths `aws cloudformation package` uploads are where the template
+// says (the zip itself is built by make lambda, so only its folder is known here).
+func TestTemplateFilesExist(t *testing.T) {
+	for _, name := range assets.Workflows() {
+		if _, err := os.Stat(filepath.Join("..", "workflows", name+".asl.json")); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestCheckCatchesBrokenTemplates: each mutation of the template (or of the workflow set) must
+// make the check fail with the expected message.
+func TestCheckCatchesBrokenTemplates(t *testing.T) {
+	good := string(readTemplate(t))
+	cases := []struct {
+		name, old, new string
+		workflows      func(map[string][]byte)
+		want           string
+	}{
+		{name: "dangling Ref", old: "Value: !Ref StatusQueue\n", new: "Value: !Ref StatusQueu\n",
+			want: `Ref "StatusQueu" names no resource`},
+		{name: "dangling GetAtt", old: "!GetAtt DesktopRole.Arn", new: "!GetAtt DesktopRoles.Arn",
+			want: "GetAtt DesktopRoles.Arn names no resource"},
+		{name: "unknown attribute", old: "!GetAtt DesktopRole.Arn", new: "!GetAtt DesktopRole.Url",
+			want: `has no attribute "Url"`},
+		{name: "dangling Sub variable", old: `Resource: !Sub "${Bucket.Arn}/${Prefix}history/*"`,
+			new: `Resource: !Sub "${Bucket.Arn}/${Prefx}history/*"`, want: `Ref "Prefx" names no resource`},
+		{name: "undefined condition", old: "Condition: HasAlarmEmail", new: "Condition: HasAlarmMail",
+			want: `Condition "HasAlarmMail" is not defined`},
+		{name: "star resource", old: "Resource: !GetAtt StatusQueue.Arn\n", new: "Resource: \"*\"\n",
+			want: `Resource "*" for sqs:SendMessage`},
+		{name: "hard-coded ARN", old: "Resource: !GetAtt StatusQueue.Arn\n", new: "Resource: arn:aws:sqs:us-east-1:123456789012:other\n",
+			want: "is not one of this stack's resources"},
+		{name: "wildcard before the stack", old: `Resource: !Sub "${Bucket.Arn}/${Prefix}history/*"`,
+			new: `Resource: !Sub "arn:${AWS::Partition}:s3:::*/${Bucket}"`, want: "wildcard before the stack's own name"},
+		{name: "parameter as resource", old: "Resource: !GetAtt StatusQueue.Arn\n", new: "Resource: !Ref Prefix\n",
+			want: "is a parameter, not a resource"},
+		{name: "service wildcard action", old: "Action: sns:Publish", new: "Action: sns:*",
+			want: `Action "sns:*" grants a whole service`},
+		{name: "missing workflow", workflows: func(w map[string][]byte) {
+			w["extra-workflow"] = []byte(`{"StartAt":"A","States":{"A":{"Type":"Succeed"}}}`)
+		}, want: "workflow extra-workflow has no state machine"},
+		{name: "state machine of no workflow", workflows: func(w map[string][]byte) { delete(w, "caption-generation") },
+			want: "not a file of assets/workflows"},
+		{name: "inline definition", old: "      DefinitionUri: ../workflows/caption-generation.asl.json\n",
+			new:  "      DefinitionUri: ../workflows/caption-generation.asl.json\n      DefinitionString: \"{}\"\n",
+			want: "DefinitionString: the definition must come from its assets/workflows file"},
+		{name: "function the workflow calls is missing", old: "FunctionName: ai-goal-status\n", new: "FunctionName: ai-goal-state\n",
+			want: `calls function "ai-goal-status", which the template does not deploy`},
+		{name: "role invokes a function its workflow never calls", old: "                  - !GetAtt AiCaptionGenerationFunction.Arn\n",
+			new:  "                  - !GetAtt AiCaptionGenerationFunction.Arn\n                  - !GetAtt CsvProcessorFunction.Arn\n",
+			want: "may invoke csv-processor, which workflow caption-generation never calls"},
+		{name: "workflow drift: new function", workflows: func(w map[string][]byte) {
+			w["caption-generation"] = []byte(strings.Replace(string(w["caption-generation"]), "ai-caption-generation", "ai-caption-v2", 1))
+		}, want: `calls function "ai-caption-v2", which the template does not deploy`},
+		{name: "workflow hard-codes an ARN", workflows: func(w map[string][]byte) {
+			w["caption-generation"] = []byte(strings.Replace(string(w["caption-generation"]), `"ai-caption-generation"`,
+				`"arn:aws:lambda:us-east-1:123456789012:function:x"`, 1))
+		}, want: "not a resource of this stack"},
+		{name: "invalid workflow", workflows: func(w map[string][]byte) {
+			w["caption-generation"] = []byte(`{"StartAt":"A","States":{"A":{"Type":"Pass","Next":"B"}}}`)
+		}, want: "workflow caption-generation:"},
+		{name: "misspelt property", old: "      VisibilityTimeout: 120\n", new: "      VisibilityTimout: 120\n",
+			want: `unknown field "VisibilityTimout"`},
+		{name: "wrong visibility", old: "      VisibilityTimeout: 120\n", new: "      VisibilityTimeout: 60\n",
+			want: "VisibilityTimeout 60, the specification says 120"},
+		{name: "more receives", old: "maxReceiveCount: 3", new: "maxReceiveCount: 5", want: "after 3 receives"},
+		{name: "no partial batch response", old: "FunctionResponseTypes: [ReportBatchItemFailures]\n      ScalingConfig:\n        MaximumConcurrency: 10",
+			new: "ScalingConfig:\n        MaximumConcurrency: 10", want: "must report batch item failures"},
+		{name: "public bucket", old: "RestrictPublicBuckets: true", new: "RestrictPublicBuckets: false",
+			want: "RestrictPublicBuckets must be true"},
+		{name: "no DLQ alarm", old: "MetricName: ApproximateNumberOfMessagesVisible\n      Dimensions:\n        - Name: QueueName\n          Value: !GetAtt StatusDeadLetterQueue.QueueName",
+			new:  "MetricName: NumberOfMessagesSent\n      Dimensions:\n        - Name: QueueName\n          Value: !GetAtt StatusDeadLetterQueue.QueueName",
+			want: "StatusDeadLetterQueue: needs an alarm on ApproximateNumberOfMessagesVisible > 0"},
+		{name: "missing output", old: "  DesktopRoleArn:\n", new: "  DesktopRoleArnX:\n", want: "output DesktopRoleArn is missing"},
+		{name: "unknown tag", old: "!Ref Bucket\n", new: "!Reff Bucket\n", want: "unknown tag !Reff"},
+		{name: "own runtime", old: "      FunctionName: csv-processor\n", new: "      FunctionName: csv-processor\n      Runtime: go1.x\n",
+			want: "Runtime must come from Globals"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			text := good
+			if tc.old != "" {
+				if !strings.Contains(text, tc.old) {
+					t.Fatalf("the template no longer contains %q: update the case", tc.old)
+				}
+				text = strings.Replace(text, tc.old, tc.new, 1)
+			}
+			wfs := shippedWorkflows(t)
+			if tc.workflows != nil {
+				tc.workflows(wfs)
+			}
+			errs := checkTemplate([]byte(text), wfs)
+			if len(errs) == 0 {
+				t.Fatalf("the check passed a broken template (want %q)", tc.want)
+			}
+			for _, e := range errs {
+				if strings.Contains(e, tc.want) {
+					return
+				}
+			}
+			t.Errorf("no error mentions %q; got:\n%s", tc.want, strings.Join(errs, "\n"))
+		})
+	}
+}
+
+// TestASLValidator runs the npm asl-validator pinned in package-lock.json over every workflow
+// when `npm ci` has installed it (make deploy-check does; it also runs the validator itself).
+func TestASLValidator(t *testing.T) {
+	bin := filepath.Join("node_modules", ".bin", "asl-validator")
+	if _, err := os.Stat(bin); err != nil {
+		t.Skip("asl-validator is not installed here: make deploy-check runs npm ci first")
+	}
+	args := []string{}
+	for _, name := range assets.Workflows() {
+		args = append(args, "--json-path", filepath.Join("..", "workflows", name+".asl.json"))
+	}
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("asl-validator: %v\n%s", err, out)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.asl.json")
+	if err := os.WriteFile(bad, []byte(`{"StartAt":"A","States":{"A":{"Type":"Pass","Next":"B"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Command(bin, "--json-path", bad).Run(); err == nil {
+		t.Fatal("asl-validator accepted a definition with a missing Next target")
+	}
+}
