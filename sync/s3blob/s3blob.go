@@ -44,7 +44,8 @@ type Options struct {
 	// PartSize is the size of a multipart upload's parts; a file of this size or less goes up in
 	// one PutObject. 0: DefaultPartSize. Raised for a file that would need more than 10,000 parts.
 	PartSize int64
-	// Concurrency is how many parts go up at once. 0: 4.
+	// Concurrency is how many parts go up at once. 0: 8 (the parts are read from the file as they
+	// are sent, so more parts at once cost connections, not memory).
 	Concurrency int
 	// PageSize caps the keys of one ListObjectsV2 page. 0: the server's default (1,000).
 	PageSize int32
@@ -69,7 +70,7 @@ func New(client *s3.Client, o Options) *Store {
 	}
 	o.PartSize = max(o.PartSize, minPartSize)
 	if o.Concurrency <= 0 {
-		o.Concurrency = 4
+		o.Concurrency = 8
 	}
 	return &Store{client: client, opts: o}
 }

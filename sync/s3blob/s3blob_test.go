@@ -99,8 +99,8 @@ func TestRoundTripAndRanges(t *testing.T) {
 		{0, 5, big[:5]},
 		{1000, -1, big[1000:]},
 		{5*s3blob.MiB - 10, 20, big[5*s3blob.MiB-10 : 5*s3blob.MiB+10]}, // across a part boundary
-		{int64(len(big)) - 3, 10, big[len(big)-3:]},                       // past the end: what there is
-		{int64(len(big)) + 5, 10, nil},                                    // wholly past the end: nothing
+		{int64(len(big)) - 3, 10, big[len(big)-3:]},                     // past the end: what there is
+		{int64(len(big)) + 5, 10, nil},                                  // wholly past the end: nothing
 		{7, 0, nil},
 	} {
 		r, err := store.OpenRange(ctx, bigURI, c.off, c.n)
