@@ -83,9 +83,6 @@ func NewClient(cfg aws.Config, pathStyle bool, optFns ...func(*s3.Options)) *s3.
 	}}, optFns...)...)
 }
 
-// Client returns the S3 client the Store uses.
-func (s *Store) Client() *s3.Client { return s.client }
-
 // Split returns the bucket and key of an "s3://bucket/key" URI; the key may be empty.
 func Split(uri string) (bucket, key string, err error) {
 	rest, ok := cutPrefixFold(uri, "s3://")

@@ -1,6 +1,7 @@
 package s3blob_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -11,9 +12,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -588,4 +592,82 @@ func TestUploadDoesNotResumeOtherBytes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUploadResumesAfterKill kills an uploading process (kill -9) after some parts, then
+// uploads again: the parts the dead process finished are not sent again.
+func TestUploadResumesAfterKill(t *testing.T) {
+	srv := awstest.StartS3(t)
+	const partSize = 5 * s3blob.MiB
+	data := randomBytes(8, 30*s3blob.MiB+5) // 7 parts
+	local := writeFile(t, data)
+	uri := s3blob.URI(srv.Bucket, s3blob.InputKey("", hexSHA256(data), "killed.csv"))
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "S3BLOB_CHILD_UPLOAD="+strings.Join([]string{srv.Endpoint, srv.AccessKey, srv.SecretKey, local, uri}, "\n"))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(out)
+	killed := false
+	for lines.Scan() {
+		var done int64
+		if _, err := fmt.Sscanf(lines.Text(), "done %d", &done); err == nil && done >= 3*partSize {
+			cmd.Process.Signal(syscall.SIGKILL)
+			killed = true
+			break
+		}
+	}
+	cmd.Wait()
+	if !killed {
+		t.Fatal("the child finished before it was killed")
+	}
+	_, before := listParts(t, srv, strings.TrimPrefix(uri, "s3://"+srv.Bucket+"/"))
+
+	counter := awstest.NewCounter()
+	store := s3blob.New(srv.NewClient(counter), s3blob.Options{PartSize: partSize, Concurrency: 2})
+	res, err := store.Upload(context.Background(), local, uri, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ResumedParts < 3 || res.ResumedParts < before || counter.Count("UploadPart") != 7-res.ResumedParts {
+		t.Fatalf("after kill -9: %d parts listed, resumed %d, sent %d UploadPart", before, res.ResumedParts, counter.Count("UploadPart"))
+	}
+	if got, err := blob.ReadAll(context.Background(), store, uri); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("object after kill -9 and resume: %d bytes, %v", len(got), err)
+	}
+}
+
+// TestMain runs the child of TestUploadResumesAfterKill when asked: it uploads, printing its
+// progress, until it is killed.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv("S3BLOB_CHILD_UPLOAD"); spec != "" {
+		os.Exit(uploadChild(strings.Split(spec, "\n")))
+	}
+	os.Exit(m.Run())
+}
+
+func uploadChild(args []string) int {
+	endpoint, access, secret, local, uri := args[0], args[1], args[2], args[3], args[4]
+	cfg := aws.Config{Region: awstest.Region, Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+		return aws.Credentials{AccessKeyID: access, SecretAccessKey: secret}, nil
+	})}
+	client := s3blob.NewClient(cfg, true, func(o *s3.Options) { o.BaseEndpoint = &endpoint })
+	store := s3blob.New(client, s3blob.Options{PartSize: 5 * s3blob.MiB, Concurrency: 1})
+	_, err := store.Upload(context.Background(), local, uri, func(done, total int64) {
+		fmt.Printf("done %d\n", done)
+		if done > 0 {
+			time.Sleep(time.Second) // wait to be killed
+		}
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }

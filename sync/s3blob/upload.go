@@ -94,14 +94,16 @@ func (s *Store) Upload(ctx context.Context, localPath, destURI string, progress 
 	res := Uploaded{SHA256: hex.EncodeToString(sum)}
 
 	head, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &bucket, Key: &key, ChecksumMode: types.ChecksumModeEnabled})
-	switch {
-	case err == nil && sameContent(head, st.Size(), sum):
+	if err == nil && sameContent(head, st.Size(), sum) {
 		res.Info = blob.Info{URI: destURI, Size: st.Size(), ModTime: aws.ToTime(head.LastModified)}
 		res.Skipped = true
 		up.report(st.Size())
 		return res, nil
-	case err != nil && !errors.Is(fail("stat", destURI, err), blob.ErrNotExist):
-		return res, fail("stat", destURI, err)
+	}
+	if err != nil {
+		if err := fail("stat", destURI, err); !errors.Is(err, blob.ErrNotExist) {
+			return res, err
+		}
 	}
 	up.report(0)
 	if err := up.run(ctx, true); err != nil {
