@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/jobdesk
 PKGS    := ./...
 # Debian packages some tests and benchmarks use on top of the build dependencies.
-TEST_PKGS := poppler-utils qpdf sqlite3 tesseract-ocr tesseract-ocr-jpn
+TEST_PKGS := poppler-utils qpdf sqlite3 tesseract-ocr tesseract-ocr-jpn awscli
 
 .PHONY: all deps build run test test-short test-ollama bench lint package clean deploy-check
 
@@ -22,6 +22,7 @@ run: build
 
 test: deps deploy-check
 	@scripts/deps.sh $(TEST_PKGS)
+	@scripts/test-servers.sh
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 
@@ -47,6 +48,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2x $$($(GO) list ./engine/... | grep -v -e engine/queue -e engine/csvjob)
 	$(GO) test -run '^$$' -bench TaskWorkflow64 -benchtime 3x ./app
 	scripts/bench-csv.sh
+	scripts/test-servers.sh && $(GO) test -run '^$$' -bench Upload1GB -benchtime 1x -timeout 30m ./sync/s3blob
 
 # Optional: builds Ollama from the module proxy and runs one job of each AI type against the
 # tiny random-weight model in ../shared/models (its text is nonsense; the JSON-schema path is real).
