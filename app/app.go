@@ -125,19 +125,8 @@ func (a *App) EngineRunning(ctx context.Context) bool {
 	if a.worker != nil {
 		return true
 	}
-	host, _ := os.Hostname()
-	rows, err := a.DB.R.QueryContext(ctx, `SELECT pid FROM queue_owners WHERE host=?`, host)
-	if err != nil {
-		return false
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var pid int
-		if rows.Scan(&pid) == nil && pid != os.Getpid() && pidAlive(pid) {
-			return true
-		}
-	}
-	return false
+	elsewhere, err := a.Queue.WorkerElsewhere(ctx)
+	return err == nil && elsewhere
 }
 
 // Close stops the engine (running jobs go back to the queue) and closes the database.

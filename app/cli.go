@@ -543,7 +543,7 @@ func (c *CLI) cmdRetry(args []string) int {
 	if !ok {
 		return ExitFailed
 	}
-	j, err := a.RetryJob(context.Background(), id)
+	j, err := a.Retry(context.Background(), id)
 	if err != nil {
 		return c.Fail(err)
 	}

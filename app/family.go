@@ -51,7 +51,7 @@ type Family struct {
 	Close func(a *App)
 	// Retry, when set, runs finished job j (of one of Types) again for `jobdesk retry` and the
 	// window's Retry, and returns the job that will run: the AI family starts a new job linked to
-	// j (seed 000). When nil, the queue runs the same job again (App.RetryJob).
+	// j (seed 000). When nil, the queue runs the same job again (App.Retry).
 	Retry func(ctx context.Context, a *App, j job.Job) (job.Job, error)
 }
 

@@ -2,10 +2,113 @@ package app
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"jobdesk/engine/job"
+	"jobdesk/engine/queue"
 )
+
+// This file is the service API the window (ui) and the command line share: submit work (Submit,
+// in app.go, and SubmitGoal), read it (List, Get, Counts, History, and DescribeResult /
+// SummarizeResult in result_view.go for how a result reads), follow it (Subscribe, Wait), act on
+// it (Cancel, Retry, Export). Callers never reach the queue or the database themselves, so what
+// the window shows is exactly what the command line and the engine see.
+
+// ListFilter selects jobs for List. Zero fields match everything.
+type ListFilter struct {
+	Status   job.Status // only jobs in this status
+	Type     string     // only jobs of this type
+	ParentID int64      // only the fan-out children of this job
+	TopLevel bool       // only what a person submitted, not its fan-out (as the window lists jobs)
+	Limit    int        // at most this many (0: 1000)
+	BeforeID int64      // for paging: only jobs older than this one (a smaller id)
+}
+
+// List returns the jobs f selects, newest first.
+func (a *App) List(ctx context.Context, f ListFilter) ([]job.Job, error) {
+	return a.Queue.List(ctx, queue.Filter{Status: f.Status, Type: f.Type, ParentID: f.ParentID,
+		TopLevel: f.TopLevel, Limit: f.Limit, BeforeID: f.BeforeID})
+}
+
+// Get returns job id; a job that does not exist is refused with E014.
+func (a *App) Get(ctx context.Context, id int64) (job.Job, error) {
+	return a.Queue.Get(ctx, id)
+}
+
+// Counts returns how many jobs a person submitted (jobs without a parent, as List with TopLevel
+// returns them) are in each status, so that counts shown beside a list agree with it.
+func (a *App) Counts(ctx context.Context) (map[job.Status]int, error) {
+	c, err := a.Queue.TopLevelCounts(ctx)
+	if err != nil {
+		return nil, job.Wrap(job.E009, err, "the job counts could not be read").WithJa("ジョブの件数を読み取れませんでした。")
+	}
+	return c, nil
+}
+
+// History returns job id's events in order, beginning with its submission.
+func (a *App) History(ctx context.Context, id int64) ([]job.Event, error) {
+	return a.Queue.History(ctx, id)
+}
+
+// Subscribe returns a channel that receives every job event after its commit (status changes,
+// progress, history entries), and a function that ends the subscription. A subscriber that
+// falls more than buffer events behind loses events rather than slowing the engine; an event of
+// kind job.EventExternalChange (another process wrote) tells it to re-read what it shows.
+func (a *App) Subscribe(buffer int) (<-chan job.Event, func()) {
+	return a.Queue.Subscribe(buffer)
+}
+
+// Wait blocks until job id has finished (or ctx ends) and returns it.
+func (a *App) Wait(ctx context.Context, id int64) (job.Job, error) {
+	return a.Queue.Wait(ctx, id)
+}
+
+// Cancel cancels job id: one that waits ends CANCELLED at once; a running one's handler is
+// stopped and the job ends CANCELLED without retry. Cancelling a finished job is refused;
+// cancelling a cancelled one is not.
+func (a *App) Cancel(ctx context.Context, id int64) error {
+	return a.Queue.Cancel(ctx, id)
+}
+
+// Retry runs finished job id again, as `jobdesk retry` and the window's Retry do: the job's
+// family decides how when it has a Retry hook (an AI job gets a new job linked to it, whose id
+// differs); otherwise the same job goes back to PENDING, keeping its id and history (a workflow
+// execution's job then continues its execution from the state that failed). It returns the job
+// that will run.
+func (a *App) Retry(ctx context.Context, id int64) (job.Job, error) {
+	if j, err := a.Queue.Get(ctx, id); err == nil {
+		if f, ok := familyOf(j.Type); ok && f.Retry != nil {
+			return f.Retry(ctx, a, j)
+		}
+	}
+	return a.Queue.Retry(ctx, id)
+}
+
+// Export writes the result of finished job id to the file out in format ("csv", "xlsx", "md",
+// …; empty: out's extension), as its family writes it. A job whose family writes no result
+// file, a job still under way and a format the family does not write are refused with E014.
+func (a *App) Export(ctx context.Context, id int64, format, out string) error {
+	j, err := a.Queue.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	f, ok := familyOf(j.Type)
+	if !ok || f.Export == nil {
+		return job.Errorf(job.E014, "job %d (%s) has no result file to export", id, j.Type).
+			WithJa(fmt.Sprintf("ジョブ %d（%s）には書き出せる結果ファイルがありません。", id, j.Type))
+	}
+	if !j.Status.Final() {
+		return job.Errorf(job.E014, "job %d is still %s; export it when it has finished", id, j.Status).
+			WithJa(fmt.Sprintf("ジョブ %d はまだ完了していません（%s）。完了後に書き出してください。", id, j.Status))
+	}
+	if format == "" {
+		format = strings.TrimPrefix(strings.ToLower(filepath.Ext(out)), ".")
+	}
+	return f.Export(ctx, a, j, format, out)
+}
 
 // GoalRequest is a goal a person typed into the window (or the CLI): the start of AI generation
 // (seed 000: a goal becomes eight sub-goals, then actions and tasks).
@@ -26,17 +129,4 @@ func (a *App) SubmitGoal(ctx context.Context, g GoalRequest) (job.Job, error) {
 			WithJa("このビルドには AI 生成機能が含まれていません。")
 	}
 	return goalSubmitter(ctx, a, g)
-}
-
-// RetryJob runs finished job id again, as `jobdesk retry` and the window's Retry do: the job's
-// family decides how when it has a Retry hook (an AI job gets a new job linked to it, whose id
-// differs); otherwise the queue puts the same job back to PENDING. It returns the job that will
-// run.
-func (a *App) RetryJob(ctx context.Context, id int64) (job.Job, error) {
-	if j, err := a.Queue.Get(ctx, id); err == nil {
-		if f, ok := familyOf(j.Type); ok && f.Retry != nil {
-			return f.Retry(ctx, a, j)
-		}
-	}
-	return a.Queue.Retry(ctx, id)
 }

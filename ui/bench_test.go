@@ -14,7 +14,7 @@ import (
 func BenchmarkJobList(b *testing.B) {
 	h := newHarness(b, LangJa)
 	enqueueMany(b, h.app, 5000)
-	rows, err := h.app.Queue.List(context.Background(), queueFilter("", 5000, 0))
+	rows, err := h.app.List(context.Background(), listFilter("", 5000, 0))
 	if err != nil || len(rows) != 5000 {
 		b.Fatalf("%d rows, %v", len(rows), err)
 	}

@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"jobdesk/app"
 	"jobdesk/engine/job"
 )
 
@@ -64,10 +65,10 @@ func (u *UI) loadDetail(id int64) {
 	go func() {
 		ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
 		defer cancel()
-		j, err := u.app.Queue.Get(ctx, id)
+		j, err := u.app.Get(ctx, id)
 		var hist []job.Event
 		if err == nil {
-			hist, err = u.app.Queue.History(ctx, id)
+			hist, err = u.app.History(ctx, id)
 		}
 		u.do(func() {
 			if seq != d.seq || u.selected != id {
@@ -152,8 +153,8 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	if j.Error != nil {
 		sections = append(sections, section(tr.T("detail.error")), errorCard(j.Error, tr.lang))
 	}
-	if rows := resultRows(tr, j.Result); len(rows) > 0 {
-		sections = append(sections, section(tr.T("detail.result")), u.resultView(rows))
+	if rows := resultRows(tr, app.DescribeResult(j)); len(rows) > 0 {
+		sections = append(sections, section(tr.T("detail.result")), u.resultForm(rows))
 	}
 	sections = append(sections, widget.NewSeparator(), container.New(layout.NewFormLayout(), facts...),
 		section(tr.T("detail.history")), historyList(tr, hist))

@@ -74,7 +74,7 @@ type update struct {
 // watch follows the engine's event stream until ctx ends, flushing gathered events every
 // flushEvery.
 func (u *UI) watch(ctx context.Context) {
-	events, stop := u.app.Queue.Subscribe(8192)
+	events, stop := u.app.Subscribe(8192)
 	defer stop()
 	p := newPending()
 	tick := time.NewTicker(flushEvery)
@@ -117,7 +117,7 @@ func (u *UI) flush(ctx context.Context, p *pending) {
 		if u.isChild(id) {
 			continue
 		}
-		j, err := u.app.Queue.Get(ctx, id)
+		j, err := u.app.Get(ctx, id)
 		switch {
 		case err == nil && j.ParentID != 0:
 			u.markChild(id)
@@ -130,7 +130,7 @@ func (u *UI) flush(ctx context.Context, p *pending) {
 		}
 	}
 	if len(changed) > 0 {
-		if c, err := u.app.TopLevelCounts(ctx); err == nil {
+		if c, err := u.app.Counts(ctx); err == nil {
 			up.counts = c
 		}
 	}
@@ -211,12 +211,12 @@ func (u *UI) reload() {
 	n = max(n, pageSize)
 	ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
 	defer cancel()
-	rows, err := u.app.Queue.List(ctx, queueFilter(filter, n+1, 0)) // one more tells whether more exist
+	rows, err := u.app.List(ctx, listFilter(filter, n+1, 0)) // one more tells whether more exist
 	if err != nil {
 		u.do(func() { u.setStatusError(err) })
 		return
 	}
-	counts, _ := u.app.TopLevelCounts(ctx)
+	counts, _ := u.app.Counts(ctx)
 	u.do(func() {
 		if u.model.filter != filter {
 			return // the filter changed meanwhile; its own reload follows

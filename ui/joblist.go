@@ -315,7 +315,7 @@ func (u *UI) loadMore() {
 	go func() {
 		ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
 		defer cancel()
-		rows, err := u.app.Queue.List(ctx, queueFilter(filter, pageSize+1, before))
+		rows, err := u.app.List(ctx, listFilter(filter, pageSize+1, before))
 		u.do(func() {
 			u.loading = false
 			if err != nil {
@@ -323,6 +323,9 @@ func (u *UI) loadMore() {
 				return
 			}
 			if u.model.filter != filter || u.model.lastID() != before {
+				// A reload replaced the rows meanwhile: redraw, so that an end still on screen
+				// asks for its next page again instead of waiting for the next scroll.
+				u.refreshList()
 				return
 			}
 			more := len(rows) > pageSize
@@ -335,7 +338,7 @@ func (u *UI) loadMore() {
 	}()
 }
 
-// cancelJob asks the queue to cancel job id; the event stream then updates its row.
+// cancelJob asks the app to cancel job id; the event stream then updates its row.
 func (u *UI) cancelJob(id int64) {
 	if id == 0 {
 		return
@@ -343,7 +346,7 @@ func (u *UI) cancelJob(id int64) {
 	go func() {
 		ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
 		defer cancel()
-		err := u.app.Queue.Cancel(ctx, id)
+		err := u.app.Cancel(ctx, id)
 		u.do(func() {
 			if err != nil {
 				u.showError(u.tr.T("error.cancel_title"), err)
@@ -354,7 +357,7 @@ func (u *UI) cancelJob(id int64) {
 	}()
 }
 
-// retryJob runs job id again (App.RetryJob: the same job, or for an AI job a new one linked to
+// retryJob runs job id again (App.Retry: the same job, or for an AI job a new one linked to
 // it).
 func (u *UI) retryJob(id int64) {
 	if id == 0 {
@@ -363,7 +366,7 @@ func (u *UI) retryJob(id int64) {
 	go func() {
 		ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
 		defer cancel()
-		j, err := u.app.RetryJob(ctx, id)
+		j, err := u.app.Retry(ctx, id)
 		u.do(func() {
 			if err != nil {
 				u.showError(u.tr.T("error.retry_title"), err)

@@ -19,7 +19,6 @@ import (
 
 	"jobdesk/app"
 	"jobdesk/engine/job"
-	"jobdesk/engine/queue"
 )
 
 // writeCSV writes a valid user-log CSV (the CSV family's default schema) of n rows; seed makes
@@ -75,7 +74,7 @@ func tapDialogButton(t *testing.T, h *harness, text string) {
 // topLevel lists the data folder's top-level jobs, newest first.
 func topLevel(t testing.TB, a *app.App) []job.Job {
 	t.Helper()
-	jobs, err := a.Queue.List(context.Background(), queue.Filter{TopLevel: true})
+	jobs, err := a.List(context.Background(), app.ListFilter{TopLevel: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,13 +489,8 @@ func TestResultHeadline(t *testing.T) {
 		{en, ``, ""},
 		{en, `null`, ""},
 	} {
-		if got := resultHeadline(c.tr, json.RawMessage(c.raw)); got != c.want {
+		if got := resultHeadline(c.tr, app.SummarizeResult(job.Job{Result: json.RawMessage(c.raw)})); got != c.want {
 			t.Errorf("%s %s: %q; want %q", c.tr.lang, c.raw, got, c.want)
-		}
-	}
-	for n, want := range map[int64]string{0: "0", 12: "12", 999: "999", 1000: "1,000", -45678: "-45,678", 1234567890: "1,234,567,890"} {
-		if got := groupDigits(n); got != want {
-			t.Errorf("groupDigits(%d) = %q; want %q", n, got, want)
 		}
 	}
 }
@@ -509,7 +503,7 @@ func FuzzResultHeadline(f *testing.F) {
 	f.Add([]byte(`[{"summary":1}]`))
 	tr := newTranslator(LangJa)
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		if s := resultHeadline(tr, raw); strings.ContainsAny(s, "\n\r") {
+		if s := resultHeadline(tr, app.SummarizeResult(job.Job{Result: raw})); strings.ContainsAny(s, "\n\r") {
 			t.Fatalf("%q gave a headline over several lines: %q", raw, s)
 		}
 	})

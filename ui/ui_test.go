@@ -22,7 +22,6 @@ import (
 	"jobdesk/app"
 	"jobdesk/engine/aijob/aitest"
 	"jobdesk/engine/job"
-	"jobdesk/engine/queue"
 )
 
 // writeFile writes size bytes of a repeating, position-dependent pattern and returns the path
@@ -73,7 +72,7 @@ func TestDropFileCreatesJob(t *testing.T) {
 	if st.progress != 100 || st.cancelOn || st.retryOn {
 		t.Fatalf("finished row = %+v; want 100 %%, both buttons off", st)
 	}
-	j, err := h.app.Queue.Get(context.Background(), id)
+	j, err := h.app.Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +101,7 @@ func TestDropFolderIsSkipped(t *testing.T) {
 		t.Fatalf("status bar = %q", u.status.Text)
 	}
 	h.waitFor("the first read", func() bool { return u.empty.Visible() && u.model.counts != nil })
-	if n, _ := h.app.Queue.List(context.Background(), queue.Filter{}); len(n) != 0 {
+	if n, _ := h.app.List(context.Background(), app.ListFilter{}); len(n) != 0 {
 		t.Fatalf("%d jobs were created", len(n))
 	}
 }
@@ -154,7 +153,7 @@ func TestCancelAndRetryButtons(t *testing.T) {
 	if st.cancelOn || !st.retryOn || st.bar {
 		t.Fatalf("cancelled row = %+v; want Cancel off, Retry on, no progress bar", st)
 	}
-	if got, _ := h.app.Queue.Get(context.Background(), id); got.Status != job.Cancelled {
+	if got, _ := h.app.Get(context.Background(), id); got.Status != job.Cancelled {
 		t.Fatalf("database says %s", got.Status)
 	}
 
@@ -249,14 +248,19 @@ func TestListPagesThroughThousands(t *testing.T) {
 	h.waitFor("the pending page", func() bool { return len(u.model.rows) == pageSize && !u.empty.Visible() })
 }
 
-// enqueueMany adds n checksum jobs in one transaction.
+// enqueueMany submits n checksum jobs of one empty file at once (Submit enqueues them in one
+// transaction; making n files would take the test longer than the list does).
 func enqueueMany(t testing.TB, a *app.App, n int) {
 	t.Helper()
-	ps := make([]queue.Params, n)
-	for i := range ps {
-		ps[i] = queue.Params{Type: "checksum", Name: fmt.Sprintf("請求書_%05d.pdf", i), Input: json.RawMessage(`{"path":"none"}`)}
+	p := filepath.Join(t.TempDir(), "請求書.pdf")
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := a.Queue.EnqueueBatch(context.Background(), ps); err != nil {
+	paths := make([]string, n)
+	for i := range paths {
+		paths[i] = p
+	}
+	if _, err := a.Submit(context.Background(), paths, app.SubmitOptions{Type: "checksum"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -324,11 +328,16 @@ func TestRetryOfAnAIJobStartsALinkedJob(t *testing.T) {
 	test.Tap(h.row(old.ID).retry)
 	var newID int64
 	h.waitFor("a new job retrying the failed one", func() bool {
-		h.app.DB.R.QueryRow(`SELECT id FROM jobs WHERE retry_of=?`, old.ID).Scan(&newID)
+		jobs, _ := h.app.List(ctx, app.ListFilter{})
+		for _, j := range jobs {
+			if j.RetryOf == old.ID {
+				newID = j.ID
+			}
+		}
 		return newID != 0
 	})
 	h.waitFor("the new job to succeed", h.statusIs(newID, job.Succeeded))
-	if got, _ := h.app.Queue.Get(ctx, old.ID); got.Status != job.Failed || got.Attempts != 1 {
+	if got, _ := h.app.Get(ctx, old.ID); got.Status != job.Failed || got.Attempts != 1 {
 		t.Fatalf("the old job is %s after %d attempts; it must stay FAILED", got.Status, got.Attempts)
 	}
 	if want := fmt.Sprintf("Job #%d runs again as new job #%d.", old.ID, newID); !strings.HasSuffix(u.status.Text, want) {

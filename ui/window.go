@@ -17,7 +17,6 @@ import (
 	"jobdesk/app"
 	"jobdesk/assets"
 	"jobdesk/engine/job"
-	"jobdesk/engine/queue"
 )
 
 // AppID is the application id (preferences, desktop integration); FyneApp.toml uses the same.
@@ -277,9 +276,9 @@ func errorBody(e *job.Error, lang string) string {
 	return s
 }
 
-// queueFilter is the list's query: top-level jobs of status s, at most n, older than before.
-func queueFilter(s job.Status, n int, before int64) queue.Filter {
-	return queue.Filter{TopLevel: true, Status: s, Limit: n, BeforeID: before}
+// listFilter is the list's query: top-level jobs of status s, at most n, older than before.
+func listFilter(s job.Status, n int, before int64) app.ListFilter {
+	return app.ListFilter{TopLevel: true, Status: s, Limit: n, BeforeID: before}
 }
 
 // wrapText breaks each line of s after at most width runes (a Japanese sentence has no spaces,

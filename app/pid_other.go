@@ -1,5 +1,0 @@
-//go:build !unix
-
-package app
-
-func pidAlive(pid int) bool { return true }

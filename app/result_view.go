@@ -1,0 +1,363 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"jobdesk/engine/job"
+)
+
+// A job's result is JSON its handler wrote. How it reads for people is decided here, once, from
+// the fields the families write: which fields matter and in what order, which only machines
+// read, which are files a person may open, and which figures say in one line what a job
+// produced. A window renders the description in its own language (labels and words are
+// translation keys) and names no family's fields.
+//
+// The fields form one vocabulary rather than one list per job type because a workflow job's
+// result is the output of the family workflow it ran: a `jobdesk flow start csv-processing` job
+// carries the CSV family's fields and reads like a CSV job.
+
+// ResultView is a finished job's result described for people: its one-line summary and its
+// fields as labelled rows, in the order to show them.
+type ResultView struct {
+	Summary ResultSummary
+	// Rows are the result's fields worth showing: well-known ones first in the families'
+	// order, the others by name. Empty values are left out.
+	Rows []ResultRow
+	// More is how many fields were left out beyond MaxResultRows (0: none).
+	More int
+}
+
+// ResultRow is one field of a result.
+type ResultRow struct {
+	// LabelKey is the translation key of a well-known field's label ("field.<name>"); empty
+	// for any other field, whose Label is its own name in words.
+	LabelKey string
+	// Label is a field's name in words ("usersChanged" → "Users changed") when it has no
+	// LabelKey; empty for a result that is not a JSON object (one row, just a value).
+	Label string
+	// Value is the value written for people, the same in every language: figures with digit
+	// groups, seconds as a duration, a short list inline, a file by its base name. When
+	// ValueKey is set, Value is the %s of that sentence (a count) or empty.
+	Value string
+	// ValueKey is the translation key of a value written in words: "result.yes", "result.no",
+	// or "result.items" (a longer list or an object, counted; Value is the count).
+	ValueKey string
+	// File is the file the value names, when it exists: a window offers to open it.
+	File string
+}
+
+// ResultSummary is what a finished job produced, in one line: the result's own sentence when
+// it has one, else its main figures.
+type ResultSummary struct {
+	// Sentence and SentenceJa are the result's own summary in English and Japanese (the CSV
+	// family writes both), each on one line; either may be empty.
+	Sentence, SentenceJa string
+	// Figures are the result's main figures in the order to show them, joined with " · ".
+	Figures []ResultFigure
+}
+
+// ResultFigure is one figure of a summary.
+type ResultFigure struct {
+	// WordsKey is the translation key of the figure's words, with %s for Value ("result.pages");
+	// when One is set and a WordsKey+".one" sentence exists, that one ("1 page", not "1 pages").
+	WordsKey string
+	Value    string
+	One      bool
+}
+
+// MaxResultRows bounds a ResultView: a large result cannot swamp the window.
+const MaxResultRows = 24
+
+// hiddenResultFields are the result fields only machines read (ARNs, ids, storage locations)
+// or that a window shows elsewhere (the summary, the input file, the status).
+var hiddenResultFields = map[string]bool{
+	"executionArn": true, "executionId": true, "jobId": true, "job_id": true,
+	"outputBucket": true, "outputKey": true, "summary": true, "summaryJa": true,
+	"message": true, "messageJa": true, "source": true, "path": true, "name": true,
+	"status": true,
+}
+
+// resultFieldOrder lists the families' well-known result fields in the order they are shown:
+// what happened, the figures (CSV import, document conversion, checksum, AI task runs), the
+// files written, then how. Each has a label under "field.<name>" in assets/translations.
+var resultFieldOrder = []string{
+	"reason",
+	"totalRecords", "successCount", "errorCount", "users", "usersChanged", "table",
+	"page_count", "extracted_text_length", "rows", "bytes", "success_count", "failed_count", "goal_id",
+	"output_path", "errorsCsv", "reportXlsx",
+	"encoding", "delimiter", "extraction_method", "kind", "errorRecords", "errorsTruncated",
+	"toleratedFailurePercentage", "toleratedFailureCount", "processingTimeSeconds", "columns",
+	"no_text_pages", "ocr_pages", "damaged_pages", "notes", "children",
+	"cached", "converter_version", "sha256",
+}
+
+var resultFieldRank = func() map[string]int {
+	m := map[string]int{}
+	for i, k := range resultFieldOrder {
+		m[k] = i
+	}
+	return m
+}()
+
+// summaryFigure is a result field worth a place in a one-line summary.
+type summaryFigure struct {
+	field, words string
+	digest       bool // a hex digest, shown shortened
+}
+
+// summaryFigures are the figures of a summary in the order shown: the checksum's size and
+// digest, a conversion's pages and characters, an AI task run's successes and failures. The
+// digest comes last and only when at most one figure precedes it.
+var summaryFigures = []summaryFigure{
+	{field: "bytes", words: "result.bytes"},
+	{field: "page_count", words: "result.pages"},
+	{field: "extracted_text_length", words: "result.chars"},
+	{field: "success_count", words: "result.succeeded"},
+	{field: "failed_count", words: "result.failed"},
+	{field: "sha256", words: "result.sha256", digest: true},
+}
+
+// SummarizeResult says in one line what finished job j produced: its result's own sentences,
+// else the figures of summaryFigures it has; the zero ResultSummary when neither (or when the
+// result is not a JSON object). It is cheap enough to call for every row of a list.
+func SummarizeResult(j job.Job) ResultSummary {
+	var obj map[string]json.RawMessage
+	if len(j.Result) == 0 || json.Unmarshal(j.Result, &obj) != nil {
+		return ResultSummary{}
+	}
+	return summarize(obj)
+}
+
+func summarize(obj map[string]json.RawMessage) ResultSummary {
+	var s ResultSummary
+	sentence := func(k string) string {
+		var v string
+		if raw, ok := obj[k]; ok && json.Unmarshal(raw, &v) == nil {
+			return oneLine(v)
+		}
+		return ""
+	}
+	s.Sentence, s.SentenceJa = sentence("summary"), sentence("summaryJa")
+	for _, f := range summaryFigures {
+		v, ok := obj[f.field]
+		if !ok {
+			continue
+		}
+		if f.digest {
+			// A digest is what a checksum job is for; beside a conversion's figures it is noise.
+			var d string
+			if len(s.Figures) <= 1 && json.Unmarshal(v, &d) == nil && d != "" {
+				s.Figures = append(s.Figures, ResultFigure{WordsKey: f.words, Value: clip(oneLine(d), 12)})
+			}
+			continue
+		}
+		var n int64
+		if json.Unmarshal(v, &n) == nil {
+			s.Figures = append(s.Figures, ResultFigure{WordsKey: f.words, Value: groupDigits(n), One: n == 1})
+		}
+	}
+	return s
+}
+
+// DescribeResult lays finished job j's result out for people: its summary, then known fields
+// under their label keys (others under their own names in words), figures with digit groups,
+// durations as durations, short lists of figures inline and longer lists and objects counted
+// rather than dumped, files the job wrote marked for opening. A result that is not a JSON
+// object becomes one clipped row. It never fails: any bytes a handler stored describe.
+func DescribeResult(j job.Job) ResultView {
+	trimmed := strings.TrimSpace(string(j.Result))
+	if trimmed == "" || trimmed == "null" {
+		return ResultView{}
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(j.Result, &obj) != nil {
+		return ResultView{Rows: []ResultRow{{Value: clip(compactJSON(j.Result), 600)}}}
+	}
+	v := ResultView{Summary: summarize(obj)}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		if !hiddenResultFields[k] {
+			keys = append(keys, k)
+		}
+	}
+	// Known fields first, in resultFieldOrder; then the rest by name.
+	sort.SliceStable(keys, func(a, b int) bool {
+		ia, oka := resultFieldRank[keys[a]]
+		ib, okb := resultFieldRank[keys[b]]
+		switch {
+		case oka && okb:
+			return ia < ib
+		case oka != okb:
+			return oka
+		}
+		return keys[a] < keys[b]
+	})
+	for _, k := range keys {
+		if len(v.Rows) == MaxResultRows {
+			v.More = len(keys) - MaxResultRows
+			break
+		}
+		row := resultValue(k, obj[k])
+		if row.Value == "" && row.ValueKey == "" {
+			continue
+		}
+		if _, known := resultFieldRank[k]; known {
+			row.LabelKey = "field." + k
+		} else {
+			row.Label = fieldWords(k)
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	return v
+}
+
+// resultValue writes one field's value (a row without its label); a value that names an
+// existing file is marked as one.
+func resultValue(key string, raw json.RawMessage) ResultRow {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return ResultRow{Value: clip(compactJSON(raw), 160)}
+	}
+	switch x := v.(type) {
+	case nil:
+		return ResultRow{}
+	case string:
+		if x == "" {
+			return ResultRow{}
+		}
+		if filepath.IsAbs(x) {
+			if st, err := os.Stat(x); err == nil && !st.IsDir() {
+				return ResultRow{Value: filepath.Base(x), File: x}
+			}
+		}
+		switch x {
+		case "\t":
+			return ResultRow{Value: "TAB"}
+		case ",", ";", "|", " ":
+			return ResultRow{Value: `"` + x + `"`}
+		}
+		return ResultRow{Value: clip(oneLine(x), 160)}
+	case bool:
+		if x {
+			return ResultRow{ValueKey: "result.yes"}
+		}
+		return ResultRow{ValueKey: "result.no"}
+	case float64:
+		return ResultRow{Value: number(key, x)}
+	case []any:
+		if len(x) == 0 {
+			return ResultRow{}
+		}
+		if s, ok := inlineList(x); ok {
+			return ResultRow{Value: s}
+		}
+		return ResultRow{ValueKey: "result.items", Value: groupDigits(int64(len(x)))}
+	case map[string]any:
+		return ResultRow{ValueKey: "result.items", Value: groupDigits(int64(len(x)))}
+	}
+	return ResultRow{Value: clip(compactJSON(raw), 160)}
+}
+
+// inlineList writes a short list of figures or words on one line; ok is false for a long list
+// or one holding anything else.
+func inlineList(x []any) (string, bool) {
+	if len(x) > 12 {
+		return "", false
+	}
+	parts := make([]string, 0, len(x))
+	for _, e := range x {
+		switch y := e.(type) {
+		case float64:
+			parts = append(parts, number("", y))
+		case string:
+			parts = append(parts, clip(oneLine(y), 40))
+		default:
+			return "", false
+		}
+	}
+	return strings.Join(parts, ", "), true
+}
+
+// number writes a figure: seconds as a duration, whole numbers with digit groups, others with
+// at most four significant digits.
+func number(key string, x float64) string {
+	lower := strings.ToLower(key)
+	if strings.HasSuffix(lower, "seconds") && x >= 0 && x < 1e9 {
+		return time.Duration(x * float64(time.Second)).Round(time.Millisecond).String()
+	}
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return groupDigits(int64(x))
+	}
+	return strconv.FormatFloat(x, 'g', 4, 64)
+}
+
+// fieldWords turns a field name (camelCase or snake_case) into words: "usersChanged" →
+// "Users changed".
+func fieldWords(k string) string {
+	var b strings.Builder
+	for i, r := range k {
+		switch {
+		case r == '_' || r == '-':
+			b.WriteByte(' ')
+		case i > 0 && unicode.IsUpper(r):
+			b.WriteByte(' ')
+			b.WriteRune(unicode.ToLower(r))
+		case i == 0:
+			b.WriteRune(unicode.ToUpper(r))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// groupDigits writes n with a comma between groups of three digits (1,234,567), as both
+// languages write figures.
+func groupDigits(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// oneLine joins a text's lines with spaces, for a place that has room for one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// clip shortens s to at most n runes, marking the cut.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+// compactJSON is raw without insignificant spaces, or raw itself when it is not JSON.
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
