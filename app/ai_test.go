@@ -189,7 +189,8 @@ func TestAIThrottledThenRetriedByTheQueue(t *testing.T) {
 	}
 	j := decodeJob(t, out)
 	calls := srv.Calls()
-	// The workflow's Retry (1 s, backoff 2) retries the throttled call inside the execution.
+	// The call retries by itself inside the execution, after its backoff's first 1 s (the server
+	// sent no Retry-After).
 	if j.Status != job.Succeeded || len(calls) != 2 {
 		t.Fatalf("%s: %d calls", j.Status, len(calls))
 	}
