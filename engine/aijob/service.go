@@ -71,8 +71,9 @@ type Service struct {
 	// ExecutionTimeout bounds a whole TASK_GENERATION (seed 001: 900 s).
 	ExecutionTimeout time.Duration
 	// CallRetry is every provider call's own retry of throttling, an unavailable service or a
-	// broken connection (Retrying): up to 4 retries after the server's Retry-After, else after 1 s, 2 s, 4 s, 8 s.
-	// MaxAttempts 0 leaves retrying to the caller (TaskRetry, a workflow's Retry).
+	// broken connection (Retrying): up to 4 retries, each after the server's Retry-After, else
+	// after 1 s, 2 s, 4 s, 8 s. MaxAttempts 0 leaves retrying to the caller (TaskRetry, a
+	// workflow's Retry).
 	CallRetry RetryPolicy
 	// TaskRetry is GenerateTasks' Retry (seed 001: 2 s × 3, backoff 2).
 	TaskRetry RetryPolicy
