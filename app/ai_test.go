@@ -189,7 +189,8 @@ func TestAIThrottledThenRetriedByTheQueue(t *testing.T) {
 	}
 	j := decodeJob(t, out)
 	calls := srv.Calls()
-	// The workflow's Retry (1 s, backoff 2) retries the throttled call inside the execution.
+	// The call retries by itself inside the execution, after its backoff's first 1 s (the server
+	// sent no Retry-After).
 	if j.Status != job.Succeeded || len(calls) != 2 {
 		t.Fatalf("%s: %d calls", j.Status, len(calls))
 	}
@@ -743,4 +744,153 @@ func openTestApp(t *testing.T, dir string) (*App, context.Context) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return a, ctx
+}
+
+// A service that throttles every call once (HTTP 429, Retry-After: 0) still completes the whole
+// chain through the shipped workflows: 8 sub-goals, 64 actions, 192 tasks. Each AI call retries
+// by itself, so no Task spends its retry budget on one sub-goal after another.
+func TestAIThrottlingServiceCompletesTheChain(t *testing.T) {
+	srv := aitest.NewOpenAI(t, aitest.ThrottleOnce("0", nil))
+	aiEnv(t, srv.URL)
+	dir := t.TempDir()
+	run := func(args ...string) job.Job {
+		t.Helper()
+		code, out, errOut := runCLI(t, append([]string{"--data-dir", dir, "generate"}, append(args, "--wait", "--json")...)...)
+		if code != ExitOK {
+			t.Fatalf("generate %v: exit %d\n%s\n%s", args, code, out, errOut)
+		}
+		return decodeJob(t, out)
+	}
+	j := run("subgoals", "--title", "混雑したサービスでも達成する")
+	var sub aijob.SubgoalResult
+	json.Unmarshal(j.Result, &sub)
+	if j.Status != job.Succeeded || len(sub.Subgoals) != 8 {
+		t.Fatalf("sub-goals: %s %s", j.Status, j.Result)
+	}
+	id := itoa(sub.GoalID)
+	j = run("actions", "--goal", id)
+	var ar aijob.ActionResult
+	json.Unmarshal(j.Result, &ar)
+	if j.Status != job.Succeeded || ar.Actions != 64 {
+		t.Fatalf("actions: %s %s", j.Status, j.Result)
+	}
+	j = run("tasks", "--goal", id)
+	var tr aijob.TaskResult
+	json.Unmarshal(j.Result, &tr)
+	if j.Status != job.Succeeded || tr.GoalStatus != "active" || tr.SuccessCount != 64 || tr.Tasks != 192 {
+		t.Fatalf("tasks: %s %s", j.Status, j.Result)
+	}
+	// The server's log: 1 + 8 + 64 distinct requests, each throttled once and then answered
+	// once, the answer right after its own 429.
+	calls := srv.Calls()
+	if len(calls) != 2*(1+8+64) {
+		t.Fatalf("%d calls, want %d", len(calls), 2*(1+8+64))
+	}
+	seen := map[string]int{}
+	for _, c := range calls {
+		seen[string(c.Body)]++
+	}
+	for body, n := range seen {
+		if n != 2 {
+			t.Fatalf("a request was sent %d times, want 2 (once throttled, once answered): %.120s", n, body)
+		}
+	}
+}
+
+// After its retries, a call the service keeps throttling fails for good, and says so: the error
+// is not retryable, names the tries the server saw and what to do, in English and Japanese, and
+// promises no retry that will not come.
+func TestAIThrottledForGoodSaysSo(t *testing.T) {
+	srv := aitest.NewOpenAI(t, func(aitest.Call) aitest.Step {
+		return aitest.Step{Status: 429, ErrorType: "rate_limit_exceeded", RetryAfter: "0"}
+	})
+	aiEnv(t, srv.URL)
+	code, out, _ := runCLI(t, "--data-dir", t.TempDir(), "generate", "subgoals", "--title", "混雑", "--wait", "--json")
+	j := decodeJob(t, out)
+	e := j.Error
+	if code != ExitFailed || j.Status != job.Failed || e == nil || e.Code != job.E002 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	n := len(srv.Calls())
+	if e.Retryable {
+		t.Fatalf("the final error is retryable: %+v", e)
+	}
+	if strings.Contains(e.MessageJa, "しばらくして再試行します") || strings.Contains(e.Message, "will be tried again") {
+		t.Fatalf("a final error promises a retry: %q / %q", e.Message, e.MessageJa)
+	}
+	if !strings.Contains(e.Message, "after "+itoa(int64(n))+" tries") || !strings.Contains(e.Message, "retry the job") ||
+		!strings.Contains(e.MessageJa, itoa(int64(n))+" 回") || !strings.Contains(e.MessageJa, "再試行してください") {
+		t.Fatalf("the final error does not say it failed after the %d tries and what to do: %q / %q", n, e.Message, e.MessageJa)
+	}
+}
+
+// An empty image fails CAPTION_GENERATION with E004 "the file is empty", in both languages: when
+// `caption` submits it, and when a job for it is queued anyway.
+func TestAICaptionEmptyImage(t *testing.T) {
+	srv := aitest.NewOpenAI(t, nil)
+	aiEnv(t, srv.URL)
+	dir := t.TempDir()
+	for _, name := range []string{"空.png", "空.jpg"} {
+		img := filepath.Join(t.TempDir(), name)
+		os.WriteFile(img, nil, 0o600)
+		code, out, errOut := runCLI(t, "--data-dir", dir, "caption", "--json", img)
+		if code != ExitFailed || out != "" || !strings.Contains(errOut, "E004") || !strings.Contains(errOut, "the file is empty") ||
+			!strings.Contains(errOut, "ファイルが空です") {
+			t.Fatalf("%s: exit %d %q %q", name, code, out, errOut)
+		}
+		a, ctx := openTestApp(t, dir)
+		in, _ := json.Marshal(aijob.FileInput{Path: img})
+		j, _, err := a.Queue.Enqueue(ctx, queue.Params{Type: aijob.TypeCaption, Name: name, Input: in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.StartEngine(ctx); err != nil {
+			t.Fatal(err)
+		}
+		j, err = a.Queue.Wait(ctx, j.ID)
+		if err != nil || j.Status != job.Failed || j.Error == nil || j.Error.Code != job.E004 ||
+			!strings.Contains(j.Error.Message, "the file is empty") || !strings.Contains(j.Error.MessageJa, "ファイルが空です") {
+			t.Fatalf("%s: %v %s %+v", name, err, j.Status, j.Error)
+		}
+		a.Close()
+	}
+	if n := len(srv.Calls()); n != 0 {
+		t.Fatalf("an empty image was sent to the model %d times", n)
+	}
+}
+
+// BenchmarkTaskWorkflow64Throttled is BenchmarkTaskWorkflow64 against a service that throttles
+// every call once (429, Retry-After: 0) and answers in 50 ms (target < 1.5 s: each call retries by
+// itself at once instead of waiting for the Task's 2 s Retry).
+func BenchmarkTaskWorkflow64Throttled(b *testing.B) {
+	srv := aitest.NewOpenAI(b, nil)
+	b.Setenv(EnvAIEndpoint, srv.URL)
+	b.Setenv(EnvAIProvider, "openai")
+	a, err := Open(Config{DataDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	ctx := context.Background()
+	a.StartEngine(ctx)
+	j, _ := SubmitGeneration(ctx, a, aijob.TypeActions, aijob.GoalInput{Title: "ベンチマーク"})
+	j, _ = a.Queue.Wait(ctx, j.ID)
+	var ar aijob.ActionResult
+	json.Unmarshal(j.Result, &ar)
+	slow := func(c aitest.Call) aitest.Step {
+		return aitest.Step{Text: aitest.Answer(c), Delay: 50 * time.Millisecond}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		srv.SetScript(aitest.ThrottleOnce("0", slow)) // every request of this run is new to it
+		start := time.Now()
+		j, err := SubmitGeneration(ctx, a, aijob.TypeTasks, aijob.GoalInput{GoalID: ar.GoalID, Regenerate: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.Succeeded {
+			b.Fatalf("%v %s %v", err, j.Status, j.Error)
+		}
+		b.ReportMetric(time.Since(start).Seconds(), "s/64actions")
+	}
 }

@@ -43,6 +43,7 @@ func newTestServiceDB(t testing.TB, p Provider) (*Service, *store.DB) {
 	}
 	t.Cleanup(func() { db.Close() })
 	s := NewService(aisqlite.New(db).State(), p)
+	s.CallRetry = RetryPolicy{5 * time.Millisecond, 4, 2}
 	s.TaskRetry = RetryPolicy{20 * time.Millisecond, 3, 2}
 	s.SaveRetry = RetryPolicy{10 * time.Millisecond, 3, 2}
 	return s, db
@@ -174,6 +175,8 @@ func sevenSubgoals() string {
 	return string(b)
 }
 
+// One call's failure is classified by the OpenAI-compatible server's answer (the call's own
+// retries are off here: TestCallRetriesThenFailsForGood classifies what they give up on).
 func TestOpenAIErrorClasses(t *testing.T) {
 	tests := []struct {
 		step      aitest.Step
@@ -192,6 +195,7 @@ func TestOpenAIErrorClasses(t *testing.T) {
 		t.Run(fmt.Sprint(tt.step.Status, tt.step.ErrorType), func(t *testing.T) {
 			srv := aitest.NewOpenAI(t, func(aitest.Call) aitest.Step { return tt.step })
 			s := newTestService(t, local(srv))
+			s.CallRetry = RetryPolicy{}
 			_, err := s.Subgoals(withJob(1), mustJSON(GoalInput{Title: "目標"}), job.Discard)
 			je := job.AsError(err)
 			if je == nil || je.Code != tt.code || je.ErrorName() != tt.name || je.Retryable != tt.retryable || je.MessageJa == "" {
@@ -434,12 +438,14 @@ func TestTasksAllPartialNone(t *testing.T) {
 	}
 }
 
-// Property 3: a failing call is retried after 1×, 2×, 4× the interval (seed: 2 s, 4 s, 8 s).
+// Property 3: a failing call is retried after 1×, 2×, 4× the interval (seed: 2 s, 4 s, 8 s). The
+// calls' own retries are off, so TaskRetry alone retries.
 func TestTaskRetryBackoffIntervals(t *testing.T) {
 	srv := aitest.NewOpenAI(t, nil)
 	s := newTestService(t, local(srv))
 	g := goalWithActions(t, s)
 	target := g.Actions()[10]
+	s.CallRetry = RetryPolicy{}
 	s.TaskRetry = RetryPolicy{80 * time.Millisecond, 3, 2}
 	var mu sync.Mutex
 	var at []time.Time
@@ -485,6 +491,7 @@ func TestTaskRetryGivesUpAfterThreeRetries(t *testing.T) {
 	s := newTestService(t, local(srv))
 	g := goalWithActions(t, s)
 	a := g.Actions()[0]
+	s.CallRetry = RetryPolicy{} // TaskRetry alone retries
 	srv.SetScript(failingTasks(map[string]bool{a.Title: true}, aitest.Step{Status: 503}))
 	before := len(srv.Calls())
 	_, err := s.Tasks(withJob(3), mustJSON(GoalInput{GoalID: g.ID, ActionIDs: []int64{a.ID}}), job.Discard)
@@ -861,22 +868,28 @@ func TestAlertThreshold(t *testing.T) {
 }
 
 // A busy service is not a reason to extract less: the error goes back to the queue (retried with
-// backoff) and nothing is cached; refused credentials fail at once with E007.
+// backoff) and nothing is cached — and so when the call's own retries gave up on it (final, no
+// longer retryable); refused credentials fail at once with E007.
 func TestEligibilityErrorClasses(t *testing.T) {
 	dir := t.TempDir()
 	md := filepath.Join(dir, "guide.md")
 	os.WriteFile(md, []byte(guideline), 0o600)
 	for _, c := range []struct {
 		status    int
+		callRetry bool
 		code      job.Code
 		retryable bool
-	}{{429, job.E002, true}, {503, job.E001, true}, {401, job.E007, false}} {
+	}{{429, false, job.E002, true}, {503, false, job.E001, true}, {401, false, job.E007, false},
+		{429, true, job.E002, false}, {503, true, job.E001, false}} {
 		srv := aitest.NewOpenAI(t, func(aitest.Call) aitest.Step { return aitest.Step{Status: c.status} })
 		s := newTestService(t, local(srv))
+		if !c.callRetry {
+			s.CallRetry = RetryPolicy{}
+		}
 		_, err := s.Eligibility(withJob(1), mustJSON(FileInput{Path: md}), job.Discard)
 		je := job.AsError(err)
 		if je == nil || je.Code != c.code || je.Retryable != c.retryable {
-			t.Fatalf("HTTP %d: %v", c.status, err)
+			t.Fatalf("HTTP %d (call retries %v): %v", c.status, c.callRetry, err)
 		}
 		if _, _, cached := CachedEligibilityOf(s, context.Background(), contentHash(t, md)); cached {
 			t.Fatalf("HTTP %d: a result was cached", c.status)
@@ -894,7 +907,7 @@ func contentHash(t *testing.T, path string) string {
 }
 
 // CheckImage tells an image from anything else by its first bytes, with the coded error
-// CAPTION_GENERATION fails with.
+// CAPTION_GENERATION fails with; an empty file says it is empty, in both languages.
 func TestCheckImage(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, b []byte) string {
@@ -903,22 +916,25 @@ func TestCheckImage(t *testing.T) {
 		return p
 	}
 	cases := []struct {
-		path string
-		mime string
-		code job.Code
+		path     string
+		mime     string
+		code     job.Code
+		says, ja string
 	}{
-		{pngFile(t), "image/png", ""},
-		{write("a.jpg", []byte{0xFF, 0xD8, 0xFF, 0xDB, 0}), "image/jpeg", ""},
-		{write("a.png", []byte("not an image")), "", job.E004},
-		{write("empty.png", nil), "", job.E004},
-		{filepath.Join(dir, "missing.png"), "", job.E014},
-		{dir, "", job.E014},
+		{pngFile(t), "image/png", "", "", ""},
+		{write("a.jpg", []byte{0xFF, 0xD8, 0xFF, 0xDB, 0}), "image/jpeg", "", "", ""},
+		{write("a.png", []byte("not an image")), "", job.E004, "not a PNG or JPEG image", "PNG または JPEG の画像ではありません"},
+		{write("empty.png", nil), "", job.E004, "empty.png: the file is empty", "ファイルが空です"},
+		{write("empty.jpg", nil), "", job.E004, "empty.jpg: the file is empty", "ファイルが空です"},
+		{filepath.Join(dir, "missing.png"), "", job.E014, "cannot be read", "読み取れません"},
+		{dir, "", job.E014, "cannot be read", "読み取れません"},
 	}
 	for _, c := range cases {
 		mime, err := new(Service).CheckImage(context.Background(), c.path)
 		je := job.AsError(err)
-		if mime != c.mime || (c.code == "") != (je == nil) || (je != nil && (je.Code != c.code || je.Retryable || je.MessageJa == "")) {
-			t.Errorf("%s: %q %+v, want %q %s", filepath.Base(c.path), mime, je, c.mime, c.code)
+		if mime != c.mime || (c.code == "") != (je == nil) || (je != nil && (je.Code != c.code || je.Retryable ||
+			!strings.Contains(je.Message, c.says) || !strings.Contains(je.MessageJa, c.ja))) {
+			t.Errorf("%s: %q %+v, want %q %s %q", filepath.Base(c.path), mime, je, c.mime, c.code, c.says)
 		}
 	}
 }

@@ -42,8 +42,9 @@ func ImageMIME(head []byte) string {
 
 // CheckImage returns the MIME type of the image at uri (image/png or image/jpeg) from its first
 // bytes, or the permanent error CAPTION_GENERATION would fail with: E014 when it cannot be read,
-// E003 when it is larger than MaxImageBytes, E004 when it is not a PNG or JPEG image. It reads
-// only the file's start, so the CLI and the job check it before anything waits for a provider.
+// E003 when it is larger than MaxImageBytes, E004 when it is empty ("the file is empty") or not
+// a PNG or JPEG image. It reads only the file's start, so the CLI and the job check it before
+// anything waits for a provider.
 func (s *Service) CheckImage(ctx context.Context, uri string) (string, error) {
 	unreadable := func(err error) error {
 		return job.Wrap(job.E014, err, "the image "+baseName(uri)+" cannot be read").WithJa("画像ファイルが見つからないか、読み取れません。").Permanent()
@@ -51,6 +52,10 @@ func (s *Service) CheckImage(ctx context.Context, uri string) (string, error) {
 	st, err := s.blobs().Stat(ctx, uri)
 	if err != nil {
 		return "", unreadable(err)
+	}
+	if st.Size == 0 {
+		return "", job.Errorf(job.E004, "%s: the file is empty", baseName(uri)).
+			WithJa(baseName(uri) + ": ファイルが空です。").Permanent()
 	}
 	if st.Size > MaxImageBytes {
 		return "", job.Errorf(job.E003, "the image is larger than %d MB", MaxImageBytes>>20).WithJa("画像が大きすぎます（20MBまで）。").Permanent()

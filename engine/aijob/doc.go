@@ -11,7 +11,10 @@
 // SQLite implementation on the device is engine/aijob/aisqlite.
 //
 // Error classes follow the seeds: throttling, an unavailable service and network failures are
-// retryable (E001/E002); quota, authentication and bad requests fail at once (E007); a reply that
+// retryable (E001/E002), and each call retries them by itself (Retrying, for any Provider),
+// honouring the service's Retry-After, so a Task that makes many calls does not spend its retries
+// one call after another; when those retries give up the failure is final and says after how
+// many tries. Quota, authentication and bad requests fail at once (E007); a reply that
 // is not valid JSON for its schema is retried once with the validation error in the prompt, then
 // fails with E008. A provider that cannot be reached at all does not fail a job: the handler
 // defers it (job.Defer) with the message "AI provider offline", and the queue starts it again by

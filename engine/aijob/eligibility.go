@@ -97,7 +97,7 @@ func (s *Service) Eligibility(ctx context.Context, input json.RawMessage, r job.
 	_, err = s.generate(ctx, s.Provider, "eligibility", req, EligibilitySchema, &e)
 	level := LevelModel
 	if err != nil && !IsOffline(err) && !isCtxErr(ctx) && !fallsBack(err, s.Fallback != nil) {
-		return nil, err // busy or unreachable: retried with backoff; refused: fails at once (E007)
+		return nil, err // busy or unreachable after its call's retries; refused: fails at once (E007)
 	}
 	if err != nil && !IsOffline(err) && !isCtxErr(ctx) {
 		r.Progress(40, "Retrying with the fallback model")
@@ -137,12 +137,12 @@ func isCtxErr(ctx context.Context) bool { return ctx.Err() != nil }
 
 // fallsBack reports whether a failed model call goes down the seed's fallback levels (the reply
 // was unusable, or the request was refused as such). A busy or unreachable service is not a
-// reason to extract less: the error is returned and the job retried with backoff. Exhausted
-// quota or refused credentials fail the job at once, unless another provider (the fallback
-// model's) can still be asked.
+// reason to extract less, whether it will be retried or its call's own retries gave up: the
+// error is returned. Exhausted quota or refused credentials fail the job at once, unless another
+// provider (the fallback model's) can still be asked.
 func fallsBack(err error, otherProvider bool) bool {
 	je := job.AsError(err)
-	if je == nil || je.Retryable {
+	if je == nil || je.Retryable || Kind(je.Name).busy() {
 		return false
 	}
 	if je.Name == string(KindQuota) || je.Name == string(KindAuth) {

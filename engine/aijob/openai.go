@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -167,7 +168,9 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Reply, error) {
 		return Reply{}, transportError(ctx, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return Reply{}, httpError(resp.StatusCode, raw, len(req.Image) > 0)
+		e := httpError(resp.StatusCode, raw, len(req.Image) > 0)
+		e.RetryAfter = retryAfter(resp.Header, time.Now())
+		return Reply{}, e
 	}
 	var r oaResponse
 	if err := json.Unmarshal(raw, &r); err != nil || len(r.Choices) == 0 {
@@ -293,6 +296,34 @@ func httpError(status int, raw []byte, hadImage bool) *ProviderError {
 		e.Kind = KindBadRequest
 	}
 	return e
+}
+
+// retryAfter reads how long the server asks the client to wait: Retry-After in seconds or as an
+// HTTP date (RFC 9110), or the Retry-After-Ms some OpenAI-compatible services send. nil: it did
+// not say (or said nothing readable); a date in the past is no wait.
+func retryAfter(h http.Header, now time.Time) *time.Duration {
+	var d time.Duration
+	if ms, err := strconv.ParseFloat(strings.TrimSpace(h.Get("Retry-After-Ms")), 64); err == nil && ms >= 0 && ms <= float64(24*time.Hour/time.Millisecond) {
+		d = time.Duration(ms * float64(time.Millisecond))
+		return &d
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return nil
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 {
+			return nil
+		}
+		d = time.Duration(min(secs, int64(24*time.Hour/time.Second))) * time.Second
+		return &d
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return nil
+	}
+	d = max(t.Sub(now), 0)
+	return &d
 }
 
 func snippet(b []byte) string {

@@ -67,6 +67,12 @@ type ProviderError struct {
 	Status  int    // HTTP status, 0 when none
 	Message string // the provider's own words
 	Err     error
+	// RetryAfter is how long the service asked the caller to wait (HTTP Retry-After); nil when
+	// it did not say.
+	RetryAfter *time.Duration
+	// Attempts is how many calls were made when the call's own retries (Retrying) gave up: the
+	// failure is then final. 0: one call, whose retrying is left to the caller.
+	Attempts int
 }
 
 // Error prints the kind and the provider's message.
@@ -84,13 +90,22 @@ func (e *ProviderError) Error() string {
 // Unwrap returns the cause.
 func (e *ProviderError) Unwrap() error { return e.Err }
 
-// Retryable reports whether trying again can help.
+// Retryable reports whether trying again can help: not once the call's own retries gave up.
 func (e *ProviderError) Retryable() bool {
+	if e.Attempts > 0 {
+		return false
+	}
 	switch e.Kind {
 	case KindThrottled, KindUnavailable, KindNetwork, KindTimeout, KindHeartbeat:
 		return true
 	}
 	return false
+}
+
+// busy reports whether the failure is one that a call retries by itself (Retrying): throttling,
+// an unavailable service, a broken connection.
+func (k Kind) busy() bool {
+	return k == KindThrottled || k == KindUnavailable || k == KindNetwork
 }
 
 // IsOffline reports whether err says no provider could be reached at all.
@@ -100,12 +115,39 @@ func IsOffline(err error) bool {
 }
 
 // JobError turns a provider failure into the coded error a job records. The error name is the
-// kind, so a workflow's Retry can match ThrottlingException or States.Timeout by name.
+// kind, so a workflow's Retry can match ThrottlingException or States.Timeout by name. Its words
+// match its retryable flag: a failure that will be retried says so; a final one (the call's own
+// retries gave up) says after how many tries, and what to do, and is not retryable.
 func (e *ProviderError) JobError() *job.Error {
 	var je *job.Error
+	switch {
+	case e.Kind == KindThrottled && e.Attempts > 0:
+		je = job.Wrap(job.E002, e, fmt.Sprintf("the AI service is busy (rate limit): no answer after %s; wait a few minutes, then retry the job", tries(e.Attempts))).
+			WithJa(fmt.Sprintf("AIサービスが混み合っています（レート制限）。%d 回試しましたが応答がありませんでした。数分待ってからジョブを再試行してください。", e.Attempts))
+	case e.Kind.busy() && e.Attempts > 0:
+		je = job.Wrap(job.E001, e, fmt.Sprintf("could not reach the AI service after %s; check that it is running, then retry the job", tries(e.Attempts))).
+			WithJa(fmt.Sprintf("AIサービスに %d 回接続を試みましたが、応答がありませんでした。サービスが動いているか確認してから、ジョブを再試行してください。", e.Attempts))
+	case e.Kind == KindThrottled:
+		je = job.Wrap(job.E002, e, "the AI service is busy (rate limit); it will be tried again shortly").WithJa("AIサービスが混み合っています（レート制限）。しばらくして再試行します。")
+	default:
+		je = e.singleCallError()
+	}
+	je.Retryable = e.Retryable()
+	return je.WithName(string(e.Kind))
+}
+
+// tries is "1 try" or "n tries".
+func tries(n int) string {
+	if n == 1 {
+		return "1 try"
+	}
+	return fmt.Sprintf("%d tries", n)
+}
+
+// singleCallError words the other failures, whose messages promise nothing about retrying.
+func (e *ProviderError) singleCallError() *job.Error {
+	var je *job.Error
 	switch e.Kind {
-	case KindThrottled:
-		je = job.Wrap(job.E002, e, "the AI service is busy (rate limit)").WithJa("AIサービスが混み合っています（レート制限）。しばらくして再試行します。")
 	case KindUnavailable, KindNetwork, KindOffline:
 		je = job.Wrap(job.E001, e, "could not reach the AI service").WithJa("AIサービスに接続できませんでした。")
 	case KindTimeout:
@@ -121,8 +163,7 @@ func (e *ProviderError) JobError() *job.Error {
 	default:
 		je = job.Wrap(job.E007, e, "the AI model refused the request").WithJa("AIモデルがリクエストを受け付けませんでした。").Permanent()
 	}
-	je.Retryable = e.Retryable()
-	return je.WithName(string(e.Kind))
+	return je
 }
 
 // Chain asks its providers in order and moves to the next only when one is offline: the model

@@ -70,6 +70,11 @@ type Service struct {
 	CallTimeout time.Duration
 	// ExecutionTimeout bounds a whole TASK_GENERATION (seed 001: 900 s).
 	ExecutionTimeout time.Duration
+	// CallRetry is every provider call's own retry of throttling, an unavailable service or a
+	// broken connection (Retrying): up to 4 retries, each after the server's Retry-After, else
+	// after 1 s, 2 s, 4 s, 8 s. MaxAttempts 0 leaves retrying to the caller (TaskRetry, a
+	// workflow's Retry).
+	CallRetry RetryPolicy
 	// TaskRetry is GenerateTasks' Retry (seed 001: 2 s × 3, backoff 2).
 	TaskRetry RetryPolicy
 	// SaveRetry is SaveTasks' Retry (seed 001: 1 s × 3, backoff 2).
@@ -91,7 +96,7 @@ type Service struct {
 func NewService(st State, p Provider) *Service {
 	return &Service{State: st, Provider: p,
 		SubgoalTimeout: 300 * time.Second, CallTimeout: 120 * time.Second, ExecutionTimeout: 900 * time.Second,
-		TaskRetry: RetryPolicy{2 * time.Second, 3, 2}, SaveRetry: RetryPolicy{time.Second, 3, 2},
+		CallRetry: RetryPolicy{time.Second, 4, 2}, TaskRetry: RetryPolicy{2 * time.Second, 3, 2}, SaveRetry: RetryPolicy{time.Second, 3, 2},
 		BatchSize: 8, Batches: 3, PerBatch: 8,
 		OfflineBackoff: time.Second, OfflineMax: time.Minute, CacheTTL: 7 * 24 * time.Hour, Now: time.Now}
 }
@@ -132,16 +137,19 @@ func (s *Service) deferOffline(err error) error {
 // ErrInvalidReply is the name of the error of a reply that failed its schema twice.
 const ErrInvalidReply = "InvalidModelReply"
 
-// generate asks p for a reply matching schema and decodes it into out. A reply that is not valid
-// JSON for the schema is asked for once more with the validation error in the prompt; a second
-// invalid reply fails with E008. Every call's usage is recorded.
+// generate asks p for a reply matching schema and decodes it into out. Each call retries by
+// itself (CallRetry). A reply that is not valid JSON for the schema is asked for once more with
+// the validation error in the prompt; a second invalid reply fails with E008. Every call's usage
+// is recorded, each try of it included.
 func (s *Service) generate(ctx context.Context, p Provider, purpose string, req Request, schema NamedSchema, out any) (Reply, error) {
 	req.SchemaName, req.Schema = schema.Name, schema.Raw
 	basePrompt := req.Prompt
 	var lastErr error
-	for attempt := 1; attempt <= 2; attempt++ {
-		rep, err := p.Complete(ctx, req)
+	call := Retrying{Provider: p, Policy: s.CallRetry, OnAttempt: func(rep Reply, err error) {
 		s.recordUsage(ctx, purpose, p, req, rep, err)
+	}}
+	for attempt := 1; attempt <= 2; attempt++ {
+		rep, err := call.Complete(ctx, req)
 		if err != nil {
 			var pe *ProviderError
 			if errors.As(err, &pe) {

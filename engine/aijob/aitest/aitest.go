@@ -1,11 +1,13 @@
 // Package aitest provides loopback AI servers for tests: an OpenAI-compatible chat-completions
 // server and an Amazon Bedrock Converse server, both real net/http servers on 127.0.0.1 that
-// speak the real protocols and are scripted per request to answer, throttle, fail, hang, stop
-// heartbeating or return malformed JSON. Requests are recorded with their arrival times, so
+// speak the real protocols and are scripted per request to answer, throttle (with Retry-After),
+// fail, hang, stop heartbeating or return malformed JSON; ThrottleOnce is a service that
+// throttles every distinct request once. Requests are recorded with their arrival times, so
 // tests can check retries and backoff intervals.
 package aitest
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -41,6 +43,8 @@ type Step struct {
 	ErrorType string
 	// Message is the error message.
 	Message string
+	// RetryAfter is sent as the Retry-After header of an error reply (seconds or an HTTP date).
+	RetryAfter string
 	// Delay is waited before answering (latency).
 	Delay time.Duration
 	// Hang keeps the request open until the client gives up.
@@ -267,6 +271,9 @@ func (s *Server) openAI(w http.ResponseWriter, r *http.Request) {
 		if typ == "" {
 			typ = http.StatusText(st.Status)
 		}
+		if st.RetryAfter != "" {
+			w.Header().Set("Retry-After", st.RetryAfter)
+		}
 		writeOpenAIError(w, st.Status, typ, st.Message)
 		return
 	}
@@ -344,6 +351,9 @@ func (s *Server) bedrock(w http.ResponseWriter, r *http.Request) {
 			typ = map[int]string{429: "ThrottlingException", 503: "ServiceUnavailableException", 400: "ValidationException",
 				403: "AccessDeniedException", 500: "InternalServerException"}[st.Status]
 		}
+		if st.RetryAfter != "" {
+			w.Header().Set("Retry-After", st.RetryAfter)
+		}
 		writeBedrockError(w, st.Status, typ, st.Message)
 		return
 	}
@@ -366,6 +376,29 @@ func writeBedrockError(w http.ResponseWriter, status int, typ, msg string) {
 	w.Header().Set("X-Amzn-Requestid", "aitest")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]string{"message": msg})
+}
+
+// ThrottleOnce is a service that throttles every call once: the first arrival of each distinct
+// request body is answered 429 (rate_limit_exceeded) with Retry-After: retryAfter ("" sends no
+// header), every later arrival of the same body as next says (nil: Answer).
+func ThrottleOnce(retryAfter string, next Script) Script {
+	var mu sync.Mutex
+	seen := map[[32]byte]bool{}
+	return func(c Call) Step {
+		key := sha256.Sum256(c.Body)
+		mu.Lock()
+		first := !seen[key]
+		seen[key] = true
+		mu.Unlock()
+		switch {
+		case first:
+			return Step{Status: http.StatusTooManyRequests, ErrorType: "rate_limit_exceeded", RetryAfter: retryAfter,
+				Message: "Rate limit reached; please try again later."}
+		case next != nil:
+			return next(c)
+		}
+		return Step{Text: Answer(c)}
+	}
 }
 
 // SchemaNameOf guesses which job a prompt belongs to (for the Bedrock server, which receives no
