@@ -28,9 +28,6 @@ type Outcome struct {
 	release bool          // back to PENDING without counting the attempt
 }
 
-// Status returns the status the job takes when the outcome is committed.
-func (o Outcome) Status() job.Status { return o.status }
-
 func (l *Lease) outcome(st job.Status, message string) Outcome {
 	return Outcome{id: l.Info.ID, token: l.Token, status: st, message: message}
 }
