@@ -77,7 +77,7 @@ func (l Lease) Failed(err error, b Backoff) Outcome {
 // the job (Queue.Cancel; see Lease.CancelRequested and CancelRequested).
 func (l Lease) Cancelled() Outcome {
 	o := l.outcome(job.Cancelled, "Cancelled")
-	o.err = job.Errorf(job.E013, "cancelled by the user").WithJa("ユーザーがキャンセルしました。").WithName("States.Aborted")
+	o.err = cancelledError()
 	return o
 }
 

@@ -9,8 +9,8 @@
 // PRAGMA data_version wakes a process when another one commits, so no process polls for work in
 // a sleep loop.
 //
-// The queue's verbs follow SQS's, so that any consumer can use them, each with a …Tx twin that
-// works inside the caller's transaction: Enqueue (send, send.go), Claim (receive: lease due jobs
+// The queue's verbs follow SQS's, so that any consumer can use them, with …Tx twins that work
+// inside the caller's transaction where a caller may need one: Enqueue (send, send.go), Claim (receive: lease due jobs
 // of some types for one target, claim.go), Extend (heartbeat), and Finish with an Outcome of the
 // lease — Complete, Fail and Defer for one job (complete.go). Reap returns lapsed leases to the
 // queue (reaper.go). The Worker (worker.go, dispatch.go, execute.go) is the device's consumer,
@@ -376,7 +376,6 @@ func clampPct(p float64) float64 {
 func (q *Queue) Cancel(ctx context.Context, id int64) error {
 	var st job.Status
 	now := nowMs()
-	errJSON := errorJSON(job.Errorf(job.E013, "cancelled by the user").WithJa("ユーザーがキャンセルしました。").WithName("States.Aborted"))
 	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT status FROM jobs WHERE id=?`, id).Scan(&st); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
@@ -387,7 +386,7 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 		switch st {
 		case job.Pending, job.Retrying:
 			_, err := tx.ExecContext(ctx, `UPDATE jobs SET status='CANCELLED', error=?, message='Cancelled',
-				completed_at=?, updated_at=?, lease_token=NULL, lease_until=NULL WHERE id=?`, errJSON, now, now, id)
+				completed_at=?, updated_at=?, lease_token=NULL, lease_until=NULL WHERE id=?`, cancelledByUser, now, now, id)
 			return err
 		case job.Running:
 			_, err := tx.ExecContext(ctx, `UPDATE jobs SET cancel_requested=1, message='Cancelling…', updated_at=? WHERE id=?`, now, id)
@@ -463,6 +462,14 @@ func (q *Queue) Retry(ctx context.Context, id int64) (job.Job, error) {
 	q.signal()
 	return j, err
 }
+
+// cancelledError is the error of a job a person cancelled.
+func cancelledError() *job.Error {
+	return job.Errorf(job.E013, "cancelled by the user").WithJa("ユーザーがキャンセルしました。").WithName("States.Aborted")
+}
+
+// cancelledByUser is cancelledError as stored.
+var cancelledByUser = errorJSON(cancelledError())
 
 func errorJSON(e *job.Error) any {
 	if e == nil {

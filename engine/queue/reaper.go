@@ -107,9 +107,6 @@ func (q *Queue) Reap(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// cancelledByUser is the error of a job cancelled by the user, as stored.
-var cancelledByUser = errorJSON(job.Errorf(job.E013, "cancelled by the user").WithJa("ユーザーがキャンセルしました。").WithName("States.Aborted"))
-
 // Purge deletes finished jobs (and their history) that completed before the retention period.
 // It returns how many jobs it removed.
 func (q *Queue) Purge(ctx context.Context) (int64, error) {
