@@ -7,8 +7,17 @@
 //
 // Several processes may share one database: leases keep them apart, and a watcher on
 // PRAGMA data_version wakes a process when another one commits, so no process polls for work in
-// a sleep loop. The Worker (worker.go) runs handlers; Queue (this file) is the API every caller
-// uses.
+// a sleep loop.
+//
+// The queue's verbs follow SQS's, so that any consumer can use them, with …Tx twins that work
+// inside the caller's transaction where a caller may need one: Enqueue (send, send.go), Claim (receive: lease due jobs
+// of some types for one target, claim.go), Extend (heartbeat), and Finish with an Outcome of the
+// lease — Complete, Fail and Defer for one job (complete.go). Reap returns lapsed leases to the
+// queue (reaper.go). The Worker (worker.go, dispatch.go, execute.go) is the device's consumer,
+// built on those verbs: it claims job.TargetDevice jobs and runs their handlers; a cloud
+// dispatcher claims job.TargetCloud jobs the same way. This file holds the Queue and the reads
+// and changes people ask for (get, list, counts, history, cancel, retry); events.go tells
+// subscribers and consumers what changed.
 package queue
 
 import (
@@ -20,6 +29,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"jobdesk/engine/job"
@@ -57,7 +67,8 @@ type Queue struct {
 	db   *store.DB
 	opts Options
 
-	wake chan struct{} // signalled when work may be available (enqueue, retry, external commit)
+	wakeMu  sync.Mutex
+	wakeups []chan struct{} // one per consumer waiting for due jobs (Wakeups)
 
 	mu     sync.Mutex
 	subs   map[int]chan job.Event
@@ -65,8 +76,15 @@ type Queue struct {
 	// running maps a job id leased by a worker of this process to the cancel of its context.
 	running map[int64]context.CancelFunc
 
-	insert     *sql.Stmt   // insertSQL prepared once on the writer connection
+	// Statements prepared once on the writer connection: parsing one (and the history trigger
+	// it fires) costs more than running it. Those a …Tx verb uses are prepared in Open, because
+	// the writer's one connection is taken while a transaction is open.
+	insert     *sql.Stmt   // insertSQL
 	insertRows []*sql.Stmt // insertRowsSQL(blockSizes[i]): plain jobs in blocks, for EnqueueBatch
+	complete   *sql.Stmt   // completeSQL
+	stmtMu     sync.Mutex
+	claims     map[int]*sql.Stmt // claimSQL(n), by number of types
+	tokenSeq   atomic.Int64      // numbers lease tokens
 
 	watchOnce sync.Once
 	closed    chan struct{}
@@ -88,17 +106,20 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 	if err != nil {
 		return nil, dbError(err)
 	}
-	var insRows []*sql.Stmt
+	q := &Queue{db: db, opts: opts, subs: map[int]chan job.Event{}, running: map[int64]context.CancelFunc{},
+		closed: make(chan struct{}), insert: ins, claims: map[int]*sql.Stmt{}}
 	for _, n := range blockSizes {
 		st, err := db.W.Prepare(insertRowsSQL(n))
 		if err != nil {
-			ins.Close()
+			q.closeStmts()
 			return nil, dbError(err)
 		}
-		insRows = append(insRows, st)
+		q.insertRows = append(q.insertRows, st)
 	}
-	q := &Queue{db: db, opts: opts, wake: make(chan struct{}, 1), subs: map[int]chan job.Event{},
-		running: map[int64]context.CancelFunc{}, closed: make(chan struct{}), insert: ins, insertRows: insRows}
+	if q.complete, err = db.W.Prepare(completeSQL); err != nil {
+		q.closeStmts()
+		return nil, dbError(err)
+	}
 	q.watchOnce.Do(func() { go q.watch() })
 	return q, nil
 }
@@ -107,11 +128,24 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 func (q *Queue) Close() {
 	q.closeOnce.Do(func() {
 		close(q.closed)
-		q.insert.Close()
-		for _, st := range q.insertRows {
-			st.Close()
-		}
+		q.closeStmts()
 	})
+}
+
+func (q *Queue) closeStmts() {
+	q.insert.Close()
+	for _, st := range q.insertRows {
+		st.Close()
+	}
+	if q.complete != nil {
+		q.complete.Close()
+	}
+	q.stmtMu.Lock()
+	defer q.stmtMu.Unlock()
+	for n, st := range q.claims {
+		st.Close()
+		delete(q.claims, n)
+	}
 }
 
 // DB returns the database the queue lives in.
@@ -120,259 +154,7 @@ func (q *Queue) DB() *store.DB { return q.db }
 // DataDir returns the data folder given in Options.
 func (q *Queue) DataDir() string { return q.opts.DataDir }
 
-// Params describe a job to enqueue.
-type Params struct {
-	Type        string          // the handler that runs it (required)
-	Name        string          // what people see, e.g. the file name
-	Input       json.RawMessage // the handler's input (JSON; null when empty)
-	Priority    int             // higher runs first
-	NotBefore   time.Time       // do not run before this time (zero: now)
-	MaxAttempts int             // attempts in all (0: DefaultMaxAttempts)
-	DedupKey    string          // when set, enqueuing the same key again returns the existing job
-	ParentID    int64           // the parent job when fanned out
-	Target      string          // job.TargetDevice (default) or job.TargetCloud
-	RetryOf     int64           // the finished job this one retries
-}
-
 func nowMs() int64 { return time.Now().UnixMilli() }
-
-func (q *Queue) signal() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-}
-
-const insertSQL = `INSERT INTO jobs(type, name, status, priority, target, input, max_attempts, run_at,
-	dedup_key, parent_id, retry_of, created_at, updated_at)
-	VALUES(?,?,'PENDING',?,?,?,?,?,?,?,?,?,?) ON CONFLICT(dedup_key) WHERE dedup_key > '' DO NOTHING`
-
-// blockSizes are the row counts EnqueueBatch writes with one statement, largest first: a
-// statement costs about as much as a row it inserts, so plain jobs go in blocks, and the
-// rest of a batch in smaller ones.
-var blockSizes = []int{64, 8}
-
-// insertRowsSQL inserts n jobs without dedup keys (so none can conflict). Plain "?"
-// parameters bind much faster in the driver than numbered ones, even repeated.
-func insertRowsSQL(n int) string {
-	var b strings.Builder
-	b.WriteString(`INSERT INTO jobs(type, name, status, priority, target, input, max_attempts, run_at,
-	parent_id, retry_of, created_at, updated_at) VALUES`)
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString("(?,?,'PENDING',?,?,?,?,?,?,?,?,?)")
-	}
-	return b.String()
-}
-
-// rowParams is how many parameters one row of insertRowsSQL binds.
-const rowParams = 11
-
-func (p *Params) normalize() error {
-	if strings.TrimSpace(p.Type) == "" {
-		return job.Errorf(job.E014, "a job needs a type").WithJa("ジョブの種類が指定されていません。")
-	}
-	if p.MaxAttempts <= 0 {
-		p.MaxAttempts = DefaultMaxAttempts
-	}
-	if p.Target == "" {
-		p.Target = job.TargetDevice
-	}
-	if len(p.Input) == 0 {
-		p.Input = json.RawMessage("null")
-	}
-	if !json.Valid(p.Input) {
-		return job.Errorf(job.E014, "the job input is not valid JSON").WithJa("ジョブの入力が正しいJSONではありません。")
-	}
-	return nil
-}
-
-// runAt is when the job may first run, in Unix milliseconds.
-func (p *Params) runAt(now int64) int64 {
-	if p.NotBefore.IsZero() {
-		return now
-	}
-	return p.NotBefore.UnixMilli()
-}
-
-func nullable[T comparable](v T) any {
-	var zero T
-	if v == zero {
-		return nil
-	}
-	return v
-}
-
-func (q *Queue) insertJob(ctx context.Context, stmt *sql.Stmt, p Params, now int64) (int64, bool, error) {
-	res, err := stmt.ExecContext(ctx, p.Type, p.Name, p.Priority, p.Target, []byte(p.Input), p.MaxAttempts, p.runAt(now),
-		nullable(p.DedupKey), nullable(p.ParentID), nullable(p.RetryOf), now, now)
-	if err != nil {
-		return 0, false, err
-	}
-	if n, _ := res.RowsAffected(); n == 1 {
-		id, err := res.LastInsertId()
-		return id, false, err
-	}
-	return 0, true, nil
-}
-
-// EnqueueTx enqueues p inside the caller's write transaction (so a job can be created atomically
-// with other rows). existed is true when p.DedupKey named an existing job, whose id is returned.
-// Subscribers hear of the job once the caller commits and calls Notify.
-func (q *Queue) EnqueueTx(ctx context.Context, tx *sql.Tx, p Params) (int64, bool, error) {
-	if err := p.normalize(); err != nil {
-		return 0, false, err
-	}
-	stmt := tx.StmtContext(ctx, q.insert)
-	defer stmt.Close()
-	id, existed, err := q.insertJob(ctx, stmt, p, nowMs())
-	if err != nil {
-		return 0, false, err
-	}
-	if existed {
-		err = tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > ''`, p.DedupKey).Scan(&id)
-	}
-	return id, existed, err
-}
-
-// Notify tells workers and subscribers that jobs were enqueued through EnqueueTx.
-func (q *Queue) Notify(ids ...int64) {
-	for _, id := range ids {
-		q.publish(job.Event{JobID: id, Kind: job.EventSubmitted, Status: job.Pending, At: time.Now()})
-	}
-	q.signal()
-}
-
-// Enqueue adds one job and returns it. When p.DedupKey names an existing job, that job is
-// returned with existed = true and nothing is added.
-func (q *Queue) Enqueue(ctx context.Context, p Params) (job.Job, bool, error) {
-	if err := p.normalize(); err != nil {
-		return job.Job{}, false, err
-	}
-	// One statement commits by itself: an explicit transaction would only add its BEGIN and
-	// COMMIT round trips. A conflicting dedup key names a row that almost always stays; should
-	// the retention purge delete it in between, the insert is simply tried again.
-	var id int64
-	var existed bool
-	var err error
-	for try := 0; try < 2; try++ {
-		id, existed, err = q.insertJob(ctx, q.insert, p, nowMs())
-		if err == nil && existed {
-			err = q.db.W.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > ''`, p.DedupKey).Scan(&id)
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			break
-		}
-	}
-	if err != nil {
-		return job.Job{}, false, dbError(err)
-	}
-	if existed {
-		j, err := q.Get(ctx, id)
-		return j, true, err
-	}
-	q.Notify(id)
-	// The new row is exactly what p says; no need to read it back.
-	now := time.UnixMilli(nowMs())
-	j := job.Job{ID: id, Type: p.Type, Name: p.Name, Status: job.Pending, Target: p.Target, Priority: p.Priority,
-		MaxAttempts: p.MaxAttempts, Input: p.Input, ParentID: p.ParentID, RetryOf: p.RetryOf, DedupKey: p.DedupKey,
-		CreatedAt: now, UpdatedAt: now}
-	return j, false, nil
-}
-
-// EnqueueBatch adds many jobs in one transaction and returns their ids in order (the existing
-// job's id where a dedup key matched).
-func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) {
-	ids := make([]int64, len(ps))
-	for i := range ps {
-		if err := ps[i].normalize(); err != nil {
-			return nil, err
-		}
-	}
-	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
-		stmt := tx.StmtContext(ctx, q.insert)
-		defer stmt.Close()
-		blocks := make([]*sql.Stmt, len(q.insertRows))
-		for k, st := range q.insertRows {
-			blocks[k] = tx.StmtContext(ctx, st)
-			defer blocks[k].Close()
-		}
-		now := nowMs()
-		args := make([]any, 0, blockSizes[0]*rowParams)
-	next:
-		for i := 0; i < len(ps); {
-			for k, n := range blockSizes {
-				if i+n <= len(ps) && !anyDedup(ps[i:i+n]) {
-					if err := insertBlock(ctx, blocks[k], ps[i:i+n], ids[i:i+n], args[:0], now); err != nil {
-						return err
-					}
-					i += n
-					continue next
-				}
-			}
-			p := ps[i]
-			id, existed, err := q.insertJob(ctx, stmt, p, now)
-			if err != nil {
-				return err
-			}
-			if existed {
-				if err := tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > ''`, p.DedupKey).Scan(&id); err != nil {
-					return err
-				}
-			}
-			ids[i] = id
-			i++
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, dbError(err)
-	}
-	q.mu.Lock()
-	hasSubs := len(q.subs) > 0
-	q.mu.Unlock()
-	if hasSubs {
-		q.Notify(ids...)
-	} else {
-		q.signal()
-	}
-	return ids, nil
-}
-
-func anyDedup(ps []Params) bool {
-	for i := range ps {
-		if ps[i].DedupKey != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// insertBlock writes jobs without dedup keys with one statement. Rows of one INSERT
-// get consecutive rowids (each is the table's largest plus one), so the ids follow from the last.
-func insertBlock(ctx context.Context, stmt *sql.Stmt, ps []Params, ids []int64, args []any, now int64) error {
-	for _, p := range ps {
-		args = append(args, p.Type, p.Name, p.Priority, p.Target, []byte(p.Input), p.MaxAttempts, p.runAt(now),
-			nullable(p.ParentID), nullable(p.RetryOf), now, now)
-	}
-	res, err := stmt.ExecContext(ctx, args...)
-	if err != nil {
-		return err
-	}
-	last, err := res.LastInsertId()
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n != int64(len(ps)) {
-		return fmt.Errorf("inserted %d of %d jobs", n, len(ps))
-	}
-	for k := range ids {
-		ids[k] = last - int64(len(ids)-1-k)
-	}
-	return nil
-}
 
 func dbError(err error) error {
 	var je *job.Error
@@ -585,7 +367,6 @@ func clampPct(p float64) float64 {
 func (q *Queue) Cancel(ctx context.Context, id int64) error {
 	var st job.Status
 	now := nowMs()
-	errJSON := errorJSON(job.Errorf(job.E013, "cancelled by the user").WithJa("ユーザーがキャンセルしました。").WithName("States.Aborted"))
 	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT status FROM jobs WHERE id=?`, id).Scan(&st); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
@@ -596,7 +377,7 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 		switch st {
 		case job.Pending, job.Retrying:
 			_, err := tx.ExecContext(ctx, `UPDATE jobs SET status='CANCELLED', error=?, message='Cancelled',
-				completed_at=?, updated_at=?, lease_token=NULL, lease_until=NULL WHERE id=?`, errJSON, now, now, id)
+				completed_at=?, updated_at=?, lease_token=NULL, lease_until=NULL WHERE id=?`, cancelledByUser, now, now, id)
 			return err
 		case job.Running:
 			_, err := tx.ExecContext(ctx, `UPDATE jobs SET cancel_requested=1, message='Cancelling…', updated_at=? WHERE id=?`, now, id)
@@ -673,119 +454,13 @@ func (q *Queue) Retry(ctx context.Context, id int64) (job.Job, error) {
 	return j, err
 }
 
-// Wait blocks until job id is final (or ctx ends) and returns it.
-func (q *Queue) Wait(ctx context.Context, id int64) (job.Job, error) {
-	events, stop := q.Subscribe(64)
-	defer stop()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		j, err := q.Get(ctx, id)
-		if err != nil || j.Status.Final() {
-			return j, err
-		}
-	wait:
-		for {
-			select {
-			case <-ctx.Done():
-				return j, ctx.Err()
-			case e := <-events:
-				if e.JobID == id && (e.Status.Final() || e.Kind == job.EventRedriven) || e.Kind == job.EventExternalChange {
-					break wait
-				}
-			case <-tick.C:
-				break wait
-			}
-		}
-	}
+// cancelledError is the error of a job a person cancelled.
+func cancelledError() *job.Error {
+	return job.Errorf(job.E013, "cancelled by the user").WithJa("ユーザーがキャンセルしました。").WithName("States.Aborted")
 }
 
-// Subscribe returns a channel that receives every event after its commit, and a function that
-// ends the subscription. A subscriber that falls more than buffer events behind loses events
-// (never blocks the queue); an ExternalChange event tells it to re-read.
-func (q *Queue) Subscribe(buffer int) (<-chan job.Event, func()) {
-	if buffer <= 0 {
-		buffer = 256
-	}
-	ch := make(chan job.Event, buffer)
-	q.mu.Lock()
-	id := q.nextID
-	q.nextID++
-	q.subs[id] = ch
-	q.mu.Unlock()
-	return ch, func() {
-		q.mu.Lock()
-		delete(q.subs, id)
-		q.mu.Unlock()
-	}
-}
-
-func (q *Queue) publish(e job.Event) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for _, ch := range q.subs {
-		select {
-		case ch <- e:
-		default:
-		}
-	}
-}
-
-// watch reads PRAGMA data_version on one dedicated read connection: its value changes whenever
-// another connection (of this process or another) commits. A change wakes the workers and tells
-// subscribers to re-read, at most once per WatchInterval.
-func (q *Queue) watch() {
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { <-q.closed; cancel() }()
-	conn, err := q.db.R.Conn(ctx)
-	if err != nil {
-		return
-	}
-	defer conn.Close()
-	var last int64 = -1
-	t := time.NewTicker(q.opts.WatchInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		var v int64
-		if err := conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
-			continue
-		}
-		if last >= 0 && v != last {
-			q.signal()
-			q.publish(job.Event{Kind: job.EventExternalChange, At: time.Now()})
-		}
-		last = v
-	}
-}
-
-// Purge deletes finished jobs (and their history) that completed before the retention period.
-// It returns how many jobs it removed.
-func (q *Queue) Purge(ctx context.Context) (int64, error) {
-	if q.opts.Retention < 0 {
-		return 0, nil
-	}
-	cut := time.Now().Add(-q.opts.Retention).UnixMilli()
-	var n int64
-	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM job_events WHERE job_id IN
-			(SELECT id FROM jobs WHERE completed_at < ? AND completed_at > 0 AND status IN ('SUCCEEDED','PARTIAL','FAILED','TIMED_OUT','CANCELLED'))`, cut); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE completed_at < ? AND completed_at > 0
-			AND status IN ('SUCCEEDED','PARTIAL','FAILED','TIMED_OUT','CANCELLED')`, cut)
-		if err != nil {
-			return err
-		}
-		n, _ = res.RowsAffected()
-		return nil
-	})
-	return n, err
-}
+// cancelledByUser is cancelledError as stored.
+var cancelledByUser = errorJSON(cancelledError())
 
 func errorJSON(e *job.Error) any {
 	if e == nil {

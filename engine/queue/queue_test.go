@@ -413,8 +413,7 @@ func TestReapLapsedLease(t *testing.T) {
 	// Simulate a live-but-hung owner whose lease lapsed.
 	q.db.W.Exec(`UPDATE jobs SET status='RUNNING', attempts=1, lease_token='t', lease_owner='gone', lease_until=? WHERE id=?`,
 		time.Now().Add(-time.Second).UnixMilli(), j.ID)
-	w := NewWorker(q, WorkerOptions{})
-	if n, err := w.Reap(ctx); err != nil || n != 1 {
+	if n, err := q.Reap(ctx); err != nil || n != 1 {
 		t.Fatal(n, err)
 	}
 	got, _ := q.Get(ctx, j.ID)
@@ -443,8 +442,7 @@ func TestReapHonoursCancel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w := NewWorker(q, WorkerOptions{})
-	if n, err := w.Reap(ctx); err != nil || n != 2 {
+	if n, err := q.Reap(ctx); err != nil || n != 2 {
 		t.Fatal(n, err)
 	}
 	for _, id := range []int64{lapsed.ID, orphan.ID} {

@@ -1,0 +1,226 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"jobdesk/engine/job"
+)
+
+// Dispatch: the Worker's loop that claims jobs while it has free slots, and sleeps until
+// something can change that.
+
+// leaseGroup is one claim statement's worth: types sharing a limit.
+type leaseGroup struct {
+	types  []string
+	limit  int
+	global bool // takes global slots
+	open   bool // the types without limits of their own (may claim ahead)
+	vis    time.Duration
+}
+
+// Claiming ahead: when the open group's handlers take less than quickJob on average, a claim
+// statement takes up to leaseAhead jobs more than there are free slots.
+const (
+	quickJob   = 0.020 // seconds
+	leaseAhead = 64
+)
+
+// groups returns the claim statements to run, capped types first and the open group last, and
+// how many global slots are free. A capped type's limit is not reserved: dispatch takes the
+// slots it actually claimed from those the groups after it may use, so a capped type with nothing
+// to do never starves the others.
+func (w *Worker) groups() ([]leaseGroup, int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	free := w.opts.Workers - w.active
+	slots := free
+	var gs []leaseGroup
+	open := leaseGroup{global: true, open: true, limit: free, vis: w.opts.Visibility}
+	for t, e := range w.types {
+		vis := e.o.Visibility
+		if vis <= 0 {
+			vis = w.opts.Visibility
+		}
+		switch {
+		case e.o.Orchestrator:
+			if c := e.o.Concurrency - e.active; c > 0 {
+				gs = append(gs, leaseGroup{types: []string{t}, limit: c, vis: vis})
+			}
+		case e.o.Concurrency > 0:
+			if c := min(e.o.Concurrency-e.active, free); c > 0 {
+				gs = append(gs, leaseGroup{types: []string{t}, limit: c, global: true, vis: vis})
+			}
+		default:
+			open.types = append(open.types, t)
+			open.vis = max(open.vis, vis)
+		}
+	}
+	open.limit = free
+	if w.quickRun < quickJob && free > 0 {
+		// Short jobs: claim a batch ahead; they start from w.ready as slots free up.
+		open.limit += max(0, leaseAhead-len(w.ready))
+	}
+	if len(open.types) > 0 && free > 0 && len(w.ready) == 0 {
+		gs = append(gs, open)
+	}
+	return gs, slots
+}
+
+// dispatch claims work while there are free slots, and otherwise sleeps until something can
+// change that: a wake-up (a local enqueue, another process's commit), a freed slot, or the next
+// due time.
+func (w *Worker) dispatch(ctx context.Context, wake <-chan struct{}) {
+	defer w.releaseReady()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var lastErr string
+	for {
+		leased, starved, failed := 0, false, false
+		gs, slots := w.groups()
+		free := slots
+		for _, g := range gs {
+			if g.global {
+				// Capped types claim within what is still free; the open group may claim ahead.
+				ahead := 0
+				if g.open {
+					ahead = max(0, g.limit-slots)
+				}
+				if g.limit = min(g.limit, free+ahead); g.limit <= 0 {
+					continue // no slot: a freed slot wakes dispatch
+				}
+			}
+			n, err := w.lease(ctx, g)
+			if g.global {
+				free -= min(n, free)
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				// A database error (busy for longer than the busy timeout, disk full): say so
+				// once, and try again in a second rather than at once.
+				if err.Error() != lastErr {
+					lastErr = err.Error()
+					fmt.Fprintf(os.Stderr, "jobdesk: could not lease jobs (will keep trying): %v\n", err)
+				}
+				failed = true
+				continue
+			}
+			lastErr = ""
+			leased += n
+			if n < g.limit {
+				starved = true
+			}
+		}
+		if leased > 0 && !starved {
+			continue
+		}
+		wait := time.Hour
+		if failed {
+			wait = time.Second
+		} else if starved {
+			if d, ok := w.q.NextDue(ctx, job.TargetDevice, w.Types()); ok {
+				wait = max(d, time.Millisecond)
+			}
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+		case <-w.freed:
+		case <-timer.C:
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// lease claims a group's device jobs and starts them, or holds the open group's extra ones in
+// w.ready.
+func (w *Worker) lease(ctx context.Context, g leaseGroup) (int, error) {
+	key := strings.Join(g.types, "\x00")
+	if w.idle[key] && !w.q.anyDue(ctx, job.TargetDevice, g.types, nowMs()) {
+		// The group found nothing last time and nothing of its types is due now: the claim
+		// statement would walk every waiting job of other types (jobs_ready is ordered by
+		// priority, not type) to find none.
+		return 0, nil
+	}
+	ls, err := w.q.Claim(ctx, ClaimParams{Owner: w.owner, Target: job.TargetDevice, Types: g.types, Max: g.limit, Visibility: g.vis})
+	if err != nil {
+		return 0, err
+	}
+	w.idle[key] = len(ls) == 0
+	if !g.open {
+		// The claim took no more than the free slots of this group.
+		w.mu.Lock()
+		for _, l := range ls {
+			w.take(l.Info.Type)
+		}
+		w.mu.Unlock()
+		for _, l := range ls {
+			w.start(ctx, l)
+		}
+		return len(ls), nil
+	}
+	w.mu.Lock()
+	w.ready = append(w.ready, ls...)
+	w.mu.Unlock()
+	w.startReady(ctx)
+	return len(ls), nil
+}
+
+// take counts a job of type typ as running: it holds its type's slot and, unless its type is an
+// orchestrator, a global one. Call with w.mu held.
+func (w *Worker) take(typ string) {
+	e := w.types[typ]
+	e.active++
+	if !e.o.Orchestrator {
+		w.active++
+	}
+}
+
+// startReady starts jobs claimed ahead while global slots are free. Nothing starts once the
+// worker is stopping: dispatch gives those jobs back (releaseReady).
+func (w *Worker) startReady(ctx context.Context) {
+	for ctx.Err() == nil {
+		w.mu.Lock()
+		if len(w.ready) == 0 || w.active >= w.opts.Workers {
+			w.mu.Unlock()
+			return
+		}
+		l := w.ready[0]
+		w.ready = w.ready[1:]
+		w.take(l.Info.Type)
+		w.mu.Unlock()
+		w.start(ctx, l)
+	}
+}
+
+// releaseReady gives the jobs claimed ahead back to the queue without using an attempt; dispatch
+// calls it as it stops.
+func (w *Worker) releaseReady() {
+	w.mu.Lock()
+	ls := w.ready
+	w.ready = nil
+	w.mu.Unlock()
+	if len(ls) == 0 {
+		return
+	}
+	batch := make([]Outcome, len(ls))
+	for i, l := range ls {
+		batch[i] = l.Released(stoppedMessage)
+	}
+	w.commit(batch)
+}
+
+// stoppedMessage is the message of a job given back to the queue as JobDesk stops.
+const stoppedMessage = "Returned to the queue: JobDesk stopped"

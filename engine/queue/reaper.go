@@ -1,0 +1,132 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"strings"
+	"time"
+
+	"jobdesk/engine/job"
+)
+
+// Housekeeping: who holds leases (queue_owners), returning the jobs of lapsed leases and dead
+// owners to the queue (Reap), and deleting finished jobs after the retention period (Purge). A
+// Worker runs both on a timer; any process sharing the database may.
+
+// RegisterOwner records owner (ClaimParams.Owner) as a consumer running in this process, so that
+// Reap, in any process on this machine, returns its jobs to the queue at once when this process
+// dies, instead of when their leases lapse.
+func (q *Queue) RegisterOwner(ctx context.Context, owner string) error {
+	host, _ := os.Hostname()
+	if _, err := q.db.W.ExecContext(ctx, `INSERT INTO queue_owners(id, pid, host, started_at) VALUES(?,?,?,?)`,
+		owner, os.Getpid(), host, nowMs()); err != nil {
+		return dbError(err)
+	}
+	return nil
+}
+
+// UnregisterOwner forgets owner as its consumer stops.
+func (q *Queue) UnregisterOwner(ctx context.Context, owner string) error {
+	if _, err := q.db.W.ExecContext(ctx, `DELETE FROM queue_owners WHERE id=?`, owner); err != nil {
+		return dbError(err)
+	}
+	return nil
+}
+
+// Reap returns to the queue the jobs whose lease lapsed or whose owning process on this machine
+// is gone, and returns how many. A job whose owner died does not lose an attempt; one whose lease
+// lapsed while its process lived (a hung handler) does, and fails when it has none left. A job
+// whose cancel was asked for meanwhile ends CANCELLED instead.
+func (q *Queue) Reap(ctx context.Context) (int64, error) {
+	host, _ := os.Hostname()
+	rows, err := q.db.R.QueryContext(ctx, `SELECT id, pid, host FROM queue_owners`)
+	if err != nil {
+		return 0, err
+	}
+	var dead []string
+	for rows.Next() {
+		var id, h string
+		var pid int
+		if rows.Scan(&id, &pid, &h) == nil && h == host && !processAlive(pid) {
+			dead = append(dead, id)
+		}
+	}
+	rows.Close()
+	now := nowMs()
+	var n int64
+	err = q.db.Tx(ctx, func(tx *sql.Tx) error {
+		if len(dead) > 0 {
+			ph := strings.TrimSuffix(strings.Repeat("?,", len(dead)), ",")
+			args := []any{now, cancelledByUser}
+			for _, d := range dead {
+				args = append(args, d)
+			}
+			// A job whose cancel was asked for while its process was gone ends CANCELLED, not
+			// run again.
+			res, err := tx.ExecContext(ctx, `UPDATE jobs SET
+				status=CASE WHEN cancel_requested=1 THEN 'CANCELLED' ELSE 'PENDING' END,
+				attempts=CASE WHEN cancel_requested=1 THEN attempts ELSE max(attempts-1, 0) END,
+				completed_at=CASE WHEN cancel_requested=1 THEN ?1 END,
+				error=CASE WHEN cancel_requested=1 THEN ?2 ELSE error END,
+				message=CASE WHEN cancel_requested=1 THEN 'Cancelled' ELSE 'Returned to the queue: the process running it stopped' END,
+				lease_token=NULL, lease_until=NULL, lease_owner=NULL, cancel_requested=0, updated_at=?1
+				WHERE status='RUNNING' AND lease_owner IN (`+ph+`)`, args...)
+			if err != nil {
+				return err
+			}
+			k, _ := res.RowsAffected()
+			n += k
+			if _, err := tx.ExecContext(ctx, `DELETE FROM queue_owners WHERE id IN (`+ph+`)`, args[2:]...); err != nil {
+				return err
+			}
+		}
+		lapsed := errorJSON(job.Errorf(job.E011, "the worker stopped answering (lease expired)").
+			WithJa("処理中のワーカーが応答しなくなりました（リース期限切れ）。").WithName("States.HeartbeatTimeout"))
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET
+				status=CASE WHEN cancel_requested=1 THEN 'CANCELLED' WHEN attempts>=max_attempts THEN 'FAILED' ELSE 'PENDING' END,
+				completed_at=CASE WHEN cancel_requested=1 OR attempts>=max_attempts THEN ?1 END,
+				error=CASE WHEN cancel_requested=1 THEN ?3 ELSE ?2 END,
+				message=CASE WHEN cancel_requested=1 THEN 'Cancelled' ELSE 'Returned to the queue: its lease expired' END,
+				lease_token=NULL, lease_until=NULL, lease_owner=NULL, cancel_requested=0, updated_at=?1
+			WHERE status='RUNNING' AND lease_until < ?1`, now, lapsed, cancelledByUser)
+		if err != nil {
+			return err
+		}
+		k, _ := res.RowsAffected()
+		n += k
+		return nil
+	})
+	if err != nil {
+		return 0, dbError(err)
+	}
+	if n > 0 {
+		q.signal()
+		q.publish(job.Event{Kind: job.EventExternalChange, At: time.Now()})
+	}
+	return n, nil
+}
+
+// Purge deletes finished jobs (and their history) that completed before the retention period.
+// It returns how many jobs it removed.
+func (q *Queue) Purge(ctx context.Context) (int64, error) {
+	if q.opts.Retention < 0 {
+		return 0, nil
+	}
+	cut := time.Now().Add(-q.opts.Retention).UnixMilli()
+	var n int64
+	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM job_events WHERE job_id IN
+			(SELECT id FROM jobs WHERE completed_at < ? AND completed_at > 0 AND status IN ('SUCCEEDED','PARTIAL','FAILED','TIMED_OUT','CANCELLED'))`, cut); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE completed_at < ? AND completed_at > 0
+			AND status IN ('SUCCEEDED','PARTIAL','FAILED','TIMED_OUT','CANCELLED')`, cut)
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	return n, err
+}

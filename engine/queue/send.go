@@ -1,0 +1,262 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"jobdesk/engine/job"
+)
+
+// Sending: Enqueue, EnqueueTx and EnqueueBatch are the queue's send verb (SQS's SendMessage and
+// SendMessageBatch). A job is sent for a target (job.TargetDevice, job.TargetCloud); the consumer
+// of that target claims it (claim.go).
+
+// Params describe a job to enqueue.
+type Params struct {
+	Type        string          // the handler that runs it (required)
+	Name        string          // what people see, e.g. the file name
+	Input       json.RawMessage // the handler's input (JSON; null when empty)
+	Priority    int             // higher runs first
+	NotBefore   time.Time       // do not run before this time (zero: now)
+	MaxAttempts int             // attempts in all (0: DefaultMaxAttempts)
+	DedupKey    string          // when set, enqueuing the same key again returns the existing job
+	ParentID    int64           // the parent job when fanned out
+	Target      string          // job.TargetDevice (default) or job.TargetCloud
+	RetryOf     int64           // the finished job this one retries
+}
+
+const insertSQL = `INSERT INTO jobs(type, name, status, priority, target, input, max_attempts, run_at,
+	dedup_key, parent_id, retry_of, created_at, updated_at)
+	VALUES(?,?,'PENDING',?,?,?,?,?,?,?,?,?,?) ON CONFLICT(dedup_key) WHERE dedup_key > '' DO NOTHING`
+
+// blockSizes are the row counts EnqueueBatch writes with one statement, largest first: a
+// statement costs about as much as a row it inserts, so plain jobs go in blocks, and the
+// rest of a batch in smaller ones.
+var blockSizes = []int{64, 8}
+
+// insertRowsSQL inserts n jobs without dedup keys (so none can conflict). Plain "?"
+// parameters bind much faster in the driver than numbered ones, even repeated.
+func insertRowsSQL(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO jobs(type, name, status, priority, target, input, max_attempts, run_at,
+	parent_id, retry_of, created_at, updated_at) VALUES`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(?,?,'PENDING',?,?,?,?,?,?,?,?,?)")
+	}
+	return b.String()
+}
+
+// rowParams is how many parameters one row of insertRowsSQL binds.
+const rowParams = 11
+
+func (p *Params) normalize() error {
+	if strings.TrimSpace(p.Type) == "" {
+		return job.Errorf(job.E014, "a job needs a type").WithJa("ジョブの種類が指定されていません。")
+	}
+	if p.MaxAttempts <= 0 {
+		p.MaxAttempts = DefaultMaxAttempts
+	}
+	if p.Target == "" {
+		p.Target = job.TargetDevice
+	}
+	if len(p.Input) == 0 {
+		p.Input = json.RawMessage("null")
+	}
+	if !json.Valid(p.Input) {
+		return job.Errorf(job.E014, "the job input is not valid JSON").WithJa("ジョブの入力が正しいJSONではありません。")
+	}
+	return nil
+}
+
+// runAt is when the job may first run, in Unix milliseconds.
+func (p *Params) runAt(now int64) int64 {
+	if p.NotBefore.IsZero() {
+		return now
+	}
+	return p.NotBefore.UnixMilli()
+}
+
+func nullable[T comparable](v T) any {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return v
+}
+
+func (q *Queue) insertJob(ctx context.Context, stmt *sql.Stmt, p Params, now int64) (int64, bool, error) {
+	res, err := stmt.ExecContext(ctx, p.Type, p.Name, p.Priority, p.Target, []byte(p.Input), p.MaxAttempts, p.runAt(now),
+		nullable(p.DedupKey), nullable(p.ParentID), nullable(p.RetryOf), now, now)
+	if err != nil {
+		return 0, false, err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		id, err := res.LastInsertId()
+		return id, false, err
+	}
+	return 0, true, nil
+}
+
+// EnqueueTx enqueues p inside the caller's write transaction (so a job can be created atomically
+// with other rows). existed is true when p.DedupKey named an existing job, whose id is returned.
+// Subscribers hear of the job once the caller commits and calls Notify.
+func (q *Queue) EnqueueTx(ctx context.Context, tx *sql.Tx, p Params) (int64, bool, error) {
+	if err := p.normalize(); err != nil {
+		return 0, false, err
+	}
+	stmt := tx.StmtContext(ctx, q.insert)
+	defer stmt.Close()
+	id, existed, err := q.insertJob(ctx, stmt, p, nowMs())
+	if err != nil {
+		return 0, false, err
+	}
+	if existed {
+		err = tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > ''`, p.DedupKey).Scan(&id)
+	}
+	return id, existed, err
+}
+
+// Notify tells workers and subscribers that jobs were enqueued through EnqueueTx.
+func (q *Queue) Notify(ids ...int64) {
+	for _, id := range ids {
+		q.publish(job.Event{JobID: id, Kind: job.EventSubmitted, Status: job.Pending, At: time.Now()})
+	}
+	q.signal()
+}
+
+// Enqueue adds one job and returns it. When p.DedupKey names an existing job, that job is
+// returned with existed = true and nothing is added.
+func (q *Queue) Enqueue(ctx context.Context, p Params) (job.Job, bool, error) {
+	if err := p.normalize(); err != nil {
+		return job.Job{}, false, err
+	}
+	// One statement commits by itself: an explicit transaction would only add its BEGIN and
+	// COMMIT round trips. A conflicting dedup key names a row that almost always stays; should
+	// the retention purge delete it in between, the insert is simply tried again.
+	var id int64
+	var existed bool
+	var err error
+	for try := 0; try < 2; try++ {
+		id, existed, err = q.insertJob(ctx, q.insert, p, nowMs())
+		if err == nil && existed {
+			err = q.db.W.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > ''`, p.DedupKey).Scan(&id)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			break
+		}
+	}
+	if err != nil {
+		return job.Job{}, false, dbError(err)
+	}
+	if existed {
+		j, err := q.Get(ctx, id)
+		return j, true, err
+	}
+	q.Notify(id)
+	// The new row is exactly what p says; no need to read it back.
+	now := time.UnixMilli(nowMs())
+	j := job.Job{ID: id, Type: p.Type, Name: p.Name, Status: job.Pending, Target: p.Target, Priority: p.Priority,
+		MaxAttempts: p.MaxAttempts, Input: p.Input, ParentID: p.ParentID, RetryOf: p.RetryOf, DedupKey: p.DedupKey,
+		CreatedAt: now, UpdatedAt: now}
+	return j, false, nil
+}
+
+// EnqueueBatch adds many jobs in one transaction and returns their ids in order (the existing
+// job's id where a dedup key matched).
+func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) {
+	ids := make([]int64, len(ps))
+	for i := range ps {
+		if err := ps[i].normalize(); err != nil {
+			return nil, err
+		}
+	}
+	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
+		stmt := tx.StmtContext(ctx, q.insert)
+		defer stmt.Close()
+		blocks := make([]*sql.Stmt, len(q.insertRows))
+		for k, st := range q.insertRows {
+			blocks[k] = tx.StmtContext(ctx, st)
+			defer blocks[k].Close()
+		}
+		now := nowMs()
+		args := make([]any, 0, blockSizes[0]*rowParams)
+	next:
+		for i := 0; i < len(ps); {
+			for k, n := range blockSizes {
+				if i+n <= len(ps) && !anyDedup(ps[i:i+n]) {
+					if err := insertBlock(ctx, blocks[k], ps[i:i+n], ids[i:i+n], args[:0], now); err != nil {
+						return err
+					}
+					i += n
+					continue next
+				}
+			}
+			p := ps[i]
+			id, existed, err := q.insertJob(ctx, stmt, p, now)
+			if err != nil {
+				return err
+			}
+			if existed {
+				if err := tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > ''`, p.DedupKey).Scan(&id); err != nil {
+					return err
+				}
+			}
+			ids[i] = id
+			i++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, dbError(err)
+	}
+	q.mu.Lock()
+	hasSubs := len(q.subs) > 0
+	q.mu.Unlock()
+	if hasSubs {
+		q.Notify(ids...)
+	} else {
+		q.signal()
+	}
+	return ids, nil
+}
+
+func anyDedup(ps []Params) bool {
+	for i := range ps {
+		if ps[i].DedupKey != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// insertBlock writes jobs without dedup keys with one statement. Rows of one INSERT
+// get consecutive rowids (each is the table's largest plus one), so the ids follow from the last.
+func insertBlock(ctx context.Context, stmt *sql.Stmt, ps []Params, ids []int64, args []any, now int64) error {
+	for _, p := range ps {
+		args = append(args, p.Type, p.Name, p.Priority, p.Target, []byte(p.Input), p.MaxAttempts, p.runAt(now),
+			nullable(p.ParentID), nullable(p.RetryOf), now, now)
+	}
+	res, err := stmt.ExecContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	last, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != int64(len(ps)) {
+		return fmt.Errorf("inserted %d of %d jobs", n, len(ps))
+	}
+	for k := range ids {
+		ids[k] = last - int64(len(ids)-1-k)
+	}
+	return nil
+}
