@@ -384,7 +384,7 @@ func TestCSVBadInputs(t *testing.T) {
 		code string
 		says string
 	}{
-		{"empty.csv", nil, "E006", "empty"},
+		{"empty.csv", nil, "E004", "the file is empty"},
 		{"header-only.csv", []byte("ユーザーID,ログイン回数,投稿回数\n"), "E006", "no data rows"},
 		{"binary.csv", png, "E004", "binary"},
 		{"letter.csv", []byte("Dear colleague,\nplease find the report attached.\nRegards\n"), "E004", "not a CSV"},
@@ -404,6 +404,9 @@ func TestCSVBadInputs(t *testing.T) {
 			}
 			if c.code != "" && (j.Error.Code != c.code || !strings.Contains(j.Error.Message, c.says)) {
 				t.Fatalf("error %+v, want %s saying %q", j.Error, c.code, c.says)
+			}
+			if c.data == nil && !strings.Contains(j.Error.MessageJa, "ファイルが空です") {
+				t.Fatalf("a 0-byte file's Japanese error: %q", j.Error.MessageJa)
 			}
 		})
 	}
