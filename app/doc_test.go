@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"jobdesk/engine/flow/asl"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
+	"jobdesk/engine/store"
 )
 
 // docCorpus copies a committed corpus file of engine/docjob into dir under the name as.
@@ -584,4 +586,97 @@ func TestDocZipReused(t *testing.T) {
 			t.Fatalf("the reused archive was converted again: %s", k.Name)
 		}
 	}
+}
+
+// docCrashOutcome is what a finished conversion left, with what differs between two runs taken out
+// (the data folder, whether the result came from the cache): the job's status and result, the
+// Markdown file and the cache's rows.
+func docCrashOutcome(t *testing.T, dir, out string) string {
+	t.Helper()
+	var j job.Job
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatalf("%q: %v", out, err)
+	}
+	var res map[string]any
+	json.Unmarshal(j.Result, &res)
+	delete(res, "cached")
+	rb, _ := json.Marshal(res)
+	var b strings.Builder
+	fmt.Fprintf(&b, "job %s %v\nresult %s\n", j.Status, j.Error, rb)
+	if p, _ := res["output_path"].(string); p != "" {
+		md, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "markdown:\n%s\n", md)
+	}
+	db, err := store.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.R.Query(`SELECT sha256, options, name, status, output_path FROM docjob_results ORDER BY sha256, options`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var sha, opts, name, status, outPath string
+		rows.Scan(&sha, &opts, &name, &status, &outPath)
+		fmt.Fprintln(&b, sha, opts, name, status, outPath)
+	}
+	return strings.ReplaceAll(b.String(), dir, "DATA")
+}
+
+// TestDocKilledBetweenCommits kills a real process with SIGKILL inside each step of a conversion
+// (ingest's cache look-up; convert after the Markdown file and after the cache row; for a ZIP,
+// after the entries are extracted, after a child's row and after collect's row), runs it again
+// until the job is final, and checks status, result, Markdown and cache rows are those of an
+// undisturbed run.
+func TestDocKilledBetweenCommits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	in := t.TempDir()
+	text := writeTemp(t, in, "notes.txt", []byte("会議の議事録\n\n本日の議題は予算です。\n"))
+	zipPath := filepath.Join(in, "bundle.zip")
+	makeTestZip(t, zipPath, map[string][]byte{"議事録.txt": []byte("本日の議題は予算です。"), "memo.txt": []byte("メモ")},
+		[]string{"議事録.txt", "memo.txt"})
+	cases := []struct {
+		file string
+		at   []string
+	}{
+		{text, []string{"Get#1", "write:notes_" + sha8(t, text) + ".md#1", "Put#1"}},
+		{zipPath, []string{"Get#1", "write:memo.txt#1", "Put#1", "Put#3", "write:bundle_" + sha8(t, zipPath) + ".md#1"}},
+	}
+	for _, c := range cases {
+		refDir := t.TempDir()
+		ref, killed := crashRun(t, refDir, c.file, DocType, "")
+		if killed {
+			t.Fatal("the undisturbed run was killed")
+		}
+		want := docCrashOutcome(t, refDir, ref)
+		if !strings.Contains(want, "job SUCCEEDED") || !strings.Contains(want, "本日の議題は予算です。") {
+			t.Fatalf("undisturbed run:\n%s", want)
+		}
+		for _, at := range c.at {
+			t.Run(filepath.Base(c.file)+"/"+at, func(t *testing.T) {
+				dir := t.TempDir()
+				got := docCrashOutcome(t, dir, crashRecover(t, dir, c.file, DocType, at))
+				if got != want {
+					t.Fatalf("killed at %s, the conversion ended differently from an undisturbed run:\n%s", at, lineDiff(got, want))
+				}
+			})
+		}
+	}
+}
+
+// sha8 is the first 8 hex digits of the SHA-256 of the file at path.
+func sha8(t *testing.T, path string) string {
+	t.Helper()
+	sha, err := fileSHA256(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha[:8]
 }
