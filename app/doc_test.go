@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -679,4 +680,73 @@ func sha8(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return sha[:8]
+}
+
+// TestSubmitSameFilesConcurrently: six submitters dropping the same 50 files (conversions,
+// checksums and CSV files) at once through App.Submit make exactly 50 jobs; dropping them again
+// returns those jobs, and --force makes new ones.
+func TestSubmitSameFilesConcurrently(t *testing.T) {
+	a, err := Open(Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	in := t.TempDir()
+	var files []string
+	for i := 0; i < 50; i++ {
+		switch i % 3 {
+		case 0:
+			files = append(files, writeTemp(t, in, fmt.Sprintf("note%d.txt", i), []byte(fmt.Sprintf("メモ %d\n", i))))
+		case 1:
+			files = append(files, writeTemp(t, in, fmt.Sprintf("blob%d.bin", i), []byte{0, 1, 2, byte(i), 0xff}))
+		default:
+			text, _ := userLog(10+i, 5, nil)
+			files = append(files, writeTemp(t, in, fmt.Sprintf("log%d.csv", i), []byte(text)))
+		}
+	}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	got := make([][]job.Job, 6)
+	for g := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			js, err := a.Submit(ctx, files, SubmitOptions{})
+			got[g] = js
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	all, err := a.Queue.List(ctx, queue.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != len(files) {
+		t.Fatalf("6 submitters × %d files made %d jobs", len(files), len(all))
+	}
+	types := map[string]int{}
+	for _, j := range all {
+		types[j.Type]++
+	}
+	if types[DocType] == 0 || types["checksum"] == 0 || types["csv"] == 0 {
+		t.Fatalf("job types %v", types)
+	}
+	for g := range got {
+		for i, j := range got[g] {
+			if j.ID != got[0][i].ID {
+				t.Fatalf("submitter %d got job %d for %s, submitter 0 job %d", g, j.ID, files[i], got[0][i].ID)
+			}
+		}
+	}
+	forced, err := a.Submit(ctx, files[:3], SubmitOptions{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, j := range forced {
+		if j.ID == got[0][i].ID {
+			t.Fatalf("--force returned the existing job %d for %s", j.ID, files[i])
+		}
+	}
 }
