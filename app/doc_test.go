@@ -338,8 +338,8 @@ func TestDocFailures(t *testing.T) {
 	}
 }
 
-// TestDocCacheAndForce: the same bytes convert once; a second run (even under another name)
-// reuses the stored result, and --force converts again.
+// TestDocCacheAndForce: the same bytes convert once; a second drop (even under another name)
+// returns the job that converted them, and --force converts again in a job of its own.
 func TestDocCacheAndForce(t *testing.T) {
 	dataDir, in := t.TempDir(), t.TempDir()
 	a := docCorpus(t, in, "report.pdf", "a.pdf")
@@ -347,15 +347,15 @@ func TestDocCacheAndForce(t *testing.T) {
 	_, first, _ := convertCLI(t, dataDir, "--type", "convert", a)
 	_, second, _ := convertCLI(t, dataDir, "--type", "convert", b)
 	code, forced, errOut := convertCLI(t, dataDir, "--type", "convert", "--force", a)
-	if code != ExitOK || first.Result.Cached || !second.Result.Cached || forced.Result.Cached {
-		t.Fatalf("cached: first %v second %v forced %v (exit %d %s)", first.Result.Cached, second.Result.Cached, forced.Result.Cached, code, errOut)
+	if code != ExitOK || first.Result.Cached || second.ID != first.ID || forced.ID == first.ID || forced.Result.Cached {
+		t.Fatalf("jobs: first %d second %d forced %d (cached %v) (exit %d %s)", first.ID, second.ID, forced.ID, forced.Result.Cached, code, errOut)
 	}
-	if second.Result.SHA256 != first.Result.SHA256 || second.Result.OutputPath != first.Result.OutputPath ||
-		second.Result.TextLength != first.Result.TextLength {
-		t.Fatalf("cached result differs: %+v vs %+v", second.Result, first.Result)
+	if forced.Result.SHA256 != first.Result.SHA256 || forced.Result.OutputPath != first.Result.OutputPath ||
+		forced.Result.TextLength != first.Result.TextLength {
+		t.Fatalf("converted again, the result differs: %+v vs %+v", forced.Result, first.Result)
 	}
 	if md := exportMD(t, dataDir, second.ID); !strings.Contains(md, "補助金申請の手引き") {
-		t.Fatalf("cached export\n%s", md)
+		t.Fatalf("export\n%s", md)
 	}
 	// A password failure is remembered as well and stays E005.
 	pw := docCorpus(t, in, "pw_user_aes256.pdf", "pw.pdf")
@@ -364,9 +364,10 @@ func TestDocCacheAndForce(t *testing.T) {
 			t.Fatalf("run %d: %+v", i, j)
 		}
 	}
-	// The convert command prints the summary and the Markdown path.
+	// The convert command prints the summary and the Markdown path (of the job that converted
+	// these bytes last: the forced one).
 	code, out, errOut := runCLI(t, "--data-dir", dataDir, "convert", a)
-	if code != ExitOK || !strings.Contains(out, "SUCCEEDED") || !strings.Contains(out, first.Result.OutputPath) || !strings.Contains(out, "true") {
+	if code != ExitOK || !strings.Contains(out, "SUCCEEDED") || !strings.Contains(out, first.Result.OutputPath) || !strings.Contains(out, itoa(forced.ID)) {
 		t.Fatalf("convert: %d\n%s\n%s", code, out, errOut)
 	}
 	// Exporting in another format is refused.
@@ -553,6 +554,12 @@ func TestDocZipReused(t *testing.T) {
 	data, _ := os.ReadFile(a)
 	os.WriteFile(b, data, 0o600)
 	_, first, e1 := convertCLI(t, dataDir, "--type", "convert", a)
+	// The same bytes dropped again are the same job; once that job is gone (the retention
+	// purge), a new job reuses the stored result.
+	if _, again, _ := convertCLI(t, dataDir, "--type", "convert", b); again.ID != first.ID {
+		t.Fatalf("the same archive again made job %d, want job %d", again.ID, first.ID)
+	}
+	forgetSubmission(t, dataDir, first.ID)
 	_, second, e2 := convertCLI(t, dataDir, "--type", "convert", b)
 	_, forced, e3 := convertCLI(t, dataDir, "--type", "convert", "--force", a)
 	_, furi, e4 := convertCLI(t, dataDir, "--type", "convert", "--furigana", a)
@@ -748,5 +755,19 @@ func TestSubmitSameFilesConcurrently(t *testing.T) {
 		if j.ID == got[0][i].ID {
 			t.Fatalf("--force returned the existing job %d for %s", j.ID, files[i])
 		}
+	}
+}
+
+// forgetSubmission makes job id no longer stand for its file, as when the retention purge has
+// deleted it, so the next drop of the same bytes makes a new job.
+func forgetSubmission(t *testing.T, dataDir string, id int64) {
+	t.Helper()
+	db, err := store.OpenDir(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.W.Exec(`UPDATE jobs SET dedup_key=NULL WHERE id=?`, id); err != nil {
+		t.Fatal(err)
 	}
 }
