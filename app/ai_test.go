@@ -253,7 +253,13 @@ func TestAICaptionByDetection(t *testing.T) {
 	srv.SetScript(func(aitest.Call) aitest.Step {
 		return aitest.Step{Status: 400, Message: "model does not support image input"}
 	})
-	code, out, _ = runCLI(t, "--data-dir", dir, "caption", "--wait", "--json", img)
+	// The same image again is the job that captioned it; another image meets the model's refusal.
+	if code, out, _ = runCLI(t, "--data-dir", dir, "caption", "--wait", "--json", img); decodeJob(t, out).ID != j.ID {
+		t.Fatalf("the same image again: exit %d %s", code, out)
+	}
+	img2 := filepath.Join(t.TempDir(), "廊下.jpg")
+	os.WriteFile(img2, append([]byte{0xFF, 0xD8, 0xFF, 0xE0}, make([]byte, 120)...), 0o600)
+	code, out, _ = runCLI(t, "--data-dir", dir, "caption", "--wait", "--json", img2)
 	j = decodeJob(t, out)
 	if code != ExitFailed || j.Error == nil || !strings.Contains(j.Error.Message, "cannot read images") {
 		t.Fatalf("exit %d %s", code, out)

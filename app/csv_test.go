@@ -6,16 +6,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/xuri/excelize/v2"
 	"golang.org/x/text/encoding/japanese"
 
 	"jobdesk/assets"
+	"jobdesk/engine/blob"
 	"jobdesk/engine/csvjob"
+	"jobdesk/engine/docjob"
 	"jobdesk/engine/flow"
+	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
 )
@@ -384,7 +391,7 @@ func TestCSVBadInputs(t *testing.T) {
 		code string
 		says string
 	}{
-		{"empty.csv", nil, "E006", "empty"},
+		{"empty.csv", nil, "E004", "the file is empty"},
 		{"header-only.csv", []byte("ユーザーID,ログイン回数,投稿回数\n"), "E006", "no data rows"},
 		{"binary.csv", png, "E004", "binary"},
 		{"letter.csv", []byte("Dear colleague,\nplease find the report attached.\nRegards\n"), "E004", "not a CSV"},
@@ -404,6 +411,9 @@ func TestCSVBadInputs(t *testing.T) {
 			}
 			if c.code != "" && (j.Error.Code != c.code || !strings.Contains(j.Error.Message, c.says)) {
 				t.Fatalf("error %+v, want %s saying %q", j.Error, c.code, c.says)
+			}
+			if c.data == nil && !strings.Contains(j.Error.MessageJa, "ファイルが空です") {
+				t.Fatalf("a 0-byte file's Japanese error: %q", j.Error.MessageJa)
 			}
 		})
 	}
@@ -678,4 +688,309 @@ func TestCSVRetryAfterFailure(t *testing.T) {
 	}
 	a.Close()
 	sameTable(t, csvTable(t, a.DataDir()), want)
+}
+
+// killPoint kills this process with SIGKILL the n-th time the operation op has committed: the
+// crash tests' way to stop a real process exactly between two commits of a step.
+type killPoint struct {
+	op    string
+	n     int64
+	count atomic.Int64
+}
+
+// parseKillPoint reads "op:n" (JOBDESK_CRASH_AT); "" is none.
+func parseKillPoint(s string) *killPoint {
+	op, n, ok := strings.Cut(s, "#")
+	if !ok {
+		return nil
+	}
+	k := &killPoint{op: op}
+	fmt.Sscan(n, &k.n)
+	return k
+}
+
+// after is called once op committed.
+func (k *killPoint) after(op string) {
+	if k == nil || op != k.op || k.count.Add(1) != k.n {
+		return
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	time.Sleep(time.Minute) // never reached: SIGKILL cannot be caught
+}
+
+// killCSVStore is the csv-processor's Store, killing the process after a commit.
+type killCSVStore struct {
+	csvjob.Store
+	k *killPoint
+}
+
+func (s killCSVStore) StageChunk(ctx context.Context, run csvjob.Run, chunk int, data []byte) error {
+	err := s.Store.StageChunk(ctx, run, chunk, data)
+	s.k.after("StageChunk")
+	return err
+}
+
+func (s killCSVStore) Audit(ctx context.Context, run csvjob.Run, call string, recs []csvjob.AuditRecord) error {
+	err := s.Store.Audit(ctx, run, call, recs)
+	s.k.after("Audit")
+	return err
+}
+
+func (s killCSVStore) ApplyResult(ctx context.Context, run csvjob.Run, sum *csvjob.Summary, users *csvjob.Users) error {
+	err := s.Store.ApplyResult(ctx, run, sum, users)
+	s.k.after("ApplyResult")
+	return err
+}
+
+func (s killCSVStore) ClearStaged(ctx context.Context, run csvjob.Run) {
+	s.Store.ClearStaged(ctx, run)
+	s.k.after("ClearStaged")
+}
+
+// killBlobs is a blob store killing the process once an object with a given base name is
+// committed ("write:NAME").
+type killBlobs struct {
+	blob.Store
+	k *killPoint
+}
+
+type killWriter struct {
+	blob.Writer
+	name string
+	k    *killPoint
+}
+
+func (w killWriter) Commit() error {
+	err := w.Writer.Commit()
+	w.k.after("write:" + w.name)
+	return err
+}
+
+func (b killBlobs) Create(ctx context.Context, uri string) (blob.Writer, error) {
+	w, err := b.Store.Create(ctx, uri)
+	if err != nil {
+		return w, err
+	}
+	return killWriter{Writer: w, name: filepath.Base(uri), k: b.k}, nil
+}
+
+// killCache is the converter's cache, killing the process after a lookup or a stored result.
+type killCache struct {
+	docjob.Cache
+	k *killPoint
+}
+
+func (c killCache) Get(ctx context.Context, k docjob.Key) (docjob.Result, bool, error) {
+	res, ok, err := c.Cache.Get(ctx, k)
+	c.k.after("Get")
+	return res, ok, err
+}
+
+func (c killCache) Put(ctx context.Context, k docjob.Key, res docjob.Result) error {
+	err := c.Cache.Put(ctx, k, res)
+	c.k.after("Put")
+	return err
+}
+
+// TestCrashHelperProcess is the process the crash tests start (the test binary run again): it
+// submits JOBDESK_CRASH_FILE as JOBDESK_CRASH_TYPE in JOBDESK_CRASH_DIR (finding the job again
+// when it exists), runs the engine until the job is final and prints it as JSON; with
+// JOBDESK_CRASH_AT ("op#n") it kills itself with SIGKILL right after that commit.
+func TestCrashHelperProcess(t *testing.T) {
+	if os.Getenv("JOBDESK_CRASH_HELPER") != "1" {
+		t.Skip("run by the crash tests")
+	}
+	a, err := Open(Config{DataDir: os.Getenv("JOBDESK_CRASH_DIR"), Workers: 2})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if k := parseKillPoint(os.Getenv("JOBDESK_CRASH_AT")); k != nil {
+		p := csvProcessor(a)
+		p.Store, p.Blob = killCSVStore{Store: p.Store, k: k}, killBlobs{Store: p.Blob, k: k}
+		conv := docConverter(a)
+		conv.Cache, conv.Blobs = killCache{Cache: conv.Cache, k: k}, killBlobs{Store: conv.Blobs, k: k}
+	}
+	ctx := context.Background()
+	jobs, err := a.Submit(ctx, []string{os.Getenv("JOBDESK_CRASH_FILE")}, SubmitOptions{Type: os.Getenv("JOBDESK_CRASH_TYPE")})
+	if err == nil {
+		err = a.StartEngine(ctx)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		j, err := a.Queue.Get(ctx, jobs[0].ID)
+		if err == nil && j.Status.Final() {
+			b, _ := json.Marshal(j)
+			a.Close()
+			fmt.Println(string(b))
+			os.Exit(0)
+		}
+	}
+	fmt.Fprintln(os.Stderr, "the job did not finish in 2 minutes")
+	os.Exit(3)
+}
+
+// crashRun runs TestCrashHelperProcess for file in dir and returns the final job's JSON, or
+// killed = true when the process died by SIGKILL at killAt.
+func crashRun(t *testing.T, dir, file, typ, killAt string) (out string, killed bool) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashHelperProcess$")
+	cmd.Env = append(os.Environ(), "JOBDESK_CRASH_HELPER=1", "JOBDESK_CRASH_DIR="+dir, "JOBDESK_CRASH_FILE="+file,
+		"JOBDESK_CRASH_TYPE="+typ, "JOBDESK_CRASH_AT="+killAt)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }() // reaped, so the queue sees the process gone
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the process did not end: %s", stderr.String())
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			return "", true
+		}
+	}
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	return lines[len(lines)-1], false
+}
+
+// crashRecover runs the job of file in dir, killed at killAt (which must be reached), then again
+// until it is final (at most 5 runs), and returns the final job's JSON.
+func crashRecover(t *testing.T, dir, file, typ, killAt string) string {
+	t.Helper()
+	if _, killed := crashRun(t, dir, file, typ, killAt); !killed {
+		t.Fatalf("the run was not killed at %s", killAt)
+	}
+	for run := 0; run < 5; run++ {
+		if out, killed := crashRun(t, dir, file, typ, ""); !killed {
+			return out
+		}
+	}
+	t.Fatal("the job never finished")
+	return ""
+}
+
+// csvOutcome is what a finished CSV job left, with what differs between two runs of the same
+// file taken out (times, paths, execution names): the job's status and summary, the tables and
+// the result files.
+func csvOutcome(t *testing.T, dir, out string) string {
+	t.Helper()
+	var j job.Job
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatalf("%q: %v", out, err)
+	}
+	var s csvjob.Summary
+	json.Unmarshal(j.Result, &s)
+	var b strings.Builder
+	fmt.Fprintf(&b, "job %s %v\nsummary %s %d rows, %d ok, %d failed, %d error records, %d users, %d changed, table %q: %s / %s\n",
+		j.Status, j.Error, s.Status, s.TotalRows, s.SuccessCount, s.ErrorCount, s.ErrorRecords, s.Users, s.UsersChanged, s.Table, s.Message, s.MessageJa)
+	db, err := store.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		`SELECT user_id, login_count, post_count FROM csv_users ORDER BY user_id`,
+		`SELECT status, rows_total, rows_ok, rows_failed, users, users_changed FROM csv_imports`,
+		`SELECT log_type, line, rows_ok, rows_failed, detail FROM csv_audit ORDER BY log_type, line, detail`,
+		`SELECT count(*) FROM csv_stage`,
+	} {
+		rows, err := db.R.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			rows.Scan(ptrs...)
+			fmt.Fprintln(&b, vals...)
+		}
+		rows.Close()
+	}
+	errs, err := os.ReadFile(s.ErrorsCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&b, "errors.csv:\n%s", errs)
+	x, err := excelize.OpenFile(s.ReportXLSX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	for _, sheet := range x.GetSheetList() {
+		rows, _ := x.GetRows(sheet)
+		for _, r := range rows {
+			if len(r) > 0 && (strings.HasPrefix(r[0], "処理時間") || strings.HasPrefix(r[0], "実行名")) {
+				continue // how long it took, and the execution's name (from the time it started)
+			}
+			fmt.Fprintf(&b, "%s: %q\n", sheet, r)
+		}
+	}
+	return strings.ReplaceAll(b.String(), dir, "DATA")
+}
+
+// TestCSVKilledBetweenCommits kills a real process with SIGKILL right after each commit of each
+// step of a CSV job (validation's manifest, a staged chunk, the audit records, the users and the
+// import record, the cleared chunks), runs it again until the job is final, and checks the
+// status, tables and files are those of an undisturbed run.
+func TestCSVKilledBetweenCommits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	text, _ := userLog(3000, 60, map[int]string{5: "U00001,1", 7: "U00002,x,1", 900: "U00003,-1,2"})
+	file := writeFile(t, t.TempDir(), "users.csv", []byte(text))
+	refDir := t.TempDir()
+	ref, killed := crashRun(t, refDir, file, "csv", "")
+	if killed {
+		t.Fatal("the undisturbed run was killed")
+	}
+	want := csvOutcome(t, refDir, ref)
+	if !strings.Contains(want, "summary PARTIAL 3000 rows") {
+		t.Fatalf("undisturbed run:\n%s", want)
+	}
+	for _, at := range []string{"write:context.json#1", "StageChunk#1", "Audit#1", "ApplyResult#1", "ClearStaged#1"} {
+		t.Run(at, func(t *testing.T) {
+			dir := t.TempDir()
+			got := csvOutcome(t, dir, crashRecover(t, dir, file, "csv", at))
+			if got != want {
+				t.Fatalf("killed at %s, the job ended differently from an undisturbed run:\n%s", at, lineDiff(got, want))
+			}
+		})
+	}
+}
+
+// lineDiff lists the lines of got and want that differ (got first, then want).
+func lineDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	var b strings.Builder
+	for i := 0; i < max(len(g), len(w)); i++ {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			fmt.Fprintf(&b, "line %d:\n  got  %s\n  want %s\n", i+1, gl, wl)
+		}
+	}
+	return b.String()
 }

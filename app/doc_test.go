@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"jobdesk/engine/flow/asl"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
+	"jobdesk/engine/store"
 )
 
 // docCorpus copies a committed corpus file of engine/docjob into dir under the name as.
@@ -335,8 +338,8 @@ func TestDocFailures(t *testing.T) {
 	}
 }
 
-// TestDocCacheAndForce: the same bytes convert once; a second run (even under another name)
-// reuses the stored result, and --force converts again.
+// TestDocCacheAndForce: the same bytes convert once; a second drop (even under another name)
+// returns the job that converted them, and --force converts again in a job of its own.
 func TestDocCacheAndForce(t *testing.T) {
 	dataDir, in := t.TempDir(), t.TempDir()
 	a := docCorpus(t, in, "report.pdf", "a.pdf")
@@ -344,15 +347,15 @@ func TestDocCacheAndForce(t *testing.T) {
 	_, first, _ := convertCLI(t, dataDir, "--type", "convert", a)
 	_, second, _ := convertCLI(t, dataDir, "--type", "convert", b)
 	code, forced, errOut := convertCLI(t, dataDir, "--type", "convert", "--force", a)
-	if code != ExitOK || first.Result.Cached || !second.Result.Cached || forced.Result.Cached {
-		t.Fatalf("cached: first %v second %v forced %v (exit %d %s)", first.Result.Cached, second.Result.Cached, forced.Result.Cached, code, errOut)
+	if code != ExitOK || first.Result.Cached || second.ID != first.ID || forced.ID == first.ID || forced.Result.Cached {
+		t.Fatalf("jobs: first %d second %d forced %d (cached %v) (exit %d %s)", first.ID, second.ID, forced.ID, forced.Result.Cached, code, errOut)
 	}
-	if second.Result.SHA256 != first.Result.SHA256 || second.Result.OutputPath != first.Result.OutputPath ||
-		second.Result.TextLength != first.Result.TextLength {
-		t.Fatalf("cached result differs: %+v vs %+v", second.Result, first.Result)
+	if forced.Result.SHA256 != first.Result.SHA256 || forced.Result.OutputPath != first.Result.OutputPath ||
+		forced.Result.TextLength != first.Result.TextLength {
+		t.Fatalf("converted again, the result differs: %+v vs %+v", forced.Result, first.Result)
 	}
 	if md := exportMD(t, dataDir, second.ID); !strings.Contains(md, "補助金申請の手引き") {
-		t.Fatalf("cached export\n%s", md)
+		t.Fatalf("export\n%s", md)
 	}
 	// A password failure is remembered as well and stays E005.
 	pw := docCorpus(t, in, "pw_user_aes256.pdf", "pw.pdf")
@@ -361,9 +364,10 @@ func TestDocCacheAndForce(t *testing.T) {
 			t.Fatalf("run %d: %+v", i, j)
 		}
 	}
-	// The convert command prints the summary and the Markdown path.
+	// The convert command prints the summary and the Markdown path (of the job that converted
+	// these bytes last: the forced one).
 	code, out, errOut := runCLI(t, "--data-dir", dataDir, "convert", a)
-	if code != ExitOK || !strings.Contains(out, "SUCCEEDED") || !strings.Contains(out, first.Result.OutputPath) || !strings.Contains(out, "true") {
+	if code != ExitOK || !strings.Contains(out, "SUCCEEDED") || !strings.Contains(out, first.Result.OutputPath) || !strings.Contains(out, itoa(forced.ID)) {
 		t.Fatalf("convert: %d\n%s\n%s", code, out, errOut)
 	}
 	// Exporting in another format is refused.
@@ -550,6 +554,12 @@ func TestDocZipReused(t *testing.T) {
 	data, _ := os.ReadFile(a)
 	os.WriteFile(b, data, 0o600)
 	_, first, e1 := convertCLI(t, dataDir, "--type", "convert", a)
+	// The same bytes dropped again are the same job; once that job is gone (the retention
+	// purge), a new job reuses the stored result.
+	if _, again, _ := convertCLI(t, dataDir, "--type", "convert", b); again.ID != first.ID {
+		t.Fatalf("the same archive again made job %d, want job %d", again.ID, first.ID)
+	}
+	forgetSubmission(t, dataDir, first.ID)
 	_, second, e2 := convertCLI(t, dataDir, "--type", "convert", b)
 	_, forced, e3 := convertCLI(t, dataDir, "--type", "convert", "--force", a)
 	_, furi, e4 := convertCLI(t, dataDir, "--type", "convert", "--furigana", a)
@@ -583,5 +593,181 @@ func TestDocZipReused(t *testing.T) {
 		if k.Name == "ConvertEntry" || k.Name == "ExtractEntries" {
 			t.Fatalf("the reused archive was converted again: %s", k.Name)
 		}
+	}
+}
+
+// docCrashOutcome is what a finished conversion left, with what differs between two runs taken out
+// (the data folder, whether the result came from the cache): the job's status and result, the
+// Markdown file and the cache's rows.
+func docCrashOutcome(t *testing.T, dir, out string) string {
+	t.Helper()
+	var j job.Job
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatalf("%q: %v", out, err)
+	}
+	var res map[string]any
+	json.Unmarshal(j.Result, &res)
+	delete(res, "cached")
+	rb, _ := json.Marshal(res)
+	var b strings.Builder
+	fmt.Fprintf(&b, "job %s %v\nresult %s\n", j.Status, j.Error, rb)
+	if p, _ := res["output_path"].(string); p != "" {
+		md, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "markdown:\n%s\n", md)
+	}
+	db, err := store.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.R.Query(`SELECT sha256, options, name, status, output_path FROM docjob_results ORDER BY sha256, options`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var sha, opts, name, status, outPath string
+		rows.Scan(&sha, &opts, &name, &status, &outPath)
+		fmt.Fprintln(&b, sha, opts, name, status, outPath)
+	}
+	return strings.ReplaceAll(b.String(), dir, "DATA")
+}
+
+// TestDocKilledBetweenCommits kills a real process with SIGKILL inside each step of a conversion
+// (ingest's cache look-up; convert after the Markdown file and after the cache row; for a ZIP,
+// after the entries are extracted, after a child's row and after collect's row), runs it again
+// until the job is final, and checks status, result, Markdown and cache rows are those of an
+// undisturbed run.
+func TestDocKilledBetweenCommits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	in := t.TempDir()
+	text := writeTemp(t, in, "notes.txt", []byte("会議の議事録\n\n本日の議題は予算です。\n"))
+	zipPath := filepath.Join(in, "bundle.zip")
+	makeTestZip(t, zipPath, map[string][]byte{"議事録.txt": []byte("本日の議題は予算です。"), "memo.txt": []byte("メモ")},
+		[]string{"議事録.txt", "memo.txt"})
+	cases := []struct {
+		file string
+		at   []string
+	}{
+		{text, []string{"Get#1", "write:notes_" + sha8(t, text) + ".md#1", "Put#1"}},
+		{zipPath, []string{"Get#1", "write:memo.txt#1", "Put#1", "Put#3", "write:bundle_" + sha8(t, zipPath) + ".md#1"}},
+	}
+	for _, c := range cases {
+		refDir := t.TempDir()
+		ref, killed := crashRun(t, refDir, c.file, DocType, "")
+		if killed {
+			t.Fatal("the undisturbed run was killed")
+		}
+		want := docCrashOutcome(t, refDir, ref)
+		if !strings.Contains(want, "job SUCCEEDED") || !strings.Contains(want, "本日の議題は予算です。") {
+			t.Fatalf("undisturbed run:\n%s", want)
+		}
+		for _, at := range c.at {
+			t.Run(filepath.Base(c.file)+"/"+at, func(t *testing.T) {
+				dir := t.TempDir()
+				got := docCrashOutcome(t, dir, crashRecover(t, dir, c.file, DocType, at))
+				if got != want {
+					t.Fatalf("killed at %s, the conversion ended differently from an undisturbed run:\n%s", at, lineDiff(got, want))
+				}
+			})
+		}
+	}
+}
+
+// sha8 is the first 8 hex digits of the SHA-256 of the file at path.
+func sha8(t *testing.T, path string) string {
+	t.Helper()
+	sha, err := fileSHA256(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha[:8]
+}
+
+// TestSubmitSameFilesConcurrently: six submitters dropping the same 50 files (conversions,
+// checksums and CSV files) at once through App.Submit make exactly 50 jobs; dropping them again
+// returns those jobs, and --force makes new ones.
+func TestSubmitSameFilesConcurrently(t *testing.T) {
+	a, err := Open(Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	in := t.TempDir()
+	var files []string
+	for i := 0; i < 50; i++ {
+		switch i % 3 {
+		case 0:
+			files = append(files, writeTemp(t, in, fmt.Sprintf("note%d.txt", i), []byte(fmt.Sprintf("メモ %d\n", i))))
+		case 1:
+			files = append(files, writeTemp(t, in, fmt.Sprintf("blob%d.bin", i), []byte{0, 1, 2, byte(i), 0xff}))
+		default:
+			text, _ := userLog(10+i, 5, nil)
+			files = append(files, writeTemp(t, in, fmt.Sprintf("log%d.csv", i), []byte(text)))
+		}
+	}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	got := make([][]job.Job, 6)
+	for g := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			js, err := a.Submit(ctx, files, SubmitOptions{})
+			got[g] = js
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	all, err := a.Queue.List(ctx, queue.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != len(files) {
+		t.Fatalf("6 submitters × %d files made %d jobs", len(files), len(all))
+	}
+	types := map[string]int{}
+	for _, j := range all {
+		types[j.Type]++
+	}
+	if types[DocType] == 0 || types["checksum"] == 0 || types["csv"] == 0 {
+		t.Fatalf("job types %v", types)
+	}
+	for g := range got {
+		for i, j := range got[g] {
+			if j.ID != got[0][i].ID {
+				t.Fatalf("submitter %d got job %d for %s, submitter 0 job %d", g, j.ID, files[i], got[0][i].ID)
+			}
+		}
+	}
+	forced, err := a.Submit(ctx, files[:3], SubmitOptions{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, j := range forced {
+		if j.ID == got[0][i].ID {
+			t.Fatalf("--force returned the existing job %d for %s", j.ID, files[i])
+		}
+	}
+}
+
+// forgetSubmission makes job id no longer stand for its file, as when the retention purge has
+// deleted it, so the next drop of the same bytes makes a new job.
+func forgetSubmission(t *testing.T, dataDir string, id int64) {
+	t.Helper()
+	db, err := store.OpenDir(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.W.Exec(`UPDATE jobs SET dedup_key=NULL WHERE id=?`, id); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -298,8 +298,9 @@ func detectImage(path string, head []byte) string {
 	return ""
 }
 
-// submitAIFile submits CAPTION_GENERATION or ELIGIBILITY_EXTRACT for a file; goal generation
-// starts from `jobdesk generate`, not from a file.
+// submitAIFile submits CAPTION_GENERATION or ELIGIBILITY_EXTRACT for a file, or returns the job
+// that already does it for the same bytes (submitOnce); goal generation starts from `jobdesk
+// generate`, not from a file.
 func submitAIFile(ctx context.Context, a *App, path, typ string, o SubmitOptions) (job.Job, error) {
 	switch typ {
 	case aijob.TypeCaption, aijob.TypeEligibility:
@@ -312,9 +313,12 @@ func submitAIFile(ctx context.Context, a *App, path, typ string, o SubmitOptions
 			return job.Job{}, err
 		}
 	}
+	sha, err := fileSHA256(ctx, path)
+	if err != nil {
+		return job.Job{}, err
+	}
 	in, _ := json.Marshal(aijob.FileInput{Path: path})
-	j, _, err := a.Queue.Enqueue(ctx, queue.Params{Type: typ, Name: filepath.Base(path), Input: in, Priority: o.Priority})
-	return j, err
+	return submitOnce(ctx, a, sha, struct{}{}, queue.Params{Type: typ, Name: filepath.Base(path), Input: in, Priority: o.Priority}, o.Force)
 }
 
 // SubmitGeneration starts SUBGOAL_GENERATION, ACTION_GENERATION or TASK_GENERATION for a goal

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"path/filepath"
 	"strconv"
@@ -151,69 +150,23 @@ func csvOptions(extra map[string]string) (csvjob.Options, error) {
 	return o, o.Check()
 }
 
-// csvSubmit submits one CSV file. When a job for the same bytes (SHA-256) exists and did not
-// fail, that job is returned instead of a new one, unless o.Force: the command line prints it,
-// the window asks before running the file again.
+// csvSubmit submits one CSV file. When a job for the same bytes (SHA-256) and options exists
+// and did not fail, that job is returned instead of a new one, unless o.Force (submitOnce): the
+// command line prints it, the window asks before running the file again.
 func csvSubmit(ctx context.Context, a *App, path, typ string, o SubmitOptions) (job.Job, error) {
 	opts, err := csvOptions(o.Extra)
 	if err != nil {
 		return job.Job{}, err
 	}
-	sha, err := csvjob.FileSHA256(ctx, path)
+	sha, err := fileSHA256(ctx, path)
 	if err != nil {
 		return job.Job{}, err
-	}
-	if !o.Force {
-		if j, ok, err := csvExisting(ctx, a, sha); err != nil || ok {
-			return j, err
-		}
 	}
 	in, err := json.Marshal(csvJobInput{Path: path, SHA256: sha, Options: opts})
 	if err != nil {
 		return job.Job{}, job.Wrap(job.E016, err, "cannot encode the CSV job")
 	}
-	var id int64
-	err = a.DB.Tx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if id, _, err = a.Queue.EnqueueTx(ctx, tx, queue.Params{Type: typ, Name: filepath.Base(path), Input: in, Priority: o.Priority}); err != nil {
-			return err
-		}
-		return csvsqlite.RecordSubmission(ctx, tx, sha, id, path)
-	})
-	if err != nil {
-		return job.Job{}, job.Wrap(job.E009, err, "the CSV job could not be saved").WithJa("CSVジョブを保存できませんでした。")
-	}
-	a.Queue.Notify(id)
-	return a.Queue.Get(ctx, id)
-}
-
-// csvExisting returns the newest job for a file with this SHA-256 that did not fail (pending,
-// running or finished SUCCEEDED/PARTIAL). A job that failed but was retried (jobdesk retry)
-// stands for its newest retry.
-func csvExisting(ctx context.Context, a *App, sha string) (job.Job, bool, error) {
-	ids, err := csvsqlite.New(a.DB).Submissions(ctx, sha)
-	if err != nil {
-		return job.Job{}, false, err
-	}
-	for _, id := range ids {
-		for hops := 0; hops < 100; hops++ { // follow the retry chain
-			next, err := a.Queue.LatestRetry(ctx, id)
-			if err != nil || next == 0 {
-				break
-			}
-			id = next
-		}
-		j, err := a.Queue.Get(ctx, id)
-		if err != nil {
-			continue // purged
-		}
-		switch j.Status {
-		case job.Failed, job.Cancelled, job.TimedOut:
-			continue
-		}
-		return j, true, nil
-	}
-	return job.Job{}, false, nil
+	return submitOnce(ctx, a, sha, opts, queue.Params{Type: typ, Name: filepath.Base(path), Input: in, Priority: o.Priority}, o.Force)
 }
 
 // csvExport writes a finished CSV job's result file: the XLSX report or the errors CSV.

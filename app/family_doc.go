@@ -110,14 +110,23 @@ func docInput(path string, o SubmitOptions) docjob.Input {
 		Furigana: o.Extra["furigana"] == "true", NoOCR: o.Extra["no-ocr"] == "true"}
 }
 
-// submitDoc enqueues one conversion job for path.
+// submitDoc enqueues one conversion job for path, or returns the job that already converts the
+// same bytes with the same options (submitOnce); --force converts again.
 func submitDoc(ctx context.Context, a *App, path, typ string, o SubmitOptions) (job.Job, error) {
-	in, err := json.Marshal(docInput(path, o))
+	di := docInput(path, o)
+	in, err := json.Marshal(di)
 	if err != nil {
 		return job.Job{}, err
 	}
-	j, _, err := a.Queue.Enqueue(ctx, queue.Params{Type: DocType, Name: filepath.Base(path), Input: in, Priority: o.Priority})
-	return j, err
+	sha, err := fileSHA256(ctx, path)
+	if err != nil {
+		return job.Job{}, err
+	}
+	options := struct {
+		Furigana bool `json:"furigana"`
+		NoOCR    bool `json:"no_ocr"`
+	}{di.Furigana, di.NoOCR}
+	return submitOnce(ctx, a, sha, options, queue.Params{Type: DocType, Name: filepath.Base(path), Input: in, Priority: o.Priority}, o.Force)
 }
 
 // exportDoc writes a finished conversion's Markdown to out (format "md").

@@ -132,9 +132,9 @@ func TestDropSameFileAsksBeforeRerun(t *testing.T) {
 	}
 }
 
-// TestDropSeveralDuplicatesOneDialog drops a checksum file and seven CSVs, then drops them
-// again, the last CSV as a renamed copy in another folder: the checksum file becomes a new job
-// at once, and one dialog lists the first five already-processed files "and 2 more". "Run
+// TestDropSeveralDuplicatesOneDialog drops a checksum file and seven CSVs, then a new checksum
+// file and the seven CSVs again, the last CSV as a renamed copy in another folder: the new file
+// becomes a new job at once, and one dialog lists the first five already-processed files "and 2 more". "Run
 // again" makes one new job for each of the seven dropped paths, the copy's included.
 func TestDropSeveralDuplicatesOneDialog(t *testing.T) {
 	h := newHarness(t, LangEn)
@@ -165,7 +165,8 @@ func TestDropSeveralDuplicatesOneDialog(t *testing.T) {
 	if err := os.WriteFile(gCopy, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	second := append(append([]string{bin}, csvs[:6]...), gCopy)
+	other, _ := writeFile(t, "other.bin", 8192)
+	second := append(append([]string{other}, csvs[:6]...), gCopy)
 	u.handleDrop(fyne.Position{}, fileURIs(second...))
 	h.waitFor("the question", func() bool { return strings.Contains(dialogText(h), "Run them again?") })
 	text := dialogText(h)

@@ -2,6 +2,7 @@ package csvjob
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -115,6 +116,18 @@ func (p *Processor) aggregate(ctx context.Context, execution string, r job.Repor
 		return nil, err
 	}
 	run := jc.run(dir)
+	// The aggregation applies the users and records the Summary in one commit, then clears the
+	// staged chunks: delivered again after that commit, it returns what it recorded instead of
+	// counting the cleared chunks as lost.
+	if s, err := p.recordedSummary(ctx, run); err != nil || s != nil {
+		if err != nil {
+			return nil, err
+		}
+		p.Store.ClearStaged(ctx, run)
+		_ = p.blobs().Remove(ctx, blob.Join(dir, utf8Copy))
+		r.Progress(100, s.Message)
+		return s, s.toleranceError()
+	}
 	r.Progress(90, "combining the results")
 	m, err := mergeEach(jc, pl, func(i int) (*partial, error) { return p.staged(ctx, run, i) })
 	if err != nil {
@@ -175,10 +188,39 @@ func (p *Processor) aggregate(ctx context.Context, execution string, r job.Repor
 	p.Store.ClearStaged(ctx, run)
 	_ = p.blobs().Remove(ctx, blob.Join(dir, utf8Copy))
 	r.Progress(100, s.Message)
-	if exceeded {
-		return s, job.Errorf(job.E006, "%s", s.Message).WithJa(s.MessageJa).WithName(ErrToleranceExceeded).Permanent()
+	return s, s.toleranceError()
+}
+
+// recordedSummary returns the Summary RESULT_AGGREGATION recorded for run's execution, nil when
+// it recorded none (ERROR_HANDLING's Failure is no Summary).
+func (p *Processor) recordedSummary(ctx context.Context, run Run) (*Summary, error) {
+	raw, err := p.Store.Outcome(ctx, run)
+	if err != nil {
+		return nil, stateError(err, "read the outcome")
 	}
-	return s, nil
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var rec struct {
+		Summary
+		ErrorType string `json:"errorType"`
+	}
+	if json.Unmarshal(raw, &rec) != nil || rec.ErrorType != "" || rec.ExecutionID != run.Execution {
+		return nil, nil
+	}
+	switch rec.Status {
+	case StatusSuccess, StatusPartial, StatusFailed:
+		return &rec.Summary, nil
+	}
+	return nil, nil
+}
+
+// toleranceError is the error of a Summary that FAILED for too many rejected rows, else nil.
+func (s *Summary) toleranceError() error {
+	if s.Status != StatusFailed {
+		return nil
+	}
+	return job.Errorf(job.E006, "%s", s.Message).WithJa(s.MessageJa).WithName(ErrToleranceExceeded).Permanent()
 }
 
 // count spells n with its noun, singular for one: "1 row", "2 rows".

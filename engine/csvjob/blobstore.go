@@ -3,6 +3,8 @@ package csvjob
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -142,14 +144,19 @@ func (s *BlobStore) RecordFailure(ctx context.Context, run Run, f *Failure) erro
 // auditSeq tells apart audit objects written in the same nanosecond.
 var auditSeq atomic.Int64
 
-// Audit implements Store: one object per call, named by time, so calls never overwrite each
+// Audit implements Store: one object per call, named by the call (so the same call delivered
+// again replaces its object) or, for an unnamed call, by time, so calls never overwrite each
 // other.
-func (s *BlobStore) Audit(ctx context.Context, run Run, recs []AuditRecord) error {
+func (s *BlobStore) Audit(ctx context.Context, run Run, call string, recs []AuditRecord) error {
 	b, err := json.Marshal(map[string]any{"execution": run.Execution, "records": recs})
 	if err != nil {
 		return job.Wrap(job.E016, err, "cannot encode the audit records")
 	}
 	name := fmt.Sprintf("audit-%d-%d.json", time.Now().UnixNano(), auditSeq.Add(1))
+	if call != "" {
+		h := sha256.Sum256([]byte(call))
+		name = "audit-" + hex.EncodeToString(h[:12]) + ".json"
+	}
 	if err := blob.WriteAll(ctx, s.Blob, blob.Join(run.Dir, name), b); err != nil {
 		return blobError(err, "cannot write the audit log")
 	}

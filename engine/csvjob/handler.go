@@ -2,11 +2,13 @@ package csvjob
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -391,10 +393,28 @@ func (p *Processor) audit(ctx context.Context, ev *Event) (*AuditResult, error) 
 	default:
 		return nil, job.Errorf(job.E014, "unknown audit log type %q", ev.LogType).WithJa("監査ログの種別が正しくありません。")
 	}
-	if err := p.Store.Audit(ctx, run, recs); err != nil {
+	if err := p.Store.Audit(ctx, run, auditCall(ctx, ev), recs); err != nil {
 		return nil, stateError(err, "audit log")
 	}
 	return &AuditResult{Records: len(recs)}, nil
+}
+
+// auditCall names one AUDIT_LOGGING call for Store.Audit: the queue job that runs the Task (the
+// same job when it is delivered again), or where there is none (a Lambda invocation) its log
+// type, the time the workflow entered its state (fixed when the Task is scheduled) and what it
+// is about (the chunks of a SUCCESS, the caught error otherwise). A direct call, with neither,
+// is unnamed and only appends.
+func auditCall(ctx context.Context, ev *Event) string {
+	if info, ok := job.InfoFrom(ctx); ok && info.ID != 0 {
+		return "job:" + strconv.FormatInt(info.ID, 10)
+	}
+	if ev.Timestamp == "" {
+		return ""
+	}
+	h := sha256.New()
+	h.Write(ev.ProcessResult)
+	h.Write(ev.Error)
+	return fmt.Sprintf("%s@%s:%x", ev.LogType, ev.Timestamp, h.Sum(nil)[:8])
 }
 
 // parseCause reads the {"Error","Cause"} a workflow's Catch passes on. The Cause is the JSON of

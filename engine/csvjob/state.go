@@ -37,8 +37,10 @@ type Store interface {
 	// RecordFailure records that the execution failed (ERROR_HANDLING). It never replaces a
 	// Summary already recorded for the execution: that one says more.
 	RecordFailure(ctx context.Context, run Run, f *Failure) error
-	// Audit appends audit records (AUDIT_LOGGING).
-	Audit(ctx context.Context, run Run, recs []AuditRecord) error
+	// Audit records the audit records of one AUDIT_LOGGING call (call names it: see
+	// auditCall). Recording the same call again replaces its records, so a call delivered twice
+	// (the worker stopped after writing them) logs them once; an empty call only appends.
+	Audit(ctx context.Context, run Run, call string, recs []AuditRecord) error
 	// Outcome returns what was recorded for the execution: the JSON of its Summary or of its
 	// Failure, nil when nothing was.
 	Outcome(ctx context.Context, run Run) (json.RawMessage, error)

@@ -142,7 +142,7 @@ func validationError(code job.Code, en, ja string) *job.Error {
 // dialect and header, checks the header against the schema, counts the rows and cuts the file
 // into chunks, writing the manifest (and a UTF-8 copy of a UTF-16 file) under workDir, a URI
 // prefix. A file that cannot be processed returns a *job.Error named ValidationError (E003 too
-// large, E004 binary or not CSV, E006 empty, header only, wrong header, invalid bytes,
+// large, E004 empty (0 bytes), binary or not CSV, E006 header only, wrong header, invalid bytes,
 // unterminated quote); a file in storage this engine cannot reach is E010.
 func Validate(ctx context.Context, bs blob.Store, uri, workDir string, o Options) (*Validation, error) {
 	t0 := time.Now()
@@ -186,8 +186,8 @@ func Validate(ctx context.Context, bs blob.Store, uri, workDir string, o Options
 			fmt.Sprintf("%s が大きすぎます: %s（上限 %s）", name, humanSize(size), humanSize(maxBytes)))
 	}
 	if size == 0 {
-		return nil, validationError(job.E006, name+" is empty: no header and no rows",
-			name+" は空のファイルです（ヘッダーも行もありません）。")
+		return nil, validationError(job.E004, name+": the file is empty (0 bytes)",
+			name+": ファイルが空です（0 バイト）。")
 	}
 	sample := make([]byte, min(size, sampleSize))
 	if _, err := io.ReadFull(f, sample); err != nil {

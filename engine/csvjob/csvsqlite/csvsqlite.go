@@ -1,13 +1,15 @@
 // Package csvsqlite keeps the CSV jobs' state in the device's SQLite database: the csvjob.Store
-// of the desktop engine, and what only the device does with CSV jobs — remembering which file
-// (by SHA-256) started which job, and exporting a job's result files. It owns the tables and
+// of the desktop engine, and what only the device does with CSV jobs: exporting a job's result
+// files. It owns the tables and
 // their migrations (migration set "csvjob", so existing databases keep working):
 //
 //   - csv_users: the users the CSV jobs reflect (one upsert of the distinct users per file);
 //   - csv_stage: chunk results waiting for aggregation, one row per chunk;
 //   - csv_imports: one row per execution, with its Summary or Failure and its result files;
-//   - csv_audit: the audit log;
-//   - csv_submissions: the SHA-256 of each submitted file and the job it started.
+//   - csv_audit: the audit log, each AUDIT_LOGGING call's records replaceable by its call key.
+//
+// (A file dropped twice is found by the queue's dedup key, as for every family: the
+// csv_submissions table that did it for CSV alone is dropped.)
 //
 // Package csvjob declares the Store it needs and never imports this one, so the handler links
 // into a binary without SQLite.
@@ -192,17 +194,22 @@ func (s *Store) RecordFailure(ctx context.Context, run csvjob.Run, f *csvjob.Fai
 }
 
 // Audit implements csvjob.Store.
-func (s *Store) Audit(ctx context.Context, run csvjob.Run, recs []csvjob.AuditRecord) error {
+func (s *Store) Audit(ctx context.Context, run csvjob.Run, call string, recs []csvjob.AuditRecord) error {
 	now := time.Now().UnixMilli()
 	err := s.DB.Tx(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO csv_audit(execution, item_index, log_type, line, rows_ok, rows_failed, detail, created_at)
-			VALUES(?,?,?,?,?,?,?,?)`)
+		if call != "" {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM csv_audit WHERE execution=? AND call_key=? AND call_key > ''`, run.Execution, call); err != nil {
+				return err
+			}
+		}
+		st, err := tx.PrepareContext(ctx, `INSERT INTO csv_audit(execution, item_index, log_type, line, rows_ok, rows_failed, detail, call_key, created_at)
+			VALUES(?,?,?,?,?,?,?,?,?)`)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
 		for _, r := range recs {
-			if _, err := st.ExecContext(ctx, run.Execution, r.Item, r.LogType, r.Line, r.OK, r.Failed, r.Detail, now); err != nil {
+			if _, err := st.ExecContext(ctx, run.Execution, r.Item, r.LogType, r.Line, r.OK, r.Failed, r.Detail, call, now); err != nil {
 				return err
 			}
 		}

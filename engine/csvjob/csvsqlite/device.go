@@ -9,36 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"jobdesk/engine/job"
 )
-
-// Submissions returns the ids of the jobs started for files with this SHA-256, newest first.
-func (s *Store) Submissions(ctx context.Context, sha string) ([]int64, error) {
-	rows, err := s.DB.R.QueryContext(ctx, `SELECT job_id FROM csv_submissions WHERE sha256=? ORDER BY created_at DESC, job_id DESC`, sha)
-	if err != nil {
-		return nil, dbError(err, "submissions")
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, dbError(err, "submissions")
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
-}
-
-// RecordSubmission remembers that job jobID was started for the file source with this SHA-256,
-// in tx (the transaction that enqueued the job, so the two never disagree).
-func RecordSubmission(ctx context.Context, tx *sql.Tx, sha string, jobID int64, source string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO csv_submissions(sha256, job_id, source, created_at) VALUES(?,?,?,?)
-		ON CONFLICT(sha256, job_id) DO NOTHING`, sha, jobID, source, time.Now().UnixMilli())
-	return err
-}
 
 // Export formats.
 const (

@@ -284,7 +284,7 @@ func TestBadFiles(t *testing.T) {
 		code     job.Code
 		contains string
 	}{
-		{"empty", nil, csvjob.Options{}, job.E006, "empty"},
+		{"empty", nil, csvjob.Options{}, job.E004, "the file is empty"},
 		{"header only", []byte("ユーザーID,ログイン回数,投稿回数\r\n"), csvjob.Options{}, job.E006, "no data rows"},
 		{"blank lines only", []byte("\n\n\r\n"), csvjob.Options{}, job.E006, "no header"},
 		{"binary", png, csvjob.Options{}, job.E004, "binary"},
@@ -728,7 +728,7 @@ func TestValidationFailureKeepsCode(t *testing.T) {
 		code job.Code
 	}{
 		{"binary.csv", append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 64)...), job.E004},
-		{"empty.csv", nil, job.E006},
+		{"empty.csv", nil, job.E004},
 		{"header.csv", []byte("ユーザーID,ログイン回数,投稿回数\n"), job.E006},
 	}
 	for i, c := range cases {
