@@ -186,8 +186,12 @@ func Convert(ctx context.Context, data []byte, name string, opt Options) (*Doc, 
 // ConvertKind converts data as kind, skipping detection (Convert calls it after Detect).
 //
 // Bytes of no known type whose name claims a converted type (garbage named .pdf, .docx, .xlsx
-// or .zip) are reported as a damaged file of that type, not as an unsupported one.
+// or .zip) are reported as a damaged file of that type, not as an unsupported one, and a file of
+// 0 bytes fails as empty whatever its name.
 func ConvertKind(ctx context.Context, data []byte, name string, kind Kind, opt Options) (*Doc, error) {
+	if len(data) == 0 {
+		return nil, errEmpty()
+	}
 	if kind == KindUnknown {
 		if claimed := kindByExt(name); claimed != "" {
 			return nil, errDamaged(claimed, fmt.Errorf("the content is not a %s file", claimed.Label()))

@@ -11,6 +11,7 @@ import (
 const (
 	ErrNameTooLarge    = "Document.TooLarge"          // E003: file, entry, archive or nesting over a limit
 	ErrNameDamaged     = "Document.Damaged"           // E004: the file cannot be read
+	ErrNameEmpty       = "Document.Empty"             // E004: the file has no bytes at all
 	ErrNameUnsupported = "Document.Unsupported"       // E004: a type JobDesk does not convert
 	ErrNameNothing     = "Document.NothingToConvert"  // E004: an archive with no convertible entry
 	ErrNamePassword    = "Document.PasswordProtected" // E005
@@ -21,7 +22,7 @@ const (
 )
 
 var errNameCodes = map[string]job.Code{
-	ErrNameTooLarge: job.E003, ErrNameDamaged: job.E004, ErrNameUnsupported: job.E004,
+	ErrNameTooLarge: job.E003, ErrNameDamaged: job.E004, ErrNameEmpty: job.E004, ErrNameUnsupported: job.E004,
 	ErrNameNothing: job.E004, ErrNamePassword: job.E005, ErrNameEncoding: job.E006, ErrNameTimeout: job.E011,
 	"States.Timeout": job.E011,
 }
@@ -40,6 +41,13 @@ func errPassword(kind Kind) *job.Error {
 func errDamaged(kind Kind, cause error) *job.Error {
 	e := job.Wrap(job.E004, cause, fmt.Sprintf("the %s file is damaged and cannot be read", kind.Label()))
 	return e.WithJa(fmt.Sprintf("%sファイルが破損しているため読み取れません。", kind.LabelJa())).WithName(ErrNameDamaged)
+}
+
+// errEmpty is the error for a file of 0 bytes, whatever its name claims: there is nothing to
+// convert, so it fails (E004) instead of "succeeding" as an empty document.
+func errEmpty() *job.Error {
+	return job.Errorf(job.E004, "the file is empty (0 bytes)").
+		WithJa("ファイルが空です（0 バイト）。").WithName(ErrNameEmpty)
 }
 
 // errUnsupported is the error for a kind JobDesk does not convert: E004 naming the type.

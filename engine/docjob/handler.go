@@ -134,6 +134,10 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 	if err != nil {
 		return nil, err
 	}
+	if len(data) == 0 {
+		// before the cache: an older converter stored empty files as ready
+		return nil, errEmpty()
+	}
 	sum := sha256.Sum256(data)
 	res := &Result{Name: in.Name, Path: in.Path, SHA256: hex.EncodeToString(sum[:]), Version: Version,
 		Kind: Detect(data, in.Name), Depth: in.Depth}
