@@ -194,7 +194,7 @@ func ConvertKind(ctx context.Context, data []byte, name string, kind Kind, opt O
 	}
 	if kind == KindUnknown {
 		if claimed := kindByExt(name); claimed != "" {
-			return nil, errDamaged(claimed, fmt.Errorf("the content is not a %s file", claimed.Label()))
+			return nil, errDamaged(claimed, reason(fmt.Sprintf("the content is not a %s file", claimed.Label())))
 		}
 	}
 	if !kind.Supported() {

@@ -210,7 +210,7 @@ func convertDOCX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 		return nil, wrap(err)
 	}
 	if !ok {
-		return nil, errDamaged(KindDOCX, errors.New("word/document.xml is missing"))
+		return nil, errDamaged(KindDOCX, reason("the document part (word/document.xml) is missing"))
 	}
 	var headers, footers []string
 	var names []string

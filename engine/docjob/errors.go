@@ -1,7 +1,9 @@
 package docjob
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 
 	"jobdesk/engine/job"
 )
@@ -38,9 +40,30 @@ func errPassword(kind Kind) *job.Error {
 }
 
 // errDamaged is the error for a file that claims a kind but cannot be read: E004 "damaged".
+// Only a reason (a sentence JobDesk wrote) is shown to people as the cause; anything else (a
+// library's error, a recovered panic) is internal detail: it goes to the log, and stays in the
+// error's Err for the program, never in Message, MessageJa or Cause.
 func errDamaged(kind Kind, cause error) *job.Error {
-	e := job.Wrap(job.E004, cause, fmt.Sprintf("the %s file is damaged and cannot be read", kind.Label()))
+	e := job.Wrap(job.E004, nil, fmt.Sprintf("the %s file is damaged and cannot be read", kind.Label()))
+	e.Err = cause
+	var r reason
+	switch {
+	case errors.As(cause, &r):
+		e.Cause = string(r)
+	case cause != nil:
+		logDetail(kind, cause.Error())
+	}
 	return e.WithJa(fmt.Sprintf("%sファイルが破損しているため読み取れません。", kind.LabelJa())).WithName(ErrNameDamaged)
+}
+
+// reason is a cause written for people ("the document has no pages"): errDamaged shows it.
+type reason string
+
+func (r reason) Error() string { return string(r) }
+
+// logDetail records what went wrong inside a converter for whoever reads the log.
+func logDetail(kind Kind, detail string) {
+	slog.Warn("document conversion failed", "kind", string(kind), "detail", detail)
 }
 
 // errEmpty is the error for a file of 0 bytes, whatever its name claims: there is nothing to
@@ -71,8 +94,8 @@ func errTimeout(kind Kind) *job.Error {
 		WithJa(fmt.Sprintf("%sファイルの変換に時間がかかりすぎたため停止しました。", kind.LabelJa())).WithName(ErrNameTimeout)
 }
 
-// errInternal is the error for a recovered panic inside a converter: E004 damaged for the user
-// (the input provoked it) with the panic text as the cause.
+// errPanic is the error for a recovered panic inside a converter: E004 damaged for the user
+// (the input provoked it); the panic's text and stack go to the log only.
 func errPanic(kind Kind, p any) *job.Error {
 	return errDamaged(kind, fmt.Errorf("converter panic: %v", p))
 }

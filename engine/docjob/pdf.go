@@ -241,7 +241,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 		return nil, nil, errDamaged(KindPDF, err)
 	}
 	if n <= 0 {
-		return nil, nil, errDamaged(KindPDF, errors.New("the document has no pages"))
+		return nil, nil, errDamaged(KindPDF, reason("the document has no pages"))
 	}
 	d := &Doc{Kind: KindPDF, Pages: n, Method: MethodNative}
 	var b strings.Builder
