@@ -234,22 +234,35 @@ func rebuildXref(body []byte) []byte {
 	return b.Bytes()
 }
 
-// extractPDF reads every page of an opened PDF; failed lists pages whose content did not parse.
+// extractPDF reads every page of an opened PDF, up to opt's page limit; failed lists pages whose
+// content did not parse. Everything is sized by the pages the page tree really holds, never by
+// its declared /Count (a 367-byte file can declare a billion pages).
 func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*Doc, []int, error) {
-	var n int
-	if err := safeCall(func() error { n = r.NumPage(); return nil }); err != nil {
+	var declared int
+	if err := safeCall(func() error { declared = r.NumPage(); return nil }); err != nil {
 		return nil, nil, errDamaged(KindPDF, err)
+	}
+	limit := opt.maxPages()
+	var pages []pdf.Page
+	_ = safeCall(func() error { pdfPages(r, limit+1, &pages); return nil })
+	n := len(pages)
+	if declared > n && declared <= limit {
+		// Pages the tree declares but the walk did not find are reported as damaged; a count
+		// beyond the limit is not believed.
+		n = declared
 	}
 	if n <= 0 {
 		return nil, nil, errDamaged(KindPDF, reason("the document has no pages"))
 	}
 	d := &Doc{Kind: KindPDF, Pages: n, Method: MethodNative}
+	if n > limit {
+		n, d.Pages, d.PageLimit = limit, limit, limit
+		pages = pages[:limit]
+	}
 	var b strings.Builder
 	var failed []int
 	texts := make([]string, n)
 	var empty, truncated []int
-	var pages []pdf.Page
-	_ = safeCall(func() error { pdfPages(r, n, &pages); return nil })
 	for i := 1; i <= n; i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -326,7 +339,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 	d.Markdown = b.String()
 	d.NoTextPages = empty
 	switch {
-	case len(empty) > 0 || len(failed) > 0 || len(truncated) > 0:
+	case len(empty) > 0 || len(failed) > 0 || len(truncated) > 0 || d.PageLimit > 0:
 		d.Method = MethodPartial
 	case len(d.OCRPages) > 0:
 		d.Method = MethodOCR
