@@ -310,7 +310,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 			ocr := ocrPages(ctx, body, empty)
 			var still []int
 			for _, p := range empty {
-				if t := pageText(ocr[p]); t != "" {
+				if t := pageText(normalizeOCR(ocr[p])); t != "" {
 					texts[p-1] = t
 					d.OCRPages = append(d.OCRPages, p)
 				} else {
@@ -331,6 +331,9 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 		if t == "" {
 			b.WriteString("> (no text layer)\n\n")
 			continue
+		}
+		if containsInt(d.OCRPages, i+1) {
+			b.WriteString(ocrNote + "\n\n")
 		}
 		b.WriteString(t)
 		b.WriteString("\n\n")
