@@ -229,7 +229,16 @@ type pageFont struct {
 }
 
 func newPageFont(f pdf.Font) *pageFont {
-	pf := &pageFont{enc: f.Encoder()}
+	pf := &pageFont{}
+	if f.V.Key("Subtype").Name() == "Type0" {
+		// A predefined CMap named as the encoding (the reader knows only Identity-H):
+		// decode through the embedded Adobe-Japan1 tables.
+		if p := newPredefinedEncoding(f.V.Key("Encoding").Name()); p != nil {
+			pf.enc = p
+			return pf
+		}
+	}
+	pf.enc = f.Encoder()
 	switch f.V.Key("Subtype").Name() {
 	case "TrueType", "Type1", "MMType1", "Type3":
 		pf.width = 1
