@@ -18,13 +18,18 @@ import (
 // the predefined CMap cmap and whose descendant is the non-embedded CIDFontType0 font (no
 // FontFile, no ToUnicode), as older Japanese report generators write.
 func cidFontPDF(font, cmap string, code []byte) []byte {
+	return cidFontPage(font, cmap, []byte("BT /F1 12 Tf 72 720 Td <"+hex.EncodeToString(code)+"> Tj ET"))
+}
+
+// cidFontPage is cidFontPDF's page with the content stream content.
+func cidFontPage(font, cmap string, content []byte) []byte {
 	return rawPDF("<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> /Contents 7 0 R >>",
 		"<< /Type /Font /Subtype /Type0 /BaseFont /"+font+"-"+cmap+" /Encoding /"+cmap+" /DescendantFonts [5 0 R] >>",
 		"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /"+font+" /CIDSystemInfo << /Registry (Adobe) /Ordering (Japan1) /Supplement 2 >> /FontDescriptor 6 0 R /DW 1000 >>",
 		"<< /Type /FontDescriptor /FontName /"+font+" /Flags 6 /FontBBox [-123 -257 1001 910] /ItalicAngle 0 /Ascent 859 /Descent -141 /CapHeight 709 /StemV 69 >>",
-		pdfStream([]byte("BT /F1 12 Tf 72 720 Td <"+hex.EncodeToString(code)+"> Tj ET")))
+		pdfStream(content))
 }
 
 func ucs2(s string) []byte {
