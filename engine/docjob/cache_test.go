@@ -137,7 +137,7 @@ func TestBlobCache(t *testing.T) {
 		}
 	}
 	objs, _ := s.List(ctx, "mem://bucket/cache/")
-	if len(objs) != 1 || !strings.HasPrefix(objs[0].URI, "mem://bucket/cache/docjob%2F3/ab/"+sha+"_") ||
+	if len(objs) != 1 || !strings.HasPrefix(objs[0].URI, "mem://bucket/cache/"+strings.ReplaceAll(Version, "/", "%2F")+"/ab/"+sha+"_") ||
 		strings.ContainsAny(strings.TrimPrefix(objs[0].URI, "mem://"), ";=") {
 		t.Fatalf("objects %+v", objs)
 	}

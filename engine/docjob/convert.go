@@ -37,6 +37,19 @@ const (
 // Job C 15 minutes; a single document gets a third of that so an archive's entries fit.
 const DefaultTimeout = 5 * time.Minute
 
+// DefaultMaxPages is how many pages of one PDF are read when Options.MaxPages is zero. A longer
+// document converts partially (its first DefaultMaxPages pages, the result naming the limit), so a
+// file of hundreds of thousands of pages cannot hold a worker for its whole deadline.
+const DefaultMaxPages = 2000
+
+// maxPages is the page limit of o.
+func (o Options) maxPages() int {
+	if o.MaxPages > 0 {
+		return o.MaxPages
+	}
+	return DefaultMaxPages
+}
+
 // Options tune a conversion. The zero value is the default.
 type Options struct {
 	// Timeout bounds one conversion (DefaultTimeout when zero); exceeding it gives E011.
@@ -45,6 +58,9 @@ type Options struct {
 	Furigana bool
 	// NoOCR turns OCR off even when tesseract with Japanese is installed.
 	NoOCR bool
+	// MaxPages caps the PDF pages read from one document (DefaultMaxPages when zero); the pages
+	// after it are left out and the conversion is partial, naming the limit.
+	MaxPages int
 	// Progress, when set, receives progress of long conversions (pages done, entries done).
 	Progress func(percent float64, message string)
 
@@ -67,6 +83,9 @@ type Doc struct {
 	// TruncatedPages lists the 1-based PDF pages that show more text than is read (a content
 	// stream of millions of strings); their first strings are kept.
 	TruncatedPages []int `json:"truncated_pages,omitempty"`
+	// PageLimit is the page limit (Options.MaxPages) when the document has more pages than it and
+	// only the first PageLimit were read; 0 when every page was read.
+	PageLimit int `json:"page_limit,omitempty"`
 	// OCRPages lists the pages whose text came from OCR.
 	OCRPages []int `json:"ocr_pages,omitempty"`
 	// BadBytes counts the bytes of a UTF-8 text or CSV file that could not be read and were
@@ -120,6 +139,10 @@ func (d *Doc) status() (st Status, en, ja string) {
 	if len(d.TruncatedPages) > 0 {
 		why = append(why, fmt.Sprintf("pages with more text than is read (the beginning was kept): %s", intList(d.TruncatedPages)))
 		whyJa = append(whyJa, fmt.Sprintf("文字が多すぎるため先頭だけを読み取ったページ: %s", intList(d.TruncatedPages)))
+	}
+	if d.PageLimit > 0 {
+		why = append(why, fmt.Sprintf("only the first %d pages were read (the limit is %d pages per document)", d.PageLimit, d.PageLimit))
+		whyJa = append(whyJa, fmt.Sprintf("先頭の %d ページだけを読み取りました（1 文書あたりの上限は %d ページです）", d.PageLimit, d.PageLimit))
 	}
 	if d.BadBytes > 0 {
 		unit, verb := "bytes", "were"
@@ -186,11 +209,15 @@ func Convert(ctx context.Context, data []byte, name string, opt Options) (*Doc, 
 // ConvertKind converts data as kind, skipping detection (Convert calls it after Detect).
 //
 // Bytes of no known type whose name claims a converted type (garbage named .pdf, .docx, .xlsx
-// or .zip) are reported as a damaged file of that type, not as an unsupported one.
+// or .zip) are reported as a damaged file of that type, not as an unsupported one, and a file of
+// 0 bytes fails as empty whatever its name.
 func ConvertKind(ctx context.Context, data []byte, name string, kind Kind, opt Options) (*Doc, error) {
+	if len(data) == 0 {
+		return nil, errEmpty()
+	}
 	if kind == KindUnknown {
 		if claimed := kindByExt(name); claimed != "" {
-			return nil, errDamaged(claimed, fmt.Errorf("the content is not a %s file", claimed.Label()))
+			return nil, errDamaged(claimed, reason(fmt.Sprintf("the content is not a %s file", claimed.Label())))
 		}
 	}
 	if !kind.Supported() {

@@ -5,6 +5,10 @@
 //
 // The pieces:
 //
+//   - PDF text is read page by page (at most Options.MaxPages pages), with spaces put back from
+//     the gaps between words placed one by one, fonts with predefined Adobe-Japan1 CMaps decoded
+//     through tables embedded from cmaps/, and scanned pages read by OCR when tesseract is
+//     installed (marked in the Markdown and in ocr_pages so figures get checked).
 //   - Detect decides a file's kind from its bytes (magic numbers, container contents), using the
 //     name only to break ties, so a renamed file is still read correctly.
 //   - Convert runs the converter for that kind under recover() and a deadline, and returns a
@@ -34,7 +38,7 @@ package docjob
 
 // Version is the converter version. A stored result is reused only when it was made by the same
 // version, so bump it whenever the Markdown a converter writes changes.
-const Version = "docjob/3"
+const Version = "docjob/4"
 
 // FunctionName is the job type and the Lambda function name of the converter; it is the same on
 // the device and in the cloud so a workflow's Task Resource names it once.

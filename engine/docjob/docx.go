@@ -42,6 +42,14 @@ func (n *node) child(name string) *node {
 // parseXML reads r into a tree of nodes. Text is kept for every element (Word puts it only in
 // w:t, w:delText and w:instrText). Depth is bounded against hostile nesting.
 func parseXML(ctx context.Context, r io.Reader) (*node, error) {
+	return streamXML(ctx, r, nil)
+}
+
+// streamXML reads r token by token into a tree of nodes like parseXML, and hands each element to
+// done as it closes, with its open ancestors (the document root first). When done returns true
+// the element is dropped from the tree, so a caller that consumes elements as they close keeps
+// only the one being read in memory.
+func streamXML(ctx context.Context, r io.Reader, done func(ancestors []*node, n *node) bool) (*node, error) {
 	dec := xml.NewDecoder(r)
 	dec.Strict = false
 	root := &node{name: "#root"}
@@ -76,7 +84,13 @@ func parseXML(ctx context.Context, r io.Reader) (*node, error) {
 			stack = append(stack, n)
 		case xml.EndElement:
 			if len(stack) > 1 {
+				n := stack[len(stack)-1]
 				stack = stack[:len(stack)-1]
+				if done != nil && done(stack, n) {
+					p := stack[len(stack)-1]
+					p.kids[len(p.kids)-1] = nil
+					p.kids = p.kids[:len(p.kids)-1]
+				}
 			}
 		case xml.CharData:
 			top := stack[len(stack)-1]
@@ -89,9 +103,14 @@ func parseXML(ctx context.Context, r io.Reader) (*node, error) {
 	return root, nil
 }
 
-// zipPart opens a package part by name, refusing parts whose declared or actual size exceeds
-// maxXMLPart. ok is false when the part does not exist.
+// zipPart opens a package part by name and parses it, refusing parts whose declared or actual
+// size exceeds maxXMLPart. ok is false when the part does not exist.
 func zipPart(ctx context.Context, zr *zip.Reader, name string) (*node, bool, error) {
+	return zipPartStream(ctx, zr, name, nil)
+}
+
+// zipPartStream is zipPart handing each element to done as it closes (see streamXML).
+func zipPartStream(ctx context.Context, zr *zip.Reader, name string, done func([]*node, *node) bool) (*node, bool, error) {
 	for _, f := range zr.File {
 		if f.Name != name {
 			continue
@@ -108,7 +127,7 @@ func zipPart(ctx context.Context, zr *zip.Reader, name string) (*node, bool, err
 		}
 		defer rc.Close()
 		lr := &limitReader{r: rc, n: maxXMLPart}
-		n, err := parseXML(ctx, lr)
+		n, err := streamXML(ctx, lr, done)
 		if lr.over {
 			return nil, true, errTooLarge("part "+name, "文書内のパーツ "+name+" ", maxXMLPart+1, maxXMLPart)
 		}
@@ -205,13 +224,6 @@ func convertDOCX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 			dr.readNotes(n, part.tag, part.into)
 		}
 	}
-	body, ok, err := zipPart(ctx, zr, "word/document.xml")
-	if err != nil {
-		return nil, wrap(err)
-	}
-	if !ok {
-		return nil, errDamaged(KindDOCX, errors.New("word/document.xml is missing"))
-	}
 	var headers, footers []string
 	var names []string
 	for _, f := range zr.File {
@@ -241,10 +253,20 @@ func convertDOCX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	for _, h := range headers {
 		b.WriteString("> Header: " + oneLine(h) + "\n\n")
 	}
-	if doc := body.child("document"); doc != nil {
-		if bd := doc.child("body"); bd != nil {
-			dr.blocks(&b, bd.kids)
+	// The body is rendered block by block as each closes (a paragraph, a table, a content
+	// control), so a document.xml of tens of MB never stands in memory as one tree.
+	_, ok, err := zipPartStream(ctx, zr, "word/document.xml", func(anc []*node, n *node) bool {
+		if len(anc) != 3 || anc[1].name != "document" || anc[2].name != "body" {
+			return false
 		}
+		dr.blocks(&b, []*node{n})
+		return true
+	})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if !ok {
+		return nil, errDamaged(KindDOCX, reason("the document part (word/document.xml) is missing"))
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

@@ -1,7 +1,9 @@
 package docjob
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 
 	"jobdesk/engine/job"
 )
@@ -11,6 +13,7 @@ import (
 const (
 	ErrNameTooLarge    = "Document.TooLarge"          // E003: file, entry, archive or nesting over a limit
 	ErrNameDamaged     = "Document.Damaged"           // E004: the file cannot be read
+	ErrNameEmpty       = "Document.Empty"             // E004: the file has no bytes at all
 	ErrNameUnsupported = "Document.Unsupported"       // E004: a type JobDesk does not convert
 	ErrNameNothing     = "Document.NothingToConvert"  // E004: an archive with no convertible entry
 	ErrNamePassword    = "Document.PasswordProtected" // E005
@@ -21,7 +24,7 @@ const (
 )
 
 var errNameCodes = map[string]job.Code{
-	ErrNameTooLarge: job.E003, ErrNameDamaged: job.E004, ErrNameUnsupported: job.E004,
+	ErrNameTooLarge: job.E003, ErrNameDamaged: job.E004, ErrNameEmpty: job.E004, ErrNameUnsupported: job.E004,
 	ErrNameNothing: job.E004, ErrNamePassword: job.E005, ErrNameEncoding: job.E006, ErrNameTimeout: job.E011,
 	"States.Timeout": job.E011,
 }
@@ -37,9 +40,37 @@ func errPassword(kind Kind) *job.Error {
 }
 
 // errDamaged is the error for a file that claims a kind but cannot be read: E004 "damaged".
+// Only a reason (a sentence JobDesk wrote) is shown to people as the cause; anything else (a
+// library's error, a recovered panic) is internal detail: it goes to the log, and stays in the
+// error's Err for the program, never in Message, MessageJa or Cause.
 func errDamaged(kind Kind, cause error) *job.Error {
-	e := job.Wrap(job.E004, cause, fmt.Sprintf("the %s file is damaged and cannot be read", kind.Label()))
+	e := job.Wrap(job.E004, nil, fmt.Sprintf("the %s file is damaged and cannot be read", kind.Label()))
+	e.Err = cause
+	var r reason
+	switch {
+	case errors.As(cause, &r):
+		e.Cause = string(r)
+	case cause != nil:
+		logDetail(kind, cause.Error())
+	}
 	return e.WithJa(fmt.Sprintf("%sファイルが破損しているため読み取れません。", kind.LabelJa())).WithName(ErrNameDamaged)
+}
+
+// reason is a cause written for people ("the document has no pages"): errDamaged shows it.
+type reason string
+
+func (r reason) Error() string { return string(r) }
+
+// logDetail records what went wrong inside a converter for whoever reads the log.
+func logDetail(kind Kind, detail string) {
+	slog.Warn("document conversion failed", "kind", string(kind), "detail", detail)
+}
+
+// errEmpty is the error for a file of 0 bytes, whatever its name claims: there is nothing to
+// convert, so it fails (E004) instead of "succeeding" as an empty document.
+func errEmpty() *job.Error {
+	return job.Errorf(job.E004, "the file is empty (0 bytes)").
+		WithJa("ファイルが空です（0 バイト）。").WithName(ErrNameEmpty)
 }
 
 // errUnsupported is the error for a kind JobDesk does not convert: E004 naming the type.
@@ -63,8 +94,8 @@ func errTimeout(kind Kind) *job.Error {
 		WithJa(fmt.Sprintf("%sファイルの変換に時間がかかりすぎたため停止しました。", kind.LabelJa())).WithName(ErrNameTimeout)
 }
 
-// errInternal is the error for a recovered panic inside a converter: E004 damaged for the user
-// (the input provoked it) with the panic text as the cause.
+// errPanic is the error for a recovered panic inside a converter: E004 damaged for the user
+// (the input provoked it); the panic's text and stack go to the log only.
 func errPanic(kind Kind, p any) *job.Error {
 	return errDamaged(kind, fmt.Errorf("converter panic: %v", p))
 }

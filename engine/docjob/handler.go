@@ -38,6 +38,9 @@ type Input struct {
 	NoOCR    bool   `json:"no_ocr,omitempty"`   // PDF: never OCR scanned pages
 	Mode     string `json:"mode,omitempty"`     // ModeConvert (default), ModeIngest, ModeExtract, ModeCollect
 	Depth    int    `json:"depth,omitempty"`    // archive nesting level of this file (Map children: parent+1)
+	// MaxPages caps the PDF pages read from one document (default DefaultMaxPages); a longer
+	// document converts partially, the result naming the limit.
+	MaxPages int `json:"max_pages,omitempty"`
 	// TimeoutSeconds bounds the conversion (default DefaultTimeout).
 	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
 	// Children are the Map's child results (ModeCollect); Rejected the entries ExtractZip refused.
@@ -65,6 +68,7 @@ type Result struct {
 	NoTextPages  []int      `json:"no_text_pages,omitempty"`
 	OCRPages     []int      `json:"ocr_pages,omitempty"`
 	DamagedPages []int      `json:"damaged_pages,omitempty"`
+	PageLimit    int        `json:"page_limit,omitempty"` // only the first PageLimit pages were read
 	Notes        []string   `json:"notes,omitempty"`
 	Children     []Child    `json:"children,omitempty"`
 	Entries      []Entry    `json:"entries,omitempty"` // ModeExtract: the files for the Map
@@ -134,6 +138,10 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 	if err != nil {
 		return nil, err
 	}
+	if len(data) == 0 {
+		// before the cache: an older converter stored empty files as ready
+		return nil, errEmpty()
+	}
 	sum := sha256.Sum256(data)
 	res := &Result{Name: in.Name, Path: in.Path, SHA256: hex.EncodeToString(sum[:]), Version: Version,
 		Kind: Detect(data, in.Name), Depth: in.Depth}
@@ -181,7 +189,7 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 	default:
 		return nil, job.Errorf(job.E014, "unknown conversion mode %q", in.Mode).WithJa(fmt.Sprintf("変換モード %q は使えません。", in.Mode))
 	}
-	opt := Options{Furigana: in.Furigana, NoOCR: in.NoOCR, depth: in.Depth,
+	opt := Options{Furigana: in.Furigana, NoOCR: in.NoOCR, MaxPages: in.MaxPages, depth: in.Depth,
 		Progress: func(p float64, m string) { r.Progress(5+p*0.9, m) }}
 	if in.TimeoutSeconds > 0 {
 		opt.Timeout = time.Duration(in.TimeoutSeconds) * time.Second
@@ -213,7 +221,7 @@ func (res *Result) fill(d *Doc) {
 	res.Kind, res.PageCount, res.Method = d.Kind, d.Pages, d.Method
 	res.TextLength = utf8.RuneCountInString(d.Markdown)
 	res.Encoding, res.Rows, res.NoTextPages, res.OCRPages, res.DamagedPages = d.Encoding, d.Rows, d.NoTextPages, d.OCRPages, d.DamagedPages
-	res.Notes, res.Children = d.Notes, d.Children
+	res.Notes, res.Children, res.PageLimit = d.Notes, d.Children, d.PageLimit
 	res.Status, res.Reason, res.ReasonJa = d.status()
 	if res.Status == StatusPartial && len(d.NoTextPages) > 0 && len(d.Notes) > 0 {
 		for _, n := range d.Notes {
@@ -332,7 +340,11 @@ func (c *Converter) writeMarkdown(ctx context.Context, name, sha, md string) (st
 
 // cacheKey is the cache key of a conversion of the bytes sha with in's options.
 func cacheKey(sha string, in Input) Key {
-	return Key{SHA256: sha, Version: Version, Options: fmt.Sprintf("furigana=%t;ocr=%t", in.Furigana, !in.NoOCR)}
+	opts := fmt.Sprintf("furigana=%t;ocr=%t", in.Furigana, !in.NoOCR)
+	if in.MaxPages > 0 && in.MaxPages != DefaultMaxPages {
+		opts += fmt.Sprintf(";max_pages=%d", in.MaxPages)
+	}
+	return Key{SHA256: sha, Version: Version, Options: opts}
 }
 
 // lookup returns the stored result for k, or nil when none is usable (not stored, unreadable,

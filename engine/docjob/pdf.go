@@ -234,22 +234,35 @@ func rebuildXref(body []byte) []byte {
 	return b.Bytes()
 }
 
-// extractPDF reads every page of an opened PDF; failed lists pages whose content did not parse.
+// extractPDF reads every page of an opened PDF, up to opt's page limit; failed lists pages whose
+// content did not parse. Everything is sized by the pages the page tree really holds, never by
+// its declared /Count (a 367-byte file can declare a billion pages).
 func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*Doc, []int, error) {
-	var n int
-	if err := safeCall(func() error { n = r.NumPage(); return nil }); err != nil {
+	var declared int
+	if err := safeCall(func() error { declared = r.NumPage(); return nil }); err != nil {
 		return nil, nil, errDamaged(KindPDF, err)
 	}
+	limit := opt.maxPages()
+	var pages []pdf.Page
+	_ = safeCall(func() error { pdfPages(r, limit+1, &pages); return nil })
+	n := len(pages)
+	if declared > n && declared <= limit {
+		// Pages the tree declares but the walk did not find are reported as damaged; a count
+		// beyond the limit is not believed.
+		n = declared
+	}
 	if n <= 0 {
-		return nil, nil, errDamaged(KindPDF, errors.New("the document has no pages"))
+		return nil, nil, errDamaged(KindPDF, reason("the document has no pages"))
 	}
 	d := &Doc{Kind: KindPDF, Pages: n, Method: MethodNative}
+	if n > limit {
+		n, d.Pages, d.PageLimit = limit, limit, limit
+		pages = pages[:limit]
+	}
 	var b strings.Builder
 	var failed []int
 	texts := make([]string, n)
 	var empty, truncated []int
-	var pages []pdf.Page
-	_ = safeCall(func() error { pdfPages(r, n, &pages); return nil })
 	for i := 1; i <= n; i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -297,7 +310,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 			ocr := ocrPages(ctx, body, empty)
 			var still []int
 			for _, p := range empty {
-				if t := pageText(ocr[p]); t != "" {
+				if t := pageText(normalizeOCR(ocr[p])); t != "" {
 					texts[p-1] = t
 					d.OCRPages = append(d.OCRPages, p)
 				} else {
@@ -319,6 +332,9 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 			b.WriteString("> (no text layer)\n\n")
 			continue
 		}
+		if containsInt(d.OCRPages, i+1) {
+			b.WriteString(ocrNote + "\n\n")
+		}
 		b.WriteString(t)
 		b.WriteString("\n\n")
 	}
@@ -326,7 +342,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 	d.Markdown = b.String()
 	d.NoTextPages = empty
 	switch {
-	case len(empty) > 0 || len(failed) > 0 || len(truncated) > 0:
+	case len(empty) > 0 || len(failed) > 0 || len(truncated) > 0 || d.PageLimit > 0:
 		d.Method = MethodPartial
 	case len(d.OCRPages) > 0:
 		d.Method = MethodOCR

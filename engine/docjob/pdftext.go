@@ -5,13 +5,17 @@ import (
 	"errors"
 	"math"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ledongthuc/pdf"
 )
 
-// span is one shown string with its position on the page (device space) and font size.
+// span is one shown string with its position on the page (device space), where it ends
+// horizontally (x plus its advance) and its font size.
 type span struct {
 	x, y, size float64
+	end        float64
 	text       string
 }
 
@@ -68,12 +72,22 @@ func pageSpans(ctx context.Context, p pdf.Page) (out []span, err error) {
 			return
 		}
 		s := enc.decode(raw)
+		// The text matrix moves on by the string's advance (horizontal writing), so the next
+		// string shown without positioning starts where this one ends.
+		adv := 0.0
+		if !enc.vertical {
+			adv = enc.advance(raw, s) * fontSize
+		}
+		m := tm.mul(ctm)
+		if adv != 0 {
+			tm = mat{1, 0, 0, 1, adv, 0}.mul(tm)
+		}
 		if s == "" {
 			return
 		}
-		m := tm.mul(ctm)
 		size := fontSize * math.Hypot(m[2], m[3])
-		out = append(out, span{x: m[4], y: m[5], size: size, text: s})
+		end := m[4] + adv*math.Hypot(m[0], m[1])
+		out = append(out, span{x: m[4], y: m[5], size: size, end: end, text: s})
 		if len(out) >= maxPageSpans {
 			panic(stopPage{errPageTooLarge})
 		}
@@ -158,8 +172,11 @@ func pageSpans(ctx context.Context, p pdf.Page) (out []span, err error) {
 						if x.Float64() < -250 && b.Len() > 0 {
 							show(b.String())
 							b.Reset()
-							b.WriteString("") // position stays; a space is added below
 							out = append(out, span{x: math.NaN()})
+						}
+						if b.Len() == 0 && enc != nil && !enc.vertical {
+							// the kerning moves the next string (pending ones are shown whole)
+							tm = mat{1, 0, 0, 1, -x.Float64() / 1000 * fontSize, 0}.mul(tm)
 						}
 					}
 				}
@@ -181,6 +198,8 @@ func spansText(spans []span) string {
 	have := false
 	vertical := false
 	pendingSpace := false
+	var lend float64
+	var lastRune rune
 	for _, s := range spans {
 		if math.IsNaN(s.x) {
 			pendingSpace = true
@@ -202,7 +221,8 @@ func spansText(spans []span) string {
 			}
 		}
 		if cont {
-			if pendingSpace && !strings.HasSuffix(b.String(), " ") {
+			gap := !vertical && lend > 0 && s.x-lend > size*wordGap(lastRune, s.text)
+			if (pendingSpace || gap) && lastRune != ' ' && !strings.HasPrefix(s.text, " ") {
 				b.WriteByte(' ')
 			}
 		} else if have {
@@ -212,8 +232,35 @@ func spansText(spans []span) string {
 		pendingSpace = false
 		b.WriteString(s.text)
 		lx, ly, lsize, have, lrunes = s.x, s.y, size, true, runeLen(s.text)
+		lend = s.end
+		if s.end <= s.x {
+			lend = 0 // no advance known
+		}
+		lastRune, _ = utf8.DecodeLastRuneInString(s.text)
 	}
 	return b.String()
+}
+
+// wordGap is the horizontal gap, in ems of the font size, from which a string after the
+// character r is a separate word: 0.15 em between Latin words (a space is about 0.25 em;
+// letters sit closer than 0.1 em); next to Japanese only a gap of half an em, since Japanese
+// typesetting leaves a quarter em between Japanese and Latin characters that is no space; and
+// between two Japanese characters only a gap no spacing makes (1.5 em: table cells, not
+// characters placed one by one).
+func wordGap(r rune, s string) float64 {
+	first, _ := utf8.DecodeRuneInString(s)
+	switch a, b := isJapanese(r), isJapanese(first); {
+	case a && b:
+		return 1.5
+	case a || b:
+		return 0.5
+	}
+	return 0.15
+}
+
+func isJapanese(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana) ||
+		(r >= 0x3000 && r <= 0x303F) || (r >= 0xFF00 && r <= 0xFFEF) || r == 'ー'
 }
 
 func runeLen(s string) int { return len([]rune(s)) }
@@ -226,10 +273,111 @@ type pageFont struct {
 	enc   pdf.TextEncoding
 	width int // bytes per code; 0: unknown, decode whole strings
 	codes map[string]string
+	// vertical: the font writes top to bottom (an -V encoding); strings do not advance x.
+	vertical bool
+	// Glyph advances in thousandths of an em: widths[code-first] of a simple font, cidWidths
+	// (from W) or dw of a CID font; 0 where unknown, estimated from the text.
+	first     int
+	widths    []float64
+	cidWidths map[int]float64
+	dw        float64
+}
+
+// advance is the horizontal advance of raw (its text s) in ems: from the font's widths when it
+// has them, else estimated from the characters (a full-width character 1 em, others half).
+func (f *pageFont) advance(raw, s string) float64 {
+	if f == nil {
+		return 0
+	}
+	sum, known := 0.0, false
+	switch {
+	case len(f.widths) > 0:
+		for i := 0; i < len(raw); i++ {
+			if k := int(raw[i]) - f.first; k >= 0 && k < len(f.widths) {
+				sum += f.widths[k]
+				known = true
+			}
+		}
+	case f.width == 2 && (f.dw > 0 || len(f.cidWidths) > 0):
+		for i := 0; i+1 < len(raw); i += 2 {
+			w, ok := f.cidWidths[int(raw[i])<<8|int(raw[i+1])]
+			if !ok {
+				w = f.dw
+			}
+			sum += w
+		}
+		known = true
+	}
+	if known {
+		return sum / 1000
+	}
+	for _, r := range s {
+		if isJapanese(r) {
+			sum += 1
+		} else {
+			sum += 0.5
+		}
+	}
+	return sum
+}
+
+// readWidths fills f's advances from a simple font's FirstChar/Widths or a CID font's DW/W.
+func (f *pageFont) readWidths(v pdf.Value) {
+	if w := v.Key("Widths"); w.Kind() == pdf.Array {
+		f.first = int(v.Key("FirstChar").Int64())
+		n := min(w.Len(), 256)
+		f.widths = make([]float64, n)
+		for i := 0; i < n; i++ {
+			f.widths[i] = w.Index(i).Float64()
+		}
+		return
+	}
+	desc := v.Key("DescendantFonts").Index(0)
+	if desc.IsNull() {
+		return
+	}
+	f.dw = 1000
+	if dw := desc.Key("DW"); dw.Kind() == pdf.Integer || dw.Kind() == pdf.Real {
+		f.dw = dw.Float64()
+	}
+	w := desc.Key("W")
+	for i, budget := 0, 1<<16; i < w.Len() && budget > 0; {
+		c := int(w.Index(i).Int64())
+		if next := w.Index(i + 1); next.Kind() == pdf.Array {
+			if f.cidWidths == nil {
+				f.cidWidths = map[int]float64{}
+			}
+			for k := 0; k < next.Len() && budget > 0; k++ {
+				f.cidWidths[c+k] = next.Index(k).Float64()
+				budget--
+			}
+			i += 2
+			continue
+		}
+		c2, wd := int(w.Index(i+1).Int64()), w.Index(i+2).Float64()
+		if f.cidWidths == nil {
+			f.cidWidths = map[int]float64{}
+		}
+		for k := c; k <= c2 && budget > 0; k++ {
+			f.cidWidths[k] = wd
+			budget--
+		}
+		i += 3
+	}
 }
 
 func newPageFont(f pdf.Font) *pageFont {
-	pf := &pageFont{enc: f.Encoder()}
+	pf := &pageFont{vertical: strings.HasSuffix(f.V.Key("Encoding").Name(), "-V")}
+	pf.readWidths(f.V)
+	if f.V.Key("Subtype").Name() == "Type0" {
+		// A predefined CMap named as the encoding (the reader knows only Identity-H):
+		// decode through the embedded Adobe-Japan1 tables.
+		if p := newPredefinedEncoding(f.V.Key("Encoding").Name()); p != nil {
+			pf.enc = p
+			return pf
+		}
+	}
+	pf.enc = f.Encoder()
 	switch f.V.Key("Subtype").Name() {
 	case "TrueType", "Type1", "MMType1", "Type3":
 		pf.width = 1

@@ -48,7 +48,7 @@ func convertXLSX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	defer f.Close()
 	sheets := f.GetSheetList()
 	if len(sheets) == 0 {
-		return nil, errDamaged(KindXLSX, errors.New("the workbook has no sheets"))
+		return nil, errDamaged(KindXLSX, reason("the workbook has no sheets"))
 	}
 	merges := mayHaveMerges(f, len(sheets))
 	fast := newFastWorkbook(f)

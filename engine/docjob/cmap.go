@@ -1,0 +1,250 @@
+package docjob
+
+import (
+	"bufio"
+	"compress/gzip"
+	"embed"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	unicode16 "unicode/utf16"
+	"unicode/utf8"
+)
+
+// Predefined CMaps: older Japanese report generators write text in a font JobDesk does not have
+// (HeiseiMin-W3, HeiseiKakuGo-W5, not embedded), naming one of Adobe's predefined CMaps as its
+// encoding (90ms-RKSJ-H, UniJIS-UCS2-H, …) and giving no ToUnicode map. The text is then read
+// code → CID through that CMap and CID → Unicode through Adobe-Japan1's table, both shipped in
+// cmaps/ (generated from Adobe's files by scripts/gencmaps; licence in cmaps/LICENSE), so
+// conversion stays offline.
+
+//go:generate go run ../../scripts/gencmaps -src /usr/share/poppler -out cmaps
+
+//go:embed cmaps/*.gz
+var cmapFiles embed.FS
+
+// cidRange maps the codes lo..hi of n bytes to the CIDs cid, cid+1, ….
+type cidRange struct {
+	n      int
+	lo, hi uint32
+	cid    uint32
+}
+
+// codeSpace is a codespace range of n bytes: each byte of a code lies between lo's and hi's.
+type codeSpace struct {
+	n      int
+	lo, hi [4]byte
+}
+
+// cidCMap is a predefined CMap: code → CID.
+type cidCMap struct {
+	spaces []codeSpace
+	ranges []cidRange // sorted by n, then lo
+}
+
+// cid returns the CID of code (n bytes) and whether the CMap maps it.
+func (m *cidCMap) cid(n int, code uint32) (uint32, bool) {
+	i := sort.Search(len(m.ranges), func(i int) bool {
+		r := m.ranges[i]
+		return r.n > n || (r.n == n && r.hi >= code)
+	})
+	if i < len(m.ranges) && m.ranges[i].n == n && m.ranges[i].lo <= code {
+		return m.ranges[i].cid + code - m.ranges[i].lo, true
+	}
+	return 0, false
+}
+
+// codeLen is the length of the code at the start of s: the shortest codespace range it fits,
+// or 1 for bytes in none (skipped as undefined).
+func (m *cidCMap) codeLen(s string) int {
+	for n := 1; n <= 4 && n <= len(s); n++ {
+		for _, sp := range m.spaces {
+			if sp.n != n {
+				continue
+			}
+			ok := true
+			for k := 0; k < n; k++ {
+				if s[k] < sp.lo[k] || s[k] > sp.hi[k] {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				return n
+			}
+		}
+	}
+	return 1
+}
+
+var (
+	cmapMu     sync.Mutex
+	cmapLoaded = map[string]*cidCMap{}
+	japan1Once sync.Once
+	japan1UCS  []rune // CID → Unicode (0: none)
+)
+
+// loadCMap returns the embedded CMap name (a horizontal one), or nil when it is not shipped.
+func loadCMap(name string) *cidCMap {
+	cmapMu.Lock()
+	defer cmapMu.Unlock()
+	if m, ok := cmapLoaded[name]; ok {
+		return m
+	}
+	var m *cidCMap
+	if f, err := cmapFiles.Open("cmaps/" + name + ".gz"); err == nil {
+		defer f.Close()
+		if zr, err := gzip.NewReader(f); err == nil {
+			m = &cidCMap{}
+			sc := bufio.NewScanner(zr)
+			for sc.Scan() {
+				fs := strings.Fields(sc.Text())
+				switch {
+				case len(fs) == 4 && fs[0] == "space":
+					n, _ := strconv.Atoi(fs[1])
+					if n < 1 || n > 4 || len(fs[2]) != 2*n || len(fs[3]) != 2*n {
+						continue
+					}
+					sp := codeSpace{n: n}
+					for k := 0; k < n; k++ {
+						lo, _ := strconv.ParseUint(fs[2][2*k:2*k+2], 16, 8)
+						hi, _ := strconv.ParseUint(fs[3][2*k:2*k+2], 16, 8)
+						sp.lo[k], sp.hi[k] = byte(lo), byte(hi)
+					}
+					m.spaces = append(m.spaces, sp)
+				case len(fs) == 3:
+					lo, _ := strconv.ParseUint(fs[0], 16, 32)
+					hi, _ := strconv.ParseUint(fs[1], 16, 32)
+					cid, _ := strconv.ParseUint(fs[2], 10, 32)
+					m.ranges = append(m.ranges, cidRange{n: len(fs[0]) / 2, lo: uint32(lo), hi: uint32(hi), cid: uint32(cid)})
+				}
+			}
+		}
+	}
+	cmapLoaded[name] = m
+	return m
+}
+
+// japan1Text returns the Unicode text of an Adobe-Japan1 CID (0 when it has none).
+func japan1Text(cid uint32) rune {
+	japan1Once.Do(func() {
+		f, err := cmapFiles.Open("cmaps/Adobe-Japan1-UCS.gz")
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return
+		}
+		sc := bufio.NewScanner(zr)
+		for sc.Scan() {
+			v, _ := strconv.ParseUint(strings.TrimSpace(sc.Text()), 16, 32)
+			if v == 0xA0 {
+				v = ' '
+			}
+			japan1UCS = append(japan1UCS, rune(v))
+		}
+	})
+	if int(cid) < len(japan1UCS) {
+		return japan1UCS[cid]
+	}
+	return 0
+}
+
+// predefinedEncoding decodes strings shown in a font whose encoding is a predefined
+// Adobe-Japan1 CMap.
+type predefinedEncoding struct {
+	unicode string   // "UCS2", "UTF16", "UTF32", "UTF8" for a Unicode-keyed CMap, else ""
+	cmap    *cidCMap // the CMap (UniJIS-UTF32-H for the Unicode-keyed ones)
+}
+
+// newPredefinedEncoding returns the decoder of the predefined CMap name, or nil when JobDesk
+// does not ship it. A vertical CMap (-V) reads as its horizontal one: vertical glyph variants
+// stand for the same text.
+func newPredefinedEncoding(name string) *predefinedEncoding {
+	base, ok := strings.CutSuffix(name, "-V")
+	if !ok {
+		base, ok = strings.CutSuffix(name, "-H")
+	}
+	if !ok {
+		return nil
+	}
+	if strings.HasPrefix(base, "UniJIS") {
+		for _, u := range []string{"UCS2", "UTF16", "UTF32", "UTF8"} {
+			if strings.HasSuffix(base, "-"+u) || strings.HasSuffix(base, "-"+u+"-HW") {
+				if m := loadCMap("UniJIS-UTF32-H"); m != nil {
+					return &predefinedEncoding{unicode: u, cmap: m}
+				}
+			}
+		}
+		return nil
+	}
+	if m := loadCMap(base + "-H"); m != nil {
+		return &predefinedEncoding{cmap: m}
+	}
+	return nil
+}
+
+// Decode returns the text of raw, a string of codes: code → CID through the CMap, CID → Unicode
+// through Adobe-Japan1. A Unicode-keyed code whose CID has no text keeps its own code point.
+func (e *predefinedEncoding) Decode(raw string) string {
+	var b strings.Builder
+	if e.unicode != "" {
+		for _, cp := range unicodeCodes(e.unicode, raw) {
+			r := cp
+			if cid, ok := e.cmap.cid(4, uint32(cp)); ok {
+				if t := japan1Text(cid); t != 0 {
+					r = t
+				}
+			}
+			if r > 0 && utf8.ValidRune(r) {
+				b.WriteRune(r)
+			}
+		}
+		return b.String()
+	}
+	for len(raw) > 0 {
+		n := e.cmap.codeLen(raw)
+		var code uint32
+		for k := 0; k < n; k++ {
+			code = code<<8 | uint32(raw[k])
+		}
+		raw = raw[n:]
+		if cid, ok := e.cmap.cid(n, code); ok {
+			if t := japan1Text(cid); t != 0 {
+				b.WriteRune(t)
+			}
+		}
+	}
+	return b.String()
+}
+
+// unicodeCodes splits raw into the code points a Unicode-keyed CMap's codes stand for.
+func unicodeCodes(form, raw string) []rune {
+	var out []rune
+	switch form {
+	case "UCS2":
+		for i := 0; i+1 < len(raw); i += 2 {
+			out = append(out, rune(raw[i])<<8|rune(raw[i+1]))
+		}
+	case "UTF16":
+		units := make([]uint16, 0, len(raw)/2)
+		for i := 0; i+1 < len(raw); i += 2 {
+			units = append(units, uint16(raw[i])<<8|uint16(raw[i+1]))
+		}
+		out = unicode16.Decode(units)
+	case "UTF32":
+		for i := 0; i+3 < len(raw); i += 4 {
+			out = append(out, rune(raw[i])<<24|rune(raw[i+1])<<16|rune(raw[i+2])<<8|rune(raw[i+3]))
+		}
+	case "UTF8":
+		for _, r := range raw {
+			if r != utf8.RuneError {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
