@@ -197,6 +197,14 @@ func (a *App) Submit(ctx context.Context, paths []string, o SubmitOptions) ([]jo
 		}
 		reqs = append(reqs, request{abs, typ, f})
 	}
+	// A person chose these files: handlers and workflows may read them wherever they are.
+	granted := make([]string, len(reqs))
+	for i, r := range reqs {
+		granted[i] = r.path
+	}
+	if err := a.grantFiles(ctx, granted); err != nil {
+		return nil, err
+	}
 	out := make([]job.Job, len(reqs))
 	done := make([]bool, len(reqs))
 	made := func() []job.Job {

@@ -166,11 +166,12 @@ func openAIFamily(a *App) error {
 	svc := aijob.NewService(st.State(), p)
 	svc.Fallback = fb
 	svc.Prices = set.Prices
+	svc.Blobs = DeviceBlobs(a)
 	a.SetState("ai", &aiState{svc: svc, store: st})
 	// The workflows' Tasks call the same handlers as Lambda functions.
 	if eng := FlowEngine(a); eng != nil {
 		for _, f := range svc.Functions() {
-			eng.RegisterFunction(f.Name, f.Handler, f.Options)
+			eng.RegisterFunction(f.Name, confined(f.Handler), f.Options)
 		}
 	}
 	return nil
