@@ -32,7 +32,7 @@ func init() {
 const DefaultServeAddr = "127.0.0.1:8083"
 
 var serveCommand = Command{
-	Name: "serve",
+	Name:  "serve",
 	Usage: "serve [--listen 127.0.0.1:8083] [--allow-remote] [--allow-host NAME]... [--access-key ID --secret-key KEY] [--workers N] | serve --print-credentials",
 	Help: "serve the Step Functions API (AWS JSON 1.0, requests signed with SigV4) on this device and run the engine until SIGINT/SIGTERM; " +
 		"--print-credentials prints the key pair to sign with as shell lines",

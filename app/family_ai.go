@@ -409,6 +409,10 @@ func eligibilitySource(ctx context.Context, a *App, arg string) (aijob.FileInput
 	if _, err := os.Stat(abs); err != nil {
 		return aijob.FileInput{}, job.Wrap(job.E014, err, arg+" does not exist or cannot be read").WithJa(arg + " が見つからないか、読み取れません。")
 	}
+	// A person named this file: the job may read it wherever it is.
+	if err := a.grantFiles(ctx, []string{abs}); err != nil {
+		return aijob.FileInput{}, err
+	}
 	return aijob.FileInput{Path: abs}, nil
 }
 
