@@ -426,3 +426,29 @@ func TestOperations(t *testing.T) {
 		t.Fatalf("operations %v\nwant %v", got, want)
 	}
 }
+
+// TestErrorWording: a value of the wrong type is answered in AWS's SerializationException
+// wording (no Go types), and JSON nested too deeply is called that, not invalid.
+func TestErrorWording(t *testing.T) {
+	url := serve(t, newServer(newDouble(), sfnapi.Options{}))
+	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+	deepInput, _ := json.Marshal(deep)
+	cases := []struct {
+		target, body, typ, msg string
+	}{
+		{"ListStateMachines", `{"maxResults":"ten"}`, "SerializationException", "STRING_VALUE can not be converted to an Integer"},
+		{"CreateActivity", `{"name":5}`, "SerializationException", "NUMBER_VALUE can not be converted to a String"},
+		{"CreateActivity", `{"name":{"a":1}}`, "SerializationException", "Start of structure or map found where not expected."},
+		{"ListStateMachines", `[1,2]`, "SerializationException", "Start of list found where not expected"},
+		{"ListStateMachines", `{"x":` + deep + `}`, "SerializationException", "nested too deeply"},
+		{"StartExecution", `{"stateMachineArn":"arn:aws:states:local:000000000000:stateMachine:a","input":` + string(deepInput) + `}`,
+			"InvalidExecutionInput", "the execution input is nested too deeply"},
+	}
+	for _, c := range cases {
+		status, _, m := post(t, url, "", "AWSStepFunctions."+c.target, c.body)
+		msg, _ := m["message"].(string)
+		if status != 400 || m["__type"] != c.typ || !strings.Contains(msg, c.msg) || strings.Contains(msg, " was expected") {
+			t.Errorf("%s %.60s: %d %v, want %s %q", c.target, c.body, status, m, c.typ, c.msg)
+		}
+	}
+}
