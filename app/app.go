@@ -64,7 +64,7 @@ func Open(cfg Config) (*App, error) {
 			return nil, job.Wrap(job.E009, err, "the database was created by a newer JobDesk; please update JobDesk").
 				WithJa("データベースは新しいバージョンの JobDesk で作成されています。JobDesk を更新してください。").Permanent()
 		}
-		return nil, job.Wrap(job.E009, err, "the database could not be opened").WithJa("データベースを開けませんでした。")
+		return nil, dataFolderError(cfg.DataDir, err)
 	}
 	q, err := queue.Open(db, queue.Options{DataDir: cfg.DataDir, Retention: cfg.Retention})
 	if err != nil {

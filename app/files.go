@@ -10,7 +10,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"jobdesk/engine/blob"
@@ -183,4 +185,19 @@ func confined(h job.Handler) job.Handler {
 		}
 		return out, err
 	}
+}
+
+// dataFolderError explains why the database in data folder dir could not be opened: a
+// read-only disk or folder and a refused permission are named as such, with the folder.
+func dataFolderError(dir string, err error) error {
+	switch {
+	case errors.Is(err, syscall.EROFS) || strings.Contains(err.Error(), "readonly database") || strings.Contains(err.Error(), "read-only file system"):
+		return job.Wrap(job.E009, err, fmt.Sprintf("the data folder %s is read-only (its disk or folder does not allow writing), so its database cannot be opened; choose another folder with --data-dir or make it writable", dir)).
+			WithJa(fmt.Sprintf("データフォルダー %s は読み取り専用（ディスクまたはフォルダーが書き込みを許可していません）のため、データベースを開けません。--data-dir で別のフォルダーを指定するか、書き込めるようにしてください。", dir)).Permanent()
+	case errors.Is(err, fs.ErrPermission):
+		return job.Wrap(job.E009, err, fmt.Sprintf("JobDesk may not write in the data folder %s (permission denied), so its database cannot be opened", dir)).
+			WithJa(fmt.Sprintf("データフォルダー %s に書き込む権限がないため、データベースを開けません。", dir)).Permanent()
+	}
+	return job.Wrap(job.E009, err, fmt.Sprintf("the database in the data folder %s could not be opened", dir)).
+		WithJa(fmt.Sprintf("データフォルダー %s のデータベースを開けませんでした。", dir))
 }
