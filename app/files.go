@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"database/sql"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"jobdesk/engine/blob"
+	"jobdesk/engine/grants"
 	"jobdesk/engine/job"
 	"jobdesk/engine/store"
 )
@@ -27,13 +26,8 @@ import (
 // handler, ItemReader or ResultWriter asks (the rule sits in the one blob store of the device,
 // DeviceBlobs).
 func init() {
-	RegisterFamily(Family{Name: "files", Migrations: []store.Migrations{filesMigrations}})
+	RegisterFamily(Family{Name: "files", Migrations: []store.Migrations{grants.Migrations}})
 }
-
-//go:embed migrations/files/*.sql
-var filesMigrationFiles embed.FS
-
-var filesMigrations = store.MigrationsFrom("files", filesMigrationFiles, "migrations/files")
 
 // FoldersFile is the settings file in the data folder that lists further folders workflows may
 // read and write, as {"allowed_folders": ["/home/me/請求書", …]}. It is read again whenever it
@@ -109,9 +103,7 @@ func (f *folderAccess) folders() []string {
 
 // granted reports whether a person submitted the file at path.
 func (f *folderAccess) granted(path string) bool {
-	var one int
-	err := f.a.DB.R.QueryRow(`SELECT 1 FROM granted_files WHERE path=?`, path).Scan(&one)
-	return err == nil
+	return grants.Has(f.a.DB, path)
 }
 
 func (f *folderAccess) refuse(path string) error {
@@ -153,16 +145,7 @@ func (a *App) grantFiles(ctx context.Context, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	now := time.Now().UnixMilli()
-	err := a.DB.Tx(ctx, func(tx *sql.Tx) error {
-		for _, p := range paths {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO granted_files(path, granted_at) VALUES(?, ?)
-				ON CONFLICT(path) DO UPDATE SET granted_at=excluded.granted_at`, filepath.Clean(p), now); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := grants.Add(ctx, a.DB, paths)
 	if err != nil {
 		return job.Wrap(job.E009, err, fmt.Sprintf("the submitted files could not be recorded in %s", a.DB.Path)).WithJa("渡されたファイルをデータベースに記録できませんでした。")
 	}
