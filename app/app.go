@@ -64,7 +64,7 @@ func Open(cfg Config) (*App, error) {
 			return nil, job.Wrap(job.E009, err, "the database was created by a newer JobDesk; please update JobDesk").
 				WithJa("データベースは新しいバージョンの JobDesk で作成されています。JobDesk を更新してください。").Permanent()
 		}
-		return nil, job.Wrap(job.E009, err, "the database could not be opened").WithJa("データベースを開けませんでした。")
+		return nil, dataFolderError(cfg.DataDir, err)
 	}
 	q, err := queue.Open(db, queue.Options{DataDir: cfg.DataDir, Retention: cfg.Retention})
 	if err != nil {
@@ -185,6 +185,14 @@ func (a *App) Submit(ctx context.Context, paths []string, o SubmitOptions) ([]jo
 				WithJa(fmt.Sprintf("ジョブの種類 %q は存在しません。", typ))
 		}
 		reqs = append(reqs, request{abs, typ, f})
+	}
+	// A person chose these files: handlers and workflows may read them wherever they are.
+	granted := make([]string, len(reqs))
+	for i, r := range reqs {
+		granted[i] = r.path
+	}
+	if err := a.grantFiles(ctx, granted); err != nil {
+		return nil, err
 	}
 	out := make([]job.Job, len(reqs))
 	done := make([]bool, len(reqs))

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -147,6 +148,9 @@ func flowStart(c *CLI, args []string) int {
 			return c.Fail(job.Wrap(job.E014, err, "cannot read the input file").WithJa("入力ファイルを読み込めません。"))
 		}
 	}
+	if err := checkFlowInput(in); err != nil {
+		return c.Fail(err)
+	}
 	a, ok := c.Open()
 	if !ok {
 		return ExitFailed
@@ -200,14 +204,42 @@ func flowStart(c *CLI, args []string) int {
 			return c.Fail(err)
 		}
 	}
-	printExecution(c, x, *asJSON)
 	if !*wait {
+		// The execution is RUNNING to Step Functions, but until an engine takes its job nothing
+		// runs: say PENDING, as `jobdesk ls` does.
+		if j, err := a.Queue.Get(ctx, x.JobID); err == nil && j.Status == job.Pending && x.Status == flow.StatusRunning {
+			x.Status = string(job.Pending)
+		}
+		printExecution(c, x, *asJSON)
 		return ExitOK
 	}
+	printExecution(c, x, *asJSON)
 	if x.Status == flow.StatusSucceeded {
 		return ExitOK
 	}
 	return ExitFailed
+}
+
+// maxFlowInput is Step Functions' limit on an execution's input.
+const maxFlowInput = 256 << 10
+
+// checkFlowInput refuses, in both languages, an execution input the engine would refuse: not
+// JSON, nested deeper than JSON is read, or larger than 256 KiB once compacted.
+func checkFlowInput(in []byte) error {
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, in); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) && strings.Contains(se.Error(), "exceeded max depth") {
+			return job.Errorf(job.E014, "the input is nested too deeply: JSON is read to a depth of 10000").
+				WithJa("入力の JSON の入れ子が深すぎます（読み取れるのは 10000 段までです）。")
+		}
+		return job.Wrap(job.E014, err, "the input is not valid JSON").WithJa("入力が正しい JSON ではありません。")
+	}
+	if n := compact.Len(); n > maxFlowInput {
+		return job.Errorf(job.E014, "the input is %d bytes; a workflow's input may be at most 256 KiB (%d bytes)", n, maxFlowInput).
+			WithJa(fmt.Sprintf("入力が %d バイトあります。ワークフローの入力は 256 KiB（%d バイト）までです。", n, maxFlowInput))
+	}
+	return nil
 }
 
 func printExecution(c *CLI, x flow.Execution, asJSON bool) {

@@ -166,11 +166,12 @@ func openAIFamily(a *App) error {
 	svc := aijob.NewService(st.State(), p)
 	svc.Fallback = fb
 	svc.Prices = set.Prices
+	svc.Blobs = DeviceBlobs(a)
 	a.SetState("ai", &aiState{svc: svc, store: st})
 	// The workflows' Tasks call the same handlers as Lambda functions.
 	if eng := FlowEngine(a); eng != nil {
 		for _, f := range svc.Functions() {
-			eng.RegisterFunction(f.Name, f.Handler, f.Options)
+			eng.RegisterFunction(f.Name, confined(f.Handler), f.Options)
 		}
 	}
 	return nil
@@ -411,6 +412,10 @@ func eligibilitySource(ctx context.Context, a *App, arg string) (aijob.FileInput
 	}
 	if _, err := os.Stat(abs); err != nil {
 		return aijob.FileInput{}, job.Wrap(job.E014, err, arg+" does not exist or cannot be read").WithJa(arg + " が見つからないか、読み取れません。")
+	}
+	// A person named this file: the job may read it wherever it is.
+	if err := a.grantFiles(ctx, []string{abs}); err != nil {
+		return aijob.FileInput{}, err
 	}
 	return aijob.FileInput{Path: abs}, nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"path/filepath"
 
-	"jobdesk/engine/blob"
 	"jobdesk/engine/checksum"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
@@ -18,7 +17,7 @@ func init() {
 		Types:    []string{checksum.Type},
 		Priority: -1000,
 		Register: func(a *App, w *queue.Worker) {
-			w.Handle(checksum.Type, checksum.Handler(blob.Local{Root: a.DataDir()}), queue.TypeOptions{})
+			w.Handle(checksum.Type, confined(checksum.Handler(DeviceBlobs(a))), queue.TypeOptions{})
 		},
 		Detect: func(string, []byte) string { return checksum.Type },
 		Submit: submitChecksum,

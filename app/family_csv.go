@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"jobdesk/engine/blob"
 	"jobdesk/engine/csvjob"
 	"jobdesk/engine/csvjob/csvsqlite"
 	"jobdesk/engine/flow"
@@ -60,7 +59,7 @@ func csvOpen(a *App) error {
 	p := csvProcessor(a)
 	if eng := FlowEngine(a); eng != nil {
 		for _, f := range p.Functions() {
-			eng.RegisterFunction(f.Name, f.Handler, f.Options)
+			eng.RegisterFunction(f.Name, confined(f.Handler), f.Options)
 		}
 	}
 	return nil
@@ -69,7 +68,7 @@ func csvOpen(a *App) error {
 // newCSVProcessor is the csv-processor of the device: state in the App's database, files on
 // this machine, results under the data folder.
 func newCSVProcessor(a *App) *csvjob.Processor {
-	return csvjob.NewProcessor(csvsqlite.New(a.DB), blob.NewMux(blob.Local{Root: a.DataDir()}), a.DataDir())
+	return csvjob.NewProcessor(csvsqlite.New(a.DB), DeviceBlobs(a), a.DataDir())
 }
 
 func csvProcessor(a *App) *csvjob.Processor {

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"jobdesk/engine/blob"
 	"jobdesk/engine/docjob"
 	"jobdesk/engine/docjob/docsqlite"
 	"jobdesk/engine/flow"
@@ -44,7 +43,7 @@ func init() {
 			// document-converter.
 			if eng := FlowEngine(a); eng != nil {
 				for _, f := range conv.Functions() {
-					eng.RegisterFunction(f.Name, f.Handler, f.Options)
+					eng.RegisterFunction(f.Name, confined(f.Handler), f.Options)
 				}
 			}
 			return nil
@@ -66,7 +65,7 @@ func init() {
 // newDocConverter returns a converter caching in the App's database and reading and writing
 // this PC's files (relative paths under the data folder).
 func newDocConverter(a *App) *docjob.Converter {
-	return docjob.NewConverter(docsqlite.New(a.DB), blob.Local{Root: a.DataDir()})
+	return docjob.NewConverter(docsqlite.New(a.DB), DeviceBlobs(a))
 }
 
 // docConverter returns the family's converter (one per App, sharing its database).

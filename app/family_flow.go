@@ -49,7 +49,7 @@ func FlowEngine(a *App) *flow.Engine {
 	if eng, ok := a.State("flow").(*flow.Engine); ok {
 		return eng
 	}
-	eng, err := flow.New(a.DB, a.Queue, flow.Options{DataDir: a.DataDir()})
+	eng, err := flow.New(a.DB, a.Queue, flow.Options{DataDir: a.DataDir(), Blobs: DeviceBlobs(a)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jobdesk: the workflow engine could not start:", err)
 		return nil

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -106,19 +107,11 @@ func TestServeProcess(t *testing.T) {
 		t.Fatalf("endpoint %q; stderr:\n%s", endpoint, stderr.String())
 	}
 
-	c := sfn.New(sfn.Options{
-		Region:       "local",
-		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
-		BaseEndpoint: aws.String(endpoint),
-		Retryer:      aws.NopRetryer{},
-	}, func(o *sfn.Options) {
-		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("NoHostPrefix",
-				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-					return next.HandleInitialize(smithyhttp.DisableEndpointHostPrefix(ctx, true), in)
-				}), middleware.Before)
-		})
-	})
+	key, err := ServeCredentials(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := serveClient(endpoint, key.AccessKeyID, key.SecretAccessKey)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	list, err := c.ListStateMachines(ctx, &sfn.ListStateMachinesInput{})
@@ -164,11 +157,30 @@ func TestServeProcess(t *testing.T) {
 		t.Fatalf("serve did not stop on SIGTERM; stderr:\n%s", stderr.String())
 	}
 	for _, want := range []string{"Step Functions API on " + endpoint, "aws stepfunctions list-state-machines --endpoint-url " + endpoint,
+		"serve --print-credentials", filepath.Join(dir, ServeKeyFile), filepath.Join(dir, FoldersFile),
 		"AWS_DISABLE_HOST_PREFIX_INJECTION=true", "stopping"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
 	}
+}
+
+// serveClient is the real AWS SDK Step Functions client for a `jobdesk serve` at endpoint,
+// signing with the key pair given.
+func serveClient(endpoint, keyID, secret string) *sfn.Client {
+	return sfn.New(sfn.Options{
+		Region:       "local",
+		Credentials:  credentials.NewStaticCredentialsProvider(keyID, secret, ""),
+		BaseEndpoint: aws.String(endpoint),
+		Retryer:      aws.NopRetryer{},
+	}, func(o *sfn.Options) {
+		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("NoHostPrefix",
+				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					return next.HandleInitialize(smithyhttp.DisableEndpointHostPrefix(ctx, true), in)
+				}), middleware.Before)
+		})
+	})
 }
 
 // lockedBuffer collects a process's stderr while the test reads it.

@@ -18,10 +18,37 @@ import (
 type Local struct {
 	// Root resolves relative paths (JobDesk sets the data folder); "" refuses them.
 	Root string
+	// Allow, when set, is asked about every path before anything touches it (open, create,
+	// stat, list, remove, LocalPath); an error refuses the operation with a *PathError that
+	// wraps it and matches ErrNotAllowed. Nil allows every path. AllowList.Check is one.
+	Allow func(path string) error
 }
 
-// Path returns the local path of uri.
+// ErrNotAllowed is returned (wrapped) when Local.Allow refused a path; test with errors.Is.
+var ErrNotAllowed = errors.New("blob: path not allowed")
+
+// notAllowed carries Allow's own error (found by errors.As) and matches ErrNotAllowed.
+type notAllowed struct{ err error }
+
+func (n notAllowed) Error() string        { return n.err.Error() }
+func (n notAllowed) Unwrap() error        { return n.err }
+func (n notAllowed) Is(target error) bool { return target == ErrNotAllowed }
+
+// Path returns the local path of uri, refused when Allow refuses it.
 func (l Local) Path(uri string) (string, error) {
+	p, err := l.path(uri)
+	if err != nil {
+		return "", err
+	}
+	if l.Allow != nil {
+		if err := l.Allow(p); err != nil {
+			return "", &PathError{Op: "access", URI: uri, Err: notAllowed{err}}
+		}
+	}
+	return p, nil
+}
+
+func (l Local) path(uri string) (string, error) {
 	p := uri
 	if Scheme(uri) == "file" && strings.HasPrefix(strings.ToLower(uri), "file://") {
 		u, err := url.Parse(uri)

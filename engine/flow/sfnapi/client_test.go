@@ -2,12 +2,15 @@ package sfnapi_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/smithy-go/middleware"
@@ -51,17 +54,39 @@ func withoutHostPrefix(o *sfn.Options) {
 	})
 }
 
+// testKey is the key pair the tests' servers accept and their clients sign with.
+var testKey = sfnapi.Credentials{AccessKeyID: "AKIDLOCALTEST0000000", SecretAccessKey: "local-secret"}
+
+// newServer is sfnapi.New accepting testKey when o names no key pair.
+func newServer(b sfnapi.Backend, o sfnapi.Options) *sfnapi.Server {
+	if o.Credentials == nil {
+		o.Credentials = []sfnapi.Credentials{testKey}
+	}
+	return sfnapi.New(b, o)
+}
+
 // client is the real AWS SDK Step Functions client aimed at url, as a user would configure
-// it: static credentials (the server ignores SigV4), no retries, so errors show as they are.
+// it: static credentials (testKey), no retries, so errors show as they are.
 func client(url string, opts ...func(*sfn.Options)) *sfn.Client {
 	o := sfn.Options{
 		Region:       "local",
-		Credentials:  credentials.NewStaticCredentialsProvider("AKIDLOCAL", "local-secret", ""),
+		Credentials:  credentials.NewStaticCredentialsProvider(testKey.AccessKeyID, testKey.SecretAccessKey, ""),
 		BaseEndpoint: aws.String(url),
 		Retryer:      aws.NopRetryer{},
 		HTTPClient:   &http.Client{Timeout: 2 * time.Minute},
 	}
 	return sfn.New(o, append([]func(*sfn.Options){withoutHostPrefix}, opts...)...)
+}
+
+// sign signs req with SigV4 for Step Functions in region "local" at t, as the SDK does.
+func sign(t testing.TB, req *http.Request, body []byte, key sfnapi.Credentials, at time.Time) {
+	t.Helper()
+	sum := sha256.Sum256(body)
+	err := v4.NewSigner().SignHTTP(context.Background(), aws.Credentials{AccessKeyID: key.AccessKeyID, SecretAccessKey: key.SecretAccessKey},
+		req, hex.EncodeToString(sum[:]), "states", "local", at)
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // dialAny makes every connection go to addr whatever the host, to check that the SDK's

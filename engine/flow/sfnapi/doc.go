@@ -7,9 +7,13 @@
 // application/x-amz-json-1.0. Dates travel as epoch seconds (with a fraction). A failure is an
 // HTTP 400 whose body is {"__type": "ExecutionDoesNotExist", "message": "…"} with Step Functions'
 // own error names, or a 500 InternalServerError for a bug (a recovered panic never escapes).
-// SigV4 signatures are accepted and not checked: the server listens on loopback unless told
-// otherwise (Listen), and it refuses Host headers that are not loopback names, so a web page
-// cannot reach it through DNS rebinding.
+// Every request must be signed with AWS Signature Version 4 by one of the key pairs in
+// Options.Credentials (sigv4.go verifies it as AWS does: scope, clock skew of 15 minutes,
+// payload hash, signature), and is refused with AWS's own UnrecognizedClientException or
+// InvalidSignatureException otherwise. The server listens on loopback unless told otherwise
+// (Listen), and it refuses Host headers that are neither loopback names, nor names it was given
+// (Options.AllowedHosts), nor — when serving other machines — IP addresses, so a web page cannot
+// reach it through DNS rebinding.
 //
 // The package owns the protocol only: the shapes of requests and answers, routing, the mapping
 // of engine errors to typed errors, pagination tokens for the lists the engine answers whole,
@@ -27,7 +31,7 @@
 //	c := sfn.New(sfn.Options{
 //		Region:       "local",
 //		BaseEndpoint: aws.String("http://127.0.0.1:8083"),
-//		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+//		Credentials:  credentials.NewStaticCredentialsProvider(keyID, secret, ""), // a pair in Options.Credentials
 //	}, func(o *sfn.Options) {
 //		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
 //			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("NoHostPrefix",

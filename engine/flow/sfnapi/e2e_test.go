@@ -73,7 +73,7 @@ func newHarness(t testing.TB, o sfnapi.Options) *harness {
 	if o.Logf == nil {
 		o.Logf = t.Logf
 	}
-	url := serve(t, sfnapi.New(eng, o))
+	url := serve(t, newServer(eng, o))
 	t.Cleanup(func() { // after the server (cleanups run last-in first-out)
 		cancel()
 		w.Stop()

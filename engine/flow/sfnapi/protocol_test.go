@@ -17,6 +17,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/aws/smithy-go"
@@ -37,6 +38,7 @@ func post(t *testing.T, url, host, target, body string) (int, http.Header, map[s
 	if target != "" {
 		req.Header.Set("X-Amz-Target", target)
 	}
+	sign(t, req, []byte(body), testKey, time.Now())
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +54,7 @@ func post(t *testing.T, url, host, target, body string) (int, http.Header, map[s
 
 func TestRawProtocol(t *testing.T) {
 	d := newDouble()
-	url := serve(t, sfnapi.New(d, sfnapi.Options{}))
+	url := serve(t, newServer(d, sfnapi.Options{}))
 	port := url[strings.LastIndexByte(url, ':')+1:]
 	big := `{"name":"` + strings.Repeat("x", 3<<20) + `"}`
 	cases := []struct {
@@ -147,7 +149,7 @@ func TestPanicAndInternalErrorsAre500(t *testing.T) {
 		logged = append(logged, fmt.Sprintf(format, args...))
 		mu.Unlock()
 	}
-	url := serve(t, sfnapi.New(d, sfnapi.Options{Logf: logf}))
+	url := serve(t, newServer(d, sfnapi.Options{Logf: logf}))
 	c := client(url)
 	ctx := context.Background()
 
@@ -189,7 +191,7 @@ func TestPanicAndInternalErrorsAre500(t *testing.T) {
 
 func TestTypedErrorsThroughTheSDK(t *testing.T) {
 	d := newDouble()
-	c := client(serve(t, sfnapi.New(d, sfnapi.Options{})))
+	c := client(serve(t, newServer(d, sfnapi.Options{})))
 	ctx := context.Background()
 	smARN := "arn:aws:states:local:000000000000:stateMachine:nosuch"
 	cases := []struct {
@@ -250,7 +252,7 @@ func TestTypedErrorsThroughTheSDK(t *testing.T) {
 
 func TestListStateMachinesPages(t *testing.T) {
 	d := newDouble()
-	c := client(serve(t, sfnapi.New(d, sfnapi.Options{})))
+	c := client(serve(t, newServer(d, sfnapi.Options{})))
 	ctx := context.Background()
 	var want []string
 	for i := range 7 {
@@ -300,7 +302,7 @@ func TestListStateMachinesPages(t *testing.T) {
 
 func TestActivityPollEndsEmpty(t *testing.T) {
 	d := newDouble()
-	c := client(serve(t, sfnapi.New(d, sfnapi.Options{PollTimeout: 150 * time.Millisecond})))
+	c := client(serve(t, newServer(d, sfnapi.Options{PollTimeout: 150 * time.Millisecond})))
 	out, err := c.GetActivityTask(context.Background(), &sfn.GetActivityTaskInput{
 		ActivityArn: aws.String("arn:aws:states:local:000000000000:activity:nobody"), WorkerName: aws.String("w1")})
 	if err != nil {
@@ -315,7 +317,7 @@ func TestActivityPollEndsEmpty(t *testing.T) {
 // the connection to the server anyway: the server accepts the prefixed loopback host.
 func TestSyncHostPrefix(t *testing.T) {
 	d := newDouble()
-	url := serve(t, sfnapi.New(d, sfnapi.Options{}))
+	url := serve(t, newServer(d, sfnapi.Options{}))
 	var seenHost string
 	var mu sync.Mutex
 	hc := dialAny(strings.TrimPrefix(url, "http://"))
@@ -327,7 +329,7 @@ func TestSyncHostPrefix(t *testing.T) {
 		return rt.RoundTrip(r)
 	})
 	c := sfn.New(sfn.Options{Region: "local", BaseEndpoint: aws.String(url), Retryer: aws.NopRetryer{}, HTTPClient: hc,
-		Credentials: aws.AnonymousCredentials{}})
+		Credentials: credentials.NewStaticCredentialsProvider(testKey.AccessKeyID, testKey.SecretAccessKey, "")})
 	_, err := c.StartSyncExecution(context.Background(), &sfn.StartSyncExecutionInput{StateMachineArn: aws.String("arn:aws:states:local:000000000000:stateMachine:m")})
 	var ae smithy.APIError
 	if !errors.As(err, &ae) || ae.ErrorCode() != "ValidationException" || !strings.Contains(ae.ErrorMessage(), "StartSyncExecution") {
@@ -395,10 +397,11 @@ func FuzzServeHTTP(f *testing.F) {
 		}
 		return nil
 	}
-	srv := sfnapi.New(newDouble(), sfnapi.Options{PollTimeout: time.Millisecond, Validate: validate, Logf: func(string, ...any) {}})
+	srv := newServer(newDouble(), sfnapi.Options{PollTimeout: time.Millisecond, Validate: validate, Logf: func(string, ...any) {}})
 	f.Fuzz(func(t *testing.T, op uint8, body []byte) {
 		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8083/", bytes.NewReader(body))
 		req.Header.Set("X-Amz-Target", "AWSStepFunctions."+ops[int(op)%len(ops)])
+		sign(t, req, body, testKey, time.Now())
 		w := httptest.NewRecorder()
 		srv.ServeHTTP(w, req)
 		if w.Code >= 500 {
@@ -421,5 +424,31 @@ func TestOperations(t *testing.T) {
 	sort.Strings(got)
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("operations %v\nwant %v", got, want)
+	}
+}
+
+// TestErrorWording: a value of the wrong type is answered in AWS's SerializationException
+// wording (no Go types), and JSON nested too deeply is called that, not invalid.
+func TestErrorWording(t *testing.T) {
+	url := serve(t, newServer(newDouble(), sfnapi.Options{}))
+	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+	deepInput, _ := json.Marshal(deep)
+	cases := []struct {
+		target, body, typ, msg string
+	}{
+		{"ListStateMachines", `{"maxResults":"ten"}`, "SerializationException", "STRING_VALUE can not be converted to an Integer"},
+		{"CreateActivity", `{"name":5}`, "SerializationException", "NUMBER_VALUE can not be converted to a String"},
+		{"CreateActivity", `{"name":{"a":1}}`, "SerializationException", "Start of structure or map found where not expected."},
+		{"ListStateMachines", `[1,2]`, "SerializationException", "Start of list found where not expected"},
+		{"ListStateMachines", `{"x":` + deep + `}`, "SerializationException", "nested too deeply"},
+		{"StartExecution", `{"stateMachineArn":"arn:aws:states:local:000000000000:stateMachine:a","input":` + string(deepInput) + `}`,
+			"InvalidExecutionInput", "the execution input is nested too deeply"},
+	}
+	for _, c := range cases {
+		status, _, m := post(t, url, "", "AWSStepFunctions."+c.target, c.body)
+		msg, _ := m["message"].(string)
+		if status != 400 || m["__type"] != c.typ || !strings.Contains(msg, c.msg) || strings.Contains(msg, " was expected") {
+			t.Errorf("%s %.60s: %d %v, want %s %q", c.target, c.body, status, m, c.typ, c.msg)
+		}
 	}
 }

@@ -55,9 +55,21 @@ type Options struct {
 	// definition it reports an ERROR for, so what Validate accepts is what can be stored (jobdesk
 	// serve passes a check that also refuses Lambda functions this device does not have).
 	Validate func(definition []byte) []flow.Diagnostic
-	// AllowRemote accepts requests whose Host header is not a loopback name. Leave it false
-	// when listening on loopback: it is what stops DNS rebinding from a web page.
+	// Credentials are the key pairs a request may be signed with. Every request must carry a
+	// valid AWS Signature Version 4 made with one of them; with none, every request is refused.
+	Credentials []Credentials
+	// Region is the region a signature's credential scope must name (and ARNs carry): "" is
+	// "local", the engine's default.
+	Region string
+	// AllowRemote also accepts requests whose Host header is an IP address (a client on another
+	// machine that reaches the server by address). Host names other than loopback names are
+	// accepted only when listed in AllowedHosts, so a web page cannot reach the server through
+	// DNS rebinding whatever the address it listens on.
 	AllowRemote bool
+	// AllowedHosts are further host names (without port) a Host header may give.
+	AllowedHosts []string
+	// Now is the clock signatures are checked against (nil: time.Now).
+	Now func() time.Time
 	// PollTimeout bounds one GetActivityTask long poll (0: 60 s, as on AWS).
 	PollTimeout time.Duration
 	// SyncTimeout bounds StartSyncExecution (0: 5 minutes, as on AWS). An execution still
@@ -121,23 +133,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				Message: "an internal error occurred; the request id is " + reqID})
 		}
 	}()
-	if !s.o.AllowRemote && !loopbackHost(r.Host) {
-		writeError(w, &Error{Status: http.StatusForbidden, Type: "AccessDeniedException",
-			Message: fmt.Sprintf("host %q is not a loopback name; this endpoint serves this device only", r.Host)})
+	if !s.acceptsHost(r.Host) {
+		msg := fmt.Sprintf("host %q is not a loopback name; this endpoint serves this device only", r.Host)
+		if s.o.AllowRemote || len(s.o.AllowedHosts) > 0 {
+			msg = fmt.Sprintf("host %q is not a name this endpoint was told to accept (loopback names, IP addresses, and the names given with --allow-host)", r.Host)
+		}
+		writeError(w, &Error{Status: http.StatusForbidden, Type: "AccessDeniedException", Message: msg})
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		writeError(w, &Error{Status: http.StatusMethodNotAllowed, Type: "UnknownOperationException",
 			Message: "the Step Functions API is served by POST with an X-Amz-Target header"})
-		return
-	}
-	target := r.Header.Get("X-Amz-Target")
-	name, ok := strings.CutPrefix(target, targetPrefix)
-	op := s.ops[name]
-	if !ok || op == nil {
-		writeError(w, &Error{Status: http.StatusBadRequest, Type: "UnknownOperationException",
-			Message: fmt.Sprintf("unknown operation %q", target)})
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
@@ -148,6 +155,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeError(w, &Error{Status: http.StatusBadRequest, Type: "SerializationException", Message: "the request body could not be read: " + err.Error()})
+		return
+	}
+	// The signature covers the body, so it is checked once the body is read, before anything
+	// else about the request is looked at.
+	if e := s.verify(r, body); e != nil {
+		writeError(w, e)
+		return
+	}
+	target := r.Header.Get("X-Amz-Target")
+	name, ok := strings.CutPrefix(target, targetPrefix)
+	op := s.ops[name]
+	if !ok || op == nil {
+		writeError(w, &Error{Status: http.StatusBadRequest, Type: "UnknownOperationException",
+			Message: fmt.Sprintf("unknown operation %q", target)})
 		return
 	}
 	out, err := op(s, r.Context(), body)
@@ -202,7 +223,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 // Listen opens a TCP listener on addr ("127.0.0.1:8083", "[::1]:0", "localhost:8083"). A host
 // that is not loopback (including an empty host, which means every interface) is refused with a
-// *job.Error (E014) unless allowRemote is true: the API has no authentication.
+// *job.Error (E014) unless allowRemote is true: anyone holding the key pair could then call it
+// from another machine, which must be asked for.
 func Listen(addr string, allowRemote bool) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -210,8 +232,8 @@ func Listen(addr string, allowRemote bool) (net.Listener, error) {
 			WithJa(fmt.Sprintf("%q は「ホスト:ポート」の形式ではありません。例: 127.0.0.1:8083", addr))
 	}
 	if !allowRemote && !loopbackName(host) {
-		return nil, job.Errorf(job.E014, "%s is not a loopback address; the API has no sign-in, so pass --allow-remote to serve other machines", addr).
-			WithJa(fmt.Sprintf("%s はこのパソコン専用のアドレス（127.0.0.1 など）ではありません。API には認証がないため、他のパソコンに公開するときだけ --allow-remote を指定してください。", addr))
+		return nil, job.Errorf(job.E014, "%s is not a loopback address; pass --allow-remote to let other machines call the API (with the key pair)", addr).
+			WithJa(fmt.Sprintf("%s はこのパソコン専用のアドレス（127.0.0.1 など）ではありません。他のパソコンから（キーペアを使って）呼び出せるようにするときだけ --allow-remote を指定してください。", addr))
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -235,15 +257,24 @@ func loopbackName(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// loopbackHost checks a Host header, allowing the "sync-" prefix the SDK puts before
-// StartSyncExecution's host.
-func loopbackHost(hostport string) bool {
+// acceptsHost checks a Host header, allowing the "sync-" prefix the SDK puts before
+// StartSyncExecution's host: a loopback name, a name in AllowedHosts, or with AllowRemote an
+// IP address.
+func (s *Server) acceptsHost(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
 	}
-	host = strings.TrimPrefix(strings.ToLower(host), "sync-")
-	return loopbackName(host)
+	host = strings.TrimSuffix(strings.TrimPrefix(strings.ToLower(host), "sync-"), ".")
+	if loopbackName(host) {
+		return true
+	}
+	for _, h := range s.o.AllowedHosts {
+		if strings.EqualFold(strings.TrimSuffix(h, "."), host) {
+			return true
+		}
+	}
+	return s.o.AllowRemote && net.ParseIP(strings.Trim(host, "[]")) != nil
 }
 
 // requestID returns a random UUID: the X-Amzn-RequestId of an answer, and the name of a

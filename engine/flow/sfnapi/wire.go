@@ -45,11 +45,56 @@ func decode(body []byte, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return &Error{Status: 400, Type: "SerializationException", Message: fmt.Sprintf("field %q has the wrong type (%s where %s was expected)", te.Field, te.Value, te.Type)}
+			return &Error{Status: 400, Type: "SerializationException", Message: wrongType(te)}
+		}
+		if tooDeep(err) {
+			return &Error{Status: 400, Type: "SerializationException", Message: fmt.Sprintf("the request body is nested too deeply: JSON is read to a depth of %d", maxJSONDepth)}
 		}
 		return &Error{Status: 400, Type: "SerializationException", Message: "the request body is not valid JSON: " + err.Error()}
 	}
 	return nil
+}
+
+// maxJSONDepth is how deeply encoding/json (and so the engine) nests arrays and objects.
+const maxJSONDepth = 10000
+
+// tooDeep reports whether err is encoding/json refusing JSON nested deeper than maxJSONDepth.
+func tooDeep(err error) bool {
+	var se *json.SyntaxError
+	return errors.As(err, &se) && strings.Contains(se.Error(), "exceeded max depth")
+}
+
+// wrongType says what AWS's JSON 1.0 services say when a value has the wrong type
+// ("STRING_VALUE can not be converted to an Integer"), not the Go types involved.
+func wrongType(te *json.UnmarshalTypeError) string {
+	switch te.Value {
+	case "object":
+		return "Start of structure or map found where not expected."
+	case "array":
+		return "Start of list found where not expected"
+	}
+	value := map[string]string{"string": "STRING_VALUE", "number": "NUMBER_VALUE", "bool": "BOOLEAN_VALUE"}[te.Value]
+	if value == "" {
+		value = strings.ToUpper(te.Value) + "_VALUE"
+	}
+	target := "a Structure"
+	if te.Type != nil {
+		switch te.Type.Kind() {
+		case reflect.String:
+			target = "a String"
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			target = "an Integer"
+		case reflect.Float32, reflect.Float64:
+			target = "a Double"
+		case reflect.Bool:
+			target = "a Boolean"
+		case reflect.Slice, reflect.Array:
+			target = "a List"
+		case reflect.Map:
+			target = "a Map"
+		}
+	}
+	return value + " can not be converted to " + target
 }
 
 // handler answers one operation: the request body in, the answer to encode (or an error) out.
@@ -161,6 +206,10 @@ func checkPayload(typ, what, s string) (json.RawMessage, error) {
 		return nil, typed(typ, "the %s is %d bytes; at most %d are allowed", what, len(s), maxPayloadBytes)
 	}
 	if !json.Valid([]byte(s)) {
+		var v json.RawMessage
+		if tooDeep(json.Unmarshal([]byte(s), &v)) {
+			return nil, typed(typ, "the %s is nested too deeply: JSON is read to a depth of %d", what, maxJSONDepth)
+		}
 		return nil, typed(typ, "the %s is not valid JSON", what)
 	}
 	return json.RawMessage(s), nil
