@@ -260,7 +260,7 @@ func enqueueMany(t testing.TB, a *app.App, n int) {
 	for i := range paths {
 		paths[i] = p
 	}
-	if _, err := a.Submit(context.Background(), paths, app.SubmitOptions{Type: "checksum"}); err != nil {
+	if _, err := a.Submit(context.Background(), paths, app.SubmitOptions{Type: "checksum", Force: true}); err != nil {
 		t.Fatal(err)
 	}
 }
