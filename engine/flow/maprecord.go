@@ -11,12 +11,12 @@ import (
 	"jobdesk/engine/flow/asl"
 )
 
-// Batches of a Map's records: written when recordBatch are waiting, or every recordEvery;
-// at most recordMax starts and recordMax ends go in one transaction.
+// A Map's records are written when recordBatch are waiting, or every recordEvery; each
+// statement writes at most recordChunk rows of a kind.
 const (
 	recordBatch = 256
 	recordEvery = 100 * time.Millisecond
-	recordMax   = 1024
+	recordChunk = 500
 )
 
 // mapRunItems are the item counters of a map run at one moment.
@@ -71,16 +71,11 @@ func (m *mapRecorder) start(mu *sync.Mutex, counts func() mapRunItems) (stop fun
 	end := make(chan struct{})
 	finished := make(chan struct{})
 	write := func() {
-		for {
-			mu.Lock()
-			// At most recordMax of each per transaction, to stay within SQLite's parameters.
-			starts, ends := m.starts[:min(len(m.starts), recordMax)], m.ends[:min(len(m.ends), recordMax)]
-			m.starts, m.ends = m.starts[len(starts):], m.ends[len(ends):]
-			n := counts()
-			mu.Unlock()
-			if len(starts) == 0 && len(ends) == 0 {
-				return
-			}
+		mu.Lock()
+		starts, ends, n := m.starts, m.ends, counts()
+		m.starts, m.ends = nil, nil
+		mu.Unlock()
+		if len(starts) > 0 || len(ends) > 0 {
 			m.write(starts, ends, n)
 		}
 	}
@@ -105,21 +100,33 @@ func (m *mapRecorder) start(mu *sync.Mutex, counts func() mapRunItems) (stop fun
 	}
 }
 
-// write records one batch in one transaction. A failure to write is not the Map's failure:
-// the iterations not recorded run again (without re-running their finished tasks) on resume.
+// write records one batch in one transaction: everything waiting, so that a child's start is
+// never written after its end. A child that started and ended within the batch is written
+// once, closed. A failure to write is not the Map's failure: the iterations not recorded run
+// again (without re-running their finished tasks) on resume.
 func (m *mapRecorder) write(starts []childStart, ends []itemResult, n mapRunItems) {
 	r := m.r
 	r.e.db.Tx(context.Background(), func(tx *sql.Tx) error {
 		if m.distributed {
-			if err := r.recordStarts(tx, m.mapRunARN, starts); err != nil {
+			ended := make(map[int64]bool, len(ends))
+			for _, it := range ends {
+				ended[it.idx] = true
+			}
+			open := starts[:0:0]
+			for _, c := range starts {
+				if !ended[c.idx] {
+					open = append(open, c)
+				}
+			}
+			if err := inChunks(len(open), func(i, j int) error { return r.recordStarts(tx, m.mapRunARN, open[i:j]) }); err != nil {
 				return err
 			}
 		}
-		if len(ends) > 0 {
+		err := inChunks(len(ends), func(i, j int) error {
 			var q strings.Builder
 			q.WriteString(`INSERT OR REPLACE INTO flow_map_items(exec_id, map_key, idx, ok, output) VALUES `)
-			args := make([]any, 0, 5*len(ends))
-			for k, it := range ends {
+			args := make([]any, 0, 5*(j-i))
+			for k, it := range ends[i:j] {
 				if k > 0 {
 					q.WriteByte(',')
 				}
@@ -130,17 +137,16 @@ func (m *mapRecorder) write(starts []childStart, ends []itemResult, n mapRunItem
 				}
 				args = append(args, r.execID, m.key, it.idx, ok, it.outJSON)
 			}
-			if _, err := tx.Exec(q.String(), args...); err != nil {
-				return err
-			}
-		}
-		if !m.distributed {
-			return nil
-		}
-		if err := r.recordEnds(tx, m.mapRunARN, ends); err != nil {
+			_, err := tx.Exec(q.String(), args...)
+			return err
+		})
+		if err != nil || !m.distributed {
 			return err
 		}
-		_, err := tx.Exec(`UPDATE flow_map_runs SET total=?, succeeded=?, failed=?, running=?, pending=max(?-?-?-?,0) WHERE arn=?`,
+		if err := inChunks(len(ends), func(i, j int) error { return r.recordEnds(tx, m.mapRunARN, ends[i:j]) }); err != nil {
+			return err
+		}
+		_, err = tx.Exec(`UPDATE flow_map_runs SET total=?, succeeded=?, failed=?, running=?, pending=max(?-?-?-?,0) WHERE arn=?`,
 			n.total, n.succeeded, n.failed, n.running, n.total, n.succeeded, n.failed, n.running, m.mapRunARN)
 		return err
 	})
@@ -151,6 +157,16 @@ func (m *mapRecorder) write(starts []childStart, ends []itemResult, n mapRunItem
 		}
 		m.parent.merge(inTimeOrder(evs))
 	}
+}
+
+// inChunks calls write for consecutive ranges [i, j) of n rows, recordChunk at most each.
+func inChunks(n int, write func(i, j int) error) error {
+	for i := 0; i < n; i += recordChunk {
+		if err := write(i, min(n, i+recordChunk)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // childARN is the ARN of the child execution of map run item idx: derived from the map run
@@ -205,42 +221,54 @@ func (r *run) recordStarts(tx *sql.Tx, mapRunARN string, starts []childStart) er
 	return h.flush()
 }
 
-// recordEnds closes the child executions of finished DISTRIBUTED iterations (started in this
-// batch or an earlier one) and writes the rest of their histories.
+// recordEnds writes the child executions of finished DISTRIBUTED iterations, closed, with
+// their whole histories (replacing what their start wrote, or an earlier run's record).
 func (r *run) recordEnds(tx *sql.Tx, mapRunARN string, ends []itemResult) error {
 	if len(ends) == 0 {
 		return nil
 	}
+	label := r.smName + "/" + r.name
+	smARN := r.e.arn("stateMachine", label)
 	now := time.Now().UnixMilli()
-	args := make([]any, 0, 7*len(ends))
-	row := make(map[string]int, len(ends))
+	arns := make([]any, len(ends))
+	row := make(map[string]int, len(ends)) // ARN → index in ends
+	for k, it := range ends {
+		arn := r.childARN(mapRunARN, it.idx)
+		arns[k] = arn
+		row[arn] = k
+	}
+	if _, err := tx.Exec(`DELETE FROM flow_history WHERE exec_id IN (SELECT id FROM flow_executions WHERE arn IN (`+
+		placeholders(len(ends))+`))`, arns...); err != nil {
+		return err
+	}
 	var q strings.Builder
-	// The rows exist (their start was recorded first): an UPDATE FROM a VALUES list closes
-	// them all in one statement.
-	q.WriteString(`WITH v(arn, status, output, error, cause, stop_date, last_event_id) AS (VALUES `)
+	q.WriteString(`INSERT INTO flow_executions(arn, name, sm_arn, definition, status, input, output, error, cause,
+		start_date, stop_date, map_run_arn, last_event_id) VALUES `)
+	args := make([]any, 0, 12*len(ends))
 	for k, it := range ends {
 		if k > 0 {
 			q.WriteByte(',')
 		}
-		q.WriteString(`(?,?,?,?,?,?,?)`)
-		arn := r.childARN(mapRunARN, it.idx)
-		row[arn] = k
+		q.WriteString(`(?,?,?,'',?,?,?,?,?,?,?,?,?)`)
+		arn := arns[k].(string)
 		status, output := StatusSucceeded, sql.NullString{String: it.outJSON, Valid: true}
 		if !it.ok {
 			status, output = StatusFailed, sql.NullString{}
 		}
-		args = append(args, arn, status, output, it.errName, it.cause, now, 1+len(it.events))
+		args = append(args, arn, arn[strings.LastIndexByte(arn, ':')+1:], smARN, status, it.started.input, output,
+			it.errName, it.cause, it.started.start, now, mapRunARN, 1+len(it.events))
 	}
-	q.WriteString(`) UPDATE flow_executions SET status=v.status, output=v.output, error=v.error, cause=v.cause,
-		stop_date=v.stop_date, last_event_id=v.last_event_id FROM v WHERE flow_executions.arn=v.arn RETURNING id, flow_executions.arn`)
+	q.WriteString(` ON CONFLICT(arn) DO UPDATE SET status=excluded.status, input=excluded.input, output=excluded.output,
+		error=excluded.error, cause=excluded.cause, start_date=excluded.start_date, stop_date=excluded.stop_date,
+		last_event_id=excluded.last_event_id RETURNING id, arn`)
 	ids, err := returnedIDs(tx, q.String(), args, row)
 	if err != nil {
 		return err
 	}
 	h := newHistoryWriter(tx)
 	for k, it := range ends {
-		if ids[k] == 0 {
-			continue
+		if err := h.add(ids[k], 1, it.started.event); err != nil {
+			return err
 		}
 		for j, ev := range it.events {
 			if err := h.add(ids[k], int64(j+2), ev); err != nil {

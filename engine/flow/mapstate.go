@@ -208,7 +208,8 @@ type itemResult struct {
 	output  any
 	outJSON string // output as JSON (for a failed iteration, {"Error", "Cause"})
 	events  []event
-	// A DISTRIBUTED iteration's child execution ends with its error, or its output.
+	// A DISTRIBUTED iteration's child execution: how it started, and its error.
+	started childStart
 	errName string
 	cause   string
 }
@@ -415,15 +416,16 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 				}
 				in = x
 			}
+			var started childStart
 			if distributed {
 				// The child execution is listed as RUNNING from here on.
 				inJSON := str(in)
 				sub.add("ExecutionStarted", map[string]any{"executionStartedEventDetails": map[string]any{
 					"input": inJSON, "inputDetails": map[string]any{"truncated": false}, "roleArn": r.e.defaultRole()}})
-				st := childStart{idx: i, input: inJSON, start: start, event: sub.take()[0]}
+				started = childStart{idx: i, input: inJSON, start: start, event: sub.take()[0]}
 				mu.Lock()
 				running++
-				rec.started(st)
+				rec.started(started)
 				mu.Unlock()
 			} else {
 				mu.Lock()
@@ -435,7 +437,7 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 			if ferr == nil {
 				out, ferr = r.runMachine(mctx, sub, s.Processor, s.Processor.StartAt, in)
 			}
-			res := itemResult{idx: i, ok: ferr == nil, output: out}
+			res := itemResult{idx: i, ok: ferr == nil, output: out, started: started}
 			if ferr != nil {
 				res.output = map[string]any{"Error": ferr.Name, "Cause": ferr.Cause}
 			}
