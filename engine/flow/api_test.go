@@ -621,6 +621,105 @@ func TestMapRunChildrenOnRedrive(t *testing.T) {
 	}
 }
 
+// A DISTRIBUTED map run's child executions are real executions from their start: while an
+// iteration runs, its child is listed RUNNING by mapRunArn, DescribeExecution and its history
+// show it; once it ends it is SUCCEEDED. Stopping the parent ends the children still running
+// ABORTED.
+func TestMapRunChildrenListedWhileRunning(t *testing.T) {
+	v := newEnv(t)
+	ctx := context.Background()
+	arn := v.machine(t, "running-kids", `{"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.ms","MaxConcurrency":2,"End":true,
+		"ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},"StartAt":"S",
+		"States":{"S":{"Type":"Task","Resource":"λsleep","Parameters":{"ms.$":"$"},"End":true}}}}}}`)
+	running := func(x Execution) (MapRun, []Execution) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			runs, err := v.e.ListMapRuns(ctx, x.ARN)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(runs) == 1 {
+				kids, _, err := v.e.ListMapRunExecutions(ctx, runs[0].ARN, StatusRunning, 0, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(kids) > 0 {
+					return runs[0], kids
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("no map-run child was listed RUNNING")
+		return MapRun{}, nil
+	}
+
+	x, err := v.e.StartExecution(ctx, arn, json.RawMessage(`{"ms":[1500,1500,1500]}`), StartOptions{Name: "kids-run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, kids := running(x)
+	if len(kids) > 2 {
+		t.Fatalf("%d children RUNNING with MaxConcurrency 2", len(kids))
+	}
+	kid, err := v.e.DescribeExecution(ctx, kids[0].ARN)
+	if err != nil || kid.Status != StatusRunning || kid.MapRunARN != run.ARN || kid.StopDate != nil || string(kid.Input) != "1500" {
+		t.Fatalf("describe a running child: %+v %v", kid, err)
+	}
+	evs, _, err := v.e.History(ctx, kid.ARN, false, 0, "")
+	if err != nil || len(evs) == 0 || evs[0].Type != "ExecutionStarted" {
+		t.Fatalf("history of a running child: %+v %v", evs, err)
+	}
+	if mr, err := v.e.DescribeMapRun(ctx, run.ARN); err != nil || mr.Items.Running < 1 || mr.Items.Running > 2 {
+		t.Fatalf("map run counts while running: %+v %v", mr.Items, err)
+	}
+	if x, _ = v.e.Wait(ctx, x.ARN); x.Status != StatusSucceeded {
+		t.Fatalf("%+v", x)
+	}
+	all, _, err := v.e.ListMapRunExecutions(ctx, run.ARN, "", 0, "")
+	if err != nil || len(all) != 3 {
+		t.Fatalf("children %+v %v", all, err)
+	}
+	for _, k := range all {
+		evs, _, _ := v.e.History(ctx, k.ARN, false, 0, "")
+		if k.Status != StatusSucceeded || k.StopDate == nil || len(evs) == 0 || evs[len(evs)-1].Type != "ExecutionSucceeded" {
+			t.Fatalf("child after the map: %+v %+v", k, evs)
+		}
+		for i, ev := range evs {
+			if ev.ID != int64(i+1) || ev.PreviousEventID != int64(i) {
+				t.Fatalf("child history ids: %+v", evs)
+			}
+		}
+	}
+
+	// Stopping the parent: the children still running end ABORTED.
+	x, err = v.e.StartExecution(ctx, arn, json.RawMessage(`{"ms":[5000,5000,5000]}`), StartOptions{Name: "kids-stop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, kids = running(x)
+	if _, err := v.e.StopExecution(ctx, x.ARN, "UserStop", "enough"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		kid, err := v.e.DescribeExecution(ctx, kids[0].ARN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kid.Status == StatusAborted && kid.StopDate != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a running child of a stopped execution is %s", kid.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if left, _, _ := v.e.ListMapRunExecutions(ctx, run.ARN, StatusRunning, 0, ""); len(left) != 0 {
+		t.Fatalf("children still RUNNING after the stop: %+v", left)
+	}
+}
+
 // A timed-out execution that is redriven gets its TimeoutSeconds again, counted from the
 // redrive: here the finished Wait is not re-run and the Task now has the time it needs.
 func TestRedriveAfterTimeout(t *testing.T) {

@@ -253,6 +253,40 @@ var cases = []ccase{
 		"W":{"Type":"Pass","Result":"wrong","End":true},"R":{"Type":"Pass","OutputPath":"$.e.Error","End":true}}}`, input: `{}`, output: `"States.Timeout"`},
 	{name: "task-timeout-path", def: task("sleep", `"Parameters":{"ms":5000},"TimeoutSecondsPath":"$.limit"`), input: `{"limit":1}`, status: StatusFailed, err: "States.Timeout"},
 	{name: "task-heartbeat-timeout", def: task("sleep", `"Parameters":{"ms":4000},"TimeoutSeconds":10,"HeartbeatSeconds":1`), input: `{}`, status: StatusFailed, err: "States.HeartbeatTimeout"},
+	// AWS: States.Timeout covers a Task that "failed to send a heartbeat for a period longer than
+	// the HeartbeatSeconds value"; States.HeartbeatTimeout is matchable on its own too.
+	{name: "task-heartbeat-caught-by-timeout", def: `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"λsleep","Parameters":{"ms":4000},
+		"TimeoutSeconds":10,"HeartbeatSeconds":1,"Catch":[{"ErrorEquals":["States.Timeout"],"ResultPath":"$.e","Next":"R"}],"End":true},
+		"R":{"Type":"Pass","OutputPath":"$.e.Error","End":true}}}`, input: `{}`, output: `"States.HeartbeatTimeout"`},
+	{name: "task-heartbeat-retried-by-timeout", def: `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"λsleep","Parameters":{"ms":4000},
+		"TimeoutSeconds":10,"HeartbeatSeconds":1,"Retry":[{"ErrorEquals":["States.Timeout"],"IntervalSeconds":1,"MaxAttempts":1}],
+		"Catch":[{"ErrorEquals":["States.HeartbeatTimeout"],"ResultPath":"$.e","Next":"R"}],"End":true},
+		"R":{"Type":"Pass","OutputPath":"$.e.Error","End":true}}}`, input: `{}`,
+		output: `"States.HeartbeatTimeout"`, check: func(t *testing.T, v *env, x Execution) {
+			evs, _, err := v.e.History(context.Background(), x.ARN, false, 0, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, ev := range evs {
+				if ev.Type == "TaskTimedOut" {
+					n++
+				}
+			}
+			if n != 2 {
+				t.Errorf("%d TaskTimedOut events, want 2 (the task and its one retry)", n)
+			}
+		}},
+	{name: "task-heartbeat-caught-by-own-name", def: `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"λsleep","Parameters":{"ms":4000},
+		"TimeoutSeconds":10,"HeartbeatSeconds":1,"Catch":[{"ErrorEquals":["Other"],"Next":"W"},
+		{"ErrorEquals":["States.HeartbeatTimeout"],"ResultPath":"$.e","Next":"R"},{"ErrorEquals":["States.Timeout"],"Next":"W"}],"End":true},
+		"W":{"Type":"Pass","Result":"wrong","End":true},"R":{"Type":"Pass","OutputPath":"$.e.Error","End":true}}}`, input: `{}`, output: `"States.HeartbeatTimeout"`},
+	{name: "task-timeout-not-caught-by-heartbeat", def: `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"λsleep","Parameters":{"ms":5000},
+		"TimeoutSeconds":1,"Catch":[{"ErrorEquals":["States.HeartbeatTimeout"],"Next":"W"}],"End":true},
+		"W":{"Type":"Pass","Result":"wrong","End":true}}}`, input: `{}`, status: StatusFailed, err: "States.Timeout"},
+	{name: "task-heartbeat-caught-by-all", def: `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"λsleep","Parameters":{"ms":4000},
+		"TimeoutSeconds":10,"HeartbeatSeconds":1,"Catch":[{"ErrorEquals":["States.ALL"],"ResultPath":"$.e","Next":"R"}],"End":true},
+		"R":{"Type":"Pass","OutputPath":"$.e.Error","End":true}}}`, input: `{}`, output: `"States.HeartbeatTimeout"`},
 	{name: "task-heartbeat-kept", def: task("sleep", `"Parameters":{"ms":1800,"beat_ms":200},"TimeoutSeconds":10,"HeartbeatSeconds":1`), input: `{}`, output: `{"slept":1800}`},
 	{name: "task-unknown-function", def: task("nosuch", ""), input: `{}`, status: StatusFailed, err: "Lambda.ResourceNotFoundException"},
 	{name: "task-sns-publish", def: `{"StartAt":"N","States":{"N":{"Type":"Task","Resource":"arn:aws:states:::sns:publish",

@@ -19,12 +19,16 @@ import (
 
 const crashEnv = "JOBDESK_FLOW_CRASH_CHILD"
 
-const crashMachine = `{"StartAt":"Prepare","States":{
+// crashMachine runs the "effect" function on 1,000 items through a Map whose ItemProcessor has
+// the given ProcessorConfig.
+func crashMachine(processorConfig string) string {
+	return `{"StartAt":"Prepare","States":{
 	"Prepare":{"Type":"Pass","Parameters":{"items.$":"States.ArrayRange(0, 999, 1)"},"Next":"Each"},
 	"Each":{"Type":"Map","ItemsPath":"$.items","MaxConcurrency":8,
-		"ItemProcessor":{"StartAt":"Effect","States":{"Effect":{"Type":"Task","Resource":"arn:aws:lambda:local:000000000000:function:effect","End":true}}},
+		"ItemProcessor":{` + processorConfig + `"StartAt":"Effect","States":{"Effect":{"Type":"Task","Resource":"arn:aws:lambda:local:000000000000:function:effect","End":true}}},
 		"ResultSelector":{"n.$":"States.ArrayLength($)"},"Next":"Done"},
 	"Done":{"Type":"Succeed"}}}`
+}
 
 // TestFlowCrashChild is the process the crash test kills: an engine whose "effect" function
 // records one row per call, running until the execution is final.
@@ -70,6 +74,30 @@ func TestFlowCrashChild(t *testing.T) {
 // and the items processed more than once are no more than the task jobs in flight at the kills
 // (a finished task is never run again).
 func TestFlowCrashRecovery(t *testing.T) {
+	crashRecovery(t, crashMachine(""))
+}
+
+// TestFlowCrashRecoveryDistributed is TestFlowCrashRecovery with a DISTRIBUTED Map, whose
+// children end recorded once each, all SUCCEEDED, with the map run's counts.
+func TestFlowCrashRecoveryDistributed(t *testing.T) {
+	check := crashRecovery(t, crashMachine(`"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},`))
+	var kids, succeeded int
+	check.R.QueryRow(`SELECT count(*), count(*) FILTER (WHERE status='SUCCEEDED') FROM flow_executions WHERE map_run_arn<>''`).Scan(&kids, &succeeded)
+	var total, ok, running int
+	check.R.QueryRow(`SELECT total, succeeded, running FROM flow_map_runs`).Scan(&total, &ok, &running)
+	if kids != 1000 || succeeded != 1000 || total != 1000 || ok != 1000 || running != 0 {
+		t.Fatalf("children %d (%d SUCCEEDED); map run total %d succeeded %d running %d", kids, succeeded, total, ok, running)
+	}
+	var badHistory int
+	check.R.QueryRow(`SELECT count(*) FROM flow_executions x WHERE x.map_run_arn<>'' AND
+		(SELECT count(*) FROM flow_history h WHERE h.exec_id=x.id) <> x.last_event_id`).Scan(&badHistory)
+	if badHistory != 0 {
+		t.Fatalf("%d children whose history does not match their last event id", badHistory)
+	}
+}
+
+// crashRecovery runs the crash test on definition and returns the database to check further.
+func crashRecovery(t *testing.T, definition string) *store.DB {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
@@ -87,7 +115,7 @@ func TestFlowCrashRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.W.Exec(`CREATE TABLE side_effects(id INTEGER PRIMARY KEY, item TEXT NOT NULL)`)
-	sm, err := e.CreateStateMachine(context.Background(), "crash", crashMachine, "")
+	sm, err := e.CreateStateMachine(context.Background(), "crash", definition, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +135,7 @@ func TestFlowCrashRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer check.Close()
+	t.Cleanup(func() { check.Close() })
 	inFlight, kills := 0, 0
 	for kills < 8 {
 		cmd := child()
@@ -141,4 +169,5 @@ func TestFlowCrashRecovery(t *testing.T) {
 		t.Fatalf("%d items processed again but only %d tasks were in flight at the kills", reruns, inFlight)
 	}
 	_ = x
+	return check
 }

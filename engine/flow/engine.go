@@ -35,14 +35,15 @@ type Engine struct {
 	db   *store.DB
 	opts Options
 
-	mu         sync.Mutex
-	funcs      *functions.Registry
-	waiters    map[int64][]chan struct{}
-	actCh      chan struct{} // closed and replaced whenever activity tasks change
-	statusStmt *sql.Stmt
-	stop       func()
-	done       chan struct{}
-	closeOnce  sync.Once
+	mu          sync.Mutex
+	funcs       *functions.Registry
+	tasks       taskEnqueuer
+	waiters     map[int64][]chan struct{}
+	actCh       chan struct{} // closed and replaced whenever activity tasks change
+	outcomeStmt *sql.Stmt
+	stop        func()
+	done        chan struct{}
+	closeOnce   sync.Once
 }
 
 // New returns an engine that runs executions as jobs of q and keeps its state machines,
@@ -66,8 +67,8 @@ func New(db *store.DB, q *queue.Queue, opts Options) (*Engine, error) {
 	if opts.Functions == nil {
 		opts.Functions = functions.New()
 	}
-	e := &Engine{q: q, db: db, opts: opts, funcs: opts.Functions, waiters: map[int64][]chan struct{}{},
-		actCh: make(chan struct{})}
+	e := &Engine{q: q, db: db, opts: opts, funcs: opts.Functions, tasks: taskEnqueuer{q: q},
+		waiters: map[int64][]chan struct{}{}, actCh: make(chan struct{})}
 	events, stop := q.Subscribe(1 << 16)
 	e.done = make(chan struct{})
 	e.stop = stop
@@ -118,7 +119,8 @@ func (e *Engine) dispatch(events <-chan job.Event) {
 	}
 }
 
-// waitJob blocks until job id is final (or ctx ends).
+// waitJob blocks until job id is final (or ctx ends) and returns its outcome: its status,
+// result, error and start time (the other fields of the job are not read).
 func (e *Engine) waitJob(ctx context.Context, id int64) (job.Job, error) {
 	tick := time.NewTicker(2 * time.Second) // a lost event (a slow subscriber) costs at most this
 	defer tick.Stop()
@@ -127,13 +129,10 @@ func (e *Engine) waitJob(ctx context.Context, id int64) (job.Job, error) {
 		e.mu.Lock()
 		e.waiters[id] = append(e.waiters[id], ch)
 		e.mu.Unlock()
-		st, err := e.jobStatus(ctx, id)
-		if err != nil || st.Final() {
+		j, err := e.jobOutcome(ctx, id)
+		if err != nil || j.Status.Final() {
 			e.dropWaiter(id, ch)
-			if err != nil {
-				return job.Job{}, err
-			}
-			return e.q.Get(context.WithoutCancel(ctx), id)
+			return j, err
 		}
 		select {
 		case <-ch:
@@ -141,32 +140,51 @@ func (e *Engine) waitJob(ctx context.Context, id int64) (job.Job, error) {
 			e.dropWaiter(id, ch)
 		case <-ctx.Done():
 			e.dropWaiter(id, ch)
-			j, _ := e.q.Get(context.WithoutCancel(ctx), id)
+			j, _ := e.jobOutcome(context.WithoutCancel(ctx), id)
 			return j, ctx.Err()
 		}
 	}
 }
 
-// jobStatus reads a job's status with a statement prepared once (waiting on thousands of map
-// items reads it thousands of times).
-func (e *Engine) jobStatus(ctx context.Context, id int64) (job.Status, error) {
+// jobOutcome reads a job's status, result, error and start time with a statement prepared
+// once: waiting on the tasks of thousands of map items reads it thousands of times.
+func (e *Engine) jobOutcome(ctx context.Context, id int64) (job.Job, error) {
 	e.mu.Lock()
-	if e.statusStmt == nil {
-		st, err := e.db.R.Prepare(`SELECT status FROM jobs WHERE id=?`)
+	if e.outcomeStmt == nil {
+		st, err := e.db.R.Prepare(`SELECT status, result, error, started_at FROM jobs WHERE id=?`)
 		if err != nil {
 			e.mu.Unlock()
-			return "", err
+			return job.Job{}, err
 		}
-		e.statusStmt = st
+		e.outcomeStmt = st
 	}
-	stmt := e.statusStmt
+	stmt := e.outcomeStmt
 	e.mu.Unlock()
-	var st job.Status
-	err := stmt.QueryRowContext(context.WithoutCancel(ctx), id).Scan(&st)
+	j := job.Job{ID: id}
+	var result []byte
+	var errText sql.NullString
+	var started sql.NullInt64
+	err := stmt.QueryRowContext(context.WithoutCancel(ctx), id).Scan(&j.Status, &result, &errText, &started)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", queue.ErrNotFound
+		return j, queue.ErrNotFound
 	}
-	return st, err
+	if err != nil {
+		return j, err
+	}
+	if len(result) > 0 {
+		j.Result = json.RawMessage(result)
+	}
+	if errText.Valid && errText.String != "" {
+		var je job.Error
+		if json.Unmarshal([]byte(errText.String), &je) == nil {
+			j.Error = &je
+		}
+	}
+	if started.Valid {
+		t := time.UnixMilli(started.Int64)
+		j.StartedAt = &t
+	}
+	return j, nil
 }
 
 func (e *Engine) dropWaiter(id int64, ch chan struct{}) {

@@ -626,10 +626,10 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 		return nil, fail("Lambda.ResourceNotFoundException", "%s", cause)
 	}
 	in := asl.Encode(taskInput{Payload: pj, Timeout: timeout, Heartbeat: heartbeat, State: s.Name, Execution: r.arn})
-	ids := []int64{r.succeededBefore(ctx, key)}
-	if ids[0] == 0 {
-		ids, err = r.e.q.EnqueueBatch(ctx, []queue.Params{{Type: FunctionTypePrefix + name, Name: s.Name, Input: in, MaxAttempts: 1,
-			DedupKey: r.dedupKey(key), ParentID: r.jobID}})
+	id := r.succeededBefore(ctx, key)
+	if id == 0 {
+		id, err = r.e.tasks.enqueue(ctx, queue.Params{Type: FunctionTypePrefix + name, Name: s.Name, Input: in, MaxAttempts: 1,
+			DedupKey: r.dedupKey(key), ParentID: r.jobID})
 		if err != nil {
 			return nil, fail("States.Runtime", "the task could not be scheduled: %v", err)
 		}
@@ -639,11 +639,11 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 			return nil, fail("States.Runtime", "the history could not be written: %v", err)
 		}
 	}
-	j, err := r.e.waitJob(ctx, ids[0])
+	j, err := r.e.waitJob(ctx, id)
 	if err != nil {
 		if c := context.Cause(ctx); errors.Is(c, errSiblingFailed) || errors.Is(c, errExecTimeout) {
 			// Another branch or iteration failed, or the execution ran out of time: stop the task.
-			r.e.q.Cancel(context.WithoutCancel(ctx), ids[0])
+			r.e.q.Cancel(context.WithoutCancel(ctx), id)
 		}
 		return nil, fail("States.Aborted", "%v", err)
 	}

@@ -14,7 +14,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -202,17 +201,26 @@ func batched(src itemSource, b *asl.ItemBatcher, batchInput any) itemSource {
 	return out
 }
 
+// itemResult is a finished iteration, to be recorded.
 type itemResult struct {
-	idx    int64
-	ok     bool
-	output any
-	events []event
-	// A DISTRIBUTED iteration is recorded as a child execution of the map run: its input,
-	// start time and error.
-	input   any
-	start   int64
+	idx     int64
+	ok      bool
+	output  any
+	outJSON string // output as JSON (for a failed iteration, {"Error", "Cause"})
+	events  []event
+	// A DISTRIBUTED iteration's child execution: how it started, and its error.
+	started childStart
 	errName string
 	cause   string
+}
+
+// childStart is a DISTRIBUTED iteration that has started: its child execution is listed as
+// RUNNING with its input, start time and ExecutionStarted event.
+type childStart struct {
+	idx   int64
+	input string
+	start int64
+	event event
 }
 
 // mapState runs a Map state: every item through the ItemProcessor, at most MaxConcurrency at a
@@ -309,9 +317,13 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 		total             int64
 		running           int64
 		firstErr          *asl.Error
-		pending           []itemResult
-		lastFlush         = time.Now()
 	)
+	rec := &mapRecorder{r: r, key: key, mapRunARN: mapRunARN, distributed: distributed, parent: fr}
+	// The counters the map run shows, read with the batch they go with (mu held).
+	counts := func() mapRunItems {
+		return mapRunItems{total: total, succeeded: succeeded, failed: failed, running: running}
+	}
+	stopRecorder := rec.start(&mu, counts)
 	setResult := func(idx int64, v any) {
 		if !keep {
 			return
@@ -320,46 +332,6 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 			results = append(results, nil)
 		}
 		results[idx] = v
-	}
-	// flushLocked records finished iterations in one transaction (mu held).
-	flushLocked := func(force bool) {
-		if len(pending) == 0 || (!force && len(pending) < 64 && time.Since(lastFlush) < 200*time.Millisecond) {
-			return
-		}
-		batch := pending
-		pending = nil
-		lastFlush = time.Now()
-		r.e.db.Tx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
-			stmt, err := tx.Prepare(`INSERT OR REPLACE INTO flow_map_items(exec_id, map_key, idx, ok, output) VALUES(?,?,?,?,?)`)
-			if err != nil {
-				return err
-			}
-			defer stmt.Close()
-			for _, it := range batch {
-				ok := 0
-				if it.ok {
-					ok = 1
-				}
-				if _, err := stmt.Exec(r.execID, key, it.idx, ok, str(it.output)); err != nil {
-					return err
-				}
-			}
-			if distributed {
-				if err := r.recordChildren(tx, mapRunARN, batch); err != nil {
-					return err
-				}
-				_, err = tx.Exec(`UPDATE flow_map_runs SET total=?, succeeded=?, failed=?, running=?, pending=max(?-?-?-?,0) WHERE arn=?`,
-					total, succeeded, failed, running, total, succeeded, failed, running, mapRunARN)
-			}
-			return err
-		})
-		if !distributed {
-			var evs []event
-			for _, it := range batch {
-				evs = append(evs, it.events...)
-			}
-			fr.merge(inTimeOrder(evs))
-		}
 	}
 	tolerated := func() bool {
 		if !distributed {
@@ -424,16 +396,13 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 		if mctx.Err() != nil {
 			break
 		}
-		mu.Lock()
-		running++
-		mu.Unlock()
 		wg.Add(1)
 		go func(i int64, item any) {
 			defer func() { <-sem; wg.Done() }()
 			// A DISTRIBUTED iteration keeps its events for its own child execution's history.
 			sub := &frame{prefix: fmt.Sprintf("%s/%d/", key, i), visits: map[string]int{}, quiet: fr.quiet && !distributed}
 			start := time.Now().UnixMilli()
-			itemCtx := map[string]any{}
+			itemCtx := make(map[string]any, len(cobj)+1)
 			for k, v := range cobj {
 				itemCtx[k] = v
 			}
@@ -447,28 +416,41 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 				}
 				in = x
 			}
+			var started childStart
 			if distributed {
+				// The child execution is listed as RUNNING from here on.
+				inJSON := str(in)
 				sub.add("ExecutionStarted", map[string]any{"executionStartedEventDetails": map[string]any{
-					"input": str(in), "inputDetails": map[string]any{"truncated": false}, "roleArn": r.e.defaultRole()}})
+					"input": inJSON, "inputDetails": map[string]any{"truncated": false}, "roleArn": r.e.defaultRole()}})
+				started = childStart{idx: i, input: inJSON, start: start, event: sub.take()[0]}
+				mu.Lock()
+				running++
+				rec.started(started)
+				mu.Unlock()
 			} else {
+				mu.Lock()
+				running++
+				mu.Unlock()
 				sub.add("MapIterationStarted", map[string]any{"mapIterationStartedEventDetails": map[string]any{"name": s.Name, "index": i}})
 			}
 			var out any
 			if ferr == nil {
 				out, ferr = r.runMachine(mctx, sub, s.Processor, s.Processor.StartAt, in)
 			}
-			res := itemResult{idx: i, ok: ferr == nil, output: out, input: in, start: start}
+			res := itemResult{idx: i, ok: ferr == nil, output: out, started: started}
+			if ferr != nil {
+				res.output = map[string]any{"Error": ferr.Name, "Cause": ferr.Cause}
+			}
+			res.outJSON = str(res.output)
 			switch {
 			case distributed && ferr != nil:
-				res.output = map[string]any{"Error": ferr.Name, "Cause": ferr.Cause}
 				res.errName, res.cause = ferr.Name, ferr.Cause
 				typ, details := closingEvent(StatusFailed, nil, ferr.Name, ferr.Cause)
 				sub.add(typ, details)
 			case distributed:
-				typ, details := closingEvent(StatusSucceeded, json.RawMessage(str(out)), "", "")
+				typ, details := closingEvent(StatusSucceeded, json.RawMessage(res.outJSON), "", "")
 				sub.add(typ, details)
 			case ferr != nil:
-				res.output = map[string]any{"Error": ferr.Name, "Cause": ferr.Cause}
 				typ, det := "MapIterationFailed", "mapIterationFailedEventDetails"
 				if mctx.Err() != nil {
 					typ, det = "MapIterationAborted", "mapIterationAbortedEventDetails"
@@ -493,19 +475,18 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 					firstErr = ferr
 				}
 			}
-			pending = append(pending, res)
+			rec.finished(res)
 			r.mapDone.Add(1)
 			if !tolerated() {
 				cancel()
 			}
-			flushLocked(false)
 			r.progress(s.Name)
 		}(idx, item)
 	}
 	wg.Wait()
+	stopRecorder() // every finished iteration is recorded
 	mu.Lock()
 	defer mu.Unlock()
-	flushLocked(true)
 	if src.total < 0 {
 		src.total = total
 	}
@@ -539,8 +520,14 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 			status = "FAILED"
 		}
 		r.e.db.Tx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+			now := time.Now().UnixMilli()
 			_, err := tx.Exec(`UPDATE flow_map_runs SET status=?, stop_date=?, total=?, succeeded=?, failed=?, running=0,
-				pending=0, aborted=? WHERE arn=?`, status, time.Now().UnixMilli(), total, succeeded, failed, max(total-succeeded-failed, 0), mapRunARN)
+				pending=0, aborted=? WHERE arn=?`, status, now, total, succeeded, failed, max(total-succeeded-failed, 0), mapRunARN)
+			if err == nil && status != "SUCCEEDED" {
+				// Iterations stopped before they finished (another failed, the execution was
+				// stopped): their child executions end ABORTED; a redrive runs them again.
+				err = abortChildren(tx, mapRunARN, now)
+			}
 			return err
 		})
 		if ferr != nil {
@@ -656,97 +643,6 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 	n, err := c.w.Write(b)
 	c.n += int64(n)
 	return n, err
-}
-
-// recordChildren writes finished DISTRIBUTED iterations as the map run's child executions, as
-// Step Functions shows them: ListExecutions by mapRunArn, DescribeExecution and
-// GetExecutionHistory of each. A child's name is derived from the map run and the item index, so
-// an iteration run again on redrive replaces its earlier record.
-func (r *run) recordChildren(tx *sql.Tx, mapRunARN string, batch []itemResult) error {
-	if len(batch) == 0 {
-		return nil
-	}
-	// Few statements per batch, each for many rows: every statement is compiled anew.
-	label := r.smName + "/" + r.name
-	smARN := r.e.arn("stateMachine", label)
-	now := time.Now().UnixMilli()
-	arns := make([]any, len(batch))
-	row := make(map[string]int, len(batch)) // ARN → index in batch
-	for k, it := range batch {
-		arns[k] = r.e.arn("execution", label+":"+hashName(mapRunARN+"/"+strconv.FormatInt(it.idx, 10)))
-		row[arns[k].(string)] = k
-	}
-	// An iteration run again on redrive replaces its earlier history.
-	if _, err := tx.Exec(`DELETE FROM flow_history WHERE exec_id IN (SELECT id FROM flow_executions WHERE arn IN (`+
-		placeholders(len(batch))+`))`, arns...); err != nil {
-		return err
-	}
-	var q strings.Builder
-	q.WriteString(`INSERT INTO flow_executions(arn, name, sm_arn, definition, status, input, output, error, cause,
-		start_date, stop_date, map_run_arn, last_event_id) VALUES `)
-	args := make([]any, 0, 12*len(batch))
-	for k, it := range batch {
-		if k > 0 {
-			q.WriteByte(',')
-		}
-		q.WriteString(`(?,?,?,'',?,?,?,?,?,?,?,?,?)`)
-		arn := arns[k].(string)
-		status, output := StatusSucceeded, sql.NullString{String: str(it.output), Valid: true}
-		if !it.ok {
-			status, output = StatusFailed, sql.NullString{}
-		}
-		args = append(args, arn, arn[strings.LastIndexByte(arn, ':')+1:], smARN, status, str(it.input), output,
-			it.errName, it.cause, it.start, now, mapRunARN, len(it.events))
-	}
-	q.WriteString(` ON CONFLICT(arn) DO UPDATE SET status=excluded.status, input=excluded.input, output=excluded.output,
-		error=excluded.error, cause=excluded.cause, start_date=excluded.start_date, stop_date=excluded.stop_date,
-		last_event_id=excluded.last_event_id RETURNING id, arn`)
-	rows, err := tx.Query(q.String(), args...)
-	if err != nil {
-		return err
-	}
-	ids := make([]int64, len(batch))
-	for rows.Next() {
-		var id int64
-		var arn string
-		if err := rows.Scan(&id, &arn); err != nil {
-			rows.Close()
-			return err
-		}
-		ids[row[arn]] = id
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	// The children's histories, a few hundred events per statement.
-	const perStatement = 400
-	args = args[:0]
-	n := 0
-	flush := func() error {
-		if n == 0 {
-			return nil
-		}
-		_, err := tx.Exec(`INSERT INTO flow_history(exec_id, event_id, prev_id, type, at, details) VALUES `+
-			strings.Repeat("(?,?,?,?,?,?),", n-1)+"(?,?,?,?,?,?)", args...)
-		args, n = args[:0], 0
-		return err
-	}
-	for k, it := range batch {
-		for j, ev := range it.events {
-			d := ev.details
-			if d == nil {
-				d = map[string]any{}
-			}
-			args = append(args, ids[k], j+1, j, ev.typ, ev.at, string(asl.Encode(d)))
-			if n++; n == perStatement {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return flush()
 }
 
 // placeholders returns n "?" separated by commas.

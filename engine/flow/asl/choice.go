@@ -236,7 +236,9 @@ func Match(pattern, s string) bool {
 // Matches reports whether a Retry or Catch ErrorEquals list matches the error name. States.Runtime
 // is never caught nor retried (it always fails the execution); States.ALL matches every other
 // error except States.DataLimitExceeded; States.TaskFailed matches every error except
-// States.Timeout.
+// States.Timeout. States.Timeout also matches States.HeartbeatTimeout: Step Functions documents
+// it as covering a Task that "failed to send a heartbeat for a period longer than the
+// HeartbeatSeconds value", while States.HeartbeatTimeout matches only that case.
 func Matches(list []string, name string) bool {
 	if name == "States.Runtime" {
 		return false
@@ -245,6 +247,10 @@ func Matches(list []string, name string) bool {
 		switch {
 		case e == name:
 			return true
+		case e == "States.Timeout":
+			if name == "States.HeartbeatTimeout" {
+				return true
+			}
 		case e == "States.ALL":
 			if name != "States.DataLimitExceeded" && name != "States.Runtime" {
 				return true

@@ -1,0 +1,369 @@
+package flow
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"jobdesk/engine/flow/asl"
+)
+
+// A Map's records are written when recordBatch are waiting, or every recordEvery; each
+// statement writes at most recordChunk rows of a kind.
+const (
+	recordBatch = 256
+	recordEvery = 100 * time.Millisecond
+	recordChunk = 500
+)
+
+// mapRunItems are the item counters of a map run at one moment.
+type mapRunItems struct{ total, succeeded, failed, running int64 }
+
+// mapRecorder writes a Map's records in batches, one transaction each, from one goroutine and
+// in order, off the iterations' path: the finished iterations (flow_map_items, so that a
+// resumed execution skips them) and, for a DISTRIBUTED Map, its child executions as they start
+// (listed RUNNING) and as they end, with their histories and the map run's counters. An
+// INLINE Map's iteration events join the parent's history once their iterations are recorded.
+//
+// Nothing here decides what runs again after a kill: an iteration not yet recorded runs again
+// on resume, and finds its finished tasks by their dedup keys instead of running them again.
+type mapRecorder struct {
+	r           *run
+	key         string
+	mapRunARN   string
+	distributed bool
+	parent      *frame
+
+	// Held in the Map's own mutex (passed to start).
+	starts []childStart
+	ends   []itemResult
+	kick   chan struct{}
+}
+
+// started records that an iteration began (the Map's mutex held).
+func (m *mapRecorder) started(c childStart) {
+	m.starts = append(m.starts, c)
+	m.nudge()
+}
+
+// finished records a finished iteration (the Map's mutex held).
+func (m *mapRecorder) finished(it itemResult) {
+	m.ends = append(m.ends, it)
+	m.nudge()
+}
+
+func (m *mapRecorder) nudge() {
+	if len(m.starts)+len(m.ends) >= recordBatch {
+		select {
+		case m.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// start runs the writer; mu is the Map's mutex, counts reads its counters (mu held). The
+// returned function writes what is left and waits for the writer to end.
+func (m *mapRecorder) start(mu *sync.Mutex, counts func() mapRunItems) (stop func()) {
+	m.kick = make(chan struct{}, 1)
+	end := make(chan struct{})
+	finished := make(chan struct{})
+	write := func() {
+		mu.Lock()
+		starts, ends, n := m.starts, m.ends, counts()
+		m.starts, m.ends = nil, nil
+		mu.Unlock()
+		if len(starts) > 0 || len(ends) > 0 {
+			m.write(starts, ends, n)
+		}
+	}
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(recordEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-m.kick:
+			case <-t.C:
+			case <-end:
+				write()
+				return
+			}
+			write()
+		}
+	}()
+	return func() {
+		close(end)
+		<-finished
+	}
+}
+
+// write records one batch in one transaction: everything waiting, so that a child's start is
+// never written after its end. A child that started and ended within the batch is written
+// once, closed. A failure to write is not the Map's failure: the iterations not recorded run
+// again (without re-running their finished tasks) on resume.
+func (m *mapRecorder) write(starts []childStart, ends []itemResult, n mapRunItems) {
+	r := m.r
+	r.e.db.Tx(context.Background(), func(tx *sql.Tx) error {
+		if m.distributed {
+			ended := make(map[int64]bool, len(ends))
+			for _, it := range ends {
+				ended[it.idx] = true
+			}
+			open := starts[:0:0]
+			for _, c := range starts {
+				if !ended[c.idx] {
+					open = append(open, c)
+				}
+			}
+			if err := inChunks(len(open), func(i, j int) error { return r.recordStarts(tx, m.mapRunARN, open[i:j]) }); err != nil {
+				return err
+			}
+		}
+		err := inChunks(len(ends), func(i, j int) error {
+			var q strings.Builder
+			q.WriteString(`INSERT OR REPLACE INTO flow_map_items(exec_id, map_key, idx, ok, output) VALUES `)
+			args := make([]any, 0, 5*(j-i))
+			for k, it := range ends[i:j] {
+				if k > 0 {
+					q.WriteByte(',')
+				}
+				q.WriteString(`(?,?,?,?,?)`)
+				ok := 0
+				if it.ok {
+					ok = 1
+				}
+				args = append(args, r.execID, m.key, it.idx, ok, it.outJSON)
+			}
+			_, err := tx.Exec(q.String(), args...)
+			return err
+		})
+		if err != nil || !m.distributed {
+			return err
+		}
+		if err := inChunks(len(ends), func(i, j int) error { return r.recordEnds(tx, m.mapRunARN, ends[i:j]) }); err != nil {
+			return err
+		}
+		_, err = tx.Exec(`UPDATE flow_map_runs SET total=?, succeeded=?, failed=?, running=?, pending=max(?-?-?-?,0) WHERE arn=?`,
+			n.total, n.succeeded, n.failed, n.running, n.total, n.succeeded, n.failed, n.running, m.mapRunARN)
+		return err
+	})
+	if !m.distributed && len(ends) > 0 {
+		var evs []event
+		for _, it := range ends {
+			evs = append(evs, it.events...)
+		}
+		m.parent.merge(inTimeOrder(evs))
+	}
+}
+
+// inChunks calls write for consecutive ranges [i, j) of n rows, recordChunk at most each.
+func inChunks(n int, write func(i, j int) error) error {
+	for i := 0; i < n; i += recordChunk {
+		if err := write(i, min(n, i+recordChunk)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// childARN is the ARN of the child execution of map run item idx: derived from the map run
+// and the index, so an iteration run again (resume, redrive) keeps its record.
+func (r *run) childARN(mapRunARN string, idx int64) string {
+	return r.e.arn("execution", r.smName+"/"+r.name+":"+hashName(mapRunARN+"/"+strconv.FormatInt(idx, 10)))
+}
+
+// recordStarts lists started DISTRIBUTED iterations as RUNNING child executions of the map
+// run, as Step Functions does (ListExecutions by mapRunArn, DescribeExecution,
+// GetExecutionHistory). An iteration run again replaces its earlier record and history.
+func (r *run) recordStarts(tx *sql.Tx, mapRunARN string, starts []childStart) error {
+	if len(starts) == 0 {
+		return nil
+	}
+	label := r.smName + "/" + r.name
+	smARN := r.e.arn("stateMachine", label)
+	arns := make([]any, len(starts))
+	row := make(map[string]int, len(starts)) // ARN → index in starts
+	for k, c := range starts {
+		arn := r.childARN(mapRunARN, c.idx)
+		arns[k] = arn
+		row[arn] = k
+	}
+	if _, err := tx.Exec(`DELETE FROM flow_history WHERE exec_id IN (SELECT id FROM flow_executions WHERE arn IN (`+
+		placeholders(len(starts))+`))`, arns...); err != nil {
+		return err
+	}
+	var q strings.Builder
+	q.WriteString(`INSERT INTO flow_executions(arn, name, sm_arn, definition, status, input, start_date, map_run_arn, last_event_id) VALUES `)
+	args := make([]any, 0, 6*len(starts))
+	for k, c := range starts {
+		if k > 0 {
+			q.WriteByte(',')
+		}
+		q.WriteString(`(?,?,?,'','RUNNING',?,?,?,1)`)
+		arn := arns[k].(string)
+		args = append(args, arn, arn[strings.LastIndexByte(arn, ':')+1:], smARN, c.input, c.start, mapRunARN)
+	}
+	q.WriteString(` ON CONFLICT(arn) DO UPDATE SET status='RUNNING', input=excluded.input, output=NULL, error='', cause='',
+		start_date=excluded.start_date, stop_date=NULL, last_event_id=1 RETURNING id, arn`)
+	ids, err := returnedIDs(tx, q.String(), args, row)
+	if err != nil {
+		return err
+	}
+	h := newHistoryWriter(tx)
+	for k, c := range starts {
+		if err := h.add(ids[k], 1, c.event); err != nil {
+			return err
+		}
+	}
+	return h.flush()
+}
+
+// recordEnds writes the child executions of finished DISTRIBUTED iterations, closed, with
+// their whole histories (replacing what their start wrote, or an earlier run's record).
+func (r *run) recordEnds(tx *sql.Tx, mapRunARN string, ends []itemResult) error {
+	if len(ends) == 0 {
+		return nil
+	}
+	label := r.smName + "/" + r.name
+	smARN := r.e.arn("stateMachine", label)
+	now := time.Now().UnixMilli()
+	arns := make([]any, len(ends))
+	row := make(map[string]int, len(ends)) // ARN → index in ends
+	for k, it := range ends {
+		arn := r.childARN(mapRunARN, it.idx)
+		arns[k] = arn
+		row[arn] = k
+	}
+	if _, err := tx.Exec(`DELETE FROM flow_history WHERE exec_id IN (SELECT id FROM flow_executions WHERE arn IN (`+
+		placeholders(len(ends))+`))`, arns...); err != nil {
+		return err
+	}
+	var q strings.Builder
+	q.WriteString(`INSERT INTO flow_executions(arn, name, sm_arn, definition, status, input, output, error, cause,
+		start_date, stop_date, map_run_arn, last_event_id) VALUES `)
+	args := make([]any, 0, 12*len(ends))
+	for k, it := range ends {
+		if k > 0 {
+			q.WriteByte(',')
+		}
+		q.WriteString(`(?,?,?,'',?,?,?,?,?,?,?,?,?)`)
+		arn := arns[k].(string)
+		status, output := StatusSucceeded, sql.NullString{String: it.outJSON, Valid: true}
+		if !it.ok {
+			status, output = StatusFailed, sql.NullString{}
+		}
+		args = append(args, arn, arn[strings.LastIndexByte(arn, ':')+1:], smARN, status, it.started.input, output,
+			it.errName, it.cause, it.started.start, now, mapRunARN, 1+len(it.events))
+	}
+	q.WriteString(` ON CONFLICT(arn) DO UPDATE SET status=excluded.status, input=excluded.input, output=excluded.output,
+		error=excluded.error, cause=excluded.cause, start_date=excluded.start_date, stop_date=excluded.stop_date,
+		last_event_id=excluded.last_event_id RETURNING id, arn`)
+	ids, err := returnedIDs(tx, q.String(), args, row)
+	if err != nil {
+		return err
+	}
+	h := newHistoryWriter(tx)
+	for k, it := range ends {
+		if err := h.add(ids[k], 1, it.started.event); err != nil {
+			return err
+		}
+		for j, ev := range it.events {
+			if err := h.add(ids[k], int64(j+2), ev); err != nil {
+				return err
+			}
+		}
+	}
+	return h.flush()
+}
+
+// abortChildren ends the map run's child executions still RUNNING as ABORTED, each with an
+// ExecutionAborted event.
+func abortChildren(tx *sql.Tx, mapRunARN string, now int64) error {
+	rows, err := tx.Query(`UPDATE flow_executions SET status='ABORTED', error='States.Aborted', cause='the map run ended before this iteration finished',
+		stop_date=?, last_event_id=last_event_id+1 WHERE map_run_arn=? AND status='RUNNING' RETURNING id, last_event_id`, now, mapRunARN)
+	if err != nil {
+		return err
+	}
+	type closed struct{ id, last int64 }
+	var cs []closed
+	for rows.Next() {
+		var c closed
+		if err := rows.Scan(&c.id, &c.last); err != nil {
+			rows.Close()
+			return err
+		}
+		cs = append(cs, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	h := newHistoryWriter(tx)
+	for _, c := range cs {
+		typ, details := closingEvent(StatusAborted, nil, "States.Aborted", "the map run ended before this iteration finished")
+		if err := h.add(c.id, c.last, event{typ: typ, at: now, details: details}); err != nil {
+			return err
+		}
+	}
+	return h.flush()
+}
+
+// returnedIDs runs a statement whose RETURNING gives (id, arn) and places each id by row[arn].
+func returnedIDs(tx *sql.Tx, query string, args []any, row map[string]int) ([]int64, error) {
+	rows, err := tx.Query(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ids := make([]int64, len(row))
+	for rows.Next() {
+		var id int64
+		var arn string
+		if err := rows.Scan(&id, &arn); err != nil {
+			return nil, err
+		}
+		if k, ok := row[arn]; ok {
+			ids[k] = id
+		}
+	}
+	return ids, rows.Err()
+}
+
+// historyWriter inserts history events of several executions, a few hundred per statement.
+type historyWriter struct {
+	tx   *sql.Tx
+	args []any
+	n    int
+}
+
+const historyPerStatement = 400
+
+func newHistoryWriter(tx *sql.Tx) *historyWriter {
+	return &historyWriter{tx: tx, args: make([]any, 0, 6*historyPerStatement)}
+}
+
+// add queues event id of execution execID (following id-1).
+func (h *historyWriter) add(execID, id int64, ev event) error {
+	d := ev.details
+	if d == nil {
+		d = map[string]any{}
+	}
+	h.args = append(h.args, execID, id, id-1, ev.typ, ev.at, string(asl.Encode(d)))
+	if h.n++; h.n == historyPerStatement {
+		return h.flush()
+	}
+	return nil
+}
+
+func (h *historyWriter) flush() error {
+	if h.n == 0 {
+		return nil
+	}
+	_, err := h.tx.Exec(`INSERT INTO flow_history(exec_id, event_id, prev_id, type, at, details) VALUES `+
+		strings.Repeat("(?,?,?,?,?,?),", h.n-1)+"(?,?,?,?,?,?)", h.args...)
+	h.args, h.n = h.args[:0], 0
+	return err
+}
