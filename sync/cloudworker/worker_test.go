@@ -40,7 +40,7 @@ type cloud struct {
 	env       []string
 }
 
-func startCloud(t *testing.T, bedrock aitest.Script) *cloud {
+func startCloud(t testing.TB, bedrock aitest.Script) *cloud {
 	t.Helper()
 	c := &cloud{s3: awstest.StartS3(t), sqs: awstest.StartSQS(t)}
 	c.statusURL = c.sqs.CreateQueue(t, "status-queue")
@@ -56,7 +56,7 @@ func startCloud(t *testing.T, bedrock aitest.Script) *cloud {
 }
 
 // worker builds the worker of function the way the bootstrap does, from the environment.
-func (c *cloud) worker(t *testing.T, function string) *cloudworker.Worker {
+func (c *cloud) worker(t testing.TB, function string) *cloudworker.Worker {
 	t.Helper()
 	for _, kv := range c.env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -382,4 +382,24 @@ func TestDeadlineStopsTheHandlerAndWritesNothing(t *testing.T) {
 		t.Fatalf("a stopped extraction left %v", ks)
 	}
 	var _ blob.Store = w.Blob
+}
+
+// BenchmarkCSV1MThroughLambdaHandlers: the 1M-row user log (12.6 MB, 50k users) through the
+// csv-processor as Step Functions calls it (validation, batches of 2 chunks with their audit
+// records, 8 at once, aggregation), every object in versitygw. Compare per row with the device's
+// whole job (engine/csvjob/csvsqlite BenchmarkWholeJob).
+func BenchmarkCSV1MThroughLambdaHandlers(b *testing.B) {
+	const rows, users = 1_000_000, 50_000
+	c := startCloud(b, nil)
+	w := c.worker(b, csvjob.FunctionName)
+	key := prefix + "inputs/user-log-1m.csv"
+	c.put(b, key, csvtest.BigUserLog(rows, users, csvjob.EncUTF8))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s := runCSV(b, c, w, key, fmt.Sprintf("user-log-1m-%d", i))
+		if s.Status != csvjob.StatusSuccess || s.TotalRows != rows || s.Users != users {
+			b.Fatalf("summary %+v", s)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rows, "ns/row")
 }
