@@ -4,7 +4,8 @@
 // concurrent invocations never overwrite each other and no write needs a lock or a conditional
 // put. The device reads these objects back when it fetches a cloud job's results.
 //
-// Layout under Prefix (e.g. s3://bucket/jobdesk/results/ai):
+// Layout under Prefix (e.g. s3://bucket/jobdesk/results/ai); the goals' objects are listed in
+// goals.go:
 //
 //	usage/<job>/<unix-nanos>-<random>-<ok|failed>.json   one aijob.UsageRecord per model call
 //	notifications/<unix-nanos>-<id>-<level>.json          one aijob.Notification (ID = id)
@@ -14,8 +15,9 @@
 // positive 53-bit number from crypto/rand. Names carry what the counting queries need
 // (CallOutcomes, AlertsSince), so those list a prefix and read no object.
 //
-// Goals (aijob.GoalStore) are not kept here: the goal generation functions need the device's
-// goals and charts, which the cloud does not hold yet.
+// A goal the cloud did not create (a device's goal id) is not found here: the cloud knows the
+// goals its own generations created. Applying these objects to the device's database is the
+// device's part.
 package aiblob
 
 import (
@@ -35,7 +37,7 @@ import (
 	"jobdesk/engine/blob"
 )
 
-// Store is the blob-backed usage log, notifier and eligibility cache.
+// Store is the blob-backed goal store, usage log, notifier and eligibility cache.
 type Store struct {
 	Blob   blob.Store
 	Prefix string
@@ -44,10 +46,10 @@ type Store struct {
 // New returns the store keeping its objects in b under prefix.
 func New(b blob.Store, prefix string) *Store { return &Store{Blob: b, Prefix: prefix} }
 
-// State returns an aijob.State with s as usage log, notifier and eligibility cache (no goals,
-// no job lineage: a cloud invocation is its own job).
+// State returns s as every part of aijob.State but the job lineage (a cloud invocation is its
+// own job).
 func (s *Store) State() aijob.State {
-	return aijob.State{Usage: s, Notifier: s, Cache: s}
+	return aijob.State{Goals: s, Usage: s, Notifier: s, Cache: s}
 }
 
 func randomID() int64 {
