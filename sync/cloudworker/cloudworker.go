@@ -19,7 +19,7 @@
 //	                                      work and result files (csv/<execution>/…, convert/…)
 //	s3://BUCKET/PREFIX/results/jobs/<job_id>.json   the outcome of a queue job (JobResult)
 //	s3://BUCKET/PREFIX/results/docjob-cache/…       document conversions by content (docjob.BlobCache)
-//	s3://BUCKET/PREFIX/results/ai/…                 AI usage, notifications, eligibility cache (aiblob)
+//	s3://BUCKET/PREFIX/results/ai/…                 the AI family's goals, usage, notifications, eligibility cache (aiblob)
 //
 // The context deadline Lambda gives is honoured: the handler's context ends a little before it
 // (Margin), so a handler that stops reports its timeout instead of being killed; every object is

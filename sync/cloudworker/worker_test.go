@@ -403,3 +403,26 @@ func BenchmarkCSV1MThroughLambdaHandlers(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rows, "ns/row")
 }
+
+// A goal generation in the cloud: the goal and its sub-goals are objects under results/ai.
+func TestSubgoalGenerationKeepsTheGoalInS3(t *testing.T) {
+	c := startCloud(t, func(call aitest.Call) aitest.Step {
+		return aitest.Step{Text: aitest.Answer(aitest.Call{SchemaName: "subgoals"})}
+	})
+	w := c.worker(t, "ai-subgoal-generation")
+	out, err := invoke(context.Background(), w, map[string]any{"title": "TOEIC 900点", "deadline": "2027-03-31"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		GoalID   int64             `json:"goal_id"`
+		Subgoals []json.RawMessage `json:"subgoals"`
+	}
+	if json.Unmarshal(out, &res) != nil || res.GoalID == 0 || len(res.Subgoals) != 8 {
+		t.Fatalf("result %s", out)
+	}
+	goal := fmt.Sprintf("%sresults/ai/goals/%d/", prefix, res.GoalID)
+	if ks := c.keys(t, goal); len(ks) != 2 {
+		t.Fatalf("goal objects %v", ks)
+	}
+}
