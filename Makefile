@@ -7,7 +7,7 @@ PKGS    := ./...
 # Debian packages some tests and benchmarks use on top of the build dependencies.
 TEST_PKGS := poppler-utils qpdf sqlite3 tesseract-ocr tesseract-ocr-jpn awscli
 
-.PHONY: all deps build run test test-short test-ollama bench lint package clean deploy-check
+.PHONY: all deps build run test test-short test-ollama bench lint package clean deploy-check lambda
 
 all: build
 
@@ -49,6 +49,12 @@ bench: deps
 	$(GO) test -run '^$$' -bench TaskWorkflow64 -benchtime 3x ./app
 	scripts/bench-csv.sh
 	scripts/test-servers.sh && $(GO) test -run '^$$' -bench Upload1GB -benchtime 1x -timeout 30m ./sync/s3blob
+	$(GO) test -run '^$$' -bench CSV1MThroughLambdaHandlers -benchtime 3x ./sync/cloudworker
+
+# lambda: the cloud worker (app/lambda) as dist/lambda-arm64.zip and dist/lambda-amd64.zip, a
+# static `bootstrap` at the root of each, for the provided.al2023 runtime (assets/deploy).
+lambda:
+	scripts/lambda-zip.sh arm64 amd64
 
 # Optional: builds Ollama from the module proxy and runs one job of each AI type against the
 # tiny random-weight model in ../shared/models (its text is nonsense; the JSON-schema path is real).

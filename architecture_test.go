@@ -100,6 +100,31 @@ func TestHandlersLinkNoDatabaseUIOrCloud(t *testing.T) {
 	}
 }
 
+// lambdaMain is the cloud worker's main (the Lambda zip's bootstrap): it may link the AWS SDK,
+// never the database, the UI or cgo.
+const lambdaMain = "app/lambda"
+
+var forbiddenInLambda = []string{
+	"modernc.org/sqlite", "fyne.io/", "database/sql", "runtime/cgo", "C",
+	module + "/engine/store", module + "/engine/queue", module + "/ui",
+}
+
+func TestLambdaLinksNoDatabaseUIOrCgo(t *testing.T) {
+	// Listed as `make lambda` builds it: with CGO_ENABLED=0 the listing of a package that needs
+	// cgo fails, and a dependency that has a pure-Go fallback is linked without cgo.
+	t.Setenv("CGO_ENABLED", "0")
+	t.Setenv("GOFLAGS", "-tags=lambda.norpc")
+	for _, p := range listPackages(t, "./"+lambdaMain) {
+		reported := map[string]bool{}
+		for _, d := range p.Deps {
+			if bad := hasPrefix(d, forbiddenInLambda); bad != "" && !reported[bad] {
+				reported[bad] = true
+				t.Errorf("%s depends on %s: the Lambda worker links no database, UI or cgo", p.ImportPath, d)
+			}
+		}
+	}
+}
+
 func TestWindowUsesTheServiceAPIOnly(t *testing.T) {
 	for _, p := range listPackages(t, "./ui/...") {
 		for _, imp := range append(append(p.Imports, p.TestImports...), p.XTestImports...) {
