@@ -113,10 +113,10 @@ func (s *Server) Count(op string) int64 {
 func (s *Server) StateMachineARN(name string) string { return s.Engine.StateMachineARN(name) }
 
 // NewClient returns a Step Functions client of the real SDK for endpoint, with test credentials.
-func NewClient(endpoint string) *sfn.Client {
+func NewClient(endpoint string, optFns ...func(*sfn.Options)) *sfn.Client {
 	return sfn.New(sfn.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(endpoint),
 		Credentials:  credentials.NewStaticCredentialsProvider("jobdesk-test", "jobdesk-test-secret", ""),
-	})
+	}, optFns...)
 }
