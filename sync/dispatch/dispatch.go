@@ -193,7 +193,14 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		stopBeats()
 		<-beatsDone
 	}()
+	lastReap := time.Time{}
 	for ctx.Err() == nil {
+		// Jobs of a dispatcher that died (kill -9) or whose lease lapsed go back to the queue;
+		// the device's Worker reaps too, but a process may run the dispatcher alone.
+		if time.Since(lastReap) >= d.o.Visibility/2 {
+			d.q.Reap(ctx)
+			lastReap = time.Now()
+		}
 		free := d.o.Concurrency - d.count()
 		var leases []queue.Lease
 		if free > 0 {

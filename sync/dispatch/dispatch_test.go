@@ -53,9 +53,14 @@ type env struct {
 	cloud *dispatch.Cloud
 	dir   string
 	block chan struct{} // when not nil, "work" waits for it to close
+	delay time.Duration // how long "work" takes
 }
 
-func newEnv(t *testing.T, blockWork bool) *env {
+func newEnv(t *testing.T, blockWork bool) *env { return newEnvTB(t, blockWork) }
+
+func newEnvB(b *testing.B) *env { return newEnvTB(b, false) }
+
+func newEnvTB(t testing.TB, blockWork bool) *env {
 	t.Helper()
 	v := &env{dir: t.TempDir()}
 	if blockWork {
@@ -78,6 +83,7 @@ func newEnv(t *testing.T, blockWork bool) *env {
 		if err := json.Unmarshal(in, &ev); err != nil {
 			return nil, err
 		}
+		time.Sleep(v.delay)
 		if v.block != nil {
 			select {
 			case <-v.block:
@@ -92,13 +98,14 @@ func newEnv(t *testing.T, blockWork bool) *env {
 		sum := sha256.Sum256(b)
 		return json.Marshal(map[string]any{"sha256": hex.EncodeToString(sum[:]), "bytes": len(b)})
 	}
-	v.sfn = sfntest.Start(t, functions.New(functions.Function{Name: "work", Handler: work}), map[string]string{"wf": workflow})
+	v.sfn = sfntest.Start(t, functions.New(functions.Function{Name: "work", Handler: work}), map[string]string{"wf": workflow,
+		"pass": `{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}`})
 	v.proxy = faultproxy.Start(t, v.sfn.Endpoint)
 	client := sfntest.NewClient(v.proxy.URL(), func(o *sfn.Options) {
 		o.HTTPClient = dispatch.HTTPClient(2 * time.Second)
 		o.RetryMaxAttempts = 2
 	})
-	cfg := cloudconfig.Config{Bucket: v.s3.Bucket, Prefix: "jd/", StateMachines: map[string]string{"wf": v.sfn.StateMachineARN("wf")}}
+	cfg := cloudconfig.Config{Bucket: v.s3.Bucket, Prefix: "jd/", StateMachines: map[string]string{"wf": v.sfn.StateMachineARN("wf"), "pass": v.sfn.StateMachineARN("pass")}}
 	v.cloud = &dispatch.Cloud{Config: cfg, Blobs: store,
 		Exec: sfnexec.New(client, sfnexec.Options{StateMachines: cfg.StateMachines, MinPoll: 20 * time.Millisecond, MaxPoll: 200 * time.Millisecond})}
 	return v
