@@ -1,0 +1,153 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"jobdesk/engine/job"
+	"jobdesk/sync/cloudconfig"
+	"jobdesk/sync/cloudstatus"
+)
+
+// The cloud family adds `jobdesk cloud status`: whether the cloud is configured and reachable,
+// the AWS identity in use, the outbox (cloud jobs waiting to go out) and the cloud's jobs by
+// status. Its configuration is cloud.json in the data folder (sync/cloudconfig); it never reads
+// or stores a key.
+func init() {
+	RegisterFamily(Family{Name: "cloud", Commands: []Command{cloudCommand}})
+}
+
+const cloudUsage = "cloud status [--json] [--region R] [--profile P] [--bucket B]"
+
+var cloudCommand = Command{
+	Name:  "cloud",
+	Usage: cloudUsage,
+	Help:  "show whether the AWS backend is configured and reachable, the identity in use and the cloud's jobs",
+	Run:   (*CLI).cmdCloud,
+}
+
+// CloudStatus is what `jobdesk cloud status --json` prints.
+type CloudStatus struct {
+	cloudstatus.Report
+	DataDir  string             `json:"data_dir"`
+	Outbox   int                `json:"outbox"`         // cloud jobs waiting to go out (PENDING)
+	Jobs     map[job.Status]int `json:"jobs_by_status"` // the cloud's top-level jobs
+	LastSync *time.Time         `json:"last_sync,omitempty"`
+}
+
+// cloudFlags adds cloud.json's overriding flags to a flag set and returns their values.
+func cloudFlags(fs interface {
+	String(name, value, usage string) *string
+}) map[string]*string {
+	out := map[string]*string{}
+	for _, name := range cloudconfig.Flags {
+		out[name] = fs.String(name, "", "override cloud.json's "+strings.ReplaceAll(name, "-", "_"))
+	}
+	return out
+}
+
+func flagValues(m map[string]*string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = *v
+	}
+	return out
+}
+
+func (c *CLI) cmdCloud(args []string) int {
+	if len(args) == 0 || args[0] != "status" {
+		return c.Usage("usage: jobdesk "+cloudUsage, "使い方: jobdesk "+cloudUsage)
+	}
+	fs := c.Flags("cloud status")
+	asJSON := fs.Bool("json", false, "print JSON")
+	overrides := cloudFlags(fs)
+	pos, err := Parse(fs, args[1:])
+	if err != nil {
+		return ExitUsage
+	}
+	if len(pos) > 0 {
+		return c.Usage(fmt.Sprintf("cloud status: unexpected argument %q", pos[0]), fmt.Sprintf("cloud status: 想定外の引数です: %q", pos[0]))
+	}
+	a, ok := c.Open()
+	if !ok {
+		return ExitFailed
+	}
+	ctx := context.Background()
+	cfg, err := cloudconfig.Load(a.DataDir(), os.Getenv, flagValues(overrides))
+	if err != nil {
+		return c.Fail(err)
+	}
+	st := CloudStatus{DataDir: a.DataDir()}
+	if st.Report, err = cloudstatus.Check(ctx, cfg); err != nil {
+		return c.Fail(err)
+	}
+	if st.Jobs, err = a.Queue.CountsByTarget(ctx, job.TargetCloud); err != nil {
+		return c.Fail(job.Wrap(job.E009, err, "the cloud's jobs could not be counted").WithJa("クラウドのジョブを数えられませんでした。"))
+	}
+	st.Outbox = st.Jobs[job.Pending] + st.Jobs[job.Retrying]
+	if t, err := a.Queue.LastCompleted(ctx, job.TargetCloud); err == nil && !t.IsZero() {
+		st.LastSync = &t
+	}
+	if *asJSON {
+		enc := json.NewEncoder(c.Stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(st)
+		if !st.Online {
+			return ExitFailed
+		}
+		return ExitOK
+	}
+	c.printCloudStatus(st)
+	if !st.Online {
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+func (c *CLI) printCloudStatus(st CloudStatus) {
+	w := c.Stdout
+	if st.Configured {
+		fmt.Fprintln(w, "configured:  yes (設定済み)")
+	} else {
+		fmt.Fprintf(w, "configured:  no — cloud.json needs %s (未設定)\n", st.Missing)
+	}
+	fmt.Fprintf(w, "region:      %s\n", st.Region)
+	if st.Profile != "" {
+		fmt.Fprintf(w, "profile:     %s\n", st.Profile)
+	}
+	if st.Identity != "" {
+		fmt.Fprintf(w, "identity:    %s (account %s)\n", st.Identity, st.Account)
+	}
+	if st.Online {
+		fmt.Fprintln(w, "network:     online (オンライン)")
+	} else {
+		fmt.Fprintln(w, "network:     offline or refused (オフライン)")
+	}
+	for _, p := range st.Probes {
+		state := "ok"
+		if p.Error != "" {
+			state = p.Error
+			if !p.Reachable {
+				state = "unreachable — " + p.Error
+			}
+		}
+		fmt.Fprintf(w, "  %-15s %s: %s\n", p.Service, p.Resource, state)
+	}
+	fmt.Fprintf(w, "outbox:      %d waiting to go out (送信待ち %d 件)\n", st.Outbox, st.Outbox)
+	statuses := make([]string, 0, len(st.Jobs))
+	for s, n := range st.Jobs {
+		statuses = append(statuses, fmt.Sprintf("%s %d", s, n))
+	}
+	sort.Strings(statuses)
+	fmt.Fprintf(w, "cloud jobs:  %s\n", strings.Join(statuses, ", "))
+	if st.LastSync != nil {
+		fmt.Fprintf(w, "last sync:   %s\n", st.LastSync.Local().Format(time.DateTime))
+	} else {
+		fmt.Fprintln(w, "last sync:   never")
+	}
+}

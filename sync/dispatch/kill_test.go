@@ -1,0 +1,112 @@
+package dispatch_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"jobdesk/engine/job"
+	"jobdesk/engine/queue"
+	"jobdesk/engine/store"
+	"jobdesk/sync/cloudconfig"
+	"jobdesk/sync/dispatch"
+	"jobdesk/sync/internal/awstest"
+	"jobdesk/sync/internal/sfntest"
+	"jobdesk/sync/s3blob"
+	"jobdesk/sync/sfnexec"
+)
+
+// The dispatching process is killed with SIGKILL again and again, at whatever step it is in
+// (claiming, hashing, uploading, starting, waiting); each time a new one takes over the same data
+// folder. In the end every job succeeded and the server holds exactly one execution per job.
+func TestKilledDispatcherNeitherDuplicatesNorLoses(t *testing.T) {
+	if os.Getenv("DISPATCH_CHILD") != "" {
+		runChild()
+		return
+	}
+	v := newEnv(t, false)
+	v.delay = 400 * time.Millisecond
+	const n = 12
+	ids := v.submit(t, n)
+	rng := rand.New(rand.NewPCG(1, 2))
+	kills := 0
+	for round := 0; round < 40; round++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKilledDispatcherNeitherDuplicatesNorLoses$")
+		cmd.Env = append(os.Environ(), "DISPATCH_CHILD=1", "DISPATCH_DIR="+v.dir, "DISPATCH_S3="+v.s3.Endpoint,
+			"DISPATCH_BUCKET="+v.s3.Bucket, "DISPATCH_SFN="+v.sfn.Endpoint, "DISPATCH_ARN="+v.sfn.StateMachineARN("wf"))
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := 0
+		for _, id := range ids {
+			if j, _ := v.q.Get(context.Background(), id); j.Status.Final() {
+				done++
+			}
+		}
+		if (done == n && round >= 8) || round == 39 {
+			// Let the last one finish the work.
+			deadline := time.Now().Add(60 * time.Second)
+			for done < n && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+				done = 0
+				for _, id := range ids {
+					if j, _ := v.q.Get(context.Background(), id); j.Status.Final() {
+						done++
+					}
+				}
+			}
+			cmd.Process.Kill()
+			cmd.Wait()
+			break
+		}
+		time.Sleep(time.Duration(30+rng.IntN(300)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		kills++
+	}
+	for _, id := range ids {
+		j, _ := v.q.Get(context.Background(), id)
+		if j.Status != job.Succeeded {
+			t.Fatalf("job %d %s %q %v", id, j.Status, j.Message, j.Error)
+		}
+	}
+	if got := v.executions(t); got != n {
+		t.Fatalf("%d executions for %d jobs after %d kills", got, n, kills)
+	}
+	t.Logf("%d jobs, %d kills, %d StartExecution calls, %d executions", n, kills, v.sfn.Count("StartExecution"), n)
+}
+
+// runChild is the dispatching process of the kill test.
+func runChild() {
+	dir := os.Getenv("DISPATCH_DIR")
+	db, err := store.OpenDir(dir, queue.Migrations)
+	if err != nil {
+		panic(err)
+	}
+	q, err := queue.Open(db, queue.Options{DataDir: dir, WatchInterval: 50 * time.Millisecond})
+	if err != nil {
+		panic(err)
+	}
+	s3srv := &awstest.S3{Endpoint: os.Getenv("DISPATCH_S3"), AccessKey: "jobdesk-test", SecretKey: "jobdesk-test-secret", Region: awstest.Region}
+	s3srv.Config = awsConfig(s3srv)
+	cfg := cloudconfig.Config{Bucket: os.Getenv("DISPATCH_BUCKET"), Prefix: "jd/", StateMachines: map[string]string{"wf": os.Getenv("DISPATCH_ARN")}}
+	cloud := &dispatch.Cloud{Config: cfg, Blobs: s3blob.New(s3srv.NewClient(nil), s3blob.Options{}),
+		Exec: sfnexec.New(sfntest.NewClient(os.Getenv("DISPATCH_SFN")), sfnexec.Options{StateMachines: cfg.StateMachines,
+			MinPoll: 20 * time.Millisecond, MaxPoll: 100 * time.Millisecond})}
+	d := dispatch.New(q, cloud, dispatch.Options{Handlers: map[string]dispatch.Handler{jobType: handler},
+		Visibility: 2 * time.Second, Beat: 100 * time.Millisecond, Idle: 100 * time.Millisecond,
+		Backoff: queue.Backoff{Base: 50 * time.Millisecond, Factor: 2, Max: 300 * time.Millisecond}})
+	d.Run(context.Background())
+}
+
+func awsConfig(s *awstest.S3) aws.Config {
+	return aws.Config{Region: s.Region, Credentials: credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, "")}
+}

@@ -1,0 +1,122 @@
+// Package sfntest runs JobDesk's own Step Functions stand-in (engine/flow behind
+// engine/flow/sfnapi, what `jobdesk serve` runs) on 127.0.0.1 over its own data folder, for the
+// tests of sync/: the real SDK client talks to it over HTTP, as to AWS.
+package sfntest
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"jobdesk/engine/flow"
+	"jobdesk/engine/flow/sfnapi"
+	"jobdesk/engine/functions"
+	"jobdesk/engine/queue"
+	"jobdesk/engine/store"
+)
+
+// Server is a running stand-in.
+type Server struct {
+	Endpoint string // http://127.0.0.1:PORT
+	Engine   *flow.Engine
+	Queue    *queue.Queue
+	Client   *sfn.Client
+	Dir      string
+	// requests counts the API calls answered, by operation ("StartExecution").
+	requests map[string]*atomic.Int64
+}
+
+// Operations counted by Count.
+var counted = []string{"StartExecution", "DescribeExecution", "StopExecution", "RedriveExecution", "ListMapRuns",
+	"DescribeMapRun", "GetExecutionHistory", "ListExecutions"}
+
+// Start runs the engine with fns over a new data folder and serves it on 127.0.0.1; both stop
+// when the test ends. Each workflow in machines (name → ASL) is created as a state machine.
+func Start(t testing.TB, fns *functions.Registry, machines map[string]string) *Server {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := store.OpenDir(dir, queue.Migrations, flow.Migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := queue.Open(db, queue.Options{DataDir: dir, WatchInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := flow.New(db, q, flow.Options{Functions: fns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, def := range machines {
+		if _, err := eng.PutStateMachine(context.Background(), name, def); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := queue.NewWorker(q, queue.WorkerOptions{Workers: 4, CancelGrace: 200 * time.Millisecond})
+	eng.Attach(w)
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Endpoint: "http://" + ln.Addr().String(), Engine: eng, Queue: q, Dir: dir, requests: map[string]*atomic.Int64{}}
+	for _, op := range counted {
+		s.requests[op] = new(atomic.Int64)
+	}
+	api := sfnapi.New(eng, sfnapi.Options{Logf: t.Logf})
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c := s.requests[trimTarget(r.Header.Get("X-Amz-Target"))]; c != nil {
+			c.Add(1)
+		}
+		api.ServeHTTP(w, r)
+	})}
+	go hs.Serve(ln)
+	t.Cleanup(func() {
+		hs.Close()
+		cancel()
+		w.Stop()
+		eng.Close()
+		q.Close()
+		db.Close()
+	})
+	s.Client = NewClient(s.Endpoint)
+	return s
+}
+
+func trimTarget(t string) string {
+	const p = "AWSStepFunctions."
+	if len(t) > len(p) && t[:len(p)] == p {
+		return t[len(p):]
+	}
+	return t
+}
+
+// Count returns how many calls of op the server answered.
+func (s *Server) Count(op string) int64 {
+	if c := s.requests[op]; c != nil {
+		return c.Load()
+	}
+	return 0
+}
+
+// StateMachineARN is the ARN of workflow name on this server.
+func (s *Server) StateMachineARN(name string) string { return s.Engine.StateMachineARN(name) }
+
+// NewClient returns a Step Functions client of the real SDK for endpoint, with test credentials.
+func NewClient(endpoint string, optFns ...func(*sfn.Options)) *sfn.Client {
+	return sfn.New(sfn.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider("jobdesk-test", "jobdesk-test-secret", ""),
+	}, optFns...)
+}
