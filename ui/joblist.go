@@ -41,7 +41,11 @@ func newJobRow(u *UI) *jobRow {
 	r.msg.Truncation = fyne.TextTruncateClip
 	r.bar = widget.NewProgressBar()
 	r.bar.Max = 100
-	r.cancel = widget.NewButtonWithIcon("", theme.CancelIcon(), func() { u.cancelJob(r.id) })
+	r.cancel = widget.NewButtonWithIcon("", theme.CancelIcon(), func() {
+		if i, ok := u.model.index[r.id]; ok {
+			u.confirmCancel(u.model.rows[i])
+		}
+	})
 	r.retry = widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), func() { u.retryJob(r.id) })
 	r.cancel.Importance = widget.LowImportance
 	r.retry.Importance = widget.LowImportance
@@ -96,11 +100,11 @@ func rowTail(tr *translator, j job.Job) string {
 	switch {
 	case j.Error != nil && (j.Status == job.Failed || j.Status == job.TimedOut || j.Status == job.Retrying ||
 		j.Status == job.Cancelled):
-		return string(j.Error.Code) + " " + errorSentence(j.Error, tr.lang)
+		return string(j.Error.Code) + " " + groupNumbers(errorSentence(j.Error, tr.lang))
 	case j.Status.Final():
-		return outcomeText(tr, j)
+		return groupNumbers(outcomeText(tr, j))
 	}
-	return j.Message
+	return humanMessage(tr, j.Message)
 }
 
 // errorSentence is an error's sentence in lang, else in the other language.
@@ -132,11 +136,15 @@ func canCancel(j job.Job) bool {
 	return j.Status == job.Pending || j.Status == job.Running || j.Status == job.Retrying
 }
 
-// canRetry: a finished job that did not fully succeed can be run again.
+// canRetry: a finished job that did not fully succeed can be run again — unless it failed in a
+// way that depends on its input alone (a damaged or protected file, a wrong header, a bad
+// request: inputBound), which running it again cannot change.
 func canRetry(j job.Job) bool {
 	switch j.Status {
-	case job.Failed, job.TimedOut, job.Cancelled, job.Partial:
+	case job.Cancelled, job.Partial:
 		return true
+	case job.Failed, job.TimedOut:
+		return j.Error == nil || j.Error.Retryable || !inputBound[j.Error.Code]
 	}
 	return false
 }
