@@ -21,11 +21,11 @@ import (
 
 // inputBound lists the codes whose failure depends on the input alone: the same file or request
 // fails the same way again, so the window offers no Retry and says what to change instead.
-var inputBound = map[job.Code]bool{job.E003: true, job.E004: true, job.E005: true, job.E006: true, job.E014: true}
+var inputBound = map[job.Code]bool{job.E003: true, job.E004: true, job.E005: true, job.E006: true}
 
 // errorCard shows an error's code and what it means in words, its sentence in both languages,
-// its cause, and — when retrying cannot help — what to change.
-func (u *UI) errorCard(e *job.Error, retryOffered bool) fyne.CanvasObject {
+// its cause, and — when retrying alone cannot help — what to change.
+func (u *UI) errorCard(e *job.Error) fyne.CanvasObject {
 	tr := u.tr
 	title := string(e.Code)
 	if tr.Has("code." + string(e.Code)) {
@@ -43,7 +43,7 @@ func (u *UI) errorCard(e *job.Error, retryOffered bool) fyne.CanvasObject {
 		l.Selectable = true
 		card.Add(l)
 	}
-	if !retryOffered && tr.Has("advice."+string(e.Code)) {
+	if !e.Retryable && tr.Has("advice."+string(e.Code)) {
 		text := tr.T("advice." + string(e.Code))
 		l := widget.NewLabel(text)
 		l.Wrapping = wrapFor(text)
@@ -84,16 +84,16 @@ func (u *UI) confirmCancel(j job.Job) {
 	d.Show()
 }
 
-// inputSummary is a job's input for people: its file path, a goal's title, or its simple fields
-// as "name: value" — never raw JSON.
-func inputSummary(raw json.RawMessage) string {
+// inputSummary is a job's input for people: its file path, a goal's title, or its fields that
+// have a name in the window's language as "name: value" — never raw JSON or internal names.
+func inputSummary(tr *translator, raw json.RawMessage) string {
 	var obj map[string]any
 	if json.Unmarshal(raw, &obj) != nil {
 		return clip(strings.TrimSpace(string(raw)), 300)
 	}
 	if p, ok := obj["payload"].(map[string]any); ok {
 		b, _ := json.Marshal(p)
-		return inputSummary(b)
+		return inputSummary(tr, b)
 	}
 	for _, k := range []string{"path", "title"} {
 		if s, ok := obj[k].(string); ok && s != "" {
@@ -102,21 +102,24 @@ func inputSummary(raw json.RawMessage) string {
 	}
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
-		keys = append(keys, k)
+		if tr.Has("field." + k) {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
 	var parts []string
 	for _, k := range keys {
+		name := tr.T("field." + k)
 		switch v := obj[k].(type) {
 		case string:
-			if v != "" && k != "sha256" {
-				parts = append(parts, fmt.Sprintf("%s: %s", k, v))
+			if v != "" {
+				parts = append(parts, fmt.Sprintf("%s: %s", name, v))
 			}
 		case float64:
-			parts = append(parts, fmt.Sprintf("%s: %v", k, v))
-		case bool:
-			if v {
-				parts = append(parts, k)
+			if k == "goal_id" || strings.HasSuffix(k, "job_id") {
+				parts = append(parts, fmt.Sprintf("%s #%v", name, v))
+			} else {
+				parts = append(parts, fmt.Sprintf("%s: %v", name, v))
 			}
 		}
 	}

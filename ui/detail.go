@@ -28,6 +28,11 @@ type detailPane struct {
 	seq   int        // guards against an older read overwriting a newer one
 	shown job.Status // status of the job on show ("" when none)
 
+	shownID     int64     // the job on show
+	shownAt     time.Time // its UpdatedAt when shown
+	shownEvents int       // the history events it had
+	gen         int       // counts rebuilds: a view read in the background fills only the pane it was made for
+
 	bar *widget.ProgressBar
 	msg *widget.Label
 }
@@ -42,7 +47,7 @@ func newDetailPane(u *UI) *detailPane {
 func (d *detailPane) showEmpty() {
 	text := d.u.tr.T("detail.empty")
 	l := hintText(text, theme.SizeNameText, wrapFor(text), fyne.TextAlignCenter)
-	d.bar, d.msg, d.shown = nil, nil, ""
+	d.bar, d.msg, d.shown, d.shownID = nil, nil, "", 0
 	d.root.Objects = []fyne.CanvasObject{container.NewCenter(container.New(&fixedSize{width: 300}, l))}
 	d.root.Refresh()
 }
@@ -82,9 +87,15 @@ func (u *UI) loadDetail(id int64) {
 	}()
 }
 
-// show renders job j with its history.
+// show renders job j with its history. A finished job shown again unchanged keeps the pane as
+// it is, so a person reading its result (a chosen page, a table page) does not lose their place.
 func (d *detailPane) show(j job.Job, hist []job.Event) {
 	u, tr := d.u, d.u.tr
+	if j.Status.Final() && j.ID == d.shownID && j.Status == d.shown && j.UpdatedAt.Equal(d.shownAt) && len(hist) == d.shownEvents {
+		return
+	}
+	d.shownID, d.shownAt, d.shownEvents = j.ID, j.UpdatedAt, len(hist)
+	d.gen++
 	d.shown = j.Status
 	name := widget.NewLabel(j.Name)
 	name.SizeName = theme.SizeNameSubHeadingText
@@ -139,7 +150,7 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	if j.StartedAt != nil && j.CompletedAt != nil {
 		add("detail.duration", j.CompletedAt.Sub(*j.StartedAt).Round(time.Millisecond).String())
 	}
-	add("detail.input", inputSummary(j.Input))
+	add("detail.input", inputSummary(tr, j.Input))
 
 	sections := []fyne.CanvasObject{container.NewHBox(ty.box, st.box), name}
 	if barShown {
@@ -153,7 +164,7 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	case j.Status == job.Cancelled:
 		sections = append(sections, u.cancelledCard(j))
 	case j.Error != nil:
-		sections = append(sections, section(tr.T("detail.error")), u.errorCard(j.Error, canRetry(j)))
+		sections = append(sections, section(tr.T("detail.error")), u.errorCard(j.Error))
 	}
 	if rows := resultRows(tr, app.DescribeResult(j)); len(rows) > 0 {
 		sections = append(sections, section(tr.T("detail.result")), u.resultForm(rows))

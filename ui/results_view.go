@@ -76,10 +76,10 @@ func (u *UI) resultExtras(j job.Job) fyne.CanvasObject {
 	}
 	body := container.NewVBox(widget.NewProgressBarInfinite())
 	box.Add(body)
-	seq := u.detail.seq
+	seq := u.detail.gen
 	fill := func(o fyne.CanvasObject) {
 		u.do(func() {
-			if seq != u.detail.seq {
+			if seq != u.detail.gen {
 				return
 			}
 			body.Objects = []fyne.CanvasObject{o}
@@ -93,7 +93,7 @@ func (u *UI) resultExtras(j job.Job) fyne.CanvasObject {
 		case resultCSV:
 			page, err := u.app.CSVErrors(ctx, j.ID, 0, csvPageSize)
 			u.do(func() {
-				if seq != u.detail.seq {
+				if seq != u.detail.gen {
 					return
 				}
 				var o fyne.CanvasObject
@@ -108,7 +108,7 @@ func (u *UI) resultExtras(j job.Job) fyne.CanvasObject {
 		case resultDocument:
 			doc, err := u.app.Document(ctx, j.ID)
 			u.do(func() {
-				if seq != u.detail.seq {
+				if seq != u.detail.gen {
 					return
 				}
 				var o fyne.CanvasObject
@@ -123,7 +123,7 @@ func (u *UI) resultExtras(j job.Job) fyne.CanvasObject {
 		case resultGoal:
 			g, err := u.app.GoalOfJob(ctx, j.ID)
 			u.do(func() {
-				if seq != u.detail.seq {
+				if seq != u.detail.gen {
 					return
 				}
 				var o fyne.CanvasObject
@@ -138,7 +138,7 @@ func (u *UI) resultExtras(j job.Job) fyne.CanvasObject {
 		case resultEligibility:
 			r, _ := app.EligibilityOf(j)
 			u.do(func() {
-				if seq != u.detail.seq {
+				if seq != u.detail.gen {
 					return
 				}
 				body.Objects = []fyne.CanvasObject{u.eligibilityView(r)}

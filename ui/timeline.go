@@ -117,7 +117,7 @@ func (u *UI) timeline(j job.Job, hist []job.Event) fyne.CanvasObject {
 			head += "  ·  " + shortDuration(e.Took)
 		}
 		text := head
-		if e.Message != "" && e.Message != string(e.Status) {
+		if e.Message != "" && !strings.EqualFold(e.Message, string(e.Status)) && !strings.EqualFold(e.Message, "cancelled") {
 			text += "\n" + u.humanMessage(e.Message)
 		}
 		l := widget.NewLabel(text)
@@ -139,7 +139,7 @@ func (u *UI) timeline(j job.Job, hist []job.Event) fyne.CanvasObject {
 
 // fillMapRuns adds the counters of job id's map runs to box once they are read.
 func (u *UI) fillMapRuns(id int64, box *fyne.Container) {
-	seq := u.detail.seq
+	seq := u.detail.gen
 	go func() {
 		ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
 		defer cancel()
@@ -148,7 +148,7 @@ func (u *UI) fillMapRuns(id int64, box *fyne.Container) {
 			return
 		}
 		u.do(func() {
-			if seq != u.detail.seq {
+			if seq != u.detail.gen {
 				return
 			}
 			for _, r := range runs {

@@ -148,6 +148,7 @@ func TestCancelAndRetryButtons(t *testing.T) {
 	}
 
 	test.Tap(h.row(id).cancel)
+	tapDialogButton(t, h, "キャンセルする") // cancelling asks first
 	h.waitFor("CANCELLED", h.statusIs(id, job.Cancelled))
 	st, _ = h.rowState(id)
 	if st.cancelOn || !st.retryOn || st.bar {
@@ -160,6 +161,7 @@ func TestCancelAndRetryButtons(t *testing.T) {
 	test.Tap(h.row(id).retry)
 	h.waitFor("running again", h.statusIs(id, job.Running))
 	test.Tap(h.row(id).cancel) // 8 GiB takes a while; cancelling again keeps the test short
+	tapDialogButton(t, h, "キャンセルする")
 	h.waitFor("CANCELLED again", h.statusIs(id, job.Cancelled))
 
 	// The detail pane shows the selected job's error and history.
