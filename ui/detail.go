@@ -31,6 +31,7 @@ type detailPane struct {
 	shownID     int64     // the job on show
 	shownAt     time.Time // its UpdatedAt when shown
 	shownEvents int       // the history events it had
+	scroll      *container.Scroll
 	gen         int       // counts rebuilds: a view read in the background fills only the pane it was made for
 
 	bar *widget.ProgressBar
@@ -94,6 +95,7 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	if j.Status.Final() && j.ID == d.shownID && j.Status == d.shown && j.UpdatedAt.Equal(d.shownAt) && len(hist) == d.shownEvents {
 		return
 	}
+	sameJob := j.ID == d.shownID
 	d.shownID, d.shownAt, d.shownEvents = j.ID, j.UpdatedAt, len(hist)
 	d.gen++
 	d.shown = j.Status
@@ -166,15 +168,28 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	case j.Error != nil:
 		sections = append(sections, section(tr.T("detail.error")), u.errorCard(j.Error))
 	}
-	if rows := resultRows(tr, app.DescribeResult(j)); len(rows) > 0 {
-		sections = append(sections, section(tr.T("detail.result")), u.resultForm(rows))
+	// The result: what a person came for (rejected rows, the document, the goal) and the save
+	// buttons first, then its figures field by field.
+	rows := resultRows(tr, app.DescribeResult(j))
+	extra := u.resultExtras(j)
+	if len(rows) > 0 || extra != nil {
+		sections = append(sections, section(tr.T("detail.result")))
 	}
-	if extra := u.resultExtras(j); extra != nil {
+	if extra != nil {
 		sections = append(sections, extra)
+	}
+	if len(rows) > 0 {
+		sections = append(sections, u.resultForm(rows))
 	}
 	sections = append(sections, widget.NewSeparator(), container.New(layout.NewFormLayout(), facts...),
 		section(tr.T("detail.history")), u.timeline(j, hist))
-	d.root.Objects = []fyne.CanvasObject{container.NewVScroll(container.NewPadded(container.NewVBox(sections...)))}
+	// The same job shown again (its status or history moved on) keeps where the person scrolled to.
+	scroll := container.NewVScroll(container.NewPadded(container.NewVBox(sections...)))
+	if d.scroll != nil && sameJob {
+		scroll.Offset = d.scroll.Offset
+	}
+	d.scroll = scroll
+	d.root.Objects = []fyne.CanvasObject{scroll}
 	d.root.Refresh()
 }
 

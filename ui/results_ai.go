@@ -130,7 +130,25 @@ func chartCell(text string, r, k int) fyne.CanvasObject {
 		Alignment: fyne.TextAlignCenter, TextStyle: fyne.TextStyle{Bold: bold}}}
 	rt := widget.NewRichText(seg)
 	rt.Wrapping = fyne.TextWrapBreak
-	return container.NewStack(bg, container.New(layout.NewCenterLayout(), rt))
+	return container.NewStack(bg, container.New(middleLayout{}, rt))
+}
+
+// middleLayout gives its object the whole width and centres it vertically at the height its
+// wrapped text needs at that width (a centre layout would shrink wrapped text to one character
+// a line).
+type middleLayout struct{}
+
+// MinSize is nothing: the cell decides the size.
+func (middleLayout) MinSize([]fyne.CanvasObject) fyne.Size { return fyne.NewSize(0, 0) }
+
+// Layout wraps each object to the width and centres it.
+func (middleLayout) Layout(objects []fyne.CanvasObject, size fyne.Size) {
+	for _, o := range objects {
+		o.Resize(size)
+		h := min(o.MinSize().Height, size.Height)
+		o.Move(fyne.NewPos(0, (size.Height-h)/2))
+		o.Resize(fyne.NewSize(size.Width, h))
+	}
 }
 
 // chartLayout lays 81 cells out as a 9×9 grid filling its area, with a wider gap between the

@@ -64,7 +64,7 @@ func newCSVErrorView(u *UI, id int64, first app.CSVErrorPage) *csvErrorView {
 			o.(*widget.Label).SetText(heads[id.Col])
 		}
 	}
-	for c, w := range []float32{90, 130, 140, 420} {
+	for c, w := range []float32{64, 110, 100, 360} {
 		v.table.SetColumnWidth(c, w)
 	}
 	v.detail = widget.NewLabel(tr.T("csv.tap_row"))

@@ -15,7 +15,7 @@ import (
 
 // maxRenderedBytes bounds the Markdown drawn at once: a longer section shows its beginning and
 // says so (the whole file can be saved); rich text of megabytes would freeze the window.
-const maxRenderedBytes = 120 << 10
+const maxRenderedBytes = 40 << 10
 
 // docView shows a converted document: the Markdown rendered or raw, a choice of its sections
 // (a PDF's pages, a workbook's sheets, a ZIP's files), copy to the clipboard, a ZIP's files with
@@ -82,7 +82,7 @@ func newDocView(u *UI, j job.Job, doc app.DocumentView) *docView {
 	}
 	head := fyne.CanvasObject(tools)
 	if v.pick != nil {
-		head = container.NewBorder(nil, nil, nil, tools, v.pick)
+		head = container.NewVBox(v.pick, tools)
 	}
 	parts = append(parts, head, tallBox(v.scroll, 420))
 	v.root = container.NewVBox(parts...)
@@ -118,7 +118,7 @@ func (v *docView) render() {
 		l.Wrapping = fyne.TextWrapBreak
 		o = l
 	} else {
-		rt := widget.NewRichTextFromMarkdown(md)
+		rt := widget.NewRichTextFromMarkdown(tablesAsLines(md))
 		rt.Wrapping = fyne.TextWrapWord
 		o = rt
 	}
@@ -236,4 +236,41 @@ func (v *docView) entryList() fyne.CanvasObject {
 		box.Add(row)
 	}
 	return box
+}
+
+// tablesAsLines rewrites Markdown tables, which Fyne's rich text does not draw, as one paragraph
+// per row with the cells separated by "｜" and the header row in bold, so a sheet reads row by
+// row instead of as one run of pipes.
+func tablesAsLines(md string) string {
+	lines := strings.Split(md, "\n")
+	var b strings.Builder
+	header := true
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if !strings.HasPrefix(t, "|") {
+			header = true
+			b.WriteString(l)
+			b.WriteByte('\n')
+			continue
+		}
+		cells := strings.Split(strings.Trim(t, "|"), "|")
+		sep := true
+		for i, c := range cells {
+			cells[i] = strings.TrimSpace(c)
+			if strings.Trim(cells[i], "-: ") != "" {
+				sep = false
+			}
+		}
+		if sep {
+			continue
+		}
+		row := strings.Join(cells, "　｜　")
+		if header && strings.TrimSpace(row) != "" {
+			row = "**" + row + "**"
+		}
+		header = false
+		b.WriteString(row)
+		b.WriteString("\n\n")
+	}
+	return b.String()
 }

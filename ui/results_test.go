@@ -144,7 +144,7 @@ func TestCSVResultsInTheWindow(t *testing.T) {
 	if got := app.ExportFormats(j); strings.Join(got, ",") != "xlsx,csv" {
 		t.Fatalf("formats %v", got)
 	}
-	if buttonIn(u.detail.root, "Excel レポートを保存…") == nil || buttonIn(u.detail.root, "CSV を保存…") == nil {
+	if buttonIn(u.detail.root, "Excel で保存…") == nil || buttonIn(u.detail.root, "CSV で保存…") == nil {
 		t.Fatal("no save buttons")
 	}
 	dir := t.TempDir()
@@ -267,7 +267,7 @@ func TestDocumentResultsInTheWindow(t *testing.T) {
 	if got := u.fyneApp.Clipboard().Content(); !strings.HasPrefix(got, "## 非表示メモ") {
 		t.Fatalf("clipboard %q", got)
 	}
-	if buttonIn(u.detail.root, "Markdown を保存…") == nil {
+	if buttonIn(u.detail.root, "Markdown で保存…") == nil {
 		t.Fatal("no save button")
 	}
 	out := filepath.Join(t.TempDir(), "book.md")

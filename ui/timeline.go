@@ -21,6 +21,10 @@ import (
 // same event (a waiting AI job is handed back to the queue every few seconds) folded into one
 // line with a count. A workflow job's map runs add their counters.
 
+// leaseReleased is the event of a job a worker handed back to the queue unfinished (it waits:
+// for an offline AI provider, for its turn).
+const leaseReleased = "TaskLeaseReleased"
+
 // timelineEntry is one line of the timeline: an event, or a run of the same event.
 type timelineEntry struct {
 	Kind    string
@@ -33,10 +37,15 @@ type timelineEntry struct {
 }
 
 // foldHistory turns events (oldest first) into timeline lines: consecutive events of the same
-// kind and message fold into one. now ends the last line of a job still under way.
+// kind and message fold into one. A start that only handed the job back to the queue (an AI job
+// waiting for its provider starts and goes back every few seconds) is part of the wait, so the
+// whole wait reads as one line. now ends the last line of a job still under way.
 func foldHistory(hist []job.Event, now time.Time, finished bool) []timelineEntry {
 	var out []timelineEntry
-	for _, e := range hist {
+	for i, e := range hist {
+		if e.Kind == job.EventStarted && i+1 < len(hist) && hist[i+1].Kind == leaseReleased {
+			continue
+		}
 		if n := len(out); n > 0 && out[n-1].Kind == e.Kind && out[n-1].Message == e.Message {
 			out[n-1].Count++
 			out[n-1].Last = e.At
@@ -72,7 +81,7 @@ func eventIcon(kind string) fyne.Resource {
 		return theme.HistoryIcon()
 	case job.EventCancelled:
 		return theme.CancelIcon()
-	case "TaskLeaseReleased", job.EventLeaseLost:
+	case leaseReleased, job.EventLeaseLost:
 		return theme.MediaPauseIcon()
 	}
 	return theme.InfoIcon()

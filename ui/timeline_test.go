@@ -15,6 +15,7 @@ func TestTimelineFoldsWaiting(t *testing.T) {
 	hist := []job.Event{{Kind: job.EventSubmitted, Status: job.Pending, At: t0}}
 	for i := 0; i < 40; i++ {
 		hist = append(hist,
+			job.Event{Kind: job.EventStarted, Status: job.Running, At: t0.Add(time.Duration(5*i+1) * time.Second)},
 			job.Event{Kind: "TaskLeaseReleased", Status: job.Pending, Message: "AI provider offline", At: t0.Add(time.Duration(5*i+1) * time.Second)})
 	}
 	hist = append(hist, job.Event{Kind: job.EventStarted, Status: job.Running, At: t0.Add(300 * time.Second)},
