@@ -32,7 +32,7 @@ type detailPane struct {
 	shownAt     time.Time // its UpdatedAt when shown
 	shownEvents int       // the history events it had
 	scroll      *container.Scroll
-	gen         int       // counts rebuilds: a view read in the background fills only the pane it was made for
+	gen         int // counts rebuilds: a view read in the background fills only the pane it was made for
 
 	bar *widget.ProgressBar
 	msg *widget.Label
