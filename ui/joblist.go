@@ -7,6 +7,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -28,6 +29,7 @@ type jobRow struct {
 	cancel  *widget.Button
 	retry   *widget.Button
 	content fyne.CanvasObject
+	pop     *widget.PopUp // the row's whole name and message while the pointer rests on it
 }
 
 func newJobRow(u *UI) *jobRow {
@@ -38,7 +40,8 @@ func newJobRow(u *UI) *jobRow {
 	r.name.Truncation = fyne.TextTruncateClip
 	r.msg = widget.NewLabel("")
 	r.msg.SizeName = theme.SizeNameCaptionText
-	r.msg.Truncation = fyne.TextTruncateClip
+	// The message ends with "…" when cut, and reads in full while the pointer rests on the row.
+	r.msg.Truncation = fyne.TextTruncateEllipsis
 	r.bar = widget.NewProgressBar()
 	r.bar.Max = 100
 	r.cancel = widget.NewButtonWithIcon("", theme.CancelIcon(), func() {
@@ -53,6 +56,30 @@ func newJobRow(u *UI) *jobRow {
 	r.content = container.New(&rowLayout{}, r.typ.box, text, r.badge.box, r.bar, r.cancel, r.retry)
 	r.ExtendBaseWidget(r)
 	return r
+}
+
+// MouseIn shows the row's whole name and message beside the pointer when either is cut.
+func (r *jobRow) MouseIn(e *desktop.MouseEvent) {
+	w := r.name.Size().Width - 2*theme.InnerPadding()
+	cut := fyne.MeasureText(r.name.Text, theme.TextSize(), r.name.TextStyle).Width > w ||
+		fyne.MeasureText(r.msg.Text, theme.CaptionTextSize(), r.msg.TextStyle).Width > w
+	if !cut || r.u.Window == nil {
+		return
+	}
+	l := widget.NewLabel(wrapText(r.name.Text+"\n"+r.msg.Text, 64))
+	r.pop = widget.NewPopUp(l, r.u.Window.Canvas())
+	r.pop.ShowAtPosition(e.AbsolutePosition.Add(fyne.NewPos(12, 18)))
+}
+
+// MouseMoved keeps the pop-up where it opened.
+func (r *jobRow) MouseMoved(*desktop.MouseEvent) {}
+
+// MouseOut hides the pop-up.
+func (r *jobRow) MouseOut() {
+	if r.pop != nil {
+		r.pop.Hide()
+		r.pop = nil
+	}
 }
 
 // CreateRenderer draws the row's content.
