@@ -150,7 +150,7 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	add("detail.started", formatTime(j.StartedAt))
 	add("detail.completed", formatTime(j.CompletedAt))
 	if j.StartedAt != nil && j.CompletedAt != nil {
-		add("detail.duration", j.CompletedAt.Sub(*j.StartedAt).Round(time.Millisecond).String())
+		add("detail.duration", shortDuration(j.CompletedAt.Sub(*j.StartedAt)))
 	}
 	add("detail.input", inputSummary(tr, j.Input))
 

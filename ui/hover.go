@@ -8,13 +8,13 @@ import (
 )
 
 // hoverText shows content (a label cut with "…") and, while the pointer rests on it and the
-// text does not fit, the whole text in a small pop-up beside the pointer: Fyne has no tooltips.
+// text does not fit, the whole text in the status bar: Fyne has no tooltips, and a pop-up would
+// take the hover away from what opened it.
 type hoverText struct {
 	widget.BaseWidget
 	u       *UI
 	content fyne.CanvasObject
 	full    string
-	pop     *widget.PopUp
 }
 
 func newHoverText(u *UI, content fyne.CanvasObject, full string) *hoverText {
@@ -23,35 +23,41 @@ func newHoverText(u *UI, content fyne.CanvasObject, full string) *hoverText {
 	return h
 }
 
-// setFull changes the text the pop-up shows.
-func (h *hoverText) setFull(s string) { h.full = s }
-
 // CreateRenderer draws the content.
 func (h *hoverText) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(h.content) }
 
-// fits reports whether the whole text fits in the width the content has.
-func (h *hoverText) fits() bool {
-	w := fyne.MeasureText(h.full, theme.TextSize(), fyne.TextStyle{}).Width
-	return w+2*theme.InnerPadding() <= h.Size().Width
-}
-
 // MouseIn shows the whole text when it is cut.
-func (h *hoverText) MouseIn(e *desktop.MouseEvent) {
-	if h.full == "" || h.fits() || h.u == nil || h.u.Window == nil {
-		return
+func (h *hoverText) MouseIn(*desktop.MouseEvent) {
+	if h.full != "" && fyne.MeasureText(h.full, theme.TextSize(), fyne.TextStyle{}).Width+2*theme.InnerPadding() > h.Size().Width {
+		h.u.showHint(h.full)
 	}
-	l := widget.NewLabel(wrapText(h.full, 60))
-	h.pop = widget.NewPopUp(l, h.u.Window.Canvas())
-	h.pop.ShowAtPosition(e.AbsolutePosition.Add(fyne.NewPos(12, 18)))
 }
 
-// MouseMoved does nothing: the pop-up stays where it opened.
+// MouseMoved does nothing.
 func (h *hoverText) MouseMoved(*desktop.MouseEvent) {}
 
-// MouseOut hides the pop-up.
-func (h *hoverText) MouseOut() {
-	if h.pop != nil {
-		h.pop.Hide()
-		h.pop = nil
+// MouseOut puts the status bar back.
+func (h *hoverText) MouseOut() { h.u.hideHint() }
+
+// showHint shows text in full in the status bar until hideHint, keeping what it said.
+func (u *UI) showHint(text string) {
+	if u.status == nil {
+		return
 	}
+	if !u.hinting {
+		u.hintSaved, u.hintImportance = u.status.Text, u.status.Importance
+	}
+	u.hinting = true
+	u.status.Importance = widget.MediumImportance
+	u.status.SetText(text)
+}
+
+// hideHint puts back what the status bar said before showHint.
+func (u *UI) hideHint() {
+	if u.status == nil || !u.hinting {
+		return
+	}
+	u.hinting = false
+	u.status.Importance = u.hintImportance
+	u.status.SetText(u.hintSaved)
 }

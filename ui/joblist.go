@@ -29,7 +29,6 @@ type jobRow struct {
 	cancel  *widget.Button
 	retry   *widget.Button
 	content fyne.CanvasObject
-	pop     *widget.PopUp // the row's whole name and message while the pointer rests on it
 }
 
 func newJobRow(u *UI) *jobRow {
@@ -58,29 +57,22 @@ func newJobRow(u *UI) *jobRow {
 	return r
 }
 
-// MouseIn shows the row's whole name and message beside the pointer when either is cut.
-func (r *jobRow) MouseIn(e *desktop.MouseEvent) {
+// MouseIn shows the row's whole name and message in the status bar while the pointer rests on
+// the row and either is cut. (A pop-up would take the pointer's hover away from the row and
+// close at once: Fyne sends hover events only to an overlay while one is shown.)
+func (r *jobRow) MouseIn(*desktop.MouseEvent) {
 	w := r.name.Size().Width - 2*theme.InnerPadding()
-	cut := fyne.MeasureText(r.name.Text, theme.TextSize(), r.name.TextStyle).Width > w ||
-		fyne.MeasureText(r.msg.Text, theme.CaptionTextSize(), r.msg.TextStyle).Width > w
-	if !cut || r.u.Window == nil {
-		return
+	if fyne.MeasureText(r.name.Text, theme.TextSize(), r.name.TextStyle).Width > w ||
+		fyne.MeasureText(r.msg.Text, theme.CaptionTextSize(), r.msg.TextStyle).Width > w {
+		r.u.showHint(r.name.Text + "  —  " + r.msg.Text)
 	}
-	l := widget.NewLabel(wrapText(r.name.Text+"\n"+r.msg.Text, 64))
-	r.pop = widget.NewPopUp(l, r.u.Window.Canvas())
-	r.pop.ShowAtPosition(e.AbsolutePosition.Add(fyne.NewPos(12, 18)))
 }
 
-// MouseMoved keeps the pop-up where it opened.
+// MouseMoved does nothing: the hint stays while the pointer is on the row.
 func (r *jobRow) MouseMoved(*desktop.MouseEvent) {}
 
-// MouseOut hides the pop-up.
-func (r *jobRow) MouseOut() {
-	if r.pop != nil {
-		r.pop.Hide()
-		r.pop = nil
-	}
-}
+// MouseOut puts the status bar back.
+func (r *jobRow) MouseOut() { r.u.hideHint() }
 
 // CreateRenderer draws the row's content.
 func (r *jobRow) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(r.content) }
@@ -125,8 +117,9 @@ func rowMessage(tr *translator, j job.Job) string {
 
 func rowTail(tr *translator, j job.Job) string {
 	switch {
-	case j.Error != nil && (j.Status == job.Failed || j.Status == job.TimedOut || j.Status == job.Retrying ||
-		j.Status == job.Cancelled):
+	case j.Status == job.Cancelled && j.Error != nil:
+		return errorSentence(j.Error, tr.lang) // something a person did, not an error: no code
+	case j.Error != nil && (j.Status == job.Failed || j.Status == job.TimedOut || j.Status == job.Retrying):
 		return string(j.Error.Code) + " " + groupNumbers(errorSentence(j.Error, tr.lang))
 	case j.Status.Final():
 		return groupNumbers(outcomeText(tr, j))

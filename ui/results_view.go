@@ -279,7 +279,7 @@ func (u *UI) showFiles(dir string, files []string) {
 		b.Alignment = widget.ButtonAlignLeading
 		rows.Add(b)
 	}
-	d = dialog.NewCustom(u.tr.T("export.folder"), u.tr.T("dialog.close"), rows, u.Window)
+	d = dialog.NewCustom(u.tr.T("export.folder"), u.tr.T("dialog.close"), container.New(&fixedSize{width: 460}, rows), u.Window)
 	d.Show()
 }
 

@@ -223,7 +223,7 @@ func TestListPagesThroughThousands(t *testing.T) {
 	enqueueMany(t, h.app, 5000)
 	u.Start()
 	h.waitFor("the first page", func() bool { return len(u.model.rows) == pageSize })
-	if !u.model.more || u.allBtn.Text != "All 5000" || u.filterBtns[job.Pending].Text != "Pending 5000" {
+	if !u.model.more || u.allBtn.Text != "All 5,000" || u.filterBtns[job.Pending].Text != "Pending 5,000" {
 		t.Fatalf("more=%v all=%q pending=%q", u.model.more, u.allBtn.Text, u.filterBtns[job.Pending].Text)
 	}
 	h.waitFor("every page", func() bool {
