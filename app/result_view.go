@@ -86,6 +86,7 @@ var hiddenResultFields = map[string]bool{
 	"status": true,
 	// An AI job's goal tree, usage and requirements have views of their own in a window.
 	"subgoals": true, "usage": true, "eligibility": true, "content_hash": true, "failed_actions": true,
+	"converter_version": true, // which converter wrote a document: for support, not for people
 }
 
 // resultFieldOrder lists the families' well-known result fields in the order they are shown:

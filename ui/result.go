@@ -35,6 +35,9 @@ func resultRows(tr *translator, v app.ResultView) []resultRow {
 		if r.LabelKey != "" {
 			row.Label = tr.T(r.LabelKey)
 		}
+		if r.LabelKey != "" && r.ValueKey == "" && tr.Has(r.LabelKey+"."+r.Value) {
+			row.Value = tr.T(r.LabelKey + "." + r.Value) // a word a family writes, such as NATIVE
+		}
 		switch {
 		case r.ValueKey != "" && r.Value != "":
 			row.Value = tr.T(r.ValueKey, r.Value)

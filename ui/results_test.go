@@ -244,6 +244,11 @@ func TestDocumentResultsInTheWindow(t *testing.T) {
 	h.waitFor("the rendered workbook", func() bool {
 		return len(findAll[*widget.Select](u.detail.root)) == 1 && strings.Contains(paneText(u), "ノートPC")
 	})
+	for _, leak := range []string{"NATIVE", "docjob/3", "{\""} {
+		if strings.Contains(paneText(u), leak) {
+			t.Errorf("%q leaks into the window:\n%s", leak, paneText(u))
+		}
+	}
 	pick := findAll[*widget.Select](u.detail.root)[0]
 	if !strings.Contains(strings.Join(pick.Options, "|"), "売上") {
 		t.Fatalf("sections %q", pick.Options)
