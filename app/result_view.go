@@ -84,6 +84,9 @@ var hiddenResultFields = map[string]bool{
 	"outputBucket": true, "outputKey": true, "summary": true, "summaryJa": true,
 	"message": true, "messageJa": true, "source": true, "path": true, "name": true,
 	"status": true,
+	// An AI job's goal tree, usage and requirements have views of their own in a window.
+	"subgoals": true, "usage": true, "eligibility": true, "content_hash": true, "failed_actions": true,
+	"converter_version": true, // which converter wrote a document: for support, not for people
 }
 
 // resultFieldOrder lists the families' well-known result fields in the order they are shown:
@@ -93,6 +96,8 @@ var resultFieldOrder = []string{
 	"reason",
 	"totalRecords", "successCount", "errorCount", "users", "usersChanged", "table",
 	"page_count", "extracted_text_length", "rows", "bytes", "success_count", "failed_count", "goal_id",
+	"goal_status", "total_actions", "actions", "tasks", "description", "model",
+	"must_count", "need_check_count", "must_not_count", "risk_flags_count", "missing_keys_count", "fallback_level", "source_job_id",
 	"output_path", "errorsCsv", "reportXlsx",
 	"encoding", "delimiter", "extraction_method", "kind", "errorRecords", "errorsTruncated",
 	"toleratedFailurePercentage", "toleratedFailureCount", "processingTimeSeconds", "columns",

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -29,6 +28,12 @@ type detailPane struct {
 	seq   int        // guards against an older read overwriting a newer one
 	shown job.Status // status of the job on show ("" when none)
 
+	shownID     int64     // the job on show
+	shownAt     time.Time // its UpdatedAt when shown
+	shownEvents int       // the history events it had
+	scroll      *container.Scroll
+	gen         int // counts rebuilds: a view read in the background fills only the pane it was made for
+
 	bar *widget.ProgressBar
 	msg *widget.Label
 }
@@ -43,7 +48,7 @@ func newDetailPane(u *UI) *detailPane {
 func (d *detailPane) showEmpty() {
 	text := d.u.tr.T("detail.empty")
 	l := hintText(text, theme.SizeNameText, wrapFor(text), fyne.TextAlignCenter)
-	d.bar, d.msg, d.shown = nil, nil, ""
+	d.bar, d.msg, d.shown, d.shownID = nil, nil, "", 0
 	d.root.Objects = []fyne.CanvasObject{container.NewCenter(container.New(&fixedSize{width: 300}, l))}
 	d.root.Refresh()
 }
@@ -54,7 +59,7 @@ func (d *detailPane) showProgress(e job.Event) {
 		return // a late report must not bring back a finished job's old message
 	}
 	d.bar.SetValue(e.Progress)
-	d.msg.SetText(e.Message)
+	d.msg.SetText(d.u.humanMessage(e.Message))
 }
 
 // loadDetail reads job id and its history off the UI goroutine and shows them.
@@ -83,9 +88,16 @@ func (u *UI) loadDetail(id int64) {
 	}()
 }
 
-// show renders job j with its history.
+// show renders job j with its history. A finished job shown again unchanged keeps the pane as
+// it is, so a person reading its result (a chosen page, a table page) does not lose their place.
 func (d *detailPane) show(j job.Job, hist []job.Event) {
 	u, tr := d.u, d.u.tr
+	if j.Status.Final() && j.ID == d.shownID && j.Status == d.shown && j.UpdatedAt.Equal(d.shownAt) && len(hist) == d.shownEvents {
+		return
+	}
+	sameJob := j.ID == d.shownID
+	d.shownID, d.shownAt, d.shownEvents = j.ID, j.UpdatedAt, len(hist)
+	d.gen++
 	d.shown = j.Status
 	name := widget.NewLabel(j.Name)
 	name.SizeName = theme.SizeNameSubHeadingText
@@ -102,14 +114,14 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	setVisible(d.bar, barShown)
 	// While the job is under way the line under the bar is the engine's latest message; once it
 	// finished, that message is stale and the line says what became of it instead.
-	line := j.Message
+	line := u.humanMessage(j.Message)
 	if j.Status.Final() {
-		line = outcomeText(tr, j)
+		line = groupNumbers(outcomeText(tr, j))
 	}
 	d.msg = widget.NewLabel(line)
 	d.msg.Wrapping = wrapFor(line)
 
-	cancel := widget.NewButtonWithIcon(tr.T("action.cancel"), theme.CancelIcon(), func() { u.cancelJob(j.ID) })
+	cancel := widget.NewButtonWithIcon(tr.T("action.cancel"), theme.CancelIcon(), func() { u.confirmCancel(j) })
 	retry := widget.NewButtonWithIcon(tr.T("action.retry"), theme.ViewRefreshIcon(), func() { u.retryJob(j.ID) })
 	retry.Importance = widget.HighImportance
 	setEnabled(cancel, canCancel(j))
@@ -138,27 +150,46 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	add("detail.started", formatTime(j.StartedAt))
 	add("detail.completed", formatTime(j.CompletedAt))
 	if j.StartedAt != nil && j.CompletedAt != nil {
-		add("detail.duration", j.CompletedAt.Sub(*j.StartedAt).Round(time.Millisecond).String())
+		add("detail.duration", shortDuration(j.CompletedAt.Sub(*j.StartedAt)))
 	}
-	add("detail.input", inputSummary(j.Input))
+	add("detail.input", inputSummary(tr, j.Input))
 
 	sections := []fyne.CanvasObject{container.NewHBox(ty.box, st.box), name}
 	if barShown {
 		sections = append(sections, d.bar)
 	}
-	if line != "" && line != u.statusText(j.Status) && (j.Error == nil || !j.Status.Final()) {
+	if line != "" && line != u.statusText(j.Status) && (j.Error == nil || !j.Status.Final()) && j.Status != job.Cancelled {
 		sections = append(sections, d.msg) // a finished job's error card says it better
 	}
 	sections = append(sections, container.NewHBox(cancel, retry))
-	if j.Error != nil {
-		sections = append(sections, section(tr.T("detail.error")), errorCard(j.Error, tr.lang))
+	switch {
+	case j.Status == job.Cancelled:
+		sections = append(sections, u.cancelledCard(j))
+	case j.Error != nil:
+		sections = append(sections, section(tr.T("detail.error")), u.errorCard(j.Error))
 	}
-	if rows := resultRows(tr, app.DescribeResult(j)); len(rows) > 0 {
-		sections = append(sections, section(tr.T("detail.result")), u.resultForm(rows))
+	// The result: what a person came for (rejected rows, the document, the goal) and the save
+	// buttons first, then its figures field by field.
+	rows := resultRows(tr, app.DescribeResult(j))
+	extra := u.resultExtras(j)
+	if len(rows) > 0 || extra != nil {
+		sections = append(sections, section(tr.T("detail.result")))
+	}
+	if extra != nil {
+		sections = append(sections, extra)
+	}
+	if len(rows) > 0 {
+		sections = append(sections, u.resultForm(rows))
 	}
 	sections = append(sections, widget.NewSeparator(), container.New(layout.NewFormLayout(), facts...),
-		section(tr.T("detail.history")), historyList(tr, hist))
-	d.root.Objects = []fyne.CanvasObject{container.NewVScroll(container.NewPadded(container.NewVBox(sections...)))}
+		section(tr.T("detail.history")), u.timeline(j, hist))
+	// The same job shown again (its status or history moved on) keeps where the person scrolled to.
+	scroll := container.NewVScroll(container.NewPadded(container.NewVBox(sections...)))
+	if d.scroll != nil && sameJob {
+		scroll.Offset = d.scroll.Offset
+	}
+	d.scroll = scroll
+	d.root.Objects = []fyne.CanvasObject{scroll}
 	d.root.Refresh()
 }
 
@@ -169,68 +200,12 @@ func section(title string) fyne.CanvasObject {
 	return container.NewVBox(widget.NewSeparator(), l)
 }
 
-// errorCard shows an error's code and name, its sentence in both languages and its cause.
-func errorCard(e *job.Error, lang string) fyne.CanvasObject {
-	// The code in bold, the Step Functions name in small type beside it: a long name moves to
-	// the next line of a narrow pane instead of widening it.
-	code := widget.NewRichText(
-		&widget.TextSegment{Text: string(e.Code) + "  ", Style: widget.RichTextStyle{Inline: true,
-			ColorName: theme.ColorNameError, TextStyle: fyne.TextStyle{Bold: true}}},
-		&widget.TextSegment{Text: e.ErrorName(), Style: widget.RichTextStyle{Inline: true,
-			ColorName: theme.ColorNameError, SizeName: theme.SizeNameCaptionText, TextStyle: fyne.TextStyle{Bold: true}}})
-	code.Wrapping = fyne.TextWrapWord
-	// One label per sentence, so that each wraps the way its language does.
-	card := container.NewVBox(code)
-	for _, s := range strings.Split(strings.TrimPrefix(errorBody(e, lang), string(e.Code)+"  "), "\n") {
-		l := widget.NewLabel(s)
-		l.Wrapping = wrapFor(s)
-		l.Selectable = true
-		card.Add(l)
-	}
-	return card
-}
-
-// historyList lists events oldest first: time, event, status and message.
-func historyList(tr *translator, hist []job.Event) fyne.CanvasObject {
-	if len(hist) > maxHistory {
-		hist = hist[len(hist)-maxHistory:]
-	}
-	var lines []string
-	for _, e := range hist {
-		kind := e.Kind
-		if tr.Has("event." + e.Kind) {
-			kind = tr.T("event." + e.Kind)
-		}
-		line := fmt.Sprintf("%s  %s", e.At.Local().Format("01/02 15:04:05"), kind)
-		if e.Message != "" {
-			line += " — " + e.Message
-		}
-		lines = append(lines, line)
-	}
-	l := widget.NewLabel(strings.Join(lines, "\n"))
-	l.Wrapping = fyne.TextWrapWord
-	l.SizeName = theme.SizeNameCaptionText
-	l.Selectable = true
-	return l
-}
-
 // formatTime is a local date and time, or "" for none.
 func formatTime(t *time.Time) string {
 	if t == nil || t.IsZero() {
 		return ""
 	}
 	return t.Local().Format("2006-01-02 15:04:05")
-}
-
-// inputSummary is a job's input for people: its file path when it has one, else compact JSON.
-func inputSummary(raw json.RawMessage) string {
-	var in struct {
-		Path string `json:"path"`
-	}
-	if json.Unmarshal(raw, &in) == nil && in.Path != "" {
-		return in.Path
-	}
-	return clip(compactJSON(raw), 300)
 }
 
 func compactJSON(raw json.RawMessage) string {

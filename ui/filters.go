@@ -137,11 +137,11 @@ func (u *UI) refreshFilters() {
 			b.Refresh()
 		}
 	}
-	options := []string{u.tr.T("filter.all", u.model.total())}
+	options := []string{u.tr.T("filter.all", groupInt(int64(u.model.total())))}
 	selected := 0
 	set(u.allBtn, options[0], u.model.filter == "")
 	for i, s := range job.Statuses {
-		text := fmt.Sprintf("%s %d", u.statusText(s), u.model.counts[s])
+		text := fmt.Sprintf("%s %s", u.statusText(s), groupInt(int64(u.model.counts[s])))
 		set(u.filterBtns[s], text, u.model.filter == s)
 		options = append(options, text)
 		if u.model.filter == s {

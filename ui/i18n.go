@@ -1,5 +1,7 @@
 // Package ui owns JobDesk's desktop window: the drop zone, the virtualized job list with live
-// progress, the status filter, the detail pane, the goal form and the settings dialog. It talks
+// progress, the status filter, the detail pane — with every family's result readable in full
+// (results_*.go: rejected CSV rows, documents, AI goals and requirements, each savable anywhere)
+// and the history as a timeline (timeline.go) — the goal form and the settings dialog. It talks
 // to the app layer's service API and event stream only, never to SQL, so the window shows
 // exactly what the command line and the engine see. Updates from the engine arrive on the queue's
 // event stream, are coalesced off the UI thread and applied with fyne.Do about ten times a

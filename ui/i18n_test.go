@@ -185,7 +185,7 @@ func FuzzResultRows(f *testing.F) {
 	tr := newTranslator(LangJa)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_ = resultRows(tr, app.DescribeResult(job.Job{Result: b}))
-		_ = inputSummary(b)
+		_ = inputSummary(tr, b)
 	})
 }
 

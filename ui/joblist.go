@@ -7,6 +7,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -38,10 +39,15 @@ func newJobRow(u *UI) *jobRow {
 	r.name.Truncation = fyne.TextTruncateClip
 	r.msg = widget.NewLabel("")
 	r.msg.SizeName = theme.SizeNameCaptionText
-	r.msg.Truncation = fyne.TextTruncateClip
+	// The message ends with "…" when cut, and reads in full while the pointer rests on the row.
+	r.msg.Truncation = fyne.TextTruncateEllipsis
 	r.bar = widget.NewProgressBar()
 	r.bar.Max = 100
-	r.cancel = widget.NewButtonWithIcon("", theme.CancelIcon(), func() { u.cancelJob(r.id) })
+	r.cancel = widget.NewButtonWithIcon("", theme.CancelIcon(), func() {
+		if i, ok := u.model.index[r.id]; ok {
+			u.confirmCancel(u.model.rows[i])
+		}
+	})
 	r.retry = widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), func() { u.retryJob(r.id) })
 	r.cancel.Importance = widget.LowImportance
 	r.retry.Importance = widget.LowImportance
@@ -50,6 +56,23 @@ func newJobRow(u *UI) *jobRow {
 	r.ExtendBaseWidget(r)
 	return r
 }
+
+// MouseIn shows the row's whole name and message in the status bar while the pointer rests on
+// the row and either is cut. (A pop-up would take the pointer's hover away from the row and
+// close at once: Fyne sends hover events only to an overlay while one is shown.)
+func (r *jobRow) MouseIn(*desktop.MouseEvent) {
+	w := r.name.Size().Width - 2*theme.InnerPadding()
+	if fyne.MeasureText(r.name.Text, theme.TextSize(), r.name.TextStyle).Width > w ||
+		fyne.MeasureText(r.msg.Text, theme.CaptionTextSize(), r.msg.TextStyle).Width > w {
+		r.u.showHint(r.name.Text + "  —  " + r.msg.Text)
+	}
+}
+
+// MouseMoved does nothing: the hint stays while the pointer is on the row.
+func (r *jobRow) MouseMoved(*desktop.MouseEvent) {}
+
+// MouseOut puts the status bar back.
+func (r *jobRow) MouseOut() { r.u.hideHint() }
 
 // CreateRenderer draws the row's content.
 func (r *jobRow) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(r.content) }
@@ -94,13 +117,14 @@ func rowMessage(tr *translator, j job.Job) string {
 
 func rowTail(tr *translator, j job.Job) string {
 	switch {
-	case j.Error != nil && (j.Status == job.Failed || j.Status == job.TimedOut || j.Status == job.Retrying ||
-		j.Status == job.Cancelled):
-		return string(j.Error.Code) + " " + errorSentence(j.Error, tr.lang)
+	case j.Status == job.Cancelled && j.Error != nil:
+		return errorSentence(j.Error, tr.lang) // something a person did, not an error: no code
+	case j.Error != nil && (j.Status == job.Failed || j.Status == job.TimedOut || j.Status == job.Retrying):
+		return string(j.Error.Code) + " " + groupNumbers(errorSentence(j.Error, tr.lang))
 	case j.Status.Final():
-		return outcomeText(tr, j)
+		return groupNumbers(outcomeText(tr, j))
 	}
-	return j.Message
+	return humanMessage(tr, j.Message)
 }
 
 // errorSentence is an error's sentence in lang, else in the other language.
@@ -132,11 +156,15 @@ func canCancel(j job.Job) bool {
 	return j.Status == job.Pending || j.Status == job.Running || j.Status == job.Retrying
 }
 
-// canRetry: a finished job that did not fully succeed can be run again.
+// canRetry: a finished job that did not fully succeed can be run again — unless it failed in a
+// way that depends on its input alone (a damaged or protected file, a wrong header, a bad
+// request: inputBound), which running it again cannot change.
 func canRetry(j job.Job) bool {
 	switch j.Status {
-	case job.Failed, job.TimedOut, job.Cancelled, job.Partial:
+	case job.Cancelled, job.Partial:
 		return true
+	case job.Failed, job.TimedOut:
+		return j.Error == nil || j.Error.Retryable || !inputBound[j.Error.Code]
 	}
 	return false
 }

@@ -1,11 +1,15 @@
 package ui
 
 import (
+	"io"
 	"net/url"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
@@ -30,6 +34,9 @@ func resultRows(tr *translator, v app.ResultView) []resultRow {
 		row := resultRow{Label: r.Label, Value: r.Value, File: r.File}
 		if r.LabelKey != "" {
 			row.Label = tr.T(r.LabelKey)
+		}
+		if r.LabelKey != "" && r.ValueKey == "" && tr.Has(r.LabelKey+"."+r.Value) {
+			row.Value = tr.T(r.LabelKey + "." + r.Value) // a word a family writes, such as NATIVE
 		}
 		switch {
 		case r.ValueKey != "" && r.Value != "":
@@ -67,16 +74,106 @@ func (u *UI) resultForm(rows []resultRow) fyne.CanvasObject {
 	return container.New(layout.NewFormLayout(), cells...)
 }
 
-// openFile opens path with the desktop's default application (xdg-open on Linux).
+// openFile opens path with the desktop's default application (xdg-open on Linux); where none
+// answers, the window shows the file itself and offers to save it elsewhere.
 func (u *UI) openFile(path string) {
+	if !u.openURI(path) {
+		u.showFileInApp(path)
+	}
+}
+
+// openURI asks the desktop to open a file or folder; it reports whether something answered.
+func (u *UI) openURI(path string) bool {
 	if u.fyneApp == nil {
-		return
+		return false
 	}
 	link, err := url.Parse(storage.NewFileURI(path).String())
 	if err != nil {
-		return
+		return false
 	}
 	if err := u.fyneApp.OpenURL(link); err != nil {
 		u.setStatus(u.tr.T("result.open_failed", filepath.Base(path)))
+		return false
 	}
+	return true
+}
+
+// maxPreviewBytes bounds the text shown of a file the desktop could not open.
+const maxPreviewBytes = 64 << 10
+
+// showFileInApp shows path in a dialog — Markdown rendered, text as text, anything else by its
+// name and size — with a button that saves a copy where the person chooses.
+func (u *UI) showFileInApp(path string) {
+	tr := u.tr
+	var body fyne.CanvasObject
+	data, err := readHead(path, maxPreviewBytes)
+	switch ext := strings.ToLower(filepath.Ext(path)); {
+	case err != nil:
+		body = widget.NewLabel(u.errorText(err))
+	case ext == ".md":
+		rt := widget.NewRichTextFromMarkdown(string(data))
+		rt.Wrapping = fyne.TextWrapWord
+		body = rt
+	case ext == ".csv" || ext == ".txt" || ext == ".json" || ext == ".log":
+		l := widget.NewLabel(strings.TrimPrefix(string(data), "\uFEFF"))
+		l.TextStyle.Monospace = true
+		l.Selectable = true
+		body = l
+	default:
+		l := widget.NewLabel(tr.T("open.no_preview"))
+		l.Wrapping = wrapFor(l.Text)
+		body = l
+	}
+	where := widget.NewLabel(path)
+	where.Selectable = true
+	where.Wrapping = fyne.TextWrapBreak
+	save := widget.NewButtonWithIcon(tr.T("open.save_as"), theme.DocumentSaveIcon(), func() { u.askCopy(path) })
+	save.Importance = widget.HighImportance
+	content := container.NewBorder(container.NewVBox(where, container.NewHBox(save)), nil, nil, nil, container.NewScroll(body))
+	d := dialog.NewCustom(filepath.Base(path), tr.T("dialog.close"), content, u.Window)
+	d.Resize(dialogSize(u.Window))
+	d.Show()
+}
+
+// readHead reads at most n bytes from the start of path.
+func readHead(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, n))
+}
+
+// askCopy asks where to save a copy of path, and writes it there.
+func (u *UI) askCopy(path string) {
+	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
+		if err != nil {
+			u.showError(u.tr.T("error.save_title"), err)
+			return
+		}
+		if w == nil {
+			return
+		}
+		defer w.Close()
+		if err := copyFileTo(path, w); err != nil {
+			u.showError(u.tr.T("error.save_title"), err)
+			return
+		}
+		u.setStatus(u.tr.T("status.saved", w.URI().Name()))
+	}, u.Window)
+	d.SetFileName(filepath.Base(path))
+	d.Resize(dialogSize(u.Window))
+	d.Show()
+}
+
+// copyFileTo copies the file at path to w.
+func copyFileTo(path string, w io.Writer) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(w, f)
+	return err
 }

@@ -148,6 +148,7 @@ func TestCancelAndRetryButtons(t *testing.T) {
 	}
 
 	test.Tap(h.row(id).cancel)
+	tapDialogButton(t, h, "キャンセルする") // cancelling asks first
 	h.waitFor("CANCELLED", h.statusIs(id, job.Cancelled))
 	st, _ = h.rowState(id)
 	if st.cancelOn || !st.retryOn || st.bar {
@@ -160,6 +161,7 @@ func TestCancelAndRetryButtons(t *testing.T) {
 	test.Tap(h.row(id).retry)
 	h.waitFor("running again", h.statusIs(id, job.Running))
 	test.Tap(h.row(id).cancel) // 8 GiB takes a while; cancelling again keeps the test short
+	tapDialogButton(t, h, "キャンセルする")
 	h.waitFor("CANCELLED again", h.statusIs(id, job.Cancelled))
 
 	// The detail pane shows the selected job's error and history.
@@ -221,7 +223,7 @@ func TestListPagesThroughThousands(t *testing.T) {
 	enqueueMany(t, h.app, 5000)
 	u.Start()
 	h.waitFor("the first page", func() bool { return len(u.model.rows) == pageSize })
-	if !u.model.more || u.allBtn.Text != "All 5000" || u.filterBtns[job.Pending].Text != "Pending 5000" {
+	if !u.model.more || u.allBtn.Text != "All 5,000" || u.filterBtns[job.Pending].Text != "Pending 5,000" {
 		t.Fatalf("more=%v all=%q pending=%q", u.model.more, u.allBtn.Text, u.filterBtns[job.Pending].Text)
 	}
 	h.waitFor("every page", func() bool {

@@ -67,6 +67,12 @@ type UI struct {
 	detail     *detailPane
 	status     *widget.Label
 	engineInfo *widget.Label
+
+	// hinting is set while the status bar shows a cut text in full (showHint); hintSaved and
+	// hintImportance are what it said before.
+	hinting        bool
+	hintSaved      string
+	hintImportance widget.Importance
 }
 
 // New builds the window for a (not yet shown) on fyneApp. The engine is not started: Run does
@@ -211,7 +217,7 @@ func (u *UI) refreshEngineInfo() {
 	}
 	running := u.model.counts[job.Running]
 	waiting := u.model.counts[job.Pending] + u.model.counts[job.Retrying]
-	u.engineInfo.SetText(u.tr.T("status.engine", running, waiting))
+	u.engineInfo.SetText(u.tr.T("status.engine", groupInt(int64(running)), groupInt(int64(waiting))))
 }
 
 // statusText is the translated name of a status.
@@ -227,12 +233,14 @@ func (u *UI) typeText(t string) string {
 
 // setStatus shows a short message in the status bar.
 func (u *UI) setStatus(msg string) {
+	u.hinting = false
 	u.status.Importance = widget.MediumImportance
 	u.status.SetText(time.Now().Format("15:04:05") + "  " + msg)
 }
 
 // setStatusError shows an error in the status bar, in the window's language.
 func (u *UI) setStatusError(err error) {
+	u.hinting = false
 	u.status.Importance = widget.DangerImportance
 	u.status.SetText(time.Now().Format("15:04:05") + "  " + u.errorText(err))
 }

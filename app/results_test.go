@@ -1,0 +1,151 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"jobdesk/engine/aijob"
+	"jobdesk/engine/aijob/aitest"
+	"jobdesk/engine/job"
+)
+
+// TestCSVErrorsPages: the rejected rows of a CSV job read page by page from its errors file, in
+// order, values with commas, quotes and line breaks intact, across the index's marks.
+func TestCSVErrorsPages(t *testing.T) {
+	a, ctx := openTestApp(t, t.TempDir())
+	var b strings.Builder
+	b.WriteString("ユーザーID,ログイン回数,投稿回数\n")
+	bad := 0
+	for i := 1; i <= 2000; i++ {
+		switch {
+		case i%9 == 0:
+			fmt.Fprintf(&b, "U%05d,\"1,\"\"2\"\"\n3\",4\n", i)
+			bad++
+		case i%5 == 0:
+			fmt.Fprintf(&b, "U%05d,x,4\n", i)
+			bad++
+		default:
+			fmt.Fprintf(&b, "U%05d,%d,4\n", i, i)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "log.csv")
+	os.WriteFile(path, []byte(b.String()), 0o644)
+	if err := a.StartEngine(ctx); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := a.Submit(ctx, []string{path}, SubmitOptions{Extra: map[string]string{"tolerate-percent": "100", "tolerate-count": "100000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := a.Wait(ctx, jobs[0].ID)
+	if err != nil || j.Status != job.Partial {
+		t.Fatalf("%v %s %v", err, j.Status, j.Error)
+	}
+	var all []CSVErrorRow
+	for off := 0; ; off += 70 {
+		p, err := a.CSVErrors(ctx, j.ID, off, 70)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Total != bad {
+			t.Fatalf("total %d, want %d", p.Total, bad)
+		}
+		if len(p.Rows) == 0 {
+			break
+		}
+		all = append(all, p.Rows...)
+	}
+	if len(all) != bad {
+		t.Fatalf("%d rows read, want %d", len(all), bad)
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i].Line <= all[i-1].Line {
+			t.Fatalf("rows out of order at %d: %d after %d", i, all[i].Line, all[i-1].Line)
+		}
+	}
+	var quoted CSVErrorRow
+	for _, r := range all {
+		if strings.Contains(r.Value, "\n") {
+			quoted = r
+			break
+		}
+	}
+	if quoted.Value != "1,\"2\"\n3" || quoted.ReasonJa == "" || quoted.Reason == "" || quoted.Column != "ログイン回数" {
+		t.Fatalf("quoted row %+v", quoted)
+	}
+	if got := ExportFormats(j); strings.Join(got, ",") != "xlsx,csv" {
+		t.Fatalf("formats %v", got)
+	}
+	if _, err := a.CSVErrors(ctx, 999, 0, 10); job.AsError(err).Code != job.E014 {
+		t.Fatalf("a missing job: %v", err)
+	}
+}
+
+// TestMarkdownSections: headings of levels 1 and 2 outside code fences, each with its span.
+func TestMarkdownSections(t *testing.T) {
+	md := "# a.pdf\n\n## Page 1\n\none\n```\n# not a heading\n```\n## Page 2\n\ntwo\n# b.xlsx\n\n## 売上\n| x |\n"
+	s := MarkdownSections(md)
+	var titles []string
+	for _, x := range s {
+		titles = append(titles, fmt.Sprintf("%d:%s", x.Level, x.Title))
+	}
+	if strings.Join(titles, "|") != "1:a.pdf|2:Page 1|2:Page 2|1:b.xlsx|2:売上" {
+		t.Fatalf("%q", titles)
+	}
+	if got := md[s[1].Start:s[1].End]; !strings.HasPrefix(got, "## Page 1") || !strings.Contains(got, "# not a heading") || strings.Contains(got, "two") {
+		t.Fatalf("page 1 is %q", got)
+	}
+	if got := md[s[0].Start:s[0].End]; strings.Contains(got, "b.xlsx") || !strings.Contains(got, "two") {
+		t.Fatalf("a.pdf is %q", got)
+	}
+}
+
+// TestGoalOfJobAndExport: an AI job's goal comes with its chart and usage, and saves as
+// Markdown, CSV and XLSX.
+func TestGoalOfJobAndExport(t *testing.T) {
+	srv := aitest.NewOpenAI(t, nil)
+	aiEnv(t, srv.URL)
+	a, ctx := openTestApp(t, t.TempDir())
+	first, err := a.SubmitGoal(ctx, GoalRequest{Title: "英語で会議を進められるようになる"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.StartEngine(ctx); err != nil {
+		t.Fatal(err)
+	}
+	j, err := a.Wait(ctx, first.ID)
+	if err != nil || j.Status != job.Succeeded {
+		t.Fatalf("%v %s", err, j.Status)
+	}
+	v, err := a.GoalOfJob(ctx, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Goal.Title != "英語で会議を進められるようになる" || len(v.Goal.Subgoals) != 8 || v.Usage.Calls == 0 {
+		t.Fatalf("%+v", v)
+	}
+	if got := ExportFormats(j); strings.Join(got, ",") != "md,csv,xlsx" {
+		t.Fatalf("formats %v", got)
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"md", "csv", "xlsx"} {
+		out := filepath.Join(dir, "goal."+f)
+		if err := a.ExportResult(ctx, j.ID, f, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "goal.md"))
+	if !strings.Contains(string(md), "# 英語で会議を進められるようになる") || !strings.Contains(string(md), "## 1. "+v.Goal.Subgoals[0].Title) {
+		t.Fatalf("markdown %s", md)
+	}
+	if err := a.ExportResult(ctx, j.ID, "pdf", filepath.Join(dir, "x.pdf")); job.AsError(err).Code != job.E014 {
+		t.Fatalf("pdf: %v", err)
+	}
+	r, ok := EligibilityOf(job.Job{Type: aijob.TypeEligibility, Result: []byte(`{"fallback_level":2,"eligibility":{"must":[{"key":"region","text":"都内"}]}}`)})
+	if !ok || r.FallbackLevel != 2 || r.Eligibility.Must[0].Text != "都内" {
+		t.Fatalf("%+v", r)
+	}
+}

@@ -1,0 +1,63 @@
+package ui
+
+import (
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+)
+
+// hoverText shows content (a label cut with "…") and, while the pointer rests on it and the
+// text does not fit, the whole text in the status bar: Fyne has no tooltips, and a pop-up would
+// take the hover away from what opened it.
+type hoverText struct {
+	widget.BaseWidget
+	u       *UI
+	content fyne.CanvasObject
+	full    string
+}
+
+func newHoverText(u *UI, content fyne.CanvasObject, full string) *hoverText {
+	h := &hoverText{u: u, content: content, full: full}
+	h.ExtendBaseWidget(h)
+	return h
+}
+
+// CreateRenderer draws the content.
+func (h *hoverText) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(h.content) }
+
+// MouseIn shows the whole text when it is cut.
+func (h *hoverText) MouseIn(*desktop.MouseEvent) {
+	if h.full != "" && fyne.MeasureText(h.full, theme.TextSize(), fyne.TextStyle{}).Width+2*theme.InnerPadding() > h.Size().Width {
+		h.u.showHint(h.full)
+	}
+}
+
+// MouseMoved does nothing.
+func (h *hoverText) MouseMoved(*desktop.MouseEvent) {}
+
+// MouseOut puts the status bar back.
+func (h *hoverText) MouseOut() { h.u.hideHint() }
+
+// showHint shows text in full in the status bar until hideHint, keeping what it said.
+func (u *UI) showHint(text string) {
+	if u.status == nil {
+		return
+	}
+	if !u.hinting {
+		u.hintSaved, u.hintImportance = u.status.Text, u.status.Importance
+	}
+	u.hinting = true
+	u.status.Importance = widget.MediumImportance
+	u.status.SetText(text)
+}
+
+// hideHint puts back what the status bar said before showHint.
+func (u *UI) hideHint() {
+	if u.status == nil || !u.hinting {
+		return
+	}
+	u.hinting = false
+	u.status.Importance = u.hintImportance
+	u.status.SetText(u.hintSaved)
+}

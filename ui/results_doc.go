@@ -1,0 +1,276 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"jobdesk/app"
+	"jobdesk/engine/job"
+)
+
+// maxRenderedBytes bounds the Markdown drawn at once: a longer section shows its beginning and
+// says so (the whole file can be saved); rich text of megabytes would freeze the window.
+const maxRenderedBytes = 40 << 10
+
+// docView shows a converted document: the Markdown rendered or raw, a choice of its sections
+// (a PDF's pages, a workbook's sheets, a ZIP's files), copy to the clipboard, a ZIP's files with
+// how each converted, and which pages a partial result left out and why.
+type docView struct {
+	u       *UI
+	doc     app.DocumentView
+	root    *fyne.Container
+	body    *fyne.Container
+	scroll  *container.Scroll
+	raw     bool
+	section int // index into doc.Sections; -1: the whole document
+	pick    *widget.Select
+	choices []string
+}
+
+func newDocView(u *UI, j job.Job, doc app.DocumentView) *docView {
+	v := &docView{u: u, doc: doc, section: -1}
+	tr := u.tr
+	v.body = container.NewVBox()
+	v.scroll = container.NewVScroll(v.body)
+
+	mode := widget.NewRadioGroup([]string{tr.T("doc.rendered"), tr.T("doc.raw")}, nil)
+	mode.Horizontal = true
+	mode.SetSelected(tr.T("doc.rendered"))
+	mode.OnChanged = func(s string) {
+		v.raw = s == tr.T("doc.raw")
+		v.render()
+	}
+	copyBtn := widget.NewButtonWithIcon(tr.T("doc.copy"), theme.ContentCopyIcon(), func() {
+		u.fyneApp.Clipboard().SetContent(v.text())
+		u.setStatus(tr.T("status.copied"))
+	})
+	tools := container.NewHBox(mode, copyBtn)
+	if len(doc.Sections) > 1 {
+		v.choices = []string{tr.T("doc.whole")}
+		for _, s := range doc.Sections {
+			title := s.Title
+			if s.Level == 2 {
+				title = "    " + title
+			}
+			v.choices = append(v.choices, title)
+		}
+		v.pick = widget.NewSelect(v.choices, func(s string) {
+			for i, c := range v.choices {
+				if c == s {
+					v.section = i - 1
+					break
+				}
+			}
+			v.render()
+		})
+		v.pick.PlaceHolder = tr.T("doc.sections")
+		if len(doc.Markdown) > maxRenderedBytes {
+			v.section = 0 // a long document opens at its first section
+		}
+	}
+	parts := []fyne.CanvasObject{}
+	if note := v.partialNote(); note != nil {
+		parts = append(parts, note)
+	}
+	if len(doc.Entries) > 0 {
+		parts = append(parts, v.entryList())
+	}
+	head := fyne.CanvasObject(tools)
+	if v.pick != nil {
+		head = container.NewVBox(v.pick, tools)
+	}
+	parts = append(parts, head, tallBox(v.scroll, 420))
+	v.root = container.NewVBox(parts...)
+	v.render()
+	if v.pick != nil {
+		v.pick.SetSelectedIndex(v.section + 1)
+	}
+	return v
+}
+
+// text is the Markdown on show: the chosen section, or the whole document.
+func (v *docView) text() string {
+	md := v.doc.Markdown
+	if v.section >= 0 && v.section < len(v.doc.Sections) {
+		s := v.doc.Sections[v.section]
+		md = md[s.Start:s.End]
+	}
+	return md
+}
+
+// render draws the chosen part, rendered or raw.
+func (v *docView) render() {
+	md := v.text()
+	cut := false
+	if len(md) > maxRenderedBytes {
+		md, cut = strings.ToValidUTF8(md[:maxRenderedBytes], ""), true
+	}
+	var o fyne.CanvasObject
+	if v.raw {
+		l := widget.NewLabel(md)
+		l.TextStyle.Monospace = true
+		l.Selectable = true
+		l.Wrapping = fyne.TextWrapBreak
+		o = l
+	} else {
+		rt := widget.NewRichTextFromMarkdown(tablesAsLines(md))
+		rt.Wrapping = fyne.TextWrapWord
+		o = rt
+	}
+	v.body.Objects = []fyne.CanvasObject{o}
+	if cut {
+		l := widget.NewLabel(v.u.tr.T("doc.cut"))
+		l.Importance = widget.WarningImportance
+		l.Wrapping = wrapFor(l.Text)
+		v.body.Objects = append(v.body.Objects, l)
+	}
+	v.body.Refresh()
+	v.scroll.ScrollToTop()
+}
+
+// show moves to section i (from a ZIP's file list).
+func (v *docView) show(i int) {
+	if v.pick != nil && i >= 0 && i+1 < len(v.choices) {
+		v.pick.SetSelectedIndex(i + 1) // calls render
+		return
+	}
+	v.section = i
+	v.render()
+}
+
+// partialNote says which pages a partial result left out and why; nil when nothing was.
+func (v *docView) partialNote() fyne.CanvasObject {
+	tr, d := v.u.tr, v.doc
+	var lines []string
+	if d.Reason != "" || d.ReasonJa != "" {
+		r := d.Reason
+		if tr.lang == LangJa && d.ReasonJa != "" || r == "" {
+			r = d.ReasonJa
+		}
+		lines = append(lines, r)
+	}
+	if len(d.NoTextPages) > 0 {
+		lines = append(lines, tr.T("doc.no_text_pages", pageList(d.NoTextPages)))
+	}
+	if len(d.DamagedPages) > 0 {
+		lines = append(lines, tr.T("doc.damaged_pages", pageList(d.DamagedPages)))
+	}
+	if len(d.OCRPages) > 0 {
+		lines = append(lines, tr.T("doc.ocr_pages", pageList(d.OCRPages)))
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	box := container.NewVBox()
+	for _, s := range lines {
+		l := widget.NewLabel(s)
+		l.Importance = widget.WarningImportance
+		l.Wrapping = wrapFor(s)
+		box.Add(l)
+	}
+	return box
+}
+
+// pageList writes page numbers for people: "3, 5, 7–9".
+func pageList(pages []int) string {
+	var parts []string
+	for i := 0; i < len(pages); {
+		k := i
+		for k+1 < len(pages) && pages[k+1] == pages[k]+1 {
+			k++
+		}
+		if k-i >= 2 {
+			parts = append(parts, fmt.Sprintf("%d–%d", pages[i], pages[k]))
+		} else {
+			for n := i; n <= k; n++ {
+				parts = append(parts, fmt.Sprint(pages[n]))
+			}
+		}
+		i = k + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
+// entryList lists a ZIP's files: status, name, kind, characters and why one failed, with a
+// button that shows a converted file's part of the document.
+func (v *docView) entryList() fyne.CanvasObject {
+	tr := v.u.tr
+	title := widget.NewLabel(tr.T("doc.entries", len(v.doc.Entries)))
+	title.TextStyle.Bold = true
+	box := container.NewVBox(title)
+	for _, e := range v.doc.Entries {
+		e := e
+		icon := theme.ConfirmIcon()
+		switch e.Status {
+		case "partial":
+			icon = theme.WarningIcon()
+		case "failed":
+			icon = theme.ErrorIcon()
+		}
+		status := tr.T("doc.entry." + e.Status)
+		line := fmt.Sprintf("%s  ·  %s", e.Name, status)
+		if e.Chars > 0 {
+			line += "  ·  " + tr.T("result.chars", groupInt(int64(e.Chars)))
+		}
+		reason := e.Reason
+		if tr.lang == LangJa && e.ReasonJa != "" || reason == "" {
+			reason = e.ReasonJa
+		}
+		if reason != "" {
+			line += "  ·  " + strings.TrimSpace(e.Code+" "+reason)
+		}
+		label := widget.NewLabel(line)
+		label.Truncation = fyne.TextTruncateEllipsis
+		row := container.NewBorder(nil, nil, widget.NewIcon(icon), nil, newHoverText(v.u, label, line))
+		if e.Section >= 0 {
+			idx := e.Section
+			open := widget.NewButtonWithIcon(tr.T("doc.open_entry"), theme.VisibilityIcon(), func() { v.show(idx) })
+			open.Importance = widget.LowImportance
+			row = container.NewBorder(nil, nil, widget.NewIcon(icon), open, newHoverText(v.u, label, line))
+		}
+		box.Add(row)
+	}
+	return box
+}
+
+// tablesAsLines rewrites Markdown tables, which Fyne's rich text does not draw, as one paragraph
+// per row with the cells separated by "｜" and the header row in bold, so a sheet reads row by
+// row instead of as one run of pipes.
+func tablesAsLines(md string) string {
+	lines := strings.Split(md, "\n")
+	var b strings.Builder
+	header := true
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if !strings.HasPrefix(t, "|") {
+			header = true
+			b.WriteString(l)
+			b.WriteByte('\n')
+			continue
+		}
+		cells := strings.Split(strings.Trim(t, "|"), "|")
+		sep := true
+		for i, c := range cells {
+			cells[i] = strings.TrimSpace(c)
+			if strings.Trim(cells[i], "-: ") != "" {
+				sep = false
+			}
+		}
+		if sep {
+			continue
+		}
+		row := strings.Join(cells, "　｜　")
+		if header && strings.TrimSpace(row) != "" {
+			row = "**" + row + "**"
+		}
+		header = false
+		b.WriteString(row)
+		b.WriteString("\n\n")
+	}
+	return b.String()
+}

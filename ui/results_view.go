@@ -1,0 +1,316 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"jobdesk/app"
+	"jobdesk/engine/aijob"
+	"jobdesk/engine/job"
+)
+
+// This file shows a finished job's whole result inside the window, under the detail pane's
+// labelled fields: a CSV job's rejected rows, a converted document, an AI goal's chart or an
+// eligibility extraction's requirements, with buttons that save each result file where the
+// person chooses. What it shows is read off the UI goroutine through the app's service API.
+
+// resultFamily says which full view a finished job's result gets.
+type resultFamily int
+
+const (
+	resultNone resultFamily = iota
+	resultCSV
+	resultDocument
+	resultGoal
+	resultEligibility
+)
+
+// familyOfResult picks the full view for j from what its result holds.
+func familyOfResult(j job.Job) resultFamily {
+	if !j.Status.Final() || len(j.Result) == 0 {
+		return resultNone
+	}
+	v := app.DescribeResult(j)
+	has := func(key string) bool {
+		for _, r := range v.Rows {
+			if r.LabelKey == "field."+key {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case j.Type == aijob.TypeEligibility:
+		return resultEligibility
+	case has("errorsCsv") || has("reportXlsx"):
+		return resultCSV
+	case has("output_path"):
+		return resultDocument
+	case has("goal_id"):
+		return resultGoal
+	}
+	return resultNone
+}
+
+// resultExtras is the full view of finished job j and its save buttons; it fills itself once
+// the service answered. It returns nil when j has nothing more to show.
+func (u *UI) resultExtras(j job.Job) fyne.CanvasObject {
+	fam := familyOfResult(j)
+	formats := app.ExportFormats(j)
+	if fam == resultNone && len(formats) == 0 {
+		return nil
+	}
+	box := container.NewVBox()
+	if bar := u.exportBar(j, formats); bar != nil {
+		box.Add(bar)
+	}
+	body := container.NewVBox(widget.NewProgressBarInfinite())
+	box.Add(body)
+	seq := u.detail.gen
+	fill := func(o fyne.CanvasObject) {
+		u.do(func() {
+			if seq != u.detail.gen {
+				return
+			}
+			body.Objects = []fyne.CanvasObject{o}
+			body.Refresh()
+		})
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(u.ctx, 30*time.Second)
+		defer cancel()
+		switch fam {
+		case resultCSV:
+			page, err := u.app.CSVErrors(ctx, j.ID, 0, csvPageSize)
+			u.do(func() {
+				if seq != u.detail.gen {
+					return
+				}
+				var o fyne.CanvasObject
+				if err != nil {
+					o = u.problemLine(err)
+				} else {
+					o = newCSVErrorView(u, j.ID, page).root
+				}
+				body.Objects = []fyne.CanvasObject{o}
+				body.Refresh()
+			})
+		case resultDocument:
+			doc, err := u.app.Document(ctx, j.ID)
+			u.do(func() {
+				if seq != u.detail.gen {
+					return
+				}
+				var o fyne.CanvasObject
+				if err != nil {
+					o = u.problemLine(err)
+				} else {
+					o = newDocView(u, j, doc).root
+				}
+				body.Objects = []fyne.CanvasObject{o}
+				body.Refresh()
+			})
+		case resultGoal:
+			g, err := u.app.GoalOfJob(ctx, j.ID)
+			u.do(func() {
+				if seq != u.detail.gen {
+					return
+				}
+				var o fyne.CanvasObject
+				if err != nil {
+					o = u.problemLine(err)
+				} else {
+					o = u.goalView(g)
+				}
+				body.Objects = []fyne.CanvasObject{o}
+				body.Refresh()
+			})
+		case resultEligibility:
+			r, _ := app.EligibilityOf(j)
+			u.do(func() {
+				if seq != u.detail.gen {
+					return
+				}
+				body.Objects = []fyne.CanvasObject{u.eligibilityView(r)}
+				body.Refresh()
+			})
+		default:
+			fill(layout.NewSpacer())
+		}
+	}()
+	return box
+}
+
+// problemLine is an error in one wrapped line of the window's language.
+func (u *UI) problemLine(err error) fyne.CanvasObject {
+	l := widget.NewLabel(u.errorText(err))
+	l.Importance = widget.DangerImportance
+	l.Wrapping = wrapFor(l.Text)
+	return l
+}
+
+// exportBar offers to save each of j's result files in the formats it has, and to open the
+// folder that holds them; nil when there is nothing to save.
+func (u *UI) exportBar(j job.Job, formats []string) fyne.CanvasObject {
+	if len(formats) == 0 {
+		return nil
+	}
+	bar := container.NewHBox()
+	for _, f := range formats {
+		format := f
+		b := widget.NewButtonWithIcon(u.tr.T("export."+format), theme.DocumentSaveIcon(), func() { u.askSave(j, format) })
+		bar.Add(b)
+	}
+	if dir := resultFolder(j); dir != "" {
+		b := widget.NewButtonWithIcon(u.tr.T("export.folder"), theme.FolderOpenIcon(), func() { u.openFolder(j, dir) })
+		b.Importance = widget.LowImportance
+		bar.Add(b)
+	}
+	return container.NewHScroll(bar)
+}
+
+// resultFolder is the folder of the first result file j names, or "".
+func resultFolder(j job.Job) string {
+	for _, r := range app.DescribeResult(j).Rows {
+		if r.File != "" {
+			return filepath.Dir(r.File)
+		}
+	}
+	return ""
+}
+
+// suggestedName is the file name a save dialog proposes for j's result in format.
+func suggestedName(j job.Job, format string) string {
+	base := strings.TrimSuffix(filepath.Base(j.Name), filepath.Ext(j.Name))
+	if base == "" || base == "." {
+		base = fmt.Sprintf("job-%d", j.ID)
+	}
+	switch format {
+	case "csv":
+		if j.Type == "csv" || familyOfResult(j) == resultCSV {
+			return base + "-errors.csv"
+		}
+	case "xlsx":
+		if familyOfResult(j) == resultCSV {
+			return base + "-report.xlsx"
+		}
+	}
+	return base + "." + format
+}
+
+// askSave opens the save dialog for j's result in format; the chosen file is written by
+// saveResult.
+func (u *UI) askSave(j job.Job, format string) {
+	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
+		if err != nil {
+			u.showError(u.tr.T("error.save_title"), err)
+			return
+		}
+		if w == nil {
+			return // the person closed the dialog
+		}
+		path := w.URI().Path()
+		_ = w.Close()
+		u.saveResult(j.ID, format, path)
+	}, u.Window)
+	d.SetFileName(suggestedName(j, format))
+	d.Resize(dialogSize(u.Window))
+	d.Show()
+}
+
+// saveResult writes job id's result in format to path off the UI goroutine and says how it went.
+func (u *UI) saveResult(id int64, format, path string) {
+	go func() {
+		ctx, cancel := context.WithTimeout(u.ctx, 2*time.Minute)
+		defer cancel()
+		err := u.app.ExportResult(ctx, id, format, path)
+		u.do(func() {
+			if err != nil {
+				u.showError(u.tr.T("error.save_title"), err)
+				return
+			}
+			u.setStatus(u.tr.T("status.saved", filepath.Base(path)))
+		})
+	}()
+}
+
+// openFolder opens the folder holding j's result files with the desktop's file manager; where
+// none answers, the window lists the files itself and offers to save them elsewhere.
+func (u *UI) openFolder(j job.Job, dir string) {
+	if u.openURI(dir) {
+		return
+	}
+	var files []string
+	for _, r := range app.DescribeResult(j).Rows {
+		if r.File != "" {
+			files = append(files, r.File)
+		}
+	}
+	u.showFiles(dir, files)
+}
+
+// showFiles lists files (in folder dir) with a button each that shows the file in the window.
+func (u *UI) showFiles(dir string, files []string) {
+	rows := container.NewVBox()
+	note := widget.NewLabel(u.tr.T("open.no_opener"))
+	note.Wrapping = wrapFor(note.Text)
+	path := widget.NewLabel(dir)
+	path.Selectable = true
+	path.Wrapping = fyne.TextWrapBreak
+	rows.Add(note)
+	rows.Add(path)
+	var d dialog.Dialog
+	for _, f := range files {
+		file := f
+		b := widget.NewButtonWithIcon(filepath.Base(file), theme.FileIcon(), func() {
+			d.Hide()
+			u.showFileInApp(file)
+		})
+		b.Alignment = widget.ButtonAlignLeading
+		rows.Add(b)
+	}
+	d = dialog.NewCustom(u.tr.T("export.folder"), u.tr.T("dialog.close"), container.New(&fixedSize{width: 460}, rows), u.Window)
+	d.Show()
+}
+
+// dialogSize is a large dialog's size in window w: most of it.
+func dialogSize(w fyne.Window) fyne.Size {
+	s := w.Canvas().Size()
+	return fyne.NewSize(max(480, s.Width*0.85), max(360, s.Height*0.85))
+}
+
+// tallBox gives content a fixed height (its width follows the pane), so a table, tree or
+// document scrolls inside the detail pane instead of stretching it.
+func tallBox(content fyne.CanvasObject, height float32) fyne.CanvasObject {
+	return container.New(&fixedHeight{height: height}, content)
+}
+
+// fixedHeight is a layout of fixed height and any width.
+type fixedHeight struct{ height float32 }
+
+// MinSize is the fixed height and the widest object's minimum width.
+func (l *fixedHeight) MinSize(objects []fyne.CanvasObject) fyne.Size {
+	w := float32(0)
+	for _, o := range objects {
+		w = max(w, o.MinSize().Width)
+	}
+	return fyne.NewSize(w, l.height)
+}
+
+// Layout stretches every object over the whole area.
+func (l *fixedHeight) Layout(objects []fyne.CanvasObject, size fyne.Size) {
+	for _, o := range objects {
+		o.Move(fyne.NewPos(0, 0))
+		o.Resize(size)
+	}
+}
