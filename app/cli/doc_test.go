@@ -580,17 +580,17 @@ func TestDocZipReused(t *testing.T) {
 		t.Fatalf("export of the reused result:\n%s", md)
 	}
 	// The reuse skipped the Map: no entry conversions ran under the second job's execution.
-	da, err := app.Open(app.Config{DataDir: dataDir})
+	reopened, err := app.Open(app.Config{DataDir: dataDir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer da.Close()
+	defer reopened.Close()
 	ctx := context.Background()
-	execs, _ := da.List(ctx, app.ListFilter{ParentID: second.ID, Type: flow.TypeExecution})
+	execs, _ := reopened.List(ctx, app.ListFilter{ParentID: second.ID, Type: flow.TypeExecution})
 	if len(execs) != 1 {
 		t.Fatalf("executions %v", execs)
 	}
-	tasks, _ := da.List(ctx, app.ListFilter{ParentID: execs[0].ID, Type: flow.FunctionTypePrefix + docjob.FunctionName})
+	tasks, _ := reopened.List(ctx, app.ListFilter{ParentID: execs[0].ID, Type: flow.FunctionTypePrefix + docjob.FunctionName})
 	for _, k := range tasks {
 		if k.Name == "ConvertEntry" || k.Name == "ExtractEntries" {
 			t.Fatalf("the reused archive was converted again: %s", k.Name)
