@@ -3,8 +3,9 @@ package main
 // The shape JobDesk keeps, checked on every `make test`:
 //   - handler packages (and what they build on) link neither SQLite, nor Fyne, nor the AWS SDK,
 //     so the same code runs in the desktop app and in the Lambda worker;
-//   - the window talks to the app's service API only: ui/ imports neither engine/queue nor
-//     engine/store;
+//   - the window and the command line talk to the app's service API only: ui/ and app/cli
+//     import neither engine/queue nor engine/store, and App exports no database or queue;
+//   - a family's wiring (app/*family) never imports the app, only the contract app/family;
 //   - only sync/ imports the AWS SDK;
 //   - app/ and ui/ hold no SQL.
 
@@ -125,11 +126,123 @@ func TestLambdaLinksNoDatabaseUIOrCgo(t *testing.T) {
 	}
 }
 
-func TestWindowUsesTheServiceAPIOnly(t *testing.T) {
-	for _, p := range listPackages(t, "./ui/...") {
-		for _, imp := range append(append(p.Imports, p.TestImports...), p.XTestImports...) {
+func TestWindowAndCLIUseTheServiceAPIOnly(t *testing.T) {
+	for _, p := range listPackages(t, "./ui/...", "./app/cli/...") {
+		imports := append(append(p.Imports, p.TestImports...), p.XTestImports...)
+		if strings.HasPrefix(p.ImportPath, module+"/app/cli") {
+			// The command line's end-to-end tests read the data folder's database from outside,
+			// as an observer beside the App (what a job left in its tables); the commands may not.
+			imports = p.Imports
+		}
+		for _, imp := range imports {
 			if bad := hasPrefix(imp, []string{module + "/engine/queue", module + "/engine/store", "database/sql"}); bad != "" {
-				t.Errorf("%s imports %s: the window uses app's service API only", p.ImportPath, imp)
+				t.Errorf("%s imports %s: the window and the command line use app's service API only", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
+// TestFamiliesDoNotImportTheApp: the app lists the families; a family knows only the contract.
+func TestFamiliesDoNotImportTheApp(t *testing.T) {
+	for _, p := range listPackages(t, "./app/...") {
+		if p.ImportPath == module+"/app" || !strings.HasSuffix(p.ImportPath, "family") {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if imp == module+"/app" || imp == module+"/app/cli" || imp == module+"/ui" {
+				t.Errorf("%s imports %s: a family's wiring knows only app/family", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
+// TestAppExportsNoDatabaseOrQueue: nothing exported by package app — a field, a method, a
+// function's or method's parameter or result — is or holds an *store.DB or a *queue.Queue, so
+// callers cannot go around the service API.
+func TestAppExportsNoDatabaseOrQueue(t *testing.T) {
+	pkgs := listPackages(t, "./app")
+	if len(pkgs) != 1 {
+		t.Fatalf("go list ./app: %d packages", len(pkgs))
+	}
+	forbidden := map[string]map[string]bool{ // import path → type names
+		module + "/engine/store": {"DB": true},
+		module + "/engine/queue": {"Queue": true, "Worker": true},
+	}
+	fset := token.NewFileSet()
+	for _, f := range pkgs[0].GoFiles {
+		file, err := parser.ParseFile(fset, filepath.Join(pkgs[0].Dir, f), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		local := map[string]string{} // file's import name → path
+		for _, imp := range file.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			name := path[strings.LastIndex(path, "/")+1:]
+			if imp.Name != nil {
+				name = imp.Name.Name
+			}
+			local[name] = path
+		}
+		mentions := func(n ast.Node) string {
+			found := ""
+			ast.Inspect(n, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if id, ok := sel.X.(*ast.Ident); ok && forbidden[local[id.Name]][sel.Sel.Name] {
+					found = id.Name + "." + sel.Sel.Name
+				}
+				return found == ""
+			})
+			return found
+		}
+		report := func(what string, n ast.Node) {
+			if bad := mentions(n); bad != "" {
+				t.Errorf("%s: app exports %s, which reaches %s: callers use the service API", fset.Position(n.Pos()), what, bad)
+			}
+		}
+		for _, d := range file.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Name.IsExported() {
+					report(d.Name.Name, d.Type)
+				}
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					switch s := spec.(type) {
+					case *ast.TypeSpec:
+						if !s.Name.IsExported() {
+							continue
+						}
+						if st, ok := s.Type.(*ast.StructType); ok {
+							for _, fld := range st.Fields.List {
+								for _, name := range fld.Names {
+									if name.IsExported() {
+										report(s.Name.Name+"."+name.Name, fld.Type)
+									}
+								}
+								if len(fld.Names) == 0 { // an embedded field is exported through its type
+									report(s.Name.Name+" (embedded)", fld.Type)
+								}
+							}
+						} else {
+							report(s.Name.Name, s.Type)
+						}
+					case *ast.ValueSpec:
+						for i, name := range s.Names {
+							if !name.IsExported() {
+								continue
+							}
+							if s.Type != nil {
+								report(name.Name, s.Type)
+							}
+							if i < len(s.Values) {
+								report(name.Name, s.Values[i])
+							}
+						}
+					}
+				}
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	fyneapp "fyne.io/fyne/v2/app"
 
 	"jobdesk/app"
+	"jobdesk/app/cli"
 	_ "jobdesk/app/syslocale" // before the toolkit reads the locale
 	"jobdesk/engine/job"
 	"jobdesk/ui"
@@ -21,15 +22,15 @@ import (
 func main() { os.Exit(run(os.Args[1:])) }
 
 func run(args []string) int {
-	dataDir, rest, err := app.SplitGlobal(args)
+	dataDir, rest, err := cli.SplitGlobal(args)
 	if err != nil || len(rest) > 0 {
-		return app.Main(args, os.Stdout, os.Stderr)
+		return cli.Main(args, os.Stdout, os.Stderr)
 	}
 	a, err := app.Open(app.Config{DataDir: dataDir})
 	if err != nil {
 		e := job.AsError(err)
 		fmt.Fprintf(os.Stderr, "jobdesk: %s: %s\n         %s\n", e.Code, e.Message, e.MessageJa)
-		return app.ExitFailed
+		return cli.ExitFailed
 	}
 	defer a.Close()
 	fa := fyneapp.NewWithID(ui.AppID)
@@ -43,7 +44,7 @@ func run(args []string) int {
 	if err := ui.Run(a, fa); err != nil {
 		e := job.AsError(err)
 		fmt.Fprintf(os.Stderr, "jobdesk: %s: %s\n         %s\n", e.Code, e.Message, e.MessageJa)
-		return app.ExitFailed
+		return cli.ExitFailed
 	}
-	return app.ExitOK
+	return cli.ExitOK
 }

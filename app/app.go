@@ -1,7 +1,10 @@
-// Package app is JobDesk's composition root: it opens the data folder and database, registers
-// every job family's handlers with the engine, and offers the service API that the window (ui)
-// and the command line (cli.go) both use — submit, list, watch, cancel, retry. Nothing below it
-// knows about windows or flags; nothing above it touches SQL.
+// Package app is JobDesk's composition root and its service API. It opens the data folder,
+// database, queue and workflow engine of the device, gives every job family (families.go lists
+// them, each wired in a package of its own under app/) what it needs through a family.Host,
+// and offers the service the window (ui) and the command line (app/cli) both use: submit, list,
+// get, count, follow, cancel, retry, export (service.go, result_view.go). Nothing below it knows
+// about windows or flags; nothing above it touches the database or the queue: App exports
+// neither.
 package app
 
 import (
@@ -11,9 +14,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
+	"jobdesk/app/family"
+	"jobdesk/assets"
+	"jobdesk/engine/blob"
+	"jobdesk/engine/flow"
+	"jobdesk/engine/grants"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
@@ -29,18 +36,23 @@ type Config struct {
 	Retention time.Duration
 }
 
-// App is one running JobDesk: its database, queue and (once started) engine.
+// App is one running JobDesk: its database, queue, workflow engine, blob store and families,
+// and (once started) the engine that runs jobs in this process.
 type App struct {
-	cfg    Config
-	DB     *store.DB
-	Queue  *queue.Queue
-	worker *queue.Worker
-
-	stateMu sync.Mutex
-	state   map[string]any // families' own state (SetState)
+	cfg      Config
+	db       *store.DB
+	queue    *queue.Queue
+	flow     *flow.Engine
+	blobs    *blob.Mux
+	families []family.Family // in detection order (newFamilies)
+	worker   *queue.Worker
 }
 
-// Open opens (creating when missing) the data folder and database.
+// SubmitOptions adjust Submit (family.SubmitOptions, which a family's Submit receives).
+type SubmitOptions = family.SubmitOptions
+
+// Open opens (creating when missing) the data folder and database, the queue and the workflow
+// engine, opens every family and loads the shipped workflows.
 func Open(cfg Config) (*App, error) {
 	if cfg.DataDir == "" {
 		d, err := store.DefaultDataDir()
@@ -54,7 +66,8 @@ func Open(cfg Config) (*App, error) {
 	if err == nil {
 		cfg.DataDir = abs
 	}
-	db, err := store.OpenDir(cfg.DataDir, migrations()...)
+	fams := newFamilies()
+	db, err := store.OpenDir(cfg.DataDir, migrations(fams)...)
 	if err != nil {
 		switch {
 		case errors.Is(err, store.ErrDamaged):
@@ -71,38 +84,60 @@ func Open(cfg Config) (*App, error) {
 		db.Close()
 		return nil, job.Wrap(job.E009, err, "the job queue could not be opened").WithJa("ジョブキューを開けませんでした。")
 	}
-	a := &App{cfg: cfg, DB: db, Queue: q}
-	for _, f := range families {
-		if f.Open == nil {
-			continue
-		}
-		if err := f.Open(a); err != nil {
+	a := &App{cfg: cfg, db: db, queue: q, families: fams}
+	a.blobs = deviceBlobs(cfg.DataDir, db)
+	if a.flow, err = flow.New(db, q, flow.Options{DataDir: cfg.DataDir, Blobs: a.blobs}); err != nil {
+		a.Close()
+		return nil, fmt.Errorf("the workflow engine could not start: %w", err)
+	}
+	host := &family.Host{DataDir: cfg.DataDir, DB: db, Queue: q, Flow: a.flow, Blobs: a.blobs, Grant: a.grantFiles}
+	for _, f := range fams {
+		if err := f.Open(host); err != nil {
 			a.Close()
 			return nil, err
 		}
+		// The workflows' Tasks call the same handlers as the Lambda functions of the cloud.
+		if fs, ok := f.(family.FunctionSource); ok {
+			for _, fn := range fs.Functions() {
+				a.flow.RegisterFunction(fn.Name, family.Confined(fn.Handler), fn.Options)
+			}
+		}
 	}
+	a.loadWorkflows()
 	return a, nil
+}
+
+// loadWorkflows stores every shipped workflow with the engine once the families' functions are
+// registered. A workflow that does not validate is skipped with a warning, so one bad file
+// never stops the app.
+func (a *App) loadWorkflows() {
+	ctx := context.Background()
+	for _, name := range assets.Workflows() {
+		def, err := assets.Workflow(name)
+		if err != nil {
+			continue
+		}
+		if _, err := a.flow.PutStateMachine(ctx, name, string(def)); err != nil {
+			fmt.Fprintf(os.Stderr, "jobdesk: warning: workflow %s was not loaded: %v\n", name, err)
+		}
+	}
 }
 
 // DataDir returns the data folder in use.
 func (a *App) DataDir() string { return a.cfg.DataDir }
 
-// migrations lists every package's schema, applied at open.
-func migrations() []store.Migrations {
-	sets := []store.Migrations{queue.Migrations}
-	for _, f := range families {
-		sets = append(sets, f.Migrations...)
-	}
-	return sets
-}
+// Flow returns the workflow engine of the device: its state machines, executions and history,
+// as `jobdesk flow` and the local Step Functions API (`jobdesk serve`) use them.
+func (a *App) Flow() *flow.Engine { return a.flow }
 
-// register adds every job family's handlers to w.
-func (a *App) register(w *queue.Worker) {
-	for _, f := range families {
-		if f.Register != nil {
-			f.Register(a, w)
-		}
+// migrations lists every package's schema, applied at open: the queue's, the families', the
+// workflow engine's and the file grants'.
+func migrations(fams []family.Family) []store.Migrations {
+	sets := []store.Migrations{queue.Migrations}
+	for _, f := range fams {
+		sets = append(sets, f.Migrations()...)
 	}
+	return append(sets, flow.Migrations, grants.Migrations)
 }
 
 // StartEngine starts running jobs in this process until Close.
@@ -110,8 +145,11 @@ func (a *App) StartEngine(ctx context.Context) error {
 	if a.worker != nil {
 		return nil
 	}
-	w := queue.NewWorker(a.Queue, queue.WorkerOptions{Workers: a.cfg.Workers})
-	a.register(w)
+	w := queue.NewWorker(a.queue, queue.WorkerOptions{Workers: a.cfg.Workers})
+	for _, f := range a.families {
+		f.Register(w)
+	}
+	a.flow.Attach(w)
 	if err := w.Start(ctx); err != nil {
 		return err
 	}
@@ -125,8 +163,16 @@ func (a *App) EngineRunning(ctx context.Context) bool {
 	if a.worker != nil {
 		return true
 	}
-	elsewhere, err := a.Queue.WorkerElsewhere(ctx)
+	elsewhere, err := a.queue.WorkerElsewhere(ctx)
 	return err == nil && elsewhere
+}
+
+// EngineTypes returns the job types the engine of this process runs (none before StartEngine).
+func (a *App) EngineTypes() []string {
+	if a.worker == nil {
+		return nil
+	}
+	return a.worker.Types()
 }
 
 // Close stops the engine (running jobs go back to the queue) and closes the database.
@@ -134,21 +180,11 @@ func (a *App) Close() error {
 	if a.worker != nil {
 		a.worker.Stop()
 	}
-	for _, f := range families {
-		if f.Close != nil {
-			f.Close(a)
-		}
+	if a.flow != nil {
+		a.flow.Close()
 	}
-	a.Queue.Close()
-	return a.DB.Close()
-}
-
-// SubmitOptions adjust Submit.
-type SubmitOptions struct {
-	Type     string            // job type; empty: detected from each file
-	Priority int               // higher runs first
-	Force    bool              // run again even when the same input was already processed
-	Extra    map[string]string // families' own options (Family.RunFlags), by flag name
+	a.queue.Close()
+	return a.db.Close()
 }
 
 // Submit enqueues one job per file and returns them in the order of paths (a family that
@@ -158,7 +194,7 @@ type SubmitOptions struct {
 func (a *App) Submit(ctx context.Context, paths []string, o SubmitOptions) ([]job.Job, error) {
 	type request struct {
 		path, typ string
-		f         Family
+		f         family.Family
 	}
 	var reqs []request
 	for _, p := range paths {
@@ -177,9 +213,9 @@ func (a *App) Submit(ctx context.Context, paths []string, o SubmitOptions) ([]jo
 		}
 		typ := o.Type
 		if typ == "" {
-			typ = DetectType(abs)
+			typ = detectType(a.families, abs)
 		}
-		f, ok := familyOf(typ)
+		f, ok := familyOf(a.families, typ)
 		if !ok {
 			return nil, job.Errorf(job.E014, "unknown job type %q (known: %s)", typ, strings.Join(Types(), ", ")).
 				WithJa(fmt.Sprintf("ジョブの種類 %q は存在しません。", typ))
@@ -194,72 +230,13 @@ func (a *App) Submit(ctx context.Context, paths []string, o SubmitOptions) ([]jo
 	if err := a.grantFiles(ctx, granted); err != nil {
 		return nil, err
 	}
-	out := make([]job.Job, len(reqs))
-	done := make([]bool, len(reqs))
-	made := func() []job.Job {
-		var js []job.Job
-		for i, ok := range done {
-			if ok {
-				js = append(js, out[i])
-			}
-		}
-		return js
-	}
-	// Plain jobs go in one transaction; families with their own Submit start theirs one by one.
-	var ps []queue.Params
-	var plain []int // indexes of reqs enqueued through ps
-	for i, r := range reqs {
-		if r.f.Submit != nil {
-			j, err := r.f.Submit(ctx, a, r.path, r.typ, o)
-			if err != nil {
-				return made(), err
-			}
-			out[i], done[i] = j, true
-			continue
-		}
-		in, _ := jsonMarshal(map[string]string{"path": r.path})
-		ps = append(ps, queue.Params{Type: r.typ, Name: filepath.Base(r.path), Input: in, Priority: o.Priority})
-		plain = append(plain, i)
-	}
-	ids, err := a.Queue.EnqueueBatch(ctx, ps)
-	if err != nil {
-		return made(), err
-	}
-	for k, id := range ids {
-		j, err := a.Queue.Get(ctx, id)
+	out := make([]job.Job, 0, len(reqs))
+	for _, r := range reqs {
+		j, err := r.f.Submit(ctx, r.path, r.typ, o)
 		if err != nil {
-			return made(), err
+			return out, err
 		}
-		out[plain[k]], done[plain[k]] = j, true
+		out = append(out, j)
 	}
 	return out, nil
-}
-
-// Types returns the job types a person can ask for.
-func Types() []string {
-	var out []string
-	for _, f := range families {
-		out = append(out, f.Types...)
-	}
-	return out
-}
-
-// KnownType reports whether typ is one of Types.
-func KnownType(typ string) bool {
-	_, ok := familyOf(typ)
-	return ok
-}
-
-// DetectType picks the job type for a dropped file: the first family (by priority) that takes it.
-func DetectType(path string) string {
-	head := readHead(path)
-	for _, f := range families {
-		if f.Detect == nil {
-			continue
-		}
-		if t := f.Detect(path, head); t != "" {
-			return t
-		}
-	}
-	return ""
 }

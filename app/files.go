@@ -13,21 +13,19 @@ import (
 	"syscall"
 	"time"
 
+	"jobdesk/app/aifamily"
 	"jobdesk/engine/blob"
 	"jobdesk/engine/grants"
 	"jobdesk/engine/job"
 	"jobdesk/engine/store"
 )
 
-// The files family owns which files on this device handlers and workflows may read and write:
-// the data folder, the folders a person listed in FoldersFile, and the files a person submitted
+// This file owns which files on this device handlers and workflows may read and write: the
+// data folder, the folders a person listed in FoldersFile, and the files a person submitted
 // (`jobdesk run`, a drop on the window), which Submit grants one by one. Anything else — a path
 // an API caller or a workflow definition made up — is refused before it is opened, whichever
 // handler, ItemReader or ResultWriter asks (the rule sits in the one blob store of the device,
-// DeviceBlobs).
-func init() {
-	RegisterFamily(Family{Name: "files", Migrations: []store.Migrations{grants.Migrations}})
-}
+// deviceBlobs).
 
 // FoldersFile is the settings file in the data folder that lists further folders workflows may
 // read and write, as {"allowed_folders": ["/home/me/請求書", …]}. It is read again whenever it
@@ -39,41 +37,34 @@ type FolderSettings struct {
 	AllowedFolders []string `json:"allowed_folders"`
 }
 
-var blobsMu sync.Mutex
+// ServeKeyFile is the file in the data folder holding the key pair `jobdesk serve` accepts
+// (mode 0600, made on first use), so exactly the processes that may read the data folder may
+// call the API. No handler or workflow may read it.
+const ServeKeyFile = "serve-key.json"
 
-// deviceBlobsState is the App.State key of the device's blob store.
-const deviceBlobsState = "files.blobs"
-
-// DeviceBlobs is the blob store every handler and the workflow engine of this device use: this
-// machine's files, relative paths in the data folder, confined to the folders and files a
-// person allowed (see the files family).
-func DeviceBlobs(a *App) *blob.Mux {
-	blobsMu.Lock()
-	defer blobsMu.Unlock()
-	if m, ok := a.State(deviceBlobsState).(*blob.Mux); ok {
-		return m
-	}
-	acc := &folderAccess{a: a}
-	dir := a.DataDir()
+// deviceBlobs is the blob store every handler and the workflow engine of this device use: this
+// machine's files, relative paths in data folder dir, confined to the folders and files a person
+// allowed (the grants in db).
+func deviceBlobs(dir string, db *store.DB) *blob.Mux {
+	acc := &folderAccess{dir: dir, db: db}
 	rule := blob.AllowList{
 		Folders: acc.folders,
 		// JobDesk's own files: the database, its settings and the API's key pair.
 		Deny: []string{
 			filepath.Join(dir, store.FileName), filepath.Join(dir, store.FileName+"-wal"),
 			filepath.Join(dir, store.FileName+"-shm"), filepath.Join(dir, store.FileName+"-journal"),
-			filepath.Join(dir, FoldersFile), filepath.Join(dir, ServeKeyFile), filepath.Join(dir, "ai.json"),
+			filepath.Join(dir, FoldersFile), filepath.Join(dir, ServeKeyFile), filepath.Join(dir, aifamily.SettingsFile),
 		},
 		File:   acc.granted,
 		Refuse: acc.refuse,
 	}
-	m := blob.NewMux(blob.Local{Root: dir, Allow: rule.Check})
-	a.SetState(deviceBlobsState, m)
-	return m
+	return blob.NewMux(blob.Local{Root: dir, Allow: rule.Check})
 }
 
 // folderAccess reads the allowed folders (FoldersFile, again when it changes) and the grants.
 type folderAccess struct {
-	a *App
+	dir string
+	db  *store.DB
 
 	mu       sync.Mutex
 	modTime  time.Time
@@ -84,7 +75,7 @@ type folderAccess struct {
 // folders returns the data folder and the folders of FoldersFile. A file that cannot be read
 // or is not valid JSON adds no folder.
 func (f *folderAccess) folders() []string {
-	dir := f.a.DataDir()
+	dir := f.dir
 	path := filepath.Join(dir, FoldersFile)
 	st, err := os.Stat(path)
 	f.mu.Lock()
@@ -103,11 +94,11 @@ func (f *folderAccess) folders() []string {
 
 // granted reports whether a person submitted the file at path.
 func (f *folderAccess) granted(path string) bool {
-	return grants.Has(f.a.DB, path)
+	return grants.Has(f.db, path)
 }
 
 func (f *folderAccess) refuse(path string) error {
-	dir := f.a.DataDir()
+	dir := f.dir
 	settings := filepath.Join(dir, FoldersFile)
 	return job.Errorf(job.E014, "%s is outside the folders JobDesk may use (the data folder %s and the folders listed in %s); nothing was read or written. Add its folder to %s, or submit the file with `jobdesk run` or the window",
 		path, dir, settings, settings).
@@ -145,29 +136,11 @@ func (a *App) grantFiles(ctx context.Context, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	err := grants.Add(ctx, a.DB, paths)
+	err := grants.Add(ctx, a.db, paths)
 	if err != nil {
-		return job.Wrap(job.E009, err, fmt.Sprintf("the submitted files could not be recorded in %s", a.DB.Path)).WithJa("渡されたファイルをデータベースに記録できませんでした。")
+		return job.Wrap(job.E009, err, fmt.Sprintf("the submitted files could not be recorded in %s", a.db.Path)).WithJa("渡されたファイルをデータベースに記録できませんでした。")
 	}
 	return nil
-}
-
-// confined returns h, except that when h failed because the device's blob store refused a path,
-// the failure is that refusal itself (E014 naming the path and what to do, in English and
-// Japanese) rather than the handler's own wrapping of it ("cannot be read"), which would hide
-// why.
-func confined(h job.Handler) job.Handler {
-	return func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
-		out, err := h(ctx, in, r)
-		if err != nil && errors.Is(err, blob.ErrNotAllowed) {
-			var pe *blob.PathError
-			var refusal *job.Error
-			if errors.As(err, &pe) && errors.As(pe.Err, &refusal) {
-				return out, refusal
-			}
-		}
-		return out, err
-	}
 }
 
 // dataFolderError explains why the database in data folder dir could not be opened: a

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"jobdesk/app/aifamily"
 	"jobdesk/engine/aijob"
 	"jobdesk/engine/flow"
 	"jobdesk/engine/job"
@@ -335,8 +336,8 @@ type GoalView struct {
 // input's), with the model usage of the job and every job under it. A job that names no goal is
 // refused with E014.
 func (a *App) GoalOfJob(ctx context.Context, id int64) (GoalView, error) {
-	svc := AIService(a)
-	if svc == nil {
+	ai, ok := FamilyOf[*aifamily.Family](a)
+	if !ok {
 		return GoalView{}, job.Errorf(job.E014, "AI generation is not part of this build").WithJa("このビルドには AI 生成機能が含まれていません。")
 	}
 	j, err := a.Get(ctx, id)
@@ -350,14 +351,12 @@ func (a *App) GoalOfJob(ctx context.Context, id int64) (GoalView, error) {
 	if gid == 0 {
 		return GoalView{}, job.Errorf(job.E014, "job %d has no goal", id).WithJa(fmt.Sprintf("ジョブ %d には目標がありません。", id))
 	}
-	g, err := svc.LoadGoal(ctx, gid)
+	g, err := ai.Service().LoadGoal(ctx, gid)
 	if err != nil {
 		return GoalView{}, err
 	}
 	v := GoalView{Goal: g}
-	if st := aiStore(a); st != nil {
-		v.Usage, _ = st.TreeUsage(ctx, id)
-	}
+	v.Usage, _ = ai.TreeUsage(ctx, id)
 	return v, nil
 }
 
@@ -390,10 +389,7 @@ func EligibilityOf(j job.Job) (aijob.EligibilityResult, bool) {
 // its family's workflow as a child, the child's — with their item counters; none for a job that
 // ran no Map.
 func (a *App) MapRuns(ctx context.Context, id int64) ([]flow.MapRun, error) {
-	eng := FlowEngine(a)
-	if eng == nil {
-		return nil, nil
-	}
+	eng := a.flow
 	ids := []int64{id}
 	if kids, err := a.List(ctx, ListFilter{ParentID: id, Type: flow.TypeExecution, Limit: 20}); err == nil {
 		for _, k := range kids {

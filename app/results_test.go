@@ -1,12 +1,15 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"jobdesk/app/aifamily"
 	"jobdesk/engine/aijob"
 	"jobdesk/engine/aijob/aitest"
 	"jobdesk/engine/job"
@@ -107,7 +110,9 @@ func TestMarkdownSections(t *testing.T) {
 // Markdown, CSV and XLSX.
 func TestGoalOfJobAndExport(t *testing.T) {
 	srv := aitest.NewOpenAI(t, nil)
-	aiEnv(t, srv.URL)
+	t.Setenv(aifamily.EnvEndpoint, srv.URL)
+	t.Setenv(aifamily.EnvModel, "loopback-model")
+	t.Setenv(aifamily.EnvProvider, "openai")
 	a, ctx := openTestApp(t, t.TempDir())
 	first, err := a.SubmitGoal(ctx, GoalRequest{Title: "英語で会議を進められるようになる"})
 	if err != nil {
@@ -148,4 +153,17 @@ func TestGoalOfJobAndExport(t *testing.T) {
 	if !ok || r.FallbackLevel != 2 || r.Eligibility.Must[0].Text != "都内" {
 		t.Fatalf("%+v", r)
 	}
+}
+
+// openTestApp opens an App on dir, closed when the test ends, and a context of 30 s.
+func openTestApp(t *testing.T, dir string) (*App, context.Context) {
+	t.Helper()
+	a, err := Open(Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return a, ctx
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"jobdesk/app/family"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 )
@@ -29,19 +30,19 @@ type ListFilter struct {
 
 // List returns the jobs f selects, newest first.
 func (a *App) List(ctx context.Context, f ListFilter) ([]job.Job, error) {
-	return a.Queue.List(ctx, queue.Filter{Status: f.Status, Type: f.Type, ParentID: f.ParentID,
+	return a.queue.List(ctx, queue.Filter{Status: f.Status, Type: f.Type, ParentID: f.ParentID,
 		TopLevel: f.TopLevel, Limit: f.Limit, BeforeID: f.BeforeID})
 }
 
 // Get returns job id; a job that does not exist is refused with E014.
 func (a *App) Get(ctx context.Context, id int64) (job.Job, error) {
-	return a.Queue.Get(ctx, id)
+	return a.queue.Get(ctx, id)
 }
 
 // Counts returns how many jobs a person submitted (jobs without a parent, as List with TopLevel
 // returns them) are in each status, so that counts shown beside a list agree with it.
 func (a *App) Counts(ctx context.Context) (map[job.Status]int, error) {
-	c, err := a.Queue.TopLevelCounts(ctx)
+	c, err := a.queue.TopLevelCounts(ctx)
 	if err != nil {
 		return nil, job.Wrap(job.E009, err, "the job counts could not be read").WithJa("ジョブの件数を読み取れませんでした。")
 	}
@@ -50,7 +51,7 @@ func (a *App) Counts(ctx context.Context) (map[job.Status]int, error) {
 
 // History returns job id's events in order, beginning with its submission.
 func (a *App) History(ctx context.Context, id int64) ([]job.Event, error) {
-	return a.Queue.History(ctx, id)
+	return a.queue.History(ctx, id)
 }
 
 // Subscribe returns a channel that receives every job event after its commit (status changes,
@@ -58,19 +59,19 @@ func (a *App) History(ctx context.Context, id int64) ([]job.Event, error) {
 // falls more than buffer events behind loses events rather than slowing the engine; an event of
 // kind job.EventExternalChange (another process wrote) tells it to re-read what it shows.
 func (a *App) Subscribe(buffer int) (<-chan job.Event, func()) {
-	return a.Queue.Subscribe(buffer)
+	return a.queue.Subscribe(buffer)
 }
 
 // Wait blocks until job id has finished (or ctx ends) and returns it.
 func (a *App) Wait(ctx context.Context, id int64) (job.Job, error) {
-	return a.Queue.Wait(ctx, id)
+	return a.queue.Wait(ctx, id)
 }
 
 // Cancel cancels job id: one that waits ends CANCELLED at once; a running one's handler is
 // stopped and the job ends CANCELLED without retry. Cancelling a finished job is refused;
 // cancelling a cancelled one is not.
 func (a *App) Cancel(ctx context.Context, id int64) error {
-	return a.Queue.Cancel(ctx, id)
+	return a.queue.Cancel(ctx, id)
 }
 
 // Retry runs finished job id again, as `jobdesk retry` and the window's Retry do: the job's
@@ -79,24 +80,27 @@ func (a *App) Cancel(ctx context.Context, id int64) error {
 // execution's job then continues its execution from the state that failed). It returns the job
 // that will run.
 func (a *App) Retry(ctx context.Context, id int64) (job.Job, error) {
-	if j, err := a.Queue.Get(ctx, id); err == nil {
-		if f, ok := familyOf(j.Type); ok && f.Retry != nil {
-			return f.Retry(ctx, a, j)
+	if j, err := a.queue.Get(ctx, id); err == nil {
+		if f, ok := familyOf(a.families, j.Type); ok {
+			if r, ok := f.(family.Retrier); ok {
+				return r.Retry(ctx, j)
+			}
 		}
 	}
-	return a.Queue.Retry(ctx, id)
+	return a.queue.Retry(ctx, id)
 }
 
 // Export writes the result of finished job id to the file out in format ("csv", "xlsx", "md",
 // …; empty: out's extension), as its family writes it. A job whose family writes no result
 // file, a job still under way and a format the family does not write are refused with E014.
 func (a *App) Export(ctx context.Context, id int64, format, out string) error {
-	j, err := a.Queue.Get(ctx, id)
+	j, err := a.queue.Get(ctx, id)
 	if err != nil {
 		return err
 	}
-	f, ok := familyOf(j.Type)
-	if !ok || f.Export == nil {
+	f, _ := familyOf(a.families, j.Type)
+	ex, ok := f.(family.Exporter)
+	if !ok {
 		return job.Errorf(job.E014, "job %d (%s) has no result file to export", id, j.Type).
 			WithJa(fmt.Sprintf("ジョブ %d（%s）には書き出せる結果ファイルがありません。", id, j.Type))
 	}
@@ -107,26 +111,36 @@ func (a *App) Export(ctx context.Context, id int64, format, out string) error {
 	if format == "" {
 		format = strings.TrimPrefix(strings.ToLower(filepath.Ext(out)), ".")
 	}
-	return f.Export(ctx, a, j, format, out)
+	return ex.Export(ctx, j, format, out)
 }
 
 // GoalRequest is a goal a person typed into the window (or the CLI): the start of AI generation
 // (seed 000: a goal becomes eight sub-goals, then actions and tasks).
-type GoalRequest struct {
-	Title       string
-	Description string
-	Deadline    time.Time // zero: none
-}
-
-// goalSubmitter starts generation for a typed goal; the AI family sets it when it registers.
-var goalSubmitter func(ctx context.Context, a *App, g GoalRequest) (job.Job, error)
+type GoalRequest = family.GoalRequest
 
 // SubmitGoal starts sub-goal generation for g and returns its job. Without an AI family it
 // refuses with E014.
 func (a *App) SubmitGoal(ctx context.Context, g GoalRequest) (job.Job, error) {
-	if goalSubmitter == nil {
-		return job.Job{}, job.Errorf(job.E014, "AI generation is not part of this build").
-			WithJa("このビルドには AI 生成機能が含まれていません。")
+	for _, f := range a.families {
+		if gs, ok := f.(family.GoalSubmitter); ok {
+			return gs.SubmitGoal(ctx, g)
+		}
 	}
-	return goalSubmitter(ctx, a, g)
+	return job.Job{}, job.Errorf(job.E014, "AI generation is not part of this build").
+		WithJa("このビルドには AI 生成機能が含まれていません。")
+}
+
+// CountsByTarget returns how many top-level jobs that run on target (job.TargetDevice or
+// job.TargetCloud) are in each status.
+func (a *App) CountsByTarget(ctx context.Context, target string) (map[job.Status]int, error) {
+	c, err := a.queue.CountsByTarget(ctx, target)
+	if err != nil {
+		return nil, job.Wrap(job.E009, err, "the jobs could not be counted").WithJa("ジョブを数えられませんでした。")
+	}
+	return c, nil
+}
+
+// LastCompleted returns when the newest job that ran on target finished (zero: none has).
+func (a *App) LastCompleted(ctx context.Context, target string) (time.Time, error) {
+	return a.queue.LastCompleted(ctx, target)
 }

@@ -17,6 +17,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"jobdesk/app"
+	"jobdesk/app/aifamily"
 	"jobdesk/engine/aijob"
 	"jobdesk/engine/aijob/aitest"
 	"jobdesk/engine/job"
@@ -326,8 +327,8 @@ func TestPartialPagesSaySo(t *testing.T) {
 // usage, and its 9×9 chart shows every title in full.
 func TestGoalResultsInTheWindow(t *testing.T) {
 	srv := aitest.NewOpenAI(t, nil)
-	t.Setenv(app.EnvAIEndpoint, srv.URL)
-	t.Setenv(app.EnvAIProvider, "openai")
+	t.Setenv(aifamily.EnvEndpoint, srv.URL)
+	t.Setenv(aifamily.EnvProvider, "openai")
 	h := newHarness(t, LangJa)
 	u := h.ui
 	ctx := context.Background()
@@ -349,7 +350,8 @@ func TestGoalResultsInTheWindow(t *testing.T) {
 	if err := json.Unmarshal(jj.Input, &in); err != nil || in.GoalID == 0 {
 		t.Fatalf("input %s", jj.Input)
 	}
-	tasks, err := app.SubmitGeneration(ctx, h.app, aijob.TypeTasks, aijob.GoalInput{GoalID: in.GoalID})
+	ai, _ := app.FamilyOf[*aifamily.Family](h.app)
+	tasks, err := ai.SubmitGeneration(ctx, aijob.TypeTasks, aijob.GoalInput{GoalID: in.GoalID})
 	if err != nil {
 		t.Fatal(err)
 	}

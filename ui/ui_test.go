@@ -20,6 +20,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"jobdesk/app"
+	"jobdesk/app/aifamily"
 	"jobdesk/engine/aijob/aitest"
 	"jobdesk/engine/job"
 )
@@ -309,8 +310,8 @@ func TestLanguageToggle(t *testing.T) {
 // the new job.
 func TestRetryOfAnAIJobStartsALinkedJob(t *testing.T) {
 	srv := aitest.NewOpenAI(t, func(aitest.Call) aitest.Step { return aitest.Step{Status: 400, Message: "bad request"} })
-	t.Setenv(app.EnvAIEndpoint, srv.URL)
-	t.Setenv(app.EnvAIProvider, "openai")
+	t.Setenv(aifamily.EnvEndpoint, srv.URL)
+	t.Setenv(aifamily.EnvProvider, "openai")
 	h := newHarness(t, LangEn)
 	u := h.ui
 	u.Start()

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"jobdesk/app"
+	"jobdesk/app/aifamily"
 	"jobdesk/assets"
 	"jobdesk/engine/aijob"
 	"jobdesk/engine/aijob/aitest"
@@ -22,9 +24,9 @@ import (
 
 // aiEnv points the AI family at a loopback OpenAI-compatible server.
 func aiEnv(t *testing.T, url string) {
-	t.Setenv(EnvAIEndpoint, url)
-	t.Setenv(EnvAIModel, "loopback-model")
-	t.Setenv(EnvAIProvider, "openai")
+	t.Setenv(aifamily.EnvEndpoint, url)
+	t.Setenv(aifamily.EnvModel, "loopback-model")
+	t.Setenv(aifamily.EnvProvider, "openai")
 }
 
 func decodeJob(t *testing.T, out string) job.Job {
@@ -87,13 +89,13 @@ func TestAIGenerateChartThroughCLI(t *testing.T) {
 func TestAIStartIsIdempotentWhileRunning(t *testing.T) {
 	srv := aitest.NewOpenAI(t, nil)
 	aiEnv(t, srv.URL)
-	a, err := Open(Config{DataDir: t.TempDir()})
+	a, err := app.Open(app.Config{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
 	ctx := context.Background()
-	first, err := a.SubmitGoal(ctx, GoalRequest{Title: "毎日運動する", Deadline: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)})
+	first, err := a.SubmitGoal(ctx, app.GoalRequest{Title: "毎日運動する", Deadline: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,11 +105,11 @@ func TestAIStartIsIdempotentWhileRunning(t *testing.T) {
 		t.Fatalf("%+v", first)
 	}
 	// Tasks twice for the same goal while the first is pending: the same job.
-	t1, err := SubmitGeneration(ctx, a, aijob.TypeTasks, aijob.GoalInput{GoalID: in.GoalID})
+	t1, err := aiOf(a).SubmitGeneration(ctx, aijob.TypeTasks, aijob.GoalInput{GoalID: in.GoalID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t2, _ := SubmitGeneration(ctx, a, aijob.TypeTasks, aijob.GoalInput{GoalID: in.GoalID})
+	t2, _ := aiOf(a).SubmitGeneration(ctx, aijob.TypeTasks, aijob.GoalInput{GoalID: in.GoalID})
 	if t1.ID != t2.ID {
 		t.Fatalf("two jobs %d and %d for one goal", t1.ID, t2.ID)
 	}
@@ -117,19 +119,19 @@ func TestAIStartIsIdempotentWhileRunning(t *testing.T) {
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for _, id := range []int64{first.ID, t1.ID} {
-		j, err := a.Queue.Wait(wctx, id)
+		j, err := a.Wait(wctx, id)
 		if err != nil || j.Status != job.Succeeded {
 			t.Fatalf("job %d: %v %s %v", id, err, j.Status, j.Error)
 		}
 	}
 	// Once it finished, starting again is a new job, and the tasks are not duplicated.
-	t3, _ := SubmitGeneration(ctx, a, aijob.TypeTasks, aijob.GoalInput{GoalID: in.GoalID})
+	t3, _ := aiOf(a).SubmitGeneration(ctx, aijob.TypeTasks, aijob.GoalInput{GoalID: in.GoalID})
 	if t3.ID == t1.ID {
 		t.Fatal("a finished job was returned")
 	}
-	a.Queue.Wait(wctx, t3.ID)
+	a.Wait(wctx, t3.ID)
 	var n int
-	a.DB.R.QueryRow(`SELECT COUNT(*) FROM goal_tasks`).Scan(&n)
+	openDB(t, a.DataDir()).R.QueryRow(`SELECT COUNT(*) FROM goal_tasks`).Scan(&n)
 	if n != 64*3 {
 		t.Fatalf("%d tasks, want %d", n, 64*3)
 	}
@@ -140,7 +142,7 @@ func TestAIOfflineWaitsThenStartsByItself(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	aiEnv(t, "http://"+addr+"/v1")
-	a, err := Open(Config{DataDir: t.TempDir()})
+	a, err := app.Open(app.Config{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,12 +152,12 @@ func TestAIOfflineWaitsThenStartsByItself(t *testing.T) {
 	if err := a.StartEngine(ctx); err != nil {
 		t.Fatal(err)
 	}
-	j, err := SubmitGeneration(ctx, a, aijob.TypeSubgoals, aijob.GoalInput{Title: "オフラインの目標"})
+	j, err := aiOf(a).SubmitGeneration(ctx, aijob.TypeSubgoals, aijob.GoalInput{Title: "オフラインの目標"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for {
-		j, _ = a.Queue.Get(ctx, j.ID)
+		j, _ = a.Get(ctx, j.ID)
 		if j.Status == job.Pending && j.Message == aijob.OfflineMessage {
 			break
 		}
@@ -168,7 +170,7 @@ func TestAIOfflineWaitsThenStartsByItself(t *testing.T) {
 		t.Fatalf("an offline provider used up attempts: %+v", j)
 	}
 	aitest.NewOpenAIAt(t, addr, nil)
-	j, err = a.Queue.Wait(ctx, j.ID)
+	j, err = a.Wait(ctx, j.ID)
 	if err != nil || j.Status != job.Succeeded {
 		t.Fatalf("%v %s %v", err, j.Status, j.Error)
 	}
@@ -208,7 +210,7 @@ func TestAIBadRequestFailsAtOnceAndRetryLinksANewJob(t *testing.T) {
 	if code != ExitFailed || j.Status != job.Failed || j.Attempts != 1 || j.Error == nil || j.Error.Code != job.E007 {
 		t.Fatalf("exit %d: %s", code, out)
 	}
-	a, err := Open(Config{DataDir: dir})
+	a, err := app.Open(app.Config{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,12 +226,12 @@ func TestAIBadRequestFailsAtOnceAndRetryLinksANewJob(t *testing.T) {
 		t.Fatalf("%s", out)
 	}
 	// The retry that worked clears the failure.
-	a, err = Open(Config{DataDir: dir})
+	a, err = app.Open(app.Config{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if g, _ := AIService(a).LoadGoal(context.Background(), goalOf(nj)); g.Status != "draft" || len(g.Subgoals) != 8 {
+	if g, _ := aiOf(a).Service().LoadGoal(context.Background(), goalOf(nj)); g.Status != "draft" || len(g.Subgoals) != 8 {
 		t.Fatalf("after the retry: goal %q with %d sub-goals", g.Status, len(g.Subgoals))
 	}
 }
@@ -330,7 +332,7 @@ func TestAIGenerateUsageErrors(t *testing.T) {
 func TestAITaskWorkflowPartial(t *testing.T) {
 	srv := aitest.NewOpenAI(t, nil)
 	aiEnv(t, srv.URL)
-	a, err := Open(Config{DataDir: t.TempDir()})
+	a, err := app.Open(app.Config{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,14 +342,14 @@ func TestAITaskWorkflowPartial(t *testing.T) {
 	if err := a.StartEngine(ctx); err != nil {
 		t.Fatal(err)
 	}
-	j, _ := SubmitGeneration(ctx, a, aijob.TypeActions, aijob.GoalInput{Title: "部分成功の目標"})
-	if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.Succeeded {
+	j, _ := aiOf(a).SubmitGeneration(ctx, aijob.TypeActions, aijob.GoalInput{Title: "部分成功の目標"})
+	if j, err = a.Wait(ctx, j.ID); err != nil || j.Status != job.Succeeded {
 		t.Fatalf("%v %s %v", err, j.Status, j.Error)
 	}
 	actionJob := j.ID
 	var ar aijob.ActionResult
 	json.Unmarshal(j.Result, &ar)
-	svc := AIService(a)
+	svc := aiOf(a).Service()
 	g, _ := svc.LoadGoal(ctx, ar.GoalID)
 	bad := g.Actions()[5]
 	srv.SetScript(func(c aitest.Call) aitest.Step {
@@ -356,9 +358,9 @@ func TestAITaskWorkflowPartial(t *testing.T) {
 		}
 		return aitest.Step{Text: aitest.Answer(c)}
 	})
-	j, _ = SubmitGeneration(ctx, a, aijob.TypeTasks, aijob.GoalInput{GoalID: ar.GoalID})
+	j, _ = aiOf(a).SubmitGeneration(ctx, aijob.TypeTasks, aijob.GoalInput{GoalID: ar.GoalID})
 	t0 := time.Now()
-	if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.Partial {
+	if j, err = a.Wait(ctx, j.ID); err != nil || j.Status != job.Partial {
 		t.Fatalf("%v %s %v", err, j.Status, j.Error)
 	}
 	badCalls := 0
@@ -395,7 +397,7 @@ func TestAITaskWorkflowPartial(t *testing.T) {
 	// TASK_GENERATION, each llm_usage row to one of the two.
 	linked := func(query string, want ...int64) {
 		t.Helper()
-		rows, err := a.DB.R.QueryContext(ctx, query)
+		rows, err := openDB(t, a.DataDir()).R.QueryContext(ctx, query)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -418,8 +420,8 @@ func TestAITaskWorkflowPartial(t *testing.T) {
 	linked(`SELECT COALESCE(job_id,0), COUNT(*) FROM goal_tasks GROUP BY 1`, j.ID)
 	linked(`SELECT COALESCE(job_id,0), COUNT(*) FROM goals GROUP BY 1`, actionJob)
 	linked(`SELECT COALESCE(job_id,0), COUNT(*) FROM llm_usage GROUP BY 1`, actionJob, j.ID)
-	eng := FlowEngine(a)
-	kids, _ := a.Queue.List(ctx, queue.Filter{ParentID: j.ID})
+	eng := a.Flow()
+	kids, _ := a.List(ctx, app.ListFilter{ParentID: j.ID})
 	if len(kids) != 1 {
 		t.Fatalf("%d children", len(kids))
 	}
@@ -448,17 +450,17 @@ func TestAITaskWorkflowPartial(t *testing.T) {
 // overlap; one call after another would take 3.2 s).
 func BenchmarkTaskWorkflow64(b *testing.B) {
 	srv := aitest.NewOpenAI(b, nil)
-	b.Setenv(EnvAIEndpoint, srv.URL)
-	b.Setenv(EnvAIProvider, "openai")
-	a, err := Open(Config{DataDir: b.TempDir()})
+	b.Setenv(aifamily.EnvEndpoint, srv.URL)
+	b.Setenv(aifamily.EnvProvider, "openai")
+	a, err := app.Open(app.Config{DataDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer a.Close()
 	ctx := context.Background()
 	a.StartEngine(ctx)
-	j, _ := SubmitGeneration(ctx, a, aijob.TypeActions, aijob.GoalInput{Title: "ベンチマーク"})
-	j, _ = a.Queue.Wait(ctx, j.ID)
+	j, _ := aiOf(a).SubmitGeneration(ctx, aijob.TypeActions, aijob.GoalInput{Title: "ベンチマーク"})
+	j, _ = a.Wait(ctx, j.ID)
 	var ar aijob.ActionResult
 	json.Unmarshal(j.Result, &ar)
 	srv.SetScript(func(c aitest.Call) aitest.Step {
@@ -467,11 +469,11 @@ func BenchmarkTaskWorkflow64(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		j, err := SubmitGeneration(ctx, a, aijob.TypeTasks, aijob.GoalInput{GoalID: ar.GoalID, Regenerate: true})
+		j, err := aiOf(a).SubmitGeneration(ctx, aijob.TypeTasks, aijob.GoalInput{GoalID: ar.GoalID, Regenerate: true})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.Succeeded {
+		if j, err = a.Wait(ctx, j.ID); err != nil || j.Status != job.Succeeded {
 			b.Fatalf("%v %s %v", err, j.Status, j.Error)
 		}
 		b.ReportMetric(time.Since(start).Seconds(), "s/64actions")
@@ -480,12 +482,12 @@ func BenchmarkTaskWorkflow64(b *testing.B) {
 
 // The shipped AI workflows validate against the ASL rules and name only registered functions.
 func TestAIWorkflowsValidate(t *testing.T) {
-	a, err := Open(Config{DataDir: t.TempDir()})
+	a, err := app.Open(app.Config{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	eng := FlowEngine(a)
+	eng := a.Flow()
 	for typ, name := range aijob.Workflows {
 		def, err := assets.Workflow(name)
 		if err != nil {
@@ -508,12 +510,12 @@ func TestAISubgoalWorkflowTimeout(t *testing.T) {
 	srv := aitest.NewOpenAI(t, func(aitest.Call) aitest.Step { return aitest.Step{Hang: true} })
 	a, ctx := appWithShortWorkflow(t, srv.URL, "subgoal-generation",
 		`"TimeoutSeconds": 300`, `"TimeoutSeconds": 2`, `"HeartbeatSeconds": 60`, `"HeartbeatSeconds": 1`)
-	j, err := SubmitGeneration(ctx, a, aijob.TypeSubgoals, aijob.GoalInput{Title: "時間切れ"})
+	j, err := aiOf(a).SubmitGeneration(ctx, aijob.TypeSubgoals, aijob.GoalInput{Title: "時間切れ"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	j, err = a.Queue.Wait(ctx, j.ID)
+	j, err = a.Wait(ctx, j.ID)
 	if err != nil || j.Status != job.TimedOut || j.Error == nil || j.Error.MessageJa != "処理時間が制限を超えました" {
 		t.Fatalf("%v %s %+v", err, j.Status, j.Error)
 	}
@@ -525,12 +527,12 @@ func TestAISubgoalWorkflowTimeout(t *testing.T) {
 
 // assertGoalFailed checks that the goal of AI job j is failed, with one local notification of
 // level failed linked to j whose message contains want.
-func assertGoalFailed(t *testing.T, a *App, j job.Job, want string) {
+func assertGoalFailed(t *testing.T, a *app.App, j job.Job, want string) {
 	t.Helper()
 	ctx := context.Background()
 	var in aijob.GoalInput
 	json.Unmarshal(j.Input, &in)
-	svc := AIService(a)
+	svc := aiOf(a).Service()
 	g, err := svc.LoadGoal(ctx, in.GoalID)
 	if err != nil || g.Status != "failed" {
 		t.Fatalf("goal %d: %v status %q, want failed", in.GoalID, err, g.Status)
@@ -549,13 +551,13 @@ func TestAITaskWorkflowExecutionTimeoutFailsTheGoal(t *testing.T) {
 	srv := aitest.NewOpenAI(t, nil)
 	a, ctx := appWithShortWorkflow(t, srv.URL, "task-generation", `"TimeoutSeconds": 900`, `"TimeoutSeconds": 1`)
 	var err error
-	j, _ := SubmitGeneration(ctx, a, aijob.TypeActions, aijob.GoalInput{Title: "時間切れのタスク"})
-	if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.Succeeded {
+	j, _ := aiOf(a).SubmitGeneration(ctx, aijob.TypeActions, aijob.GoalInput{Title: "時間切れのタスク"})
+	if j, err = a.Wait(ctx, j.ID); err != nil || j.Status != job.Succeeded {
 		t.Fatalf("%v %s %v", err, j.Status, j.Error)
 	}
 	srv.SetScript(func(c aitest.Call) aitest.Step { return aitest.Step{Hang: true} })
-	j, _ = SubmitGeneration(ctx, a, aijob.TypeTasks, aijob.GoalInput{GoalID: goalOf(j)})
-	if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.TimedOut {
+	j, _ = aiOf(a).SubmitGeneration(ctx, aijob.TypeTasks, aijob.GoalInput{GoalID: goalOf(j)})
+	if j, err = a.Wait(ctx, j.ID); err != nil || j.Status != job.TimedOut {
 		t.Fatalf("%v %s %v", err, j.Status, j.Error)
 	}
 	assertGoalFailed(t, a, j, "処理時間が制限を超えました")
@@ -575,7 +577,7 @@ func TestAIAutoFallsBackToBedrock(t *testing.T) {
 	offline := ln.Addr().String()
 	ln.Close()
 	aiEnv(t, "http://"+offline+"/v1")
-	t.Setenv(EnvAIProvider, "auto")
+	t.Setenv(aifamily.EnvProvider, "auto")
 	t.Setenv("JOBDESK_BEDROCK_ENDPOINT", br.URL)
 	t.Setenv("JOBDESK_BEDROCK_REGION", "ap-northeast-1")
 	t.Setenv("JOBDESK_BEDROCK_MODEL", "anthropic.claude-loopback")
@@ -618,7 +620,7 @@ func TestAIRetryCommandStartsALinkedJob(t *testing.T) {
 	}
 	a, ctx := openTestApp(t, dir)
 	var err error
-	kids, _ := a.Queue.List(ctx, queue.Filter{})
+	kids, _ := a.List(ctx, app.ListFilter{})
 	var nj job.Job
 	for _, k := range kids {
 		if k.RetryOf == old.ID {
@@ -628,13 +630,13 @@ func TestAIRetryCommandStartsALinkedJob(t *testing.T) {
 	if nj.ID == 0 || nj.ID == old.ID || nj.Type != aijob.TypeSubgoals || goalOf(nj) != goalOf(old) {
 		t.Fatalf("no new job linked to %d: %+v", old.ID, nj)
 	}
-	if got, _ := a.Queue.Get(ctx, old.ID); got.Status != job.Failed {
+	if got, _ := a.Get(ctx, old.ID); got.Status != job.Failed {
 		t.Fatalf("the old job is %s; it must stay FAILED", got.Status)
 	}
 	if err := a.StartEngine(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if nj, err = a.Queue.Wait(ctx, nj.ID); err != nil || nj.Status != job.Succeeded {
+	if nj, err = a.Wait(ctx, nj.ID); err != nil || nj.Status != job.Succeeded {
 		t.Fatalf("%v %s %v", err, nj.Status, nj.Error)
 	}
 }
@@ -657,18 +659,15 @@ func TestAICaptionRefusesANonImageWhileOffline(t *testing.T) {
 	}
 	a, ctx := openTestApp(t, dir)
 	var err error
-	if js, _ := a.Queue.List(ctx, queue.Filter{}); len(js) != 0 {
+	if js, _ := a.List(ctx, app.ListFilter{}); len(js) != 0 {
 		t.Fatalf("a job was made for a non-image: %+v", js)
 	}
 	in, _ := json.Marshal(aijob.FileInput{Path: txt})
-	j, _, err := a.Queue.Enqueue(ctx, queue.Params{Type: aijob.TypeCaption, Name: "notimage.txt", Input: in})
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := enqueueRaw(t, ctx, dir, queue.Params{Type: aijob.TypeCaption, Name: "notimage.txt", Input: in})
 	if err := a.StartEngine(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.Failed || j.Error == nil || j.Error.Code != job.E004 || j.Attempts != 1 {
+	if j, err = a.Wait(ctx, j.ID); err != nil || j.Status != job.Failed || j.Error == nil || j.Error.Code != job.E004 || j.Attempts != 1 {
 		t.Fatalf("%v %s %+v (attempts %d)", err, j.Status, j.Error, j.Attempts)
 	}
 }
@@ -718,7 +717,7 @@ func TestAIWaitSaysTheProviderIsOffline(t *testing.T) {
 // appWithShortWorkflow opens an App on a fresh data folder using the AI server at url, stores
 // the shipped workflow name with each old text replaced by its new one (old, new, …), starts the
 // engine and returns the App and a context for the test.
-func appWithShortWorkflow(t *testing.T, url, name string, oldNew ...string) (*App, context.Context) {
+func appWithShortWorkflow(t *testing.T, url, name string, oldNew ...string) (*app.App, context.Context) {
 	t.Helper()
 	aiEnv(t, url)
 	a, ctx := openTestApp(t, t.TempDir())
@@ -730,7 +729,7 @@ func appWithShortWorkflow(t *testing.T, url, name string, oldNew ...string) (*Ap
 		}
 		short = strings.Replace(short, oldNew[i], oldNew[i+1], 1)
 	}
-	if _, err := FlowEngine(a).PutStateMachine(ctx, name, short); err != nil {
+	if _, err := a.Flow().PutStateMachine(ctx, name, short); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.StartEngine(ctx); err != nil {
@@ -740,9 +739,9 @@ func appWithShortWorkflow(t *testing.T, url, name string, oldNew ...string) (*Ap
 }
 
 // openTestApp opens an App on dir, closed when the test ends, and a context of 30 s.
-func openTestApp(t *testing.T, dir string) (*App, context.Context) {
+func openTestApp(t *testing.T, dir string) (*app.App, context.Context) {
 	t.Helper()
-	a, err := Open(Config{DataDir: dir})
+	a, err := app.Open(app.Config{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -846,14 +845,11 @@ func TestAICaptionEmptyImage(t *testing.T) {
 		}
 		a, ctx := openTestApp(t, dir)
 		in, _ := json.Marshal(aijob.FileInput{Path: img})
-		j, _, err := a.Queue.Enqueue(ctx, queue.Params{Type: aijob.TypeCaption, Name: name, Input: in})
-		if err != nil {
-			t.Fatal(err)
-		}
+		j := enqueueRaw(t, ctx, dir, queue.Params{Type: aijob.TypeCaption, Name: name, Input: in})
 		if err := a.StartEngine(ctx); err != nil {
 			t.Fatal(err)
 		}
-		j, err = a.Queue.Wait(ctx, j.ID)
+		j, err := a.Wait(ctx, j.ID)
 		if err != nil || j.Status != job.Failed || j.Error == nil || j.Error.Code != job.E004 ||
 			!strings.Contains(j.Error.Message, "the file is empty") || !strings.Contains(j.Error.MessageJa, "ファイルが空です") {
 			t.Fatalf("%s: %v %s %+v", name, err, j.Status, j.Error)
@@ -870,17 +866,17 @@ func TestAICaptionEmptyImage(t *testing.T) {
 // itself at once instead of waiting for the Task's 2 s Retry).
 func BenchmarkTaskWorkflow64Throttled(b *testing.B) {
 	srv := aitest.NewOpenAI(b, nil)
-	b.Setenv(EnvAIEndpoint, srv.URL)
-	b.Setenv(EnvAIProvider, "openai")
-	a, err := Open(Config{DataDir: b.TempDir()})
+	b.Setenv(aifamily.EnvEndpoint, srv.URL)
+	b.Setenv(aifamily.EnvProvider, "openai")
+	a, err := app.Open(app.Config{DataDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer a.Close()
 	ctx := context.Background()
 	a.StartEngine(ctx)
-	j, _ := SubmitGeneration(ctx, a, aijob.TypeActions, aijob.GoalInput{Title: "ベンチマーク"})
-	j, _ = a.Queue.Wait(ctx, j.ID)
+	j, _ := aiOf(a).SubmitGeneration(ctx, aijob.TypeActions, aijob.GoalInput{Title: "ベンチマーク"})
+	j, _ = a.Wait(ctx, j.ID)
 	var ar aijob.ActionResult
 	json.Unmarshal(j.Result, &ar)
 	slow := func(c aitest.Call) aitest.Step {
@@ -890,11 +886,11 @@ func BenchmarkTaskWorkflow64Throttled(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		srv.SetScript(aitest.ThrottleOnce("0", slow)) // every request of this run is new to it
 		start := time.Now()
-		j, err := SubmitGeneration(ctx, a, aijob.TypeTasks, aijob.GoalInput{GoalID: ar.GoalID, Regenerate: true})
+		j, err := aiOf(a).SubmitGeneration(ctx, aijob.TypeTasks, aijob.GoalInput{GoalID: ar.GoalID, Regenerate: true})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if j, err = a.Queue.Wait(ctx, j.ID); err != nil || j.Status != job.Succeeded {
+		if j, err = a.Wait(ctx, j.ID); err != nil || j.Status != job.Succeeded {
 			b.Fatalf("%v %s %v", err, j.Status, j.Error)
 		}
 		b.ReportMetric(time.Since(start).Seconds(), "s/64actions")

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"bufio"
@@ -22,6 +22,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"jobdesk/app"
 	"jobdesk/assets"
 )
 
@@ -157,7 +158,7 @@ func TestServeProcess(t *testing.T) {
 		t.Fatalf("serve did not stop on SIGTERM; stderr:\n%s", stderr.String())
 	}
 	for _, want := range []string{"Step Functions API on " + endpoint, "aws stepfunctions list-state-machines --endpoint-url " + endpoint,
-		"serve --print-credentials", filepath.Join(dir, ServeKeyFile), filepath.Join(dir, FoldersFile),
+		"serve --print-credentials", filepath.Join(dir, app.ServeKeyFile), filepath.Join(dir, app.FoldersFile),
 		"AWS_DISABLE_HOST_PREFIX_INJECTION=true", "stopping"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())

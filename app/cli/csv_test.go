@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"bytes"
@@ -17,13 +17,15 @@ import (
 	"github.com/xuri/excelize/v2"
 	"golang.org/x/text/encoding/japanese"
 
+	"jobdesk/app"
+	"jobdesk/app/convertfamily"
+	"jobdesk/app/csvfamily"
 	"jobdesk/assets"
 	"jobdesk/engine/blob"
 	"jobdesk/engine/csvjob"
 	"jobdesk/engine/docjob"
 	"jobdesk/engine/flow"
 	"jobdesk/engine/job"
-	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
 )
 
@@ -440,8 +442,8 @@ func TestCSVDetect(t *testing.T) {
 	}
 	for _, c := range cases {
 		p := writeFile(t, dir, c.name, []byte(c.data))
-		if got := DetectType(p) == csvjob.Type; got != c.csv {
-			t.Errorf("%s: detected %q, csv=%v wanted", c.name, DetectType(p), c.csv)
+		if got := app.DetectType(p) == csvjob.Type; got != c.csv {
+			t.Errorf("%s: detected %q, csv=%v wanted", c.name, app.DetectType(p), c.csv)
 		}
 	}
 }
@@ -449,16 +451,16 @@ func TestCSVDetect(t *testing.T) {
 // TestCSVWorkflowLoaded checks that the shipped CSV workflow is loaded by the workflow engine, so
 // CSV jobs run as executions of it rather than in-process.
 func TestCSVWorkflowLoaded(t *testing.T) {
-	a, err := Open(Config{DataDir: t.TempDir()})
+	a, err := app.Open(app.Config{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	eng := FlowEngine(a)
-	if _, err := eng.DescribeStateMachine(context.Background(), eng.StateMachineARN(csvWorkflow)); err != nil {
+	eng := a.Flow()
+	if _, err := eng.DescribeStateMachine(context.Background(), eng.StateMachineARN(csvfamily.Workflow)); err != nil {
 		t.Fatalf("the csv-processing workflow is not loaded by the workflow engine: %v", err)
 	}
-	def, err := assets.Workflow(csvWorkflow)
+	def, err := assets.Workflow(csvfamily.Workflow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,15 +512,15 @@ func TestCSVAuditLog(t *testing.T) {
 // (there is no in-process path any more), ends PARTIAL with the Summary and fills the table.
 func TestCSVJobRunsTheWorkflow(t *testing.T) {
 	ctx := context.Background()
-	a, err := Open(Config{DataDir: t.TempDir()})
+	a, err := app.Open(app.Config{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	eng := FlowEngine(a)
+	eng := a.Flow()
 	text, want := userLog(500, 40, map[int]string{3: "U1,1,1"})
 	path := writeFile(t, t.TempDir(), "direct.csv", []byte(text))
-	jobs, err := a.Submit(ctx, []string{path}, SubmitOptions{})
+	jobs, err := a.Submit(ctx, []string{path}, app.SubmitOptions{})
 	if err != nil || len(jobs) != 1 || jobs[0].Type != csvjob.Type {
 		t.Fatalf("%v %+v", err, jobs)
 	}
@@ -527,7 +529,7 @@ func TestCSVJobRunsTheWorkflow(t *testing.T) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	j, err := a.Queue.Wait(wctx, jobs[0].ID)
+	j, err := a.Wait(wctx, jobs[0].ID)
 	if err != nil || j.Status != "PARTIAL" {
 		t.Fatalf("%v %+v", err, j)
 	}
@@ -535,7 +537,7 @@ func TestCSVJobRunsTheWorkflow(t *testing.T) {
 	if err := json.Unmarshal(j.Result, &s); err != nil || s.ErrorCount != 1 || s.TotalRows != 500 || s.Table != csvjob.Table {
 		t.Fatalf("%v %+v", err, s)
 	}
-	var res csvResult
+	var res csvfamily.Result
 	json.Unmarshal(j.Result, &res)
 	if x, err := eng.DescribeExecution(ctx, res.ExecutionARN); err != nil || x.Status != flow.StatusSucceeded {
 		t.Fatalf("no execution of the workflow ran for the job: %+v %v", x, err)
@@ -592,14 +594,14 @@ func BenchmarkCSVRunWait(b *testing.B) {
 // changed.
 func TestCSVCancel(t *testing.T) {
 	ctx := context.Background()
-	a, err := Open(Config{DataDir: t.TempDir()})
+	a, err := app.Open(app.Config{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
 	text, _ := userLog(400_000, 5000, nil)
 	path := writeFile(t, t.TempDir(), "cancel.csv", []byte(text))
-	jobs, err := a.Submit(ctx, []string{path}, SubmitOptions{})
+	jobs, err := a.Submit(ctx, []string{path}, app.SubmitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -607,12 +609,12 @@ func TestCSVCancel(t *testing.T) {
 	if err := a.StartEngine(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eng := FlowEngine(a)
+	eng := a.Flow()
 	deadline := time.Now().Add(time.Minute)
 	var x flow.Execution
 	for {
 		// The execution is the csv job's child; cancel as soon as it runs.
-		kids, _ := a.Queue.List(ctx, queue.Filter{ParentID: id})
+		kids, _ := a.List(ctx, app.ListFilter{ParentID: id})
 		if len(kids) > 0 {
 			if x, err = eng.ExecutionByJob(ctx, kids[0].ID); err == nil {
 				break
@@ -623,12 +625,12 @@ func TestCSVCancel(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if err := a.Queue.Cancel(ctx, id); err != nil {
+	if err := a.Cancel(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	j, err := a.Queue.Wait(wctx, id)
+	j, err := a.Wait(wctx, id)
 	if err != nil || j.Status != "CANCELLED" {
 		t.Fatalf("%v %+v", err, j)
 	}
@@ -636,7 +638,7 @@ func TestCSVCancel(t *testing.T) {
 		t.Fatalf("execution %v %+v", err, x)
 	}
 	var n int
-	a.DB.R.QueryRow(`SELECT count(*) FROM csv_users`).Scan(&n)
+	openDB(t, a.DataDir()).R.QueryRow(`SELECT count(*) FROM csv_users`).Scan(&n)
 	if n != 0 {
 		t.Fatalf("a cancelled job wrote %d users", n)
 	}
@@ -646,7 +648,7 @@ func TestCSVCancel(t *testing.T) {
 // workflow (the failed one is kept), so a corrected file then succeeds under the same job.
 func TestCSVRetryAfterFailure(t *testing.T) {
 	ctx := context.Background()
-	a, err := Open(Config{DataDir: t.TempDir()})
+	a, err := app.Open(app.Config{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -660,7 +662,7 @@ func TestCSVRetryAfterFailure(t *testing.T) {
 	}
 	text, _ := userLog(100, 10, bad)
 	path := writeFile(t, t.TempDir(), "retry.csv", []byte(text))
-	jobs, err := a.Submit(ctx, []string{path}, SubmitOptions{})
+	jobs, err := a.Submit(ctx, []string{path}, app.SubmitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -669,7 +671,7 @@ func TestCSVRetryAfterFailure(t *testing.T) {
 		t.Helper()
 		wctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
-		j, err := a.Queue.Wait(wctx, id)
+		j, err := a.Wait(wctx, id)
 		if err != nil || string(j.Status) != want {
 			t.Fatalf("want %s: %v %+v", want, err, j)
 		}
@@ -677,12 +679,12 @@ func TestCSVRetryAfterFailure(t *testing.T) {
 	wait("FAILED")
 	good, want := userLog(100, 10, nil)
 	os.WriteFile(path, []byte(good), 0o600)
-	if _, err := a.Queue.Retry(ctx, id); err != nil {
+	if _, err := a.Retry(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	wait("SUCCEEDED")
-	eng := FlowEngine(a)
-	xs, _, err := eng.ListExecutions(ctx, eng.StateMachineARN(csvWorkflow), "", 100, "")
+	eng := a.Flow()
+	xs, _, err := eng.ListExecutions(ctx, eng.StateMachineARN(csvfamily.Workflow), "", 100, "")
 	if err != nil || len(xs) != 2 {
 		t.Fatalf("%v: %d executions, want the failed one and the retry", err, len(xs))
 	}
@@ -800,19 +802,21 @@ func TestCrashHelperProcess(t *testing.T) {
 	if os.Getenv("JOBDESK_CRASH_HELPER") != "1" {
 		t.Skip("run by the crash tests")
 	}
-	a, err := Open(Config{DataDir: os.Getenv("JOBDESK_CRASH_DIR"), Workers: 2})
+	a, err := app.Open(app.Config{DataDir: os.Getenv("JOBDESK_CRASH_DIR"), Workers: 2})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	if k := parseKillPoint(os.Getenv("JOBDESK_CRASH_AT")); k != nil {
-		p := csvProcessor(a)
+		cf, _ := app.FamilyOf[*csvfamily.Family](a)
+		p := cf.Processor()
 		p.Store, p.Blob = killCSVStore{Store: p.Store, k: k}, killBlobs{Store: p.Blob, k: k}
-		conv := docConverter(a)
+		df, _ := app.FamilyOf[*convertfamily.Family](a)
+		conv := df.Converter()
 		conv.Cache, conv.Blobs = killCache{Cache: conv.Cache, k: k}, killBlobs{Store: conv.Blobs, k: k}
 	}
 	ctx := context.Background()
-	jobs, err := a.Submit(ctx, []string{os.Getenv("JOBDESK_CRASH_FILE")}, SubmitOptions{Type: os.Getenv("JOBDESK_CRASH_TYPE")})
+	jobs, err := a.Submit(ctx, []string{os.Getenv("JOBDESK_CRASH_FILE")}, app.SubmitOptions{Type: os.Getenv("JOBDESK_CRASH_TYPE")})
 	if err == nil {
 		err = a.StartEngine(ctx)
 	}
@@ -821,7 +825,7 @@ func TestCrashHelperProcess(t *testing.T) {
 		os.Exit(2)
 	}
 	for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		j, err := a.Queue.Get(ctx, jobs[0].ID)
+		j, err := a.Get(ctx, jobs[0].ID)
 		if err == nil && j.Status.Final() {
 			b, _ := json.Marshal(j)
 			a.Close()

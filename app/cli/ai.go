@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"context"
@@ -7,31 +7,31 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
+	"jobdesk/app"
+	"jobdesk/app/aifamily"
 	"jobdesk/engine/aijob"
 	"jobdesk/engine/job"
-	"jobdesk/engine/queue"
 )
 
-// aiCommands are the AI family's subcommands.
-var aiCommands = []Command{
-	{"generate", "generate subgoals|actions|tasks (--goal ID | --title T [--description D] [--deadline YYYY-MM-DD]) [--wait] [--json] | generate retry ID",
-		"generate a goal's 8 sub-goals, their 8 actions each, or the actions' tasks with the AI model", (*CLI).cmdGenerate},
-	{"caption", "caption IMAGE [--wait] [--json]", "describe a PNG or JPEG image in Japanese with a vision-capable model", (*CLI).cmdCaption},
-	{"extract-eligibility", "extract-eligibility JOB_ID|FILE [--wait] [--json]", "extract the eligibility JSON from a converted document (a conversion job or a Markdown file)", (*CLI).cmdExtractEligibility},
-	{"goals", "goals show ID [--json] | goals ls [--json]", "show a goal's 9×9 chart (sub-goals, actions) and its tasks", (*CLI).cmdGoals},
-}
+// The AI family's subcommands.
+var (
+	generateCommand = Command{"generate", "generate subgoals|actions|tasks (--goal ID | --title T [--description D] [--deadline YYYY-MM-DD]) [--wait] [--json] | generate retry ID",
+		"generate a goal's 8 sub-goals, their 8 actions each, or the actions' tasks with the AI model", (*CLI).cmdGenerate}
+	captionCommand     = Command{"caption", "caption IMAGE [--wait] [--json]", "describe a PNG or JPEG image in Japanese with a vision-capable model", (*CLI).cmdCaption}
+	eligibilityCommand = Command{"extract-eligibility", "extract-eligibility JOB_ID|FILE [--wait] [--json]", "extract the eligibility JSON from a converted document (a conversion job or a Markdown file)", (*CLI).cmdExtractEligibility}
+	goalsCommand       = Command{"goals", "goals show ID [--json] | goals ls [--json]", "show a goal's 9×9 chart (sub-goals, actions) and its tasks", (*CLI).cmdGoals}
+)
 
 // aiFlags declares --ai-endpoint and --ai-model on fs; apply puts the values into the
 // environment before the App opens, so they override the settings file and the environment.
 func aiFlags(fs *flag.FlagSet) (apply func()) {
-	endpoint := fs.String("ai-endpoint", "", "OpenAI-compatible server URL, e.g. http://127.0.0.1:11434/v1 (default: settings, $"+EnvAIEndpoint+")")
-	model := fs.String("ai-model", "", "model name (default: settings, $"+EnvAIModel+")")
-	provider := fs.String("ai-provider", "", "openai, bedrock or auto (default: settings, $"+EnvAIProvider+")")
+	endpoint := fs.String("ai-endpoint", "", "OpenAI-compatible server URL, e.g. http://127.0.0.1:11434/v1 (default: settings, $"+aifamily.EnvEndpoint+")")
+	model := fs.String("ai-model", "", "model name (default: settings, $"+aifamily.EnvModel+")")
+	provider := fs.String("ai-provider", "", "openai, bedrock or auto (default: settings, $"+aifamily.EnvProvider+")")
 	return func() {
-		for k, v := range map[string]string{EnvAIEndpoint: *endpoint, EnvAIModel: *model, EnvAIProvider: *provider} {
+		for k, v := range map[string]string{aifamily.EnvEndpoint: *endpoint, aifamily.EnvModel: *model, aifamily.EnvProvider: *provider} {
 			if v != "" {
 				os.Setenv(k, v)
 			}
@@ -40,7 +40,7 @@ func aiFlags(fs *flag.FlagSet) (apply func()) {
 }
 
 // submitAndMaybeWait prints the job (after waiting for it with --wait) and returns the exit code.
-func (c *CLI) submitAndMaybeWait(a *App, submit func(ctx context.Context) (job.Job, error), wait, asJSON bool) int {
+func (c *CLI) submitAndMaybeWait(a *app.App, submit func(ctx context.Context) (job.Job, error), wait, asJSON bool) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	j, err := submit(ctx)
@@ -89,7 +89,11 @@ func (c *CLI) cmdGenerate(args []string) int {
 		if !ok {
 			return ExitFailed
 		}
-		return c.submitAndMaybeWait(a, func(ctx context.Context) (job.Job, error) { return RetryGeneration(ctx, a, id) }, *wait, *asJSON)
+		ai, ok := c.ai(a)
+		if !ok {
+			return ExitFailed
+		}
+		return c.submitAndMaybeWait(a, func(ctx context.Context) (job.Job, error) { return ai.RetryGeneration(ctx, id) }, *wait, *asJSON)
 	}
 	typ, ok := types[what]
 	if !ok || len(pos) > 0 {
@@ -103,13 +107,17 @@ func (c *CLI) cmdGenerate(args []string) int {
 	if !ok {
 		return ExitFailed
 	}
+	ai, ok := c.ai(a)
+	if !ok {
+		return ExitFailed
+	}
 	in := aijob.GoalInput{GoalID: *goal, Title: *title, Description: *desc, Deadline: *deadline, Regenerate: *regenerate}
-	return c.submitAndMaybeWait(a, func(ctx context.Context) (job.Job, error) { return SubmitGeneration(ctx, a, typ, in) }, *wait, *asJSON)
+	return c.submitAndMaybeWait(a, func(ctx context.Context) (job.Job, error) { return ai.SubmitGeneration(ctx, typ, in) }, *wait, *asJSON)
 }
 
 func (c *CLI) cmdCaption(args []string) int {
-	return c.oneInputAIJob("caption", "name one image", args, func(ctx context.Context, a *App, arg string) (job.Job, error) {
-		jobs, err := a.Submit(ctx, []string{arg}, SubmitOptions{Type: aijob.TypeCaption})
+	return c.oneInputAIJob("caption", "name one image", args, func(ctx context.Context, a *app.App, arg string) (job.Job, error) {
+		jobs, err := a.Submit(ctx, []string{arg}, app.SubmitOptions{Type: aijob.TypeCaption})
 		if err != nil {
 			return job.Job{}, err
 		}
@@ -119,20 +127,18 @@ func (c *CLI) cmdCaption(args []string) int {
 
 func (c *CLI) cmdExtractEligibility(args []string) int {
 	return c.oneInputAIJob("extract-eligibility", "name one conversion job id or Markdown file", args,
-		func(ctx context.Context, a *App, arg string) (job.Job, error) {
-			src, err := eligibilitySource(ctx, a, arg)
-			if err != nil {
-				return job.Job{}, err
+		func(ctx context.Context, a *app.App, arg string) (job.Job, error) {
+			ai, ok := app.FamilyOf[*aifamily.Family](a)
+			if !ok {
+				return job.Job{}, errNoAI
 			}
-			in, _ := json.Marshal(src)
-			j, _, err := a.Queue.Enqueue(ctx, queue.Params{Type: aijob.TypeEligibility, Name: filepath.Base(src.Path), Input: in})
-			return j, err
+			return ai.SubmitEligibility(ctx, arg)
 		})
 }
 
 // oneInputAIJob is an AI subcommand that takes exactly one input (an image, a file or a job id)
 // and the AI, --wait and --json flags; submit makes its job.
-func (c *CLI) oneInputAIJob(name, usage string, args []string, submit func(ctx context.Context, a *App, arg string) (job.Job, error)) int {
+func (c *CLI) oneInputAIJob(name, usage string, args []string, submit func(ctx context.Context, a *app.App, arg string) (job.Job, error)) int {
 	fs := c.Flags(name)
 	wait := fs.Bool("wait", false, "wait for the job, showing progress on stderr")
 	asJSON := fs.Bool("json", false, "print the job as JSON")
@@ -167,7 +173,11 @@ func (c *CLI) cmdGoals(args []string) int {
 	if !ok {
 		return ExitFailed
 	}
-	svc := AIService(a)
+	ai, ok := c.ai(a)
+	if !ok {
+		return ExitFailed
+	}
+	svc := ai.Service()
 	ctx := context.Background()
 	if args[0] == "ls" {
 		goals, err := svc.ListGoals(ctx)
@@ -203,4 +213,16 @@ func (c *CLI) cmdGoals(args []string) int {
 	}
 	g.WriteChart(c.Stdout, *cell)
 	return ExitOK
+}
+
+// errNoAI refuses an AI command in a build without the AI family.
+var errNoAI = job.Errorf(job.E014, "AI generation is not available").WithJa("AI 生成を利用できません。")
+
+// ai returns a's AI family; without one it has printed why.
+func (c *CLI) ai(a *app.App) (*aifamily.Family, bool) {
+	f, ok := app.FamilyOf[*aifamily.Family](a)
+	if !ok {
+		c.Fail(errNoAI)
+	}
+	return f, ok
 }

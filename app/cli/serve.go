@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"context"
@@ -16,17 +16,15 @@ import (
 	"strings"
 	"syscall"
 
+	"jobdesk/app"
 	"jobdesk/engine/flow"
 	"jobdesk/engine/flow/sfnapi"
 	"jobdesk/engine/job"
 )
 
-// The serve family adds `jobdesk serve`: the local AWS Step Functions–compatible API over the
-// workflow engine, so the AWS CLI, the AWS SDKs and Step Functions tools can drive the state
-// machines that run on this device. It has no job types of its own.
-func init() {
-	RegisterFamily(Family{Name: "serve", Commands: []Command{serveCommand}})
-}
+// `jobdesk serve`: the local AWS Step Functions–compatible API over the workflow engine, so the
+// AWS CLI, the AWS SDKs and Step Functions tools can drive the state machines that run on this
+// device.
 
 // DefaultServeAddr is where `jobdesk serve` listens without --listen.
 const DefaultServeAddr = "127.0.0.1:8083"
@@ -44,11 +42,6 @@ var serveSignals = func() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
-// ServeKeyFile is the file in the data folder holding the key pair `jobdesk serve` accepts
-// (mode 0600, made on first use), so exactly the processes that may read the data folder may
-// call the API.
-const ServeKeyFile = "serve-key.json"
-
 // The environment variables that give `jobdesk serve` one more key pair to accept (as
 // --access-key and --secret-key do), for example the pair of an S3 server beside it, since one
 // AWS profile signs both.
@@ -60,7 +53,7 @@ const (
 // serveRegion is the region of the local API: its ARNs' and the one signatures are scoped to.
 const serveRegion = "local"
 
-// serveKey is the content of ServeKeyFile.
+// serveKey is the content of app.ServeKeyFile.
 type serveKey struct {
 	AccessKeyID     string `json:"access_key_id"`
 	SecretAccessKey string `json:"secret_access_key"`
@@ -68,9 +61,9 @@ type serveKey struct {
 }
 
 // ServeCredentials returns the key pair of data folder dir's API, generating it into
-// ServeKeyFile (0600) the first time. Two processes doing so at once agree on one pair.
+// app.ServeKeyFile (0600) the first time. Two processes doing so at once agree on one pair.
 func ServeCredentials(dir string) (sfnapi.Credentials, error) {
-	path := filepath.Join(dir, ServeKeyFile)
+	path := filepath.Join(dir, app.ServeKeyFile)
 	fail := func(err error) (sfnapi.Credentials, error) {
 		return sfnapi.Credentials{}, job.Wrap(job.E014, err, fmt.Sprintf("the API key file %s cannot be read or written", path)).
 			WithJa(fmt.Sprintf("API のキーファイル %s を読み書きできません。", path))
@@ -116,7 +109,7 @@ func writeServeKey(dir, path string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+ServeKeyFile+".*.tmp")
+	f, err := os.CreateTemp(dir, "."+app.ServeKeyFile+".*.tmp")
 	if err != nil {
 		return err
 	}
@@ -189,7 +182,7 @@ func (c *CLI) cmdServe(args []string) int {
 		return c.Fail(err)
 	}
 	defer ln.Close()
-	a, err := Open(Config{DataDir: c.dataDir, Workers: *workers})
+	a, err := app.Open(app.Config{DataDir: c.dataDir, Workers: *workers})
 	if err != nil {
 		return c.Fail(err)
 	}
@@ -202,10 +195,7 @@ func (c *CLI) cmdServe(args []string) int {
 	if *accessKey != "" {
 		keys = append(keys, sfnapi.Credentials{AccessKeyID: *accessKey, SecretAccessKey: *secretKey})
 	}
-	eng := FlowEngine(a)
-	if eng == nil {
-		return c.Fail(job.Errorf(job.E016, "the workflow engine could not start").WithJa("ワークフローエンジンを起動できませんでした。"))
-	}
+	eng := a.Flow()
 	ctx, stop := serveSignals()
 	defer stop()
 	if err := a.StartEngine(ctx); err != nil {
@@ -225,9 +215,9 @@ func (c *CLI) cmdServe(args []string) int {
 	fmt.Fprintln(c.Stdout, endpoint)
 	fmt.Fprintf(c.Stderr, "jobdesk serve: Step Functions API on %s, running workflows in %s; Ctrl-C to stop\n", endpoint, a.DataDir())
 	fmt.Fprintf(c.Stderr, "  requests must be signed (SigV4, region %s) with the key pair in %s%s\n", serveRegion,
-		filepath.Join(a.DataDir(), ServeKeyFile), map[bool]string{true: " or the one given with --access-key", false: ""}[*accessKey != ""])
+		filepath.Join(a.DataDir(), app.ServeKeyFile), map[bool]string{true: " or the one given with --access-key", false: ""}[*accessKey != ""])
 	fmt.Fprintf(c.Stderr, "  workflows read and write files only in the data folder, the folders listed in %s, and files submitted with `jobdesk run` or the window\n",
-		filepath.Join(a.DataDir(), FoldersFile))
+		filepath.Join(a.DataDir(), app.FoldersFile))
 	dataDirFlag := ""
 	if c.dataDir != "" {
 		dataDirFlag = " --data-dir " + a.DataDir()

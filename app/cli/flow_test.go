@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"jobdesk/app"
 	"jobdesk/assets"
 	"jobdesk/engine/flow"
 )
@@ -82,10 +83,10 @@ func TestFlowCLIStartWaitHistory(t *testing.T) {
 		t.Fatal(buf.String())
 	}
 	id, _ := strconv.ParseInt(jobID, 10, 64)
-	if !FlowHistoryOfJob(c, a, id) || !strings.Contains(buf.String(), "MapIterationSucceeded") {
-		t.Fatalf("FlowHistoryOfJob: %s", buf.String())
+	if !flowHistoryOfJob(c, a, id) || !strings.Contains(buf.String(), "MapIterationSucceeded") {
+		t.Fatalf("flowHistoryOfJob: %s", buf.String())
 	}
-	if FlowHistoryOfJob(c, a, 999) {
+	if flowHistoryOfJob(c, a, 999) {
 		t.Fatal("a job that is no execution has no workflow history")
 	}
 	a.Close()
@@ -164,14 +165,14 @@ func TestFlowCLIFailures(t *testing.T) {
 }
 
 func TestFlowEngineSharedAndWorkflowsLoaded(t *testing.T) {
-	a, err := Open(Config{DataDir: t.TempDir()})
+	a, err := app.Open(app.Config{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	eng := FlowEngine(a)
-	if eng == nil || FlowEngine(a) != eng || a.State("flow") != eng {
-		t.Fatal("FlowEngine must create the engine once and keep it")
+	eng := a.Flow()
+	if eng == nil || a.Flow() != eng {
+		t.Fatal("the App must create the workflow engine once and keep it")
 	}
 	sms, err := eng.ListStateMachines(t.Context())
 	if err != nil {

@@ -1,6 +1,7 @@
-package app
+package cli
 
 import (
+	"jobdesk/app"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +18,7 @@ func TestReadOnlyDataFolderNamed(t *testing.T) {
 	}
 	defer exec.Command("umount", mnt).Run()
 	dir := filepath.Join(mnt, "data")
-	a, err := Open(Config{DataDir: dir})
+	a, err := app.Open(app.Config{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

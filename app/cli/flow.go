@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"jobdesk/app"
 	"jobdesk/engine/flow"
 	"jobdesk/engine/job"
 )
@@ -155,10 +156,7 @@ func flowStart(c *CLI, args []string) int {
 	if !ok {
 		return ExitFailed
 	}
-	eng := FlowEngine(a)
-	if eng == nil {
-		return ExitFailed
-	}
+	eng := a.Flow()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var smARN, jobName string
@@ -193,7 +191,7 @@ func flowStart(c *CLI, args []string) int {
 		return c.Fail(flowError(err))
 	}
 	if *wait {
-		j, err := a.Queue.Get(ctx, x.JobID)
+		j, err := a.Get(ctx, x.JobID)
 		if err != nil {
 			return c.Fail(err)
 		}
@@ -207,7 +205,7 @@ func flowStart(c *CLI, args []string) int {
 	if !*wait {
 		// The execution is RUNNING to Step Functions, but until an engine takes its job nothing
 		// runs: say PENDING, as `jobdesk ls` does.
-		if j, err := a.Queue.Get(ctx, x.JobID); err == nil && j.Status == job.Pending && x.Status == flow.StatusRunning {
+		if j, err := a.Get(ctx, x.JobID); err == nil && j.Status == job.Pending && x.Status == flow.StatusRunning {
 			x.Status = string(job.Pending)
 		}
 		printExecution(c, x, *asJSON)
@@ -365,13 +363,10 @@ func printFlowHistory(c *CLI, eng *flow.Engine, arn string, asJSON bool) error {
 	return tw.Flush()
 }
 
-// FlowHistoryOfJob prints the workflow history of job id when it is a workflow execution's job,
-// and reports whether it was one. It is the hook `jobdesk show --history` uses.
-func FlowHistoryOfJob(c *CLI, a *App, id int64) bool {
-	eng := FlowEngine(a)
-	if eng == nil {
-		return false
-	}
+// flowHistoryOfJob prints the workflow history of job id when it is a workflow execution's job,
+// and reports whether it was one, for `jobdesk show --history`.
+func flowHistoryOfJob(c *CLI, a *app.App, id int64) bool {
+	eng := a.Flow()
 	x, err := eng.ExecutionByJob(context.Background(), id)
 	if err != nil {
 		return false
@@ -407,6 +402,5 @@ func (c *CLI) flowEngine() (*flow.Engine, bool) {
 	if !ok {
 		return nil, false
 	}
-	eng := FlowEngine(a)
-	return eng, eng != nil
+	return a.Flow(), true
 }

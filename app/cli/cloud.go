@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"context"
@@ -14,13 +14,9 @@ import (
 	"jobdesk/sync/cloudstatus"
 )
 
-// The cloud family adds `jobdesk cloud status`: whether the cloud is configured and reachable,
-// the AWS identity in use, the outbox (cloud jobs waiting to go out) and the cloud's jobs by
-// status. Its configuration is cloud.json in the data folder (sync/cloudconfig); it never reads
-// or stores a key.
-func init() {
-	RegisterFamily(Family{Name: "cloud", Commands: []Command{cloudCommand}})
-}
+// `jobdesk cloud status`: whether the cloud is configured and reachable, the AWS identity in use,
+// the outbox (cloud jobs waiting to go out) and the cloud's jobs by status. Its configuration is
+// cloud.json in the data folder (sync/cloudconfig); it never reads or stores a key.
 
 const cloudUsage = "cloud status [--json] [--region R] [--profile P] [--bucket B]"
 
@@ -86,11 +82,11 @@ func (c *CLI) cmdCloud(args []string) int {
 	if st.Report, err = cloudstatus.Check(ctx, cfg); err != nil {
 		return c.Fail(err)
 	}
-	if st.Jobs, err = a.Queue.CountsByTarget(ctx, job.TargetCloud); err != nil {
-		return c.Fail(job.Wrap(job.E009, err, "the cloud's jobs could not be counted").WithJa("クラウドのジョブを数えられませんでした。"))
+	if st.Jobs, err = a.CountsByTarget(ctx, job.TargetCloud); err != nil {
+		return c.Fail(err)
 	}
 	st.Outbox = st.Jobs[job.Pending] + st.Jobs[job.Retrying]
-	if t, err := a.Queue.LastCompleted(ctx, job.TargetCloud); err == nil && !t.IsZero() {
+	if t, err := a.LastCompleted(ctx, job.TargetCloud); err == nil && !t.IsZero() {
 		st.LastSync = &t
 	}
 	if *asJSON {

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"encoding/json"
@@ -8,10 +8,8 @@ import (
 	"jobdesk/engine/csvjob"
 )
 
-// csvCommands are the csv family's subcommands.
-var csvCommands = []Command{
-	{"csv", "csv sniff FILE [--json]", "show a CSV file's encoding, delimiter and the schema inferred from its rows (save it for run --schema)", (*CLI).cmdCSV},
-}
+// csvCommand is the csv family's subcommand.
+var csvCommand = Command{"csv", "csv sniff FILE [--json]", "show a CSV file's encoding, delimiter and the schema inferred from its rows (save it for run --schema)", (*CLI).cmdCSV}
 
 func (c *CLI) cmdCSV(args []string) int {
 	if len(args) == 0 || args[0] != "sniff" {

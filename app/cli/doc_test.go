@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"archive/zip"
@@ -13,19 +13,21 @@ import (
 	"testing"
 	"time"
 
+	"jobdesk/app"
+	"jobdesk/app/convertfamily"
+	"jobdesk/app/family"
 	"jobdesk/assets"
 	"jobdesk/engine/docjob"
 	"jobdesk/engine/flow"
 	"jobdesk/engine/flow/asl"
 	"jobdesk/engine/job"
-	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
 )
 
 // docCorpus copies a committed corpus file of engine/docjob into dir under the name as.
 func docCorpus(t *testing.T, dir, name, as string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "engine", "docjob", "testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "engine", "docjob", "testdata", name))
 	if err != nil {
 		t.Fatalf("corpus file %s: %v", name, err)
 	}
@@ -138,7 +140,7 @@ func makeTestZip(t *testing.T, path string, entries map[string][]byte, order []s
 func TestDocConvertEachFormat(t *testing.T) {
 	dataDir, in := t.TempDir(), t.TempDir()
 	zipPath := filepath.Join(in, "資料一式.zip")
-	pdf, _ := os.ReadFile(filepath.Join("..", "engine", "docjob", "testdata", "report.pdf"))
+	pdf, _ := os.ReadFile(filepath.Join("..", "..", "engine", "docjob", "testdata", "report.pdf"))
 	makeTestZip(t, zipPath, map[string][]byte{"議事録.txt": []byte("本日の議題は予算です。"), "報告書.pdf": pdf},
 		[]string{"議事録.txt", "報告書.pdf"})
 	tests := []struct {
@@ -164,7 +166,7 @@ func TestDocConvertEachFormat(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			code, j, errOut := convertCLI(t, dataDir, "--type", "convert", tc.path)
-			if code != ExitOK || j.Status != "SUCCEEDED" || j.Type != DocType {
+			if code != ExitOK || j.Status != "SUCCEEDED" || j.Type != convertfamily.Type {
 				t.Fatalf("exit %d status %s %+v\n%s", code, j.Status, j.Error, errOut)
 			}
 			r := j.Result
@@ -194,26 +196,26 @@ func TestDocDetectsByContent(t *testing.T) {
 	tests := []struct {
 		path, want string
 	}{
-		{docCorpus(t, in, "report.pdf", "scan0001"), DocType},
-		{docCorpus(t, in, "report.docx", "report.docx"), DocType},
-		{docCorpus(t, in, "book.xlsx", "renamed.bin"), DocType},
-		{docCorpus(t, in, "eucjp.txt", "memo.txt"), DocType},
-		{docCorpus(t, in, "eucjp.txt", "README.md"), DocType},
+		{docCorpus(t, in, "report.pdf", "scan0001"), convertfamily.Type},
+		{docCorpus(t, in, "report.docx", "report.docx"), convertfamily.Type},
+		{docCorpus(t, in, "book.xlsx", "renamed.bin"), convertfamily.Type},
+		{docCorpus(t, in, "eucjp.txt", "memo.txt"), convertfamily.Type},
+		{docCorpus(t, in, "eucjp.txt", "README.md"), convertfamily.Type},
 		{docCorpus(t, in, "sjis.csv", "社員.csv"), ""},
-		{writeTemp(t, in, "old.doc", append([]byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}, []byte("W\x00o\x00r\x00d\x00D\x00o\x00c\x00u\x00m\x00e\x00n\x00t\x00")...)), DocType},
-		{writeTemp(t, in, "note.rtf", []byte(`{\rtf1\ansi hello}`)), DocType},
+		{writeTemp(t, in, "old.doc", append([]byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}, []byte("W\x00o\x00r\x00d\x00D\x00o\x00c\x00u\x00m\x00e\x00n\x00t\x00")...)), convertfamily.Type},
+		{writeTemp(t, in, "note.rtf", []byte(`{\rtf1\ansi hello}`)), convertfamily.Type},
 		{writeTemp(t, in, "photo.jpg", []byte{0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10}), ""},
 		{docCorpus(t, in, "garbage.pdf", "garbage.bin"), ""},
 	}
 	for _, tc := range tests {
-		got := detectDoc(tc.path, readHead(tc.path))
+		got := (&convertfamily.Family{}).Detect(tc.path, family.ReadHead(tc.path))
 		if got != tc.want {
 			t.Errorf("%s: %q, want %q", filepath.Base(tc.path), got, tc.want)
 		}
 	}
 	dataDir := t.TempDir()
 	code, j, errOut := convertCLI(t, dataDir, tests[0].path)
-	if code != ExitOK || j.Type != DocType || j.Result.Kind != "pdf" {
+	if code != ExitOK || j.Type != convertfamily.Type || j.Result.Kind != "pdf" {
 		t.Fatalf("exit %d %+v\n%s", code, j, errOut)
 	}
 }
@@ -223,7 +225,7 @@ func TestDocDetectsByContent(t *testing.T) {
 func TestDocZipBadEntryPartial(t *testing.T) {
 	dataDir, in := t.TempDir(), t.TempDir()
 	read := func(n string) []byte {
-		b, err := os.ReadFile(filepath.Join("..", "engine", "docjob", "testdata", n))
+		b, err := os.ReadFile(filepath.Join("..", "..", "engine", "docjob", "testdata", n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,21 +265,21 @@ func TestDocZipBadEntryPartial(t *testing.T) {
 	}
 	// The conversion ran the document-conversion workflow: one execution under the job, and
 	// one child conversion job per safe entry (the Map), besides ingest, extract and collect.
-	a, err := Open(Config{DataDir: dataDir})
+	a, err := app.Open(app.Config{DataDir: dataDir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
 	ctx := context.Background()
-	execs, err := a.Queue.List(ctx, queue.Filter{ParentID: j.ID, Type: flow.TypeExecution})
+	execs, err := a.List(ctx, app.ListFilter{ParentID: j.ID, Type: flow.TypeExecution})
 	if err != nil || len(execs) != 1 {
 		t.Fatalf("executions under job %d: %v %v", j.ID, execs, err)
 	}
-	x, err := FlowEngine(a).ExecutionByJob(ctx, execs[0].ID)
-	if err != nil || x.Status != "SUCCEEDED" || !strings.Contains(x.StateMachineARN, DocWorkflow) {
+	x, err := a.Flow().ExecutionByJob(ctx, execs[0].ID)
+	if err != nil || x.Status != "SUCCEEDED" || !strings.Contains(x.StateMachineARN, convertfamily.Workflow) {
 		t.Fatalf("execution %+v %v", x, err)
 	}
-	tasks, _ := a.Queue.List(ctx, queue.Filter{ParentID: execs[0].ID, Type: flow.FunctionTypePrefix + docjob.FunctionName})
+	tasks, _ := a.List(ctx, app.ListFilter{ParentID: execs[0].ID, Type: flow.FunctionTypePrefix + docjob.FunctionName})
 	perState := map[string]int{}
 	for _, k := range tasks {
 		perState[k.Name]++
@@ -285,7 +287,7 @@ func TestDocZipBadEntryPartial(t *testing.T) {
 	if perState["ConvertEntry"] != 3 || perState["Ingest"] != 1 || perState["ExtractEntries"] != 1 || perState["Collect"] != 1 {
 		t.Fatalf("task jobs per state %v", perState)
 	}
-	hist, _, err := FlowEngine(a).History(ctx, x.ARN, false, 0, "")
+	hist, _, err := a.Flow().History(ctx, x.ARN, false, 0, "")
 	iterations := 0
 	for _, e := range hist {
 		if e.Type == "MapIterationStarted" {
@@ -389,21 +391,21 @@ func TestDocScanPartial(t *testing.T) {
 // the strict resource check (every Lambda function it names is registered), and that the app
 // loaded it, so conversions run through it.
 func TestDocWorkflowValidates(t *testing.T) {
-	a, err := Open(Config{DataDir: t.TempDir()})
+	a, err := app.Open(app.Config{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	def, err := assets.Workflow(DocWorkflow)
+	def, err := assets.Workflow(convertfamily.Workflow)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := FlowEngine(a)
+	eng := a.Flow()
 	if ds := flow.Validate(def, eng.CheckResourceStrict); len(ds) != 0 {
 		t.Fatalf("diagnostics: %+v", ds)
 	}
-	arn := eng.StateMachineARN(DocWorkflow)
-	if _, err := eng.DescribeStateMachine(context.Background(), arn); err != nil || !strings.HasSuffix(arn, ":stateMachine:"+DocWorkflow) {
+	arn := eng.StateMachineARN(convertfamily.Workflow)
+	if _, err := eng.DescribeStateMachine(context.Background(), arn); err != nil || !strings.HasSuffix(arn, ":stateMachine:"+convertfamily.Workflow) {
 		t.Fatalf("workflow not loaded: %q %v", arn, err)
 	}
 }
@@ -510,7 +512,7 @@ func TestDocZipNothingConvertedSaysWhy(t *testing.T) {
 // the Map) do not retry the converter's own deadline error nor States.Timeout, and still retry
 // transient Lambda errors.
 func TestDocWorkflowDoesNotRetryTimeouts(t *testing.T) {
-	def, err := assets.Workflow(DocWorkflow)
+	def, err := assets.Workflow(convertfamily.Workflow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -578,17 +580,17 @@ func TestDocZipReused(t *testing.T) {
 		t.Fatalf("export of the reused result:\n%s", md)
 	}
 	// The reuse skipped the Map: no entry conversions ran under the second job's execution.
-	app, err := Open(Config{DataDir: dataDir})
+	reopened, err := app.Open(app.Config{DataDir: dataDir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer app.Close()
+	defer reopened.Close()
 	ctx := context.Background()
-	execs, _ := app.Queue.List(ctx, queue.Filter{ParentID: second.ID, Type: flow.TypeExecution})
+	execs, _ := reopened.List(ctx, app.ListFilter{ParentID: second.ID, Type: flow.TypeExecution})
 	if len(execs) != 1 {
 		t.Fatalf("executions %v", execs)
 	}
-	tasks, _ := app.Queue.List(ctx, queue.Filter{ParentID: execs[0].ID, Type: flow.FunctionTypePrefix + docjob.FunctionName})
+	tasks, _ := reopened.List(ctx, app.ListFilter{ParentID: execs[0].ID, Type: flow.FunctionTypePrefix + docjob.FunctionName})
 	for _, k := range tasks {
 		if k.Name == "ConvertEntry" || k.Name == "ExtractEntries" {
 			t.Fatalf("the reused archive was converted again: %s", k.Name)
@@ -659,7 +661,7 @@ func TestDocKilledBetweenCommits(t *testing.T) {
 	}
 	for _, c := range cases {
 		refDir := t.TempDir()
-		ref, killed := crashRun(t, refDir, c.file, DocType, "")
+		ref, killed := crashRun(t, refDir, c.file, convertfamily.Type, "")
 		if killed {
 			t.Fatal("the undisturbed run was killed")
 		}
@@ -670,7 +672,7 @@ func TestDocKilledBetweenCommits(t *testing.T) {
 		for _, at := range c.at {
 			t.Run(filepath.Base(c.file)+"/"+at, func(t *testing.T) {
 				dir := t.TempDir()
-				got := docCrashOutcome(t, dir, crashRecover(t, dir, c.file, DocType, at))
+				got := docCrashOutcome(t, dir, crashRecover(t, dir, c.file, convertfamily.Type, at))
 				if got != want {
 					t.Fatalf("killed at %s, the conversion ended differently from an undisturbed run:\n%s", at, lineDiff(got, want))
 				}
@@ -682,7 +684,7 @@ func TestDocKilledBetweenCommits(t *testing.T) {
 // sha8 is the first 8 hex digits of the SHA-256 of the file at path.
 func sha8(t *testing.T, path string) string {
 	t.Helper()
-	sha, err := fileSHA256(context.Background(), path)
+	sha, err := family.FileSHA256(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -693,7 +695,7 @@ func sha8(t *testing.T, path string) string {
 // checksums and CSV files) at once through App.Submit make exactly 50 jobs; dropping them again
 // returns those jobs, and --force makes new ones.
 func TestSubmitSameFilesConcurrently(t *testing.T) {
-	a, err := Open(Config{DataDir: t.TempDir()})
+	a, err := app.Open(app.Config{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -718,7 +720,7 @@ func TestSubmitSameFilesConcurrently(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			js, err := a.Submit(ctx, files, SubmitOptions{})
+			js, err := a.Submit(ctx, files, app.SubmitOptions{})
 			got[g] = js
 			if err != nil {
 				t.Error(err)
@@ -726,7 +728,7 @@ func TestSubmitSameFilesConcurrently(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	all, err := a.Queue.List(ctx, queue.Filter{})
+	all, err := a.List(ctx, app.ListFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -737,7 +739,7 @@ func TestSubmitSameFilesConcurrently(t *testing.T) {
 	for _, j := range all {
 		types[j.Type]++
 	}
-	if types[DocType] == 0 || types["checksum"] == 0 || types["csv"] == 0 {
+	if types[convertfamily.Type] == 0 || types["checksum"] == 0 || types["csv"] == 0 {
 		t.Fatalf("job types %v", types)
 	}
 	for g := range got {
@@ -747,7 +749,7 @@ func TestSubmitSameFilesConcurrently(t *testing.T) {
 			}
 		}
 	}
-	forced, err := a.Submit(ctx, files[:3], SubmitOptions{Force: true})
+	forced, err := a.Submit(ctx, files[:3], app.SubmitOptions{Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}

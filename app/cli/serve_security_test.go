@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"jobdesk/app"
 	"net"
 	"net/http"
 	"os"
@@ -110,7 +111,7 @@ func TestServeRefusesFilesOutsideAllowedFolders(t *testing.T) {
 	note := filepath.Join(allowed, "note.txt")
 	os.WriteFile(note, []byte("会議は金曜日です。\n"), 0o600)
 	os.MkdirAll(dir, 0o700)
-	os.WriteFile(filepath.Join(dir, FoldersFile), []byte(`{"allowed_folders": [`+jsonString(allowed)+`]}`), 0o600)
+	os.WriteFile(filepath.Join(dir, app.FoldersFile), []byte(`{"allowed_folders": [`+jsonString(allowed)+`]}`), 0o600)
 
 	endpoint, stderr := startServe(t, dir, nil)
 	key, err := ServeCredentials(dir)
@@ -191,7 +192,7 @@ func TestServeKeyPairs(t *testing.T) {
 	if len(vars["AWS_ACCESS_KEY_ID"]) != 20 || len(vars["AWS_SECRET_ACCESS_KEY"]) != 40 || vars["AWS_REGION"] != "local" || vars["AWS_DEFAULT_REGION"] != "local" {
 		t.Fatalf("printed %q", out)
 	}
-	st, err := os.Stat(filepath.Join(dir, ServeKeyFile))
+	st, err := os.Stat(filepath.Join(dir, app.ServeKeyFile))
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("key file: %v %v", st.Mode(), err)
 	}

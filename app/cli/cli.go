@@ -1,4 +1,8 @@
-package app
+// Package cli is JobDesk's command line: the core commands (run, ls, show, cancel, retry,
+// worker, export) and the families' own (csv, convert, generate, caption, extract-eligibility,
+// goals, flow, serve), each over the app's service API or a family package's typed API, never
+// the database or the queue.
+package cli
 
 import (
 	"context"
@@ -16,8 +20,9 @@ import (
 	"syscall"
 	"time"
 
+	"jobdesk/app"
+	"jobdesk/engine/flow"
 	"jobdesk/engine/job"
-	"jobdesk/engine/queue"
 )
 
 // Exit codes of the command line.
@@ -28,34 +33,35 @@ const (
 	ExitPartial = 3 // some job PARTIAL and none worse
 )
 
-func jsonMarshal(v any) (json.RawMessage, error) { return json.Marshal(v) }
-
 // CLI carries what every subcommand needs: where to print, the data folder, and the App once
-// a command has opened it. Families' commands (Family.Commands) receive it too.
+// a command has opened it.
 type CLI struct {
 	Stdout, Stderr io.Writer
 	dataDir        string
-	app            *App
+	app            *app.App
 }
 
-// coreCommands are the subcommands every JobDesk has; families add theirs.
-var coreCommands = []Command{
-	{"run", "run [--type T] [--wait] [--json] [--force] FILE...", "submit one job per file; --wait shows progress and waits", (*CLI).cmdRun},
-	{"ls", "ls [--status S] [--type T] [--limit N] [--all] [--json]", "list jobs, newest first", (*CLI).cmdLs},
-	{"show", "show ID [--json] [--history]", "show one job (and its history)", (*CLI).cmdShow},
-	{"cancel", "cancel ID", "cancel a job (a running one stops within a second)", (*CLI).cmdCancel},
-	{"retry", "retry ID", "run a failed, timed-out, cancelled or partial job again (an AI job: as a new job linked to it)", (*CLI).cmdRetry},
-	{"worker", "worker", "run the engine without a window until SIGINT/SIGTERM", (*CLI).cmdWorker},
-	{"export", "export ID --format F -o FILE", "write a finished job's result file (csv, xlsx, md) elsewhere", (*CLI).cmdExport},
+// Command is one subcommand of the jobdesk binary. Run receives the arguments after the
+// command's name and returns the exit code; it opens the App through the CLI it is given.
+type Command struct {
+	Name, Usage, Help string
+	Run               func(c *CLI, args []string) int
 }
 
-// commands returns the core subcommands followed by every family's.
+// commands returns every subcommand: the core ones, then the families'.
 func commands() []Command {
-	out := append([]Command(nil), coreCommands...)
-	for _, f := range families {
-		out = append(out, f.Commands...)
+	return []Command{
+		{"run", "run [--type T] [--wait] [--json] [--force] FILE...", "submit one job per file; --wait shows progress and waits", (*CLI).cmdRun},
+		{"ls", "ls [--status S] [--type T] [--limit N] [--all] [--json]", "list jobs, newest first", (*CLI).cmdLs},
+		{"show", "show ID [--json] [--history]", "show one job (and its history)", (*CLI).cmdShow},
+		{"cancel", "cancel ID", "cancel a job (a running one stops within a second)", (*CLI).cmdCancel},
+		{"retry", "retry ID", "run a failed, timed-out, cancelled or partial job again (an AI job: as a new job linked to it)", (*CLI).cmdRetry},
+		{"worker", "worker", "run the engine without a window until SIGINT/SIGTERM", (*CLI).cmdWorker},
+		{"export", "export ID --format F -o FILE", "write a finished job's result file (csv, xlsx, md) elsewhere", (*CLI).cmdExport},
+		csvCommand, convertCommand,
+		generateCommand, captionCommand, eligibilityCommand, goalsCommand,
+		flowCommand, serveCommand, cloudCommand,
 	}
-	return out
 }
 
 // Usage prints the command line's help.
@@ -123,11 +129,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 }
 
 // Open opens the App once per command; on failure it has printed the error.
-func (c *CLI) Open() (*App, bool) {
+func (c *CLI) Open() (*app.App, bool) {
 	if c.app != nil {
 		return c.app, true
 	}
-	a, err := Open(Config{DataDir: c.dataDir})
+	a, err := app.Open(app.Config{DataDir: c.dataDir})
 	if err != nil {
 		c.Fail(err)
 		return nil, false
@@ -207,7 +213,7 @@ func (c *CLI) cmdRun(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	jobs, err := a.Submit(ctx, files, SubmitOptions{Type: *typ, Force: *force, Extra: extra()})
+	jobs, err := a.Submit(ctx, files, app.SubmitOptions{Type: *typ, Force: *force, Extra: extra()})
 	if err != nil {
 		return c.Fail(err)
 	}
@@ -231,7 +237,7 @@ func (c *CLI) cmdRun(args []string) int {
 
 // RunAndWait starts the engine in this process when no other engine serves the data folder,
 // then waits for jobs (WaitJobs).
-func (c *CLI) RunAndWait(ctx context.Context, a *App, jobs []job.Job) ([]job.Job, error) {
+func (c *CLI) RunAndWait(ctx context.Context, a *app.App, jobs []job.Job) ([]job.Job, error) {
 	if !a.EngineRunning(ctx) {
 		if err := a.StartEngine(ctx); err != nil {
 			return jobs, err
@@ -257,11 +263,10 @@ func ExitCode(jobs []job.Job) int {
 	return code
 }
 
-// waitAll waits for jobs to finish, drawing a progress line on stderr.
 // WaitJobs waits until every job is final, drawing progress on Stderr, and returns them as they
 // ended. Ctrl-C cancels the unfinished ones.
-func (c *CLI) WaitJobs(ctx context.Context, a *App, jobs []job.Job) ([]job.Job, error) {
-	events, unsub := a.Queue.Subscribe(1024)
+func (c *CLI) WaitJobs(ctx context.Context, a *app.App, jobs []job.Job) ([]job.Job, error) {
+	events, unsub := a.Subscribe(1024)
 	defer unsub()
 	tty := isTerminal(c.Stderr)
 	tick := time.NewTicker(500 * time.Millisecond)
@@ -274,7 +279,7 @@ func (c *CLI) WaitJobs(ctx context.Context, a *App, jobs []job.Job) ([]job.Job, 
 				done++
 				continue
 			}
-			j, err := a.Queue.Get(ctx, jobs[i].ID)
+			j, err := a.Get(ctx, jobs[i].ID)
 			if err != nil {
 				return jobs, err
 			}
@@ -295,7 +300,7 @@ func (c *CLI) WaitJobs(ctx context.Context, a *App, jobs []job.Job) ([]job.Job, 
 			// Ctrl-C while waiting: cancel what is still running, so nothing is left half done.
 			for _, j := range jobs {
 				if !j.Status.Final() {
-					a.Queue.Cancel(context.Background(), j.ID)
+					a.Cancel(context.Background(), j.ID)
 				}
 			}
 			return jobs, job.Errorf(job.E013, "interrupted; the unfinished jobs were cancelled").WithJa("中断しました。未完了のジョブはキャンセルされました。")
@@ -404,7 +409,7 @@ func (c *CLI) cmdLs(args []string) int {
 	if !ok {
 		return ExitFailed
 	}
-	jobs, err := a.Queue.List(context.Background(), queue.Filter{Status: st, Type: *typ, Limit: *limit, TopLevel: !*all})
+	jobs, err := a.List(context.Background(), app.ListFilter{Status: st, Type: *typ, Limit: *limit, TopLevel: !*all})
 	if err != nil {
 		return c.Fail(err)
 	}
@@ -443,13 +448,13 @@ func (c *CLI) cmdShow(args []string) int {
 		return ExitFailed
 	}
 	ctx := context.Background()
-	j, err := a.Queue.Get(ctx, id)
+	j, err := a.Get(ctx, id)
 	if err != nil {
 		return c.Fail(err)
 	}
 	var events []job.Event
 	if *history {
-		if events, err = a.Queue.History(ctx, id); err != nil {
+		if events, err = a.History(ctx, id); err != nil {
 			return c.Fail(err)
 		}
 	}
@@ -503,12 +508,8 @@ func (c *CLI) cmdShow(args []string) int {
 		}
 		tw.Flush()
 	}
-	if *history {
-		for _, f := range families {
-			if f.ShowHistory != nil && f.ShowHistory(c, a, j) {
-				break
-			}
-		}
+	if *history && j.Type == flow.TypeExecution {
+		flowHistoryOfJob(c, a, j.ID)
 	}
 	return ExitOK
 }
@@ -523,10 +524,10 @@ func (c *CLI) cmdCancel(args []string) int {
 		return ExitFailed
 	}
 	ctx := context.Background()
-	if err := a.Queue.Cancel(ctx, id); err != nil {
+	if err := a.Cancel(ctx, id); err != nil {
 		return c.Fail(err)
 	}
-	if j, err := a.Queue.Get(ctx, id); err == nil && j.Status.Final() {
+	if j, err := a.Get(ctx, id); err == nil && j.Status.Final() {
 		fmt.Fprintf(c.Stdout, "job %d: %s\n", id, j.Status)
 	} else {
 		fmt.Fprintf(c.Stdout, "job %d: cancel requested; it stops within a second (or when an engine next starts)\n", id)
@@ -563,7 +564,7 @@ func (c *CLI) cmdWorker(args []string) int {
 		return ExitUsage
 	}
 	applyAI()
-	a, err := Open(Config{DataDir: c.dataDir, Workers: *workers})
+	a, err := app.Open(app.Config{DataDir: c.dataDir, Workers: *workers})
 	if err != nil {
 		return c.Fail(err)
 	}
@@ -573,7 +574,7 @@ func (c *CLI) cmdWorker(args []string) int {
 	if err := a.StartEngine(ctx); err != nil {
 		return c.Fail(err)
 	}
-	types := a.worker.Types()
+	types := a.EngineTypes()
 	sort.Strings(types)
 	fmt.Fprintf(c.Stderr, "jobdesk worker: running jobs in %s (types: %s); Ctrl-C to stop\n", a.DataDir(), strings.Join(types, ", "))
 	<-ctx.Done()
@@ -603,23 +604,39 @@ func (c *CLI) cmdExport(args []string) int {
 	if !ok {
 		return ExitFailed
 	}
-	ctx := context.Background()
-	j, err := a.Queue.Get(ctx, id)
-	if err != nil {
-		return c.Fail(err)
-	}
-	f, ok := familyOf(j.Type)
-	if !ok || f.Export == nil {
-		return c.Fail(job.Errorf(job.E014, "job %d (%s) has no result file to export", id, j.Type).
-			WithJa(fmt.Sprintf("ジョブ %d（%s）には書き出せる結果ファイルがありません。", id, j.Type)))
-	}
-	if !j.Status.Final() {
-		return c.Fail(job.Errorf(job.E014, "job %d is still %s; export it when it has finished", id, j.Status).
-			WithJa(fmt.Sprintf("ジョブ %d はまだ完了していません（%s）。完了後に書き出してください。", id, j.Status)))
-	}
-	if err := f.Export(ctx, a, j, *format, *out); err != nil {
+	if err := a.Export(context.Background(), id, *format, *out); err != nil {
 		return c.Fail(err)
 	}
 	fmt.Fprintf(c.Stdout, "job %d: wrote %s\n", id, *out)
 	return ExitOK
+}
+
+// addRunFlags declares every family's run flags on fs and returns a function that collects the
+// values that were set.
+func addRunFlags(fs *flag.FlagSet) func() map[string]string {
+	type entry struct {
+		name string
+		s    *string
+		b    *bool
+	}
+	var es []entry
+	for _, rf := range app.RunFlags() {
+		if rf.Bool {
+			es = append(es, entry{name: rf.Name, b: fs.Bool(rf.Name, false, rf.Usage)})
+		} else {
+			es = append(es, entry{name: rf.Name, s: fs.String(rf.Name, "", rf.Usage)})
+		}
+	}
+	return func() map[string]string {
+		out := map[string]string{}
+		for _, e := range es {
+			switch {
+			case e.b != nil && *e.b:
+				out[e.name] = "true"
+			case e.s != nil && *e.s != "":
+				out[e.name] = *e.s
+			}
+		}
+		return out
+	}
 }

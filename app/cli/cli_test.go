@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"jobdesk/app/aifamily"
 	"jobdesk/engine/job"
 )
 
@@ -158,7 +159,7 @@ func TestWaitLinesWithoutTerminal(t *testing.T) {
 
 // run (and worker) take the --ai-* flags like generate does, for AI jobs run in this process.
 func TestRunTakesAIFlags(t *testing.T) {
-	for _, k := range []string{EnvAIEndpoint, EnvAIModel, EnvAIProvider} {
+	for _, k := range []string{aifamily.EnvEndpoint, aifamily.EnvModel, aifamily.EnvProvider} {
 		t.Setenv(k, os.Getenv(k)) // the flags set the environment; put it back afterwards
 	}
 	f := filepath.Join(t.TempDir(), "a.bin")

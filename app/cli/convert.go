@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"context"
@@ -8,15 +8,15 @@ import (
 	"os/signal"
 	"syscall"
 
+	"jobdesk/app"
+	"jobdesk/app/convertfamily"
 	"jobdesk/engine/docjob"
 	"jobdesk/engine/job"
 )
 
-// docCommands are the convert family's subcommands.
-var docCommands = []Command{
-	{"convert", "convert [--force] [--furigana] [--no-ocr] [--json] FILE...",
-		"convert documents (PDF, Word, Excel, ZIP, CSV, text) to Markdown and wait; prints where each .md is", (*CLI).cmdConvert},
-}
+// convertCommand is the convert family's subcommand.
+var convertCommand = Command{"convert", "convert [--force] [--furigana] [--no-ocr] [--json] FILE...",
+	"convert documents (PDF, Word, Excel, ZIP, CSV, text) to Markdown and wait; prints where each .md is", (*CLI).cmdConvert}
 
 // cmdConvert is `run --type convert --wait` with a summary of each conversion: its status, pages,
 // text length, method and the Markdown file.
@@ -46,7 +46,7 @@ func (c *CLI) cmdConvert(args []string) int {
 	if *noOCR {
 		extra["no-ocr"] = "true"
 	}
-	jobs, err := a.Submit(ctx, files, SubmitOptions{Type: DocType, Force: *force, Extra: extra})
+	jobs, err := a.Submit(ctx, files, app.SubmitOptions{Type: convertfamily.Type, Force: *force, Extra: extra})
 	if err != nil {
 		return c.Fail(err)
 	}

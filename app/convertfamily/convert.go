@@ -1,0 +1,223 @@
+// Package convertfamily wires document conversion into the app: PDF, Word, Excel, ZIP, CSV and
+// text files to Markdown (seed 003 Jobs B and C). A conversion is one job of type "convert" that
+// runs the document-conversion workflow as its child (see Register); every Task of the workflow
+// is the document-converter function, the same handler the cloud runs as a Lambda function.
+// Results are cached by SHA-256, converter version and options, so converting the same bytes
+// again reuses them unless --force.
+package convertfamily
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"jobdesk/app/family"
+	"jobdesk/engine/docjob"
+	"jobdesk/engine/docjob/docsqlite"
+	"jobdesk/engine/functions"
+	"jobdesk/engine/job"
+	"jobdesk/engine/orchestrator"
+	"jobdesk/engine/queue"
+	"jobdesk/engine/store"
+)
+
+// Type is the job type of a document conversion (`jobdesk run --type convert FILE`).
+const Type = "convert"
+
+// Family is the convert family of one App: the converter with its result cache (the database)
+// and its files (this PC's, relative paths under the data folder).
+type Family struct {
+	host *family.Host
+	conv *docjob.Converter
+}
+
+var (
+	_ family.Family         = (*Family)(nil)
+	_ family.FunctionSource = (*Family)(nil)
+	_ family.Exporter       = (*Family)(nil)
+	_ family.Flagged        = (*Family)(nil)
+)
+
+func (*Family) Name() string                   { return "convert" }
+func (*Family) Migrations() []store.Migrations { return []store.Migrations{docsqlite.Migrations} }
+func (*Family) Types() []string                { return []string{Type} }
+
+// Open builds the converter caching in the App's database and reading and writing through the
+// device's blob store.
+func (f *Family) Open(h *family.Host) error {
+	f.host = h
+	f.conv = docjob.NewConverter(docsqlite.New(h.DB), h.Blobs)
+	return nil
+}
+
+// Converter is the family's converter: the handler of the document-converter function.
+// Replacing its Cache or Blobs before the engine starts changes what every conversion uses.
+func (f *Family) Converter() *docjob.Converter { return f.conv }
+
+// Functions are the converter's Lambda functions: the workflow's Tasks call the same handler as
+// the Lambda function document-converter.
+func (f *Family) Functions() []functions.Function { return f.conv.Functions() }
+
+// RunFlags are the conversion options of `jobdesk run`.
+func (*Family) RunFlags() []family.RunFlag {
+	return []family.RunFlag{
+		{Name: "furigana", Bool: true, Usage: "convert: write ruby readings after their base text, as 漢字(かんじ)"},
+		{Name: "no-ocr", Bool: true, Usage: "convert: never OCR scanned PDF pages, even when tesseract is installed"},
+	}
+}
+
+// Detect takes PDF, Office and ZIP files by their content, and plain text named as text (.txt,
+// .md, .markdown, .text, .log or no extension). Office formats JobDesk does not convert (.doc,
+// .xls, .pptx, OpenDocument, RTF) are taken too, so the person hears "unsupported file type" (E004)
+// instead of getting a checksum. A .csv is left to the CSV family, which is asked first; any text
+// file can still be converted with --type convert.
+func (*Family) Detect(path string, head []byte) string {
+	ext := strings.ToLower(filepath.Ext(path))
+	switch docjob.Detect(head, filepath.Base(path)) {
+	case docjob.KindPDF, docjob.KindDOCX, docjob.KindXLSX, docjob.KindZIP, docjob.KindPPTX, docjob.KindODF,
+		docjob.KindOffice, docjob.KindDOC, docjob.KindXLS, docjob.KindRTF:
+		return Type
+	case docjob.KindOLE:
+		// An encrypted OOXML file is an OLE container; its EncryptionInfo stream may lie past
+		// the first 8 KiB, so the extension decides here and the converter checks the content.
+		switch ext {
+		case ".docx", ".docm", ".xlsx", ".xlsm":
+			return Type
+		}
+	case docjob.KindText, docjob.KindCSV:
+		switch ext {
+		case ".txt", ".md", ".markdown", ".text", ".log", "":
+			return Type
+		}
+	}
+	return ""
+}
+
+// input builds the converter's input for path from the run options.
+func input(path string, o family.SubmitOptions) docjob.Input {
+	return docjob.Input{Path: path, Name: filepath.Base(path), Force: o.Force,
+		Furigana: o.Extra["furigana"] == "true", NoOCR: o.Extra["no-ocr"] == "true"}
+}
+
+// Submit enqueues one conversion job for path, or returns the job that already converts the
+// same bytes with the same options (Host.SubmitOnce); --force converts again.
+func (f *Family) Submit(ctx context.Context, path, typ string, o family.SubmitOptions) (job.Job, error) {
+	di := input(path, o)
+	in, err := json.Marshal(di)
+	if err != nil {
+		return job.Job{}, err
+	}
+	sha, err := family.FileSHA256(ctx, path)
+	if err != nil {
+		return job.Job{}, err
+	}
+	options := struct {
+		Furigana bool `json:"furigana"`
+		NoOCR    bool `json:"no_ocr"`
+	}{di.Furigana, di.NoOCR}
+	return f.host.SubmitOnce(ctx, sha, options, queue.Params{Type: Type, Name: filepath.Base(path), Input: in, Priority: o.Priority}, o.Force)
+}
+
+// Export writes a finished conversion's Markdown to out (format "md").
+func (f *Family) Export(ctx context.Context, j job.Job, format, out string) error {
+	if format != "md" && format != "markdown" {
+		return job.Errorf(job.E014, "a conversion exports as md, not %q", format).
+			WithJa(fmt.Sprintf("変換結果は md 形式で書き出せます（%q は使えません）。", format))
+	}
+	if j.Status != job.Succeeded && j.Status != job.Partial {
+		return job.Errorf(job.E014, "job %d ended %s and has no converted document", j.ID, j.Status).
+			WithJa(fmt.Sprintf("ジョブ %d は %s で終了したため、書き出せる変換結果がありません。", j.ID, j.Status))
+	}
+	var buf bytes.Buffer
+	if err := f.conv.ExportMarkdown(ctx, j.Result, &buf); err != nil {
+		return err
+	}
+	return writeFile(out, buf.Bytes())
+}
+
+// writeFile writes data to path through a temporary file in the same folder, so a reader
+// never sees half a file.
+func writeFile(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".jobdesk-export-*")
+	if err != nil {
+		return job.Wrap(job.E014, err, fmt.Sprintf("cannot write into %s", dir)).
+			WithJa(fmt.Sprintf("%s に書き込めません。", dir))
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return job.Wrap(job.E009, werr, fmt.Sprintf("could not write %s", path)).
+			WithJa(fmt.Sprintf("%s を書き込めませんでした。", path))
+	}
+	return nil
+}
+
+// Workflow is the shipped workflow a conversion runs (assets/workflows/document-conversion.asl.json).
+const Workflow = "document-conversion"
+
+// Register adds the "convert" job type: a conversion job runs the document-conversion
+// workflow (embedded, so always there) as its child (ingest → convert, or for a ZIP extract →
+// Map of child conversions → collect) and reports what the workflow produced with the
+// converter's own status and error code; it only waits, so it takes no worker slot.
+func (f *Family) Register(w *queue.Worker) {
+	w.Handle(Type, f.workflowHandler(), queue.TypeOptions{Orchestrator: true, Concurrency: 64})
+}
+
+// workflowInput is the workflow's input; every field is always present because the
+// workflow's paths name them.
+type workflowInput struct {
+	Path     string `json:"path"`
+	Force    bool   `json:"force"`
+	Furigana bool   `json:"furigana"`
+	NoOCR    bool   `json:"no_ocr"`
+}
+
+// workflowHandler runs one conversion through the workflow, with the orchestrator. The
+// execution is named after the job ("convert-ID"), so a job resumed after JobDesk stopped finds
+// its execution again instead of starting a second one. A failed conversion ends with the
+// converter's own coded error (E005 password-protected, E004 damaged, …), carried in the
+// execution's cause, so a workflow run reads exactly like a direct one.
+func (f *Family) workflowHandler() job.Handler {
+	return func(ctx context.Context, raw json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+		var in docjob.Input
+		if err := json.Unmarshal(raw, &in); err != nil || in.Path == "" {
+			return nil, job.Errorf(job.E014, "the conversion job needs a file path").WithJa("変換ジョブにファイルのパスがありません。")
+		}
+		info, _ := job.InfoFrom(ctx)
+		if in.Name == "" {
+			in.Name = filepath.Base(in.Path)
+		}
+		wfIn, _ := json.Marshal(workflowInput{Path: in.Path, Force: in.Force, Furigana: in.Furigana, NoOCR: in.NoOCR})
+		r.Progress(1, "starting the document-conversion workflow")
+		return orchestrator.Run(ctx, f.host.Flow.Executions(), orchestrator.Spec{
+			Workflow: Workflow, Name: fmt.Sprintf("convert-%d", info.ID), Input: wfIn,
+			What: "the conversion", WhatJa: "変換",
+			Outcome: outcome,
+		}, r)
+	}
+}
+
+// outcome is a finished conversion's result: PARTIAL when the converter says partial.
+func outcome(_ context.Context, x orchestrator.Execution) (json.RawMessage, error) {
+	var res docjob.Result
+	if err := json.Unmarshal(x.Output, &res); err != nil {
+		return nil, job.Wrap(job.E015, err, "the document-conversion workflow returned no conversion result").
+			WithJa("文書変換ワークフローの結果を読み取れませんでした。")
+	}
+	if res.Status == docjob.StatusPartial {
+		return x.Output, job.PartialSuccess(x.Output, res.Reason)
+	}
+	return x.Output, nil
+}

@@ -1,0 +1,219 @@
+// Package csvfamily wires seed 004's CSV jobs into the app. A dropped .csv/.tsv (or delimited
+// text) becomes one job of type "csv" that validates the file, reflects its users into the
+// csv_users table with the seed's tolerance for bad rows, and writes an errors CSV and an XLSX
+// report. The job runs the shipped csv-processing workflow, whose Tasks call the csv-processor
+// function (engine/csvjob) with its state in this database (engine/csvjob/csvsqlite).
+package csvfamily
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"jobdesk/app/family"
+	"jobdesk/engine/csvjob"
+	"jobdesk/engine/csvjob/csvsqlite"
+	"jobdesk/engine/functions"
+	"jobdesk/engine/job"
+	"jobdesk/engine/orchestrator"
+	"jobdesk/engine/queue"
+	"jobdesk/engine/store"
+)
+
+// Family is the CSV family of one App: the csv-processor of the device (state in the App's
+// database, files on this machine, results under the data folder).
+type Family struct {
+	host *family.Host
+	proc *csvjob.Processor
+}
+
+var (
+	_ family.Family         = (*Family)(nil)
+	_ family.FunctionSource = (*Family)(nil)
+	_ family.Exporter       = (*Family)(nil)
+	_ family.Flagged        = (*Family)(nil)
+)
+
+func (*Family) Name() string                   { return "csv" }
+func (*Family) Migrations() []store.Migrations { return []store.Migrations{csvsqlite.Migrations} }
+func (*Family) Types() []string                { return []string{csvjob.Type} }
+
+// Detect takes CSV and TSV files, and text whose rows are delimited alike.
+func (*Family) Detect(path string, head []byte) string {
+	if csvjob.Detect(path, head) {
+		return csvjob.Type
+	}
+	return ""
+}
+
+// Open builds the csv-processor bound to the App's database, blob store and data folder.
+func (f *Family) Open(h *family.Host) error {
+	f.host = h
+	f.proc = csvjob.NewProcessor(csvsqlite.New(h.DB), h.Blobs, h.DataDir)
+	return nil
+}
+
+// Processor is the family's csv-processor: the handlers of the functions its workflow calls.
+// Replacing its Store or Blob before the engine starts changes what every CSV job uses.
+func (f *Family) Processor() *csvjob.Processor { return f.proc }
+
+// Functions are the csv-processor's Lambda functions, which the csv-processing workflow calls.
+func (f *Family) Functions() []functions.Function { return f.proc.Functions() }
+
+// RunFlags are the CSV options of `jobdesk run`.
+func (*Family) RunFlags() []family.RunFlag {
+	return []family.RunFlag{
+		{Name: "schema", Usage: "csv: a JSON job schema (default: the seed's user-log schema; jobdesk csv sniff FILE proposes one)"},
+		{Name: "tolerate-percent", Usage: "csv: fail when more than this % of rows are rejected (default 5)"},
+		{Name: "tolerate-count", Usage: "csv: fail when more than this many rows are rejected (default 50)"},
+		{Name: "audit-all", Usage: "csv: record every row in the audit log, not only the rejected ones", Bool: true},
+		{Name: "encoding", Usage: "csv: force the encoding (utf-8, shift_jis, euc-jp, utf-16le, utf-16be)"},
+		{Name: "delimiter", Usage: `csv: force the delimiter ("," "\t" ";" "|")`},
+	}
+}
+
+// csvTimeout bounds one attempt of a whole CSV job (a 4 GiB file takes well under a minute).
+const csvTimeout = 30 * time.Minute
+
+// Register registers the "csv" job. It mostly waits on its workflow execution, so it is an
+// orchestrator: it takes no worker slot from the chunks it waits for.
+func (f *Family) Register(w *queue.Worker) {
+	w.Handle(csvjob.Type, f.jobHandler(), queue.TypeOptions{Timeout: csvTimeout, Orchestrator: true, Concurrency: 16})
+}
+
+// csvJobInput is the input of a "csv" job: the file, its SHA-256 when submitted, the options.
+type csvJobInput struct {
+	Path    string         `json:"path"`
+	SHA256  string         `json:"sha256,omitempty"`
+	Options csvjob.Options `json:"options"`
+}
+
+// jobHandler runs one CSV job: it starts an execution of the shipped csv-processing workflow
+// for the file and waits for it (runFlow). It ends SUCCEEDED, PARTIAL (some rows rejected
+// within tolerance, exit code 3) or FAILED with the seed's error, and the result is the
+// csvjob.Summary (totals, per-column statistics, the table and the result files).
+//
+// The job, not the execution, is what people see: it keeps the type "csv" (so export, retry and
+// the exit codes know it is a CSV job) and the execution runs as its child.
+func (f *Family) jobHandler() job.Handler {
+	return func(ctx context.Context, raw json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+		var in csvJobInput
+		if err := json.Unmarshal(raw, &in); err != nil || in.Path == "" {
+			return nil, job.Errorf(job.E014, "the CSV job needs a file path").WithJa("CSVジョブにファイルのパスがありません。").Permanent()
+		}
+		return f.runFlow(ctx, in, r)
+	}
+}
+
+// options turns the run flags into the job's options. A bad value is a usage error (E014).
+func options(extra map[string]string) (csvjob.Options, error) {
+	var o csvjob.Options
+	if f := extra["schema"]; f != "" {
+		s, err := csvjob.LoadSchema(f)
+		if err != nil {
+			return o, err
+		}
+		o.Schema = s
+	}
+	if v := extra["tolerate-percent"]; v != "" {
+		p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), "%"), 64)
+		if err != nil || p < 0 || p > 100 {
+			return o, job.Errorf(job.E014, "--tolerate-percent %q must be a number from 0 to 100", v).
+				WithJa("--tolerate-percent には 0 から 100 までの数を指定してください。")
+		}
+		o.TolerancePercent = &p
+	}
+	if v := extra["tolerate-count"]; v != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 {
+			return o, job.Errorf(job.E014, "--tolerate-count %q must be a whole number of 0 or more", v).
+				WithJa("--tolerate-count には 0 以上の整数を指定してください。")
+		}
+		o.ToleranceCount = &n
+	}
+	o.AuditAll = extra["audit-all"] == "true"
+	o.Encoding = extra["encoding"]
+	o.Delimiter = extra["delimiter"]
+	return o, o.Check()
+}
+
+// Submit submits one CSV file. When a job for the same bytes (SHA-256) and options exists
+// and did not fail, that job is returned instead of a new one, unless o.Force (Host.SubmitOnce):
+// the command line prints it, the window asks before running the file again.
+func (f *Family) Submit(ctx context.Context, path, typ string, o family.SubmitOptions) (job.Job, error) {
+	opts, err := options(o.Extra)
+	if err != nil {
+		return job.Job{}, err
+	}
+	sha, err := family.FileSHA256(ctx, path)
+	if err != nil {
+		return job.Job{}, err
+	}
+	in, err := json.Marshal(csvJobInput{Path: path, SHA256: sha, Options: opts})
+	if err != nil {
+		return job.Job{}, job.Wrap(job.E016, err, "cannot encode the CSV job")
+	}
+	return f.host.SubmitOnce(ctx, sha, opts, queue.Params{Type: typ, Name: filepath.Base(path), Input: in, Priority: o.Priority}, o.Force)
+}
+
+// Export writes a finished CSV job's result file: the XLSX report or the errors CSV.
+func (f *Family) Export(ctx context.Context, j job.Job, format, out string) error {
+	if format == "" {
+		format = csvsqlite.FormatXLSX
+	}
+	if err := csvsqlite.New(f.host.DB).Export(ctx, strconv.FormatInt(j.ID, 10), strings.ToLower(format), out); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Workflow is the shipped workflow a CSV job runs (assets/workflows/csv-processing.asl.json).
+var Workflow = strings.TrimSuffix(csvjob.WorkflowFile, ".asl.json")
+
+// Result is a CSV job's result when it ran as a workflow: the Summary and the execution.
+type Result struct {
+	csvjob.Summary
+	ExecutionARN string `json:"executionArn,omitempty"`
+}
+
+// runFlow runs this job's execution of the CSV workflow through the orchestrator. The
+// execution name follows the seed's rule from the file name and the job's creation time; the
+// job's id travels in the input, so a second job for the same file in the same second gets a
+// name of its own instead of the first job's execution.
+func (f *Family) runFlow(ctx context.Context, in csvJobInput, r job.Reporter) (json.RawMessage, error) {
+	info, _ := job.InfoFrom(ctx)
+	self, err := f.host.Queue.Get(ctx, info.ID)
+	if err != nil {
+		return nil, err
+	}
+	p := f.proc
+	input, err := p.EventInput(ctx, in.Path, in.Options, info.ID)
+	if err != nil {
+		return nil, job.AsError(err).Permanent()
+	}
+	return orchestrator.Run(ctx, f.host.Flow.Executions(), orchestrator.Spec{
+		Workflow: Workflow, Name: csvjob.ExecutionName(in.Path, self.CreatedAt), Input: input, Priority: self.Priority,
+		What: "the CSV job", WhatJa: "CSVの処理",
+		Outcome: func(ctx context.Context, x orchestrator.Execution) (json.RawMessage, error) {
+			var out struct {
+				Aggregation csvjob.Summary `json:"aggregation"`
+			}
+			if err := json.Unmarshal(x.Output, &out); err != nil || out.Aggregation.Status == "" {
+				return nil, job.Errorf(job.E015, "the CSV workflow ended without a summary").WithJa("CSVのワークフローが集計結果なしで終了しました。")
+			}
+			res, _ := json.Marshal(Result{Summary: out.Aggregation, ExecutionARN: x.ARN})
+			r.Progress(100, out.Aggregation.Message)
+			if out.Aggregation.Status == csvjob.StatusPartial {
+				return nil, job.PartialSuccess(res, out.Aggregation.Message)
+			}
+			return res, nil
+		},
+		// What the import's own steps recorded says more than the execution's last error.
+		Failure: func(ctx context.Context, x orchestrator.Execution, _ *job.Error) error {
+			return p.ExecutionError(ctx, x.Name, x.Error, x.Cause)
+		},
+	}, r)
+}
