@@ -286,7 +286,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 			if err != nil {
 				return err
 			}
-			text = spansText(spans)
+			text = layoutText(spans)
 			return nil
 		})
 		if err := ctx.Err(); err != nil {

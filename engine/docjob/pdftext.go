@@ -12,11 +12,13 @@ import (
 )
 
 // span is one shown string with its position on the page (device space), where it ends
-// horizontally (x plus its advance) and its font size.
+// horizontally (x plus its advance) and its font size. upright: the string runs left to right
+// on a horizontal baseline (not a vertical font, not rotated), so its box is x..end.
 type span struct {
 	x, y, size float64
 	end        float64
 	text       string
+	upright    bool
 }
 
 type mat [6]float64
@@ -87,7 +89,8 @@ func pageSpans(ctx context.Context, p pdf.Page) (out []span, err error) {
 		}
 		size := fontSize * math.Hypot(m[2], m[3])
 		end := m[4] + adv*math.Hypot(m[0], m[1])
-		out = append(out, span{x: m[4], y: m[5], size: size, end: end, text: s})
+		upright := !enc.vertical && m[0] > 0 && m[3] > 0 && math.Abs(m[1]) <= 0.01*m[0]
+		out = append(out, span{x: m[4], y: m[5], size: size, end: end, text: s, upright: upright})
 		if len(out) >= maxPageSpans {
 			panic(stopPage{errPageTooLarge})
 		}

@@ -1,0 +1,521 @@
+package docjob
+
+import (
+	"math"
+	"slices"
+	"strings"
+)
+
+// Reading order by layout.
+//
+// Most producers show a page's strings in reading order, and spansText keeps that order. Some
+// draw a two-column page line by line across both columns, and stream order then cuts every
+// sentence in two; tables come out as loose lines. layoutText finds the page's structure from
+// its whitespace, in the manner of an XY cut: the strings are grouped into rows by baseline, and
+// a band of consecutive rows sharing a vertical gap no string crosses (a gutter) is
+//   - split into columns read one after the other, when both sides hold running text (wide
+//     columns whose lines mostly fill them; a list's numbers or a form's labels do not), or
+//   - written as a Markdown table, when it shares two gaps or more and at least three of its
+//     rows have text in every column.
+// The parts above, below and inside are cut again (a header above two columns, columns inside
+// columns). Text inside a part keeps stream order and spansText's joining, and a page where no
+// such band is found reads exactly as in stream order. Vertical writing (a -V CMap) and rotated
+// text are left in stream order.
+
+// Thresholds, in ems of the page's median font size where they are lengths.
+const (
+	gutterEm       = 1.0     // narrowest gap that parts columns or table cells
+	columnMinEm    = 12.0    // a line of running text at least this long fills its column...
+	fullLine       = 0.75    // ...when it also covers this share of the column's width
+	fullShare      = 0.5     // share of a text column's lines that fill it
+	columnMinRows  = 4       // rows with text on each side of a gutter between text columns
+	tableMinRows   = 3       // rows with text in every column of a table
+	maxLayoutRows  = 4000    // a page with more rows keeps stream order
+	layoutBudget   = 400_000 // gap comparisons per page
+	maxLayoutDepth = 16      // nested cuts
+)
+
+// layoutText returns a page's text in reading order (see above).
+func layoutText(spans []span) string {
+	l := newLayout(spans)
+	if l == nil {
+		return spansText(spans)
+	}
+	all := make([]int, len(l.items))
+	for i := range all {
+		all[i] = i
+	}
+	l.cut(all, 0)
+	if !l.found {
+		return spansText(spans)
+	}
+	return l.render()
+}
+
+// item is a span that takes room on the page: x0..x1 along its baseline y.
+type item struct {
+	x0, x1, y, size float64
+	span            int // index in layout.spans
+}
+
+// interval is a stretch of x.
+type interval struct{ a, b float64 }
+
+// row is a set of items on one baseline, by x, and the gaps of at least gutterEm between them
+// and the edges of the region being cut.
+type row struct {
+	y, size float64
+	items   []int
+	holes   []interval
+	end     int // where the row's gaps end in the page's array of gaps
+}
+
+// part is one piece of the page in reading order: a group of spans read as text, or a table
+// whose cells are groups (-1: an empty cell).
+type part struct {
+	group int
+	table [][]int
+}
+
+type layout struct {
+	spans   []span
+	items   []item
+	em      float64
+	budget  int
+	found   bool  // a column split or a table was found
+	owner   []int // group of each item
+	ngroups int
+	parts   []part
+}
+
+// newLayout collects the items of a page, or returns nil when layout cannot help: a page with
+// vertical or rotated text, positions that are not numbers, or too little text for columns.
+func newLayout(spans []span) *layout {
+	l := &layout{spans: spans, budget: layoutBudget, items: make([]item, 0, len(spans))}
+	for i, s := range spans {
+		if math.IsNaN(s.x) {
+			continue // a word break inside a TJ
+		}
+		if !s.upright || math.IsInf(s.x, 0) || math.IsNaN(s.y) || math.IsInf(s.y, 0) || math.IsNaN(s.end) || math.IsInf(s.end, 0) {
+			return nil
+		}
+		if strings.TrimSpace(s.text) == "" {
+			continue
+		}
+		size := s.size
+		if size <= 0 || math.IsNaN(size) || math.IsInf(size, 0) {
+			size = 10
+		}
+		x1 := s.end
+		if !(x1 > s.x) {
+			x1 = s.x + 0.5*size*float64(runeLen(s.text))
+		}
+		l.items = append(l.items, item{x0: s.x, x1: x1, y: s.y, size: size, span: i})
+	}
+	if len(l.items) < tableMinRows*2 {
+		return nil
+	}
+	// The median font size, of at most 63 items taken evenly through the page.
+	var sample [63]float64
+	n := min(len(l.items), len(sample))
+	for i := range n {
+		sample[i] = l.items[i*len(l.items)/n].size
+	}
+	slices.Sort(sample[:n])
+	l.em = sample[n/2]
+	return l
+}
+
+// rows groups the items idx into rows, top to bottom, and finds each row's gaps within the
+// region the items cover.
+func (l *layout) rows(idx []int) []row {
+	sorted := slices.Clone(idx)
+	slices.SortFunc(sorted, func(a, b int) int {
+		ia, ib := &l.items[a], &l.items[b]
+		switch {
+		case ia.y > ib.y:
+			return -1
+		case ia.y < ib.y:
+			return 1
+		case ia.x0 < ib.x0:
+			return -1
+		case ia.x0 > ib.x0:
+			return 1
+		}
+		return a - b
+	})
+	x0, x1 := math.Inf(1), math.Inf(-1)
+	var rows []row
+	start := 0
+	for n, k := range sorted {
+		it := &l.items[k]
+		x0, x1 = min(x0, it.x0), max(x1, it.x1)
+		if r := len(rows); r > 0 && rows[r-1].y-it.y <= 0.4*max(it.size, rows[r-1].size) {
+			continue
+		}
+		if n > 0 {
+			rows[len(rows)-1].items = sorted[start:n:n]
+		}
+		rows = append(rows, row{y: it.y, size: it.size})
+		start = n
+	}
+	rows[len(rows)-1].items = sorted[start:]
+	// The rows' gaps share one array: row r's are holes[rows[r-1].end:rows[r].end].
+	gap := gutterEm * l.em
+	var holes []interval
+	for r := range rows {
+		items := rows[r].items
+		slices.SortStableFunc(items, func(a, b int) int {
+			switch ia, ib := l.items[a].x0, l.items[b].x0; {
+			case ia < ib:
+				return -1
+			case ia > ib:
+				return 1
+			}
+			return 0
+		})
+		cur := x0
+		for _, k := range items {
+			if it := &l.items[k]; it.x0-cur >= gap {
+				holes = append(holes, interval{cur, it.x0})
+				cur = it.x1
+			} else {
+				cur = max(cur, it.x1)
+			}
+		}
+		if x1-cur >= gap {
+			holes = append(holes, interval{cur, x1})
+		}
+		rows[r].end = len(holes)
+	}
+	for r := range rows {
+		lo := 0
+		if r > 0 {
+			lo = rows[r-1].end
+		}
+		rows[r].holes = holes[lo:rows[r].end:rows[r].end]
+	}
+	return rows
+}
+
+// intersect appends to out the stretches of at least min common to a and b (both sorted).
+func intersect(out, a, b []interval, min float64) []interval {
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		lo, hi := max(a[i].a, b[j].a), math.Min(a[i].b, b[j].b)
+		if hi-lo >= min {
+			out = append(out, interval{lo, hi})
+		}
+		if a[i].b < b[j].b {
+			i++
+		} else {
+			j++
+		}
+	}
+	return out
+}
+
+// cut emits the parts of the items idx in reading order: it looks for the first band of rows
+// that splits into text columns or forms a table, cuts the page around it and goes on inside
+// each piece; items with no such band are one text part.
+func (l *layout) cut(idx []int, depth int) {
+	if len(idx) == 0 {
+		return
+	}
+	if depth >= maxLayoutDepth || l.budget <= 0 {
+		l.text(idx)
+		return
+	}
+	rows := l.rows(idx)
+	if len(rows) > maxLayoutRows {
+		l.text(idx)
+		return
+	}
+	gap := gutterEm * l.em
+	var bufs [2][]interval // the common gaps, and the next ones
+	for i := 0; i+tableMinRows <= len(rows) && l.budget > 0; i++ {
+		common := rows[i].holes
+		j := i
+		for j+1 < len(rows) && len(common) > 0 {
+			l.budget -= len(common) + len(rows[j+1].holes)
+			next := intersect(bufs[j&1][:0], common, rows[j+1].holes, gap)
+			bufs[j&1] = next
+			if len(next) == 0 {
+				break
+			}
+			common = next
+			j++
+		}
+		if j-i+1 < tableMinRows || len(common) == 0 {
+			continue
+		}
+		band := rows[i : j+1]
+		if h, ok := l.columns(band, common); ok {
+			l.found = true
+			var left, right []int
+			for _, r := range band {
+				for _, k := range r.items {
+					if l.items[k].x1 <= h.a {
+						left = append(left, k)
+					} else {
+						right = append(right, k)
+					}
+				}
+			}
+			l.cut(rowItems(rows[:i]), depth+1)
+			l.cut(left, depth+1)
+			l.cut(right, depth+1)
+			l.cut(rowItems(rows[j+1:]), depth+1)
+			return
+		}
+		if a, b, cols, ok := l.table(band, common); ok {
+			l.found = true
+			l.cut(rowItems(rows[:i+a]), depth+1)
+			l.tablePart(band[a:b], cols)
+			l.cut(rowItems(rows[i+b:]), depth+1)
+			return
+		}
+	}
+	l.text(idx)
+}
+
+func rowItems(rows []row) []int {
+	var out []int
+	for _, r := range rows {
+		out = append(out, r.items...)
+	}
+	return out
+}
+
+// columns returns the widest gap of holes that parts band into two columns of running text:
+// each side has text on at least columnMinRows rows, and at least fullShare of its lines fill
+// it (the labels of a form, a list's numbers or short table cells do not).
+func (l *layout) columns(band []row, holes []interval) (interval, bool) {
+	var best interval
+	found := false
+	type extent struct{ lo, hi float64 }
+	var left, right []extent
+	for _, h := range holes {
+		left, right = left[:0], right[:0]
+		for _, r := range band {
+			le, re := extent{math.Inf(1), math.Inf(-1)}, extent{math.Inf(1), math.Inf(-1)}
+			for _, k := range r.items {
+				it := &l.items[k]
+				if it.x1 <= h.a {
+					le = extent{min(le.lo, it.x0), max(le.hi, it.x1)}
+				} else {
+					re = extent{min(re.lo, it.x0), max(re.hi, it.x1)}
+				}
+			}
+			if le.hi > le.lo {
+				left = append(left, le)
+			}
+			if re.hi > re.lo {
+				right = append(right, re)
+			}
+		}
+		if len(left) < columnMinRows || len(right) < columnMinRows {
+			continue
+		}
+		textColumn := func(lines []extent) bool {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, e := range lines {
+				lo, hi = min(lo, e.lo), max(hi, e.hi)
+			}
+			long := max(columnMinEm*l.em, fullLine*(hi-lo))
+			full := 0
+			for _, e := range lines {
+				if e.hi-e.lo >= long {
+					full++
+				}
+			}
+			return float64(full) >= fullShare*float64(len(lines))
+		}
+		if textColumn(left) && textColumn(right) && (!found || h.b-h.a > best.b-best.a) {
+			best, found = h, true
+		}
+	}
+	return best, found
+}
+
+// table reports whether band[a:b] is a table: the gaps its rows share with text on both sides
+// part it into three columns or more, and at least tableMinRows rows have text in every
+// column. Rows at either end with text in one column only (a caption, a line of the paragraph
+// above) are left out, and the gaps found again without them. cols are the gaps between the
+// columns.
+func (l *layout) table(band []row, holes []interval) (a, b int, cols []interval, ok bool) {
+	a, b = 0, len(band)
+	for {
+		cols = cols[:0]
+		for _, h := range holes {
+			var lft, rgt bool
+			for _, r := range band[a:b] {
+				for _, k := range r.items {
+					if l.items[k].x1 <= h.a {
+						lft = true
+					} else {
+						rgt = true
+					}
+				}
+			}
+			if lft && rgt {
+				cols = append(cols, h)
+			}
+		}
+		if len(cols) < 2 {
+			return 0, 0, nil, false
+		}
+		filled := make([]int, b-a)
+		seen := make([]bool, len(cols)+1)
+		for r, rw := range band[a:b] {
+			clear(seen)
+			for _, k := range rw.items {
+				if c := l.column(k, cols); !seen[c] {
+					seen[c] = true
+					filled[r]++
+				}
+			}
+		}
+		a2, b2 := 0, len(filled)
+		for a2 < b2 && filled[a2] < 2 {
+			a2++
+		}
+		for b2 > a2 && filled[b2-1] < 2 {
+			b2--
+		}
+		if a2 == 0 && b2 == len(filled) {
+			full := 0
+			for _, f := range filled {
+				if f == len(cols)+1 {
+					full++
+				}
+			}
+			return a, b, cols, full >= tableMinRows
+		}
+		a, b = a+a2, a+b2
+		if b-a < tableMinRows {
+			return 0, 0, nil, false
+		}
+		// The gaps of the rows kept: those of the first, narrowed by the others.
+		gap := gutterEm * l.em
+		holes = band[a].holes
+		for _, r := range band[a+1 : b] {
+			l.budget -= len(holes) + len(r.holes)
+			if holes = intersect(nil, holes, r.holes, gap); len(holes) == 0 {
+				return 0, 0, nil, false
+			}
+		}
+	}
+}
+
+// column is the table column of item k: the number of gaps to its left.
+func (l *layout) column(k int, cols []interval) int {
+	c := 0
+	for c < len(cols) && l.items[k].x0 >= cols[c].b {
+		c++
+	}
+	return c
+}
+
+// text makes the items idx one text part.
+func (l *layout) text(idx []int) {
+	g := l.group(idx)
+	l.parts = append(l.parts, part{group: g})
+}
+
+func (l *layout) group(idx []int) int {
+	if l.owner == nil {
+		l.owner = make([]int, len(l.items))
+	}
+	g := l.ngroups
+	l.ngroups++
+	for _, k := range idx {
+		l.owner[k] = g
+	}
+	return g
+}
+
+// tablePart makes rows a table part, one group per cell.
+func (l *layout) tablePart(rows []row, cols []interval) {
+	cells := make([][]int, len(rows))
+	for r, rw := range rows {
+		byCol := make([][]int, len(cols)+1)
+		for _, k := range rw.items {
+			c := l.column(k, cols)
+			byCol[c] = append(byCol[c], k)
+		}
+		cells[r] = make([]int, len(byCol))
+		for c, ks := range byCol {
+			cells[r][c] = -1
+			if len(ks) > 0 {
+				cells[r][c] = l.group(ks)
+			}
+		}
+	}
+	l.parts = append(l.parts, part{group: -1, table: cells})
+}
+
+// render writes the parts. Each group's spans are read by spansText in stream order; a span
+// that takes no room goes with its neighbour: blank text with the item before it, a word break
+// with the item after it.
+func (l *layout) render() string {
+	grp := make([]int, len(l.spans))
+	for i := range grp {
+		grp[i] = -1
+	}
+	for k, it := range l.items {
+		grp[it.span] = l.owner[k]
+	}
+	last := -1
+	for i, s := range l.spans {
+		switch {
+		case grp[i] >= 0:
+			last = grp[i]
+		case !math.IsNaN(s.x):
+			grp[i] = last
+		}
+	}
+	next := -1
+	for i := len(l.spans) - 1; i >= 0; i-- {
+		switch {
+		case grp[i] >= 0 && !math.IsNaN(l.spans[i].x) && strings.TrimSpace(l.spans[i].text) != "":
+			next = grp[i]
+		case grp[i] < 0:
+			grp[i] = next
+		}
+	}
+	members := make([][]span, l.ngroups)
+	for i, g := range grp {
+		if g >= 0 {
+			members[g] = append(members[g], l.spans[i])
+		}
+	}
+	var b strings.Builder
+	for _, p := range l.parts {
+		if p.table == nil {
+			t := spansText(members[p.group])
+			if t == "" {
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(t)
+			continue
+		}
+		rows := make([][]string, len(p.table))
+		for r, cells := range p.table {
+			rows[r] = make([]string, len(cells))
+			for c, g := range cells {
+				if g >= 0 {
+					rows[r][c] = strings.Join(strings.Fields(spansText(members[g])), " ")
+				}
+			}
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		writeTable(&b, rows)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
