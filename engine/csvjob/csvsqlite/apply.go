@@ -116,7 +116,9 @@ type cloudUsers struct {
 
 func (u *cloudUsers) Len() int { return len(u.ids) }
 
-func (u *cloudUsers) User(i int) ([]byte, int64, int64) { return []byte(u.ids[i]), u.login[i], u.post[i] }
+func (u *cloudUsers) User(i int) ([]byte, int64, int64) {
+	return []byte(u.ids[i]), u.login[i], u.post[i]
+}
 
 // readCloudUsers reads a users.json ({"columns": […], "users": [[id, login, post], …], …}) as
 // a stream, one user at a time.
