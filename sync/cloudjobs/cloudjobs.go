@@ -27,6 +27,7 @@ import (
 	"strings"
 
 	"jobdesk/engine/blob"
+	"jobdesk/engine/orchestrator"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
 	"jobdesk/sync/cloudconfig"
@@ -45,6 +46,18 @@ type Device struct {
 	DataDir string
 	DB      *store.DB
 	Queue   *queue.Queue
+	// Executions, when set, is what the handlers run executions with instead of the cloud's
+	// executor as it is: the status mirror's (mirror.Mirror.Executions), so waiting costs no
+	// poller per job.
+	Executions orchestrator.Executions
+}
+
+// executions is what d's handlers run c's executions with.
+func (d Device) executions(c *dispatch.Cloud) orchestrator.Executions {
+	if d.Executions != nil {
+		return d.Executions
+	}
+	return c.Exec
 }
 
 // Handlers are the dispatcher's handlers of the job types that can run in the cloud.

@@ -55,7 +55,7 @@ func (d Device) CSV(ctx context.Context, c *dispatch.Cloud, raw json.RawMessage,
 	if err != nil {
 		return nil, err
 	}
-	return orchestrator.Run(ctx, c.Exec, orchestrator.Spec{
+	return orchestrator.Run(ctx, d.executions(c), orchestrator.Spec{
 		Workflow: csvWorkflow, Name: csvjob.ExecutionName(in.Path, self.CreatedAt), Input: input, Priority: self.Priority,
 		What: "the CSV job", WhatJa: "CSVの処理",
 		Outcome: func(ctx context.Context, x orchestrator.Execution) (json.RawMessage, error) {

@@ -43,7 +43,7 @@ func (d Device) Convert(ctx context.Context, c *dispatch.Cloud, raw json.RawMess
 		return nil, err
 	}
 	wfIn, _ := json.Marshal(docWorkflowInput{Path: uri, Force: in.Force, Furigana: in.Furigana, NoOCR: in.NoOCR})
-	return orchestrator.Run(ctx, c.Exec, orchestrator.Spec{
+	return orchestrator.Run(ctx, d.executions(c), orchestrator.Spec{
 		Workflow: docWorkflow, Name: fmt.Sprintf("convert-%d", info.ID), Input: wfIn,
 		What: "the conversion", WhatJa: "変換",
 		Outcome: func(ctx context.Context, x orchestrator.Execution) (json.RawMessage, error) {
