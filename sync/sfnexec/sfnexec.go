@@ -268,3 +268,18 @@ func (e *Executor) History(ctx context.Context, arn string, cur HistoryCursor) (
 	}
 	return evs, cur, nil
 }
+
+// MapRunItems returns the item counts of the execution's latest Map run: items done (succeeded,
+// failed, timed out or aborted) and in all; ok is false when it has none (yet).
+func (e *Executor) MapRunItems(ctx context.Context, arn string) (done, total int64, ok bool) {
+	runs, err := e.api.ListMapRuns(ctx, &sfn.ListMapRunsInput{ExecutionArn: &arn})
+	if err != nil || len(runs.MapRuns) == 0 {
+		return 0, 0, false
+	}
+	mr, err := e.api.DescribeMapRun(ctx, &sfn.DescribeMapRunInput{MapRunArn: runs.MapRuns[len(runs.MapRuns)-1].MapRunArn})
+	if err != nil || mr.ItemCounts == nil {
+		return 0, 0, false
+	}
+	ic := mr.ItemCounts
+	return ic.Succeeded + ic.Failed + ic.TimedOut + ic.Aborted, ic.Total, true
+}

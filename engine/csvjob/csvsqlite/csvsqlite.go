@@ -130,10 +130,17 @@ func (s *Store) ApplyResult(ctx context.Context, run csvjob.Run, sum *csvjob.Sum
 	return nil
 }
 
+// userRows are users in key order, as upsertUsers writes them: *csvjob.Users from an
+// aggregation on this device, or the users a cloud run left in its users.json (ApplyCloudResult).
+type userRows interface {
+	Len() int
+	User(i int) (id []byte, login, post int64)
+}
+
 // upsertUsers writes the users in one statement per 200 and returns how many rows changed. A
 // user whose values are already in the table is not touched (updated_at stays), so a re-run of
 // the same file changes nothing.
-func upsertUsers(ctx context.Context, tx *sql.Tx, u *csvjob.Users, execution, sha string, now int64) (int64, error) {
+func upsertUsers(ctx context.Context, tx *sql.Tx, u userRows, execution, sha string, now int64) (int64, error) {
 	const batch = 200
 	var changed int64
 	stmts := map[int]*sql.Stmt{}

@@ -41,6 +41,13 @@ var counted = []string{"StartExecution", "DescribeExecution", "StopExecution", "
 // when the test ends. Each workflow in machines (name → ASL) is created as a state machine.
 func Start(t testing.TB, fns *functions.Registry, machines map[string]string) *Server {
 	t.Helper()
+	return StartWith(t, flow.Options{Functions: fns}, machines)
+}
+
+// StartWith is Start with the engine's options: a stand-in whose ItemReader and ResultWriter
+// reach S3 has Blobs (a blob.Mux with an "s3" store) and Buckets.
+func StartWith(t testing.TB, o flow.Options, machines map[string]string) *Server {
+	t.Helper()
 	dir := t.TempDir()
 	db, err := store.OpenDir(dir, queue.Migrations, flow.Migrations)
 	if err != nil {
@@ -50,7 +57,10 @@ func Start(t testing.TB, fns *functions.Registry, machines map[string]string) *S
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := flow.New(db, q, flow.Options{Functions: fns})
+	if o.Region == "" {
+		o.Region = Region
+	}
+	eng, err := flow.New(db, q, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +83,7 @@ func Start(t testing.TB, fns *functions.Registry, machines map[string]string) *S
 	for _, op := range counted {
 		s.requests[op] = new(atomic.Int64)
 	}
-	api := sfnapi.New(eng, sfnapi.Options{Logf: t.Logf})
+	api := sfnapi.New(eng, sfnapi.Options{Logf: t.Logf, Region: o.Region, Credentials: []sfnapi.Credentials{Key}})
 	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if c := s.requests[trimTarget(r.Header.Get("X-Amz-Target"))]; c != nil {
 			c.Add(1)
@@ -112,11 +122,17 @@ func (s *Server) Count(op string) int64 {
 // StateMachineARN is the ARN of workflow name on this server.
 func (s *Server) StateMachineARN(name string) string { return s.Engine.StateMachineARN(name) }
 
+// Region is the stand-in's region; Key the key pair it accepts signatures of (NewClient signs
+// with it; the AWS CLI takes it from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY).
+const Region = "us-east-1"
+
+var Key = sfnapi.Credentials{AccessKeyID: "jobdesk-test", SecretAccessKey: "jobdesk-test-secret"}
+
 // NewClient returns a Step Functions client of the real SDK for endpoint, with test credentials.
 func NewClient(endpoint string, optFns ...func(*sfn.Options)) *sfn.Client {
 	return sfn.New(sfn.Options{
-		Region:       "us-east-1",
+		Region:       Region,
 		BaseEndpoint: aws.String(endpoint),
-		Credentials:  credentials.NewStaticCredentialsProvider("jobdesk-test", "jobdesk-test-secret", ""),
+		Credentials:  credentials.NewStaticCredentialsProvider(Key.AccessKeyID, Key.SecretAccessKey, ""),
 	}, optFns...)
 }

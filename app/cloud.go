@@ -1,0 +1,115 @@
+package app
+
+import (
+	"archive/zip"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"jobdesk/engine/job"
+	"jobdesk/sync/cloudconfig"
+	"jobdesk/sync/cloudjobs"
+	"jobdesk/sync/dispatch"
+	"jobdesk/sync/mirror"
+)
+
+// Cloud is the cloud side of a running App: the dispatcher that sends target=cloud jobs and the
+// status mirror that follows their executions. Mirror.SetOnScreen says which job the window
+// shows.
+type Cloud struct {
+	Config     cloudconfig.Config
+	Dispatcher *dispatch.Dispatcher
+	Mirror     *mirror.Mirror
+}
+
+// StartCloud starts the dispatcher and the status mirror of the data folder's cloud.json (then
+// the environment). When the cloud is not configured it starts nothing and returns a nil Cloud;
+// stop ends both and waits for them (their jobs go back to the queue; the executions go on).
+func StartCloud(ctx context.Context, a *App) (c *Cloud, stop func(), err error) {
+	cfg, err := cloudconfig.Load(a.DataDir(), os.Getenv, nil)
+	if err != nil || !cfg.Configured() {
+		return nil, func() {}, err
+	}
+	awsCfg, err := cfg.AWS(ctx)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	cloud := dispatch.FromConfig(cfg, awsCfg)
+	m := mirror.New(cloud.Exec, a.Queue, mirror.Options{SQS: sqs.NewFromConfig(awsCfg), StatusQueue: cfg.StatusQueue})
+	dev := cloudjobs.Device{DataDir: a.DataDir(), DB: a.DB, Queue: a.Queue, Executions: m.Executions()}
+	d := dispatch.New(a.Queue, cloud, dispatch.Options{Handlers: cloudjobs.Handlers(dev)})
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{}, 2)
+	go func() { d.Run(runCtx); done <- struct{}{} }()
+	go func() { m.Run(runCtx); done <- struct{}{} }()
+	return &Cloud{Config: cfg, Dispatcher: d, Mirror: m}, func() { cancel(); <-done; <-done }, nil
+}
+
+// Where a job runs: the --target flag's values.
+const (
+	TargetDevice = "device"
+	TargetCloud  = "cloud"
+	TargetAuto   = "auto"
+)
+
+// JobTarget turns --target device|cloud|auto for a job of type typ on path into the job's
+// target (job.TargetDevice or job.TargetCloud). auto is the cloud when cloud.json configures it,
+// its credentials can be had, the type can run there and the input is large by the thresholds
+// (a CSV over csv_bytes; a ZIP of more than documents files); else the device. "cloud" for a
+// cloud that is not configured is a usage error naming what cloud.json lacks.
+func JobTarget(ctx context.Context, dataDir, target, typ, path string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(target)) {
+	case "", TargetDevice:
+		return job.TargetDevice, nil
+	case TargetCloud, TargetAuto:
+	default:
+		return "", job.Errorf(job.E014, "--target %q must be device, cloud or auto", target).
+			WithJa("--target には device、cloud、auto のいずれかを指定してください。")
+	}
+	cfg, err := cloudconfig.Load(dataDir, os.Getenv, nil)
+	if err != nil {
+		return "", err
+	}
+	runs := typ == cloudjobs.TypeCSV || typ == cloudjobs.TypeConvert
+	if strings.EqualFold(target, TargetCloud) {
+		if !cfg.Configured() {
+			return "", job.Errorf(job.E014, "The cloud is not configured: set %s in cloud.json.", cfg.Missing()).
+				WithJa("クラウドが設定されていません。cloud.json に " + cfg.Missing() + " を設定してください。")
+		}
+		if !runs {
+			return "", job.Errorf(job.E014, "a %s job cannot run in the cloud yet", typ).
+				WithJa("この種類のジョブはまだクラウドで実行できません。")
+		}
+		return job.TargetCloud, nil
+	}
+	if !cfg.Configured() || !runs || !bigInput(cfg.Thresholds(), typ, path) {
+		return job.TargetDevice, nil
+	}
+	awsCfg, err := cfg.AWS(ctx)
+	if err != nil || cfg.Credentials(ctx, awsCfg) != nil {
+		return job.TargetDevice, nil // not reachable as things are: the device runs it
+	}
+	return job.TargetCloud, nil
+}
+
+// bigInput reports whether path is over the auto thresholds for a job of type typ.
+func bigInput(t cloudconfig.Thresholds, typ, path string) bool {
+	st, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	if typ == cloudjobs.TypeCSV {
+		return t.Big(st.Size(), -1, 0)
+	}
+	docs := 1
+	if strings.EqualFold(filepath.Ext(path), ".zip") {
+		if zr, err := zip.OpenReader(path); err == nil {
+			docs = len(zr.File)
+			zr.Close()
+		}
+	}
+	return t.Big(0, -1, docs)
+}
