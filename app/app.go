@@ -20,6 +20,7 @@ import (
 	"jobdesk/assets"
 	"jobdesk/engine/blob"
 	"jobdesk/engine/flow"
+	"jobdesk/engine/functions"
 	"jobdesk/engine/grants"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
@@ -34,18 +35,24 @@ type Config struct {
 	Workers int
 	// Retention is how long finished jobs are kept (0: 90 days).
 	Retention time.Duration
+	// CloudStandIn makes this App stand in for the cloud (`jobdesk serve`): when cloud.json
+	// names a bucket, the workflows' Lambda functions read and write that bucket exactly as the
+	// Lambda worker does, and ItemReader/ResultWriter reach it by name (see ServeStores).
+	CloudStandIn bool
 }
 
 // App is one running JobDesk: its database, queue, workflow engine, blob store and families,
 // and (once started) the engine that runs jobs in this process.
 type App struct {
-	cfg      Config
-	db       *store.DB
-	queue    *queue.Queue
-	flow     *flow.Engine
-	blobs    *blob.Mux
-	families []family.Family // in detection order (newFamilies)
-	worker   *queue.Worker
+	cfg       Config
+	db        *store.DB
+	queue     *queue.Queue
+	flow      *flow.Engine
+	blobs     *blob.Mux
+	families  []family.Family // in detection order (newFamilies)
+	worker    *queue.Worker
+	cloud     *Cloud // the dispatcher and status mirror, while the engine runs and cloud.json configures them
+	stopCloud func()
 }
 
 // SubmitOptions adjust Submit (family.SubmitOptions, which a family's Submit receives).
@@ -86,7 +93,19 @@ func Open(cfg Config) (*App, error) {
 	}
 	a := &App{cfg: cfg, db: db, queue: q, families: fams}
 	a.blobs = deviceBlobs(cfg.DataDir, db)
-	if a.flow, err = flow.New(db, q, flow.Options{DataDir: cfg.DataDir, Blobs: a.blobs}); err != nil {
+	flowOpts := flow.Options{DataDir: cfg.DataDir, Blobs: a.blobs}
+	var standIn *functions.Registry
+	if cfg.CloudStandIn {
+		b, buckets, fns, err := ServeStores(context.Background(), cfg.DataDir)
+		if err != nil {
+			a.Close()
+			return nil, err
+		}
+		if b != nil {
+			flowOpts.Blobs, flowOpts.Buckets, standIn = b, buckets, fns
+		}
+	}
+	if a.flow, err = flow.New(db, q, flowOpts); err != nil {
 		a.Close()
 		return nil, fmt.Errorf("the workflow engine could not start: %w", err)
 	}
@@ -101,6 +120,11 @@ func Open(cfg Config) (*App, error) {
 			for _, fn := range fs.Functions() {
 				a.flow.RegisterFunction(fn.Name, family.Confined(fn.Handler), fn.Options)
 			}
+		}
+	}
+	if standIn != nil { // the cloud's versions of the same functions replace the device's
+		for _, fn := range standIn.All() {
+			a.flow.RegisterFunction(fn.Name, fn.Handler, fn.Options)
 		}
 	}
 	a.loadWorkflows()
@@ -154,6 +178,13 @@ func (a *App) StartEngine(ctx context.Context) error {
 		return err
 	}
 	a.worker = w
+	// Jobs whose target is the cloud go out from here too; an unconfigured cloud starts nothing,
+	// and one that cannot start now leaves its jobs waiting in the outbox.
+	if c, stop, err := StartCloud(ctx, a); err == nil {
+		a.cloud, a.stopCloud = c, stop
+	} else {
+		fmt.Fprintln(os.Stderr, "jobdesk: the cloud dispatcher did not start:", job.AsError(err).Message)
+	}
 	return nil
 }
 
@@ -177,6 +208,9 @@ func (a *App) EngineTypes() []string {
 
 // Close stops the engine (running jobs go back to the queue) and closes the database.
 func (a *App) Close() error {
+	if a.stopCloud != nil {
+		a.stopCloud()
+	}
 	if a.worker != nil {
 		a.worker.Stop()
 	}
@@ -193,8 +227,8 @@ func (a *App) Close() error {
 // step fail, the jobs made so far are returned, in order, with the error.
 func (a *App) Submit(ctx context.Context, paths []string, o SubmitOptions) ([]job.Job, error) {
 	type request struct {
-		path, typ string
-		f         family.Family
+		path, typ, target string
+		f                 family.Family
 	}
 	var reqs []request
 	for _, p := range paths {
@@ -220,7 +254,11 @@ func (a *App) Submit(ctx context.Context, paths []string, o SubmitOptions) ([]jo
 			return nil, job.Errorf(job.E014, "unknown job type %q (known: %s)", typ, strings.Join(Types(), ", ")).
 				WithJa(fmt.Sprintf("ジョブの種類 %q は存在しません。", typ))
 		}
-		reqs = append(reqs, request{abs, typ, f})
+		target, err := JobTarget(ctx, a.DataDir(), o.Target, typ, abs)
+		if err != nil {
+			return nil, err
+		}
+		reqs = append(reqs, request{abs, typ, target, f})
 	}
 	// A person chose these files: handlers and workflows may read them wherever they are.
 	granted := make([]string, len(reqs))
@@ -232,7 +270,9 @@ func (a *App) Submit(ctx context.Context, paths []string, o SubmitOptions) ([]jo
 	}
 	out := make([]job.Job, 0, len(reqs))
 	for _, r := range reqs {
-		j, err := r.f.Submit(ctx, r.path, r.typ, o)
+		fo := o
+		fo.Target = r.target
+		j, err := r.f.Submit(ctx, r.path, r.typ, fo)
 		if err != nil {
 			return out, err
 		}

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
 	"jobdesk/engine/job"
 	"jobdesk/sync/cloudconfig"
 	"jobdesk/sync/cloudjobs"
@@ -38,9 +36,9 @@ func StartCloud(ctx context.Context, a *App) (c *Cloud, stop func(), err error) 
 		return nil, func() {}, err
 	}
 	cloud := dispatch.FromConfig(cfg, awsCfg)
-	m := mirror.New(cloud.Exec, a.Queue, mirror.Options{SQS: sqs.NewFromConfig(awsCfg), StatusQueue: cfg.StatusQueue})
-	dev := cloudjobs.Device{DataDir: a.DataDir(), DB: a.DB, Queue: a.Queue, Executions: m.Executions()}
-	d := dispatch.New(a.Queue, cloud, dispatch.Options{Handlers: cloudjobs.Handlers(dev)})
+	m := mirror.New(cloud.Exec, a.queue, mirror.Options{SQS: mirror.StatusQueueClient(awsCfg), StatusQueue: cfg.StatusQueue})
+	dev := cloudjobs.Device{DataDir: a.DataDir(), DB: a.db, Queue: a.queue, Executions: m.Executions()}
+	d := dispatch.New(a.queue, cloud, dispatch.Options{Handlers: cloudjobs.Handlers(dev)})
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{}, 2)
 	go func() { d.Run(runCtx); done <- struct{}{} }()

@@ -228,7 +228,7 @@ func (f *Family) Submit(ctx context.Context, path, typ string, o family.SubmitOp
 		return job.Job{}, err
 	}
 	in, _ := json.Marshal(aijob.FileInput{Path: path})
-	return f.host.SubmitOnce(ctx, sha, struct{}{}, queue.Params{Type: typ, Name: filepath.Base(path), Input: in, Priority: o.Priority}, o.Force)
+	return f.host.SubmitOnce(ctx, sha, struct{}{}, queue.Params{Type: typ, Name: filepath.Base(path), Input: in, Priority: o.Priority, Target: o.Target}, o.Force)
 }
 
 // SubmitGeneration starts SUBGOAL_GENERATION, ACTION_GENERATION or TASK_GENERATION for a goal

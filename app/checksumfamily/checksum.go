@@ -49,5 +49,5 @@ func (f *Family) Submit(ctx context.Context, path, typ string, o family.SubmitOp
 	if err != nil {
 		return job.Job{}, err
 	}
-	return f.host.SubmitOnce(ctx, sha, struct{}{}, queue.Params{Type: typ, Name: filepath.Base(path), Input: in, Priority: o.Priority}, o.Force)
+	return f.host.SubmitOnce(ctx, sha, struct{}{}, queue.Params{Type: typ, Name: filepath.Base(path), Input: in, Priority: o.Priority, Target: o.Target}, o.Force)
 }

@@ -51,7 +51,7 @@ type Command struct {
 // commands returns every subcommand: the core ones, then the families'.
 func commands() []Command {
 	return []Command{
-		{"run", "run [--type T] [--wait] [--json] [--force] FILE...", "submit one job per file; --wait shows progress and waits", (*CLI).cmdRun},
+		{"run", "run [--type T] [--target device|cloud|auto] [--wait] [--json] [--force] FILE...", "submit one job per file; --wait shows progress and waits", (*CLI).cmdRun},
 		{"ls", "ls [--status S] [--type T] [--limit N] [--all] [--json]", "list jobs, newest first", (*CLI).cmdLs},
 		{"show", "show ID [--json] [--history]", "show one job (and its history)", (*CLI).cmdShow},
 		{"cancel", "cancel ID", "cancel a job (a running one stops within a second)", (*CLI).cmdCancel},
@@ -196,6 +196,7 @@ func (c *CLI) cmdRun(args []string) int {
 	wait := fs.Bool("wait", false, "wait for the jobs, showing progress on stderr")
 	asJSON := fs.Bool("json", false, "print the jobs as JSON")
 	force := fs.Bool("force", false, "run again even when the same file was already processed")
+	target := targetFlag(fs)
 	extra := addRunFlags(fs)
 	applyAI := aiFlags(fs) // for AI job types run with --wait in this process
 	files, err := Parse(fs, args)
@@ -213,7 +214,7 @@ func (c *CLI) cmdRun(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	jobs, err := a.Submit(ctx, files, app.SubmitOptions{Type: *typ, Force: *force, Extra: extra()})
+	jobs, err := a.Submit(ctx, files, app.SubmitOptions{Type: *typ, Force: *force, Target: *target, Extra: extra()})
 	if err != nil {
 		return c.Fail(err)
 	}
@@ -639,4 +640,9 @@ func addRunFlags(fs *flag.FlagSet) func() map[string]string {
 		}
 		return out
 	}
+}
+
+// targetFlag declares --target: where the jobs run.
+func targetFlag(fs *flag.FlagSet) *string {
+	return fs.String("target", "device", "where the jobs run: device, cloud (the AWS backend of cloud.json) or auto (the cloud for large inputs when it is configured and reachable)")
 }

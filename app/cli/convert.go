@@ -15,7 +15,7 @@ import (
 )
 
 // convertCommand is the convert family's subcommand.
-var convertCommand = Command{"convert", "convert [--force] [--furigana] [--no-ocr] [--json] FILE...",
+var convertCommand = Command{"convert", "convert [--target device|cloud|auto] [--force] [--furigana] [--no-ocr] [--json] FILE...",
 	"convert documents (PDF, Word, Excel, ZIP, CSV, text) to Markdown and wait; prints where each .md is", (*CLI).cmdConvert}
 
 // cmdConvert is `run --type convert --wait` with a summary of each conversion: its status, pages,
@@ -23,6 +23,7 @@ var convertCommand = Command{"convert", "convert [--force] [--furigana] [--no-oc
 func (c *CLI) cmdConvert(args []string) int {
 	fs := c.Flags("convert")
 	force := fs.Bool("force", false, "convert again even when the same file was converted before")
+	target := targetFlag(fs)
 	furigana := fs.Bool("furigana", false, "write ruby readings after their base text, as 漢字(かんじ)")
 	noOCR := fs.Bool("no-ocr", false, "never OCR scanned PDF pages")
 	asJSON := fs.Bool("json", false, "print each conversion's result as JSON, one object a line")
@@ -46,7 +47,7 @@ func (c *CLI) cmdConvert(args []string) int {
 	if *noOCR {
 		extra["no-ocr"] = "true"
 	}
-	jobs, err := a.Submit(ctx, files, app.SubmitOptions{Type: convertfamily.Type, Force: *force, Extra: extra})
+	jobs, err := a.Submit(ctx, files, app.SubmitOptions{Type: convertfamily.Type, Force: *force, Target: *target, Extra: extra})
 	if err != nil {
 		return c.Fail(err)
 	}

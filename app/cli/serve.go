@@ -182,7 +182,7 @@ func (c *CLI) cmdServe(args []string) int {
 		return c.Fail(err)
 	}
 	defer ln.Close()
-	a, err := app.Open(app.Config{DataDir: c.dataDir, Workers: *workers})
+	a, err := app.Open(app.Config{DataDir: c.dataDir, Workers: *workers, CloudStandIn: true})
 	if err != nil {
 		return c.Fail(err)
 	}

@@ -119,7 +119,7 @@ func (f *Family) Submit(ctx context.Context, path, typ string, o family.SubmitOp
 		Furigana bool `json:"furigana"`
 		NoOCR    bool `json:"no_ocr"`
 	}{di.Furigana, di.NoOCR}
-	return f.host.SubmitOnce(ctx, sha, options, queue.Params{Type: Type, Name: filepath.Base(path), Input: in, Priority: o.Priority}, o.Force)
+	return f.host.SubmitOnce(ctx, sha, options, queue.Params{Type: Type, Name: filepath.Base(path), Input: in, Priority: o.Priority, Target: o.Target}, o.Force)
 }
 
 // Export writes a finished conversion's Markdown to out (format "md").

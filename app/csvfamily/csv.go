@@ -156,7 +156,7 @@ func (f *Family) Submit(ctx context.Context, path, typ string, o family.SubmitOp
 	if err != nil {
 		return job.Job{}, job.Wrap(job.E016, err, "cannot encode the CSV job")
 	}
-	return f.host.SubmitOnce(ctx, sha, opts, queue.Params{Type: typ, Name: filepath.Base(path), Input: in, Priority: o.Priority}, o.Force)
+	return f.host.SubmitOnce(ctx, sha, opts, queue.Params{Type: typ, Name: filepath.Base(path), Input: in, Priority: o.Priority, Target: o.Target}, o.Force)
 }
 
 // Export writes a finished CSV job's result file: the XLSX report or the errors CSV.

@@ -107,6 +107,9 @@ type SubmitOptions struct {
 	Type     string            // job type; empty: detected from each file
 	Priority int               // higher runs first
 	Force    bool              // run again even when the same input was already processed
+	// Target is where the job runs. App.Submit takes "device" (or ""), "cloud" or "auto" and
+	// hands a family job.TargetDevice or job.TargetCloud, decided per file (see JobTarget).
+	Target string
 	Extra    map[string]string // families' own options (Flagged.RunFlags), by flag name
 }
 

@@ -385,3 +385,7 @@ func (m *Mirror) apply(ctx context.Context, body string) bool {
 	}
 	return true
 }
+
+// StatusQueueClient is the SQS client the mirror long-polls the status queue with, from the
+// SDK's configuration (endpoint from its own settings, e.g. AWS_ENDPOINT_URL_SQS).
+func StatusQueueClient(cfg aws.Config) *sqs.Client { return sqs.NewFromConfig(cfg) }
