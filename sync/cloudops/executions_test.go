@@ -3,11 +3,14 @@ package cloudops
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,17 +21,46 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 )
 
-// startServe builds jobdesk, runs `jobdesk serve` on a free port of 127.0.0.1 with a fresh data
-// folder, and points the SDK's environment at it (its key pair from --print-credentials).
-func startServe(t *testing.T) {
-	t.Helper()
-	dir := t.TempDir()
+// jobdeskBinary builds jobdesk once for the package's tests.
+var jobdeskBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "jobdesk-cloudops-")
+	if err != nil {
+		return "", err
+	}
 	bin := filepath.Join(dir, "jobdesk")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
+	return bin, nil
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bin, err := jobdeskBinary(); err == nil {
+		os.RemoveAll(filepath.Dir(bin))
+	}
+	os.Exit(code)
+}
+
+// buildJobdesk returns the jobdesk binary, built from this tree.
+func buildJobdesk(t *testing.T) string {
+	t.Helper()
+	bin, err := jobdeskBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// startServe runs `jobdesk serve` on a free port of 127.0.0.1 with a fresh data folder, and
+// points the SDK's environment at it (its key pair from --print-credentials). It returns the
+// binary.
+func startServe(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	bin := buildJobdesk(t)
 	data := filepath.Join(dir, "data")
 	creds, err := exec.Command(bin, "--data-dir", data, "serve", "--print-credentials").Output()
 	if err != nil {
@@ -79,10 +111,11 @@ func startServe(t *testing.T) {
 	t.Setenv("AWS_ENDPOINT_URL_SFN", "http://"+addr)
 	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
+	return bin
 }
 
 func TestExecutionsAndRedriveOnJobdeskServe(t *testing.T) {
-	startServe(t)
+	bin := startServe(t)
 	ctx := context.Background()
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
@@ -153,24 +186,69 @@ func TestExecutionsAndRedriveOnJobdeskServe(t *testing.T) {
 	if err != nil || r.ARN != failed || r.RedriveDate.IsZero() {
 		t.Fatalf("redrive boom-1: %+v, %v", r, err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		es, err := c.Executions(ctx, ExecutionFilter{StateMachine: machines["boom"], Status: "FAILED"})
-		if err != nil {
-			t.Fatal(err)
+	// failedAgain waits for boom-1 to have failed again after its n-th redrive.
+	failedAgain := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			es, err := c.Executions(ctx, ExecutionFilter{StateMachine: machines["boom"], Status: "FAILED"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(es) == 1 && es[0].RedriveCount == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after redrive %d: %+v; want boom-1 failed again with redrive count %d", n, es, n)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		if len(es) == 1 && es[0].RedriveCount == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the redrive: %+v; want boom-1 failed again with redrive count 1", es)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	if _, err := c.RedriveExecution(ctx, failed, ""); err != nil {
-		t.Fatalf("redrive by ARN: %v", err)
+	// redrive redrives boom-1 once its last end has settled (the engine refuses until then).
+	redrive := func(try func() error) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			err := try()
+			if err == nil {
+				return
+			}
+			if !strings.Contains(err.Error(), "still stopping") || time.Now().After(deadline) {
+				t.Fatalf("redrive: %v", err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 	}
+	failedAgain(1)
+	redrive(func() error { _, err := c.RedriveExecution(ctx, failed, ""); return err })
+	failedAgain(2)
 	if _, err := c.RedriveExecution(ctx, "fine-1", ""); err == nil || !strings.Contains(err.Error(), "no failed") {
 		t.Errorf("redrive of a succeeded execution: %v", err)
+	}
+
+	// The same through the command line.
+	data := t.TempDir()
+	if err := WriteConfig(data, Config{Region: "local", StateMachines: machines}); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := runCLI(t, bin, data, "cloud", "executions", "--status", "FAILED", "--json")
+	var listed []Execution
+	if code != 0 || json.Unmarshal([]byte(out), &listed) != nil || len(listed) != 1 || listed[0].Name != "boom-1" {
+		t.Fatalf("cloud executions --status FAILED --json: exit %d\n%s", code, out)
+	}
+	out, _, code = runCLI(t, bin, data, "cloud", "executions", "--state-machine", "fine")
+	if code != 0 || !strings.Contains(out, "fine-1") || !strings.Contains(out, "fine-2") || strings.Contains(out, "boom-1") {
+		t.Fatalf("cloud executions --state-machine fine: exit %d\n%s", code, out)
+	}
+	redrive(func() error {
+		out, stderr, code := runCLI(t, bin, data, "cloud", "executions", "redrive", "boom-1", "--state-machine", "boom")
+		if code != 0 || !strings.Contains(out, "Redriven "+failed) {
+			return fmt.Errorf("cloud executions redrive boom-1: exit %d\n%s%s", code, out, stderr)
+		}
+		return nil
+	})
+	failedAgain(3)
+	if _, stderr, code := runCLI(t, bin, data, "cloud", "executions", "redrive", "fine-1"); code != 2 || !strings.Contains(stderr, "E014") {
+		t.Fatalf("cloud executions redrive fine-1: exit %d\n%s", code, stderr)
 	}
 }

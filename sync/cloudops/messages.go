@@ -165,13 +165,25 @@ func Prepare(jobType string, body []byte, o PrepareOptions) ([]byte, error) {
 	if o.UserID != "" {
 		fill("user_id", o.UserID)
 	}
-	fill("user_id", nil)
+	if !requires(s, "user_id") {
+		fill("user_id", nil) // a job that needs a user (NOTIFICATION) must name one
+	}
 	fill("correlation_id", newUUID())
 	fill("retry_count", json.Number("0"))
 	if err := Check(s, m); err != nil {
 		return nil, err
 	}
 	return json.Marshal(m)
+}
+
+// requires reports whether s's own fields require name.
+func requires(s Schema, name string) bool {
+	for _, f := range s.Fields {
+		if f.Name == name && f.Required {
+			return true
+		}
+	}
+	return false
 }
 
 // Check checks message m (decoded with UseNumber) against the common fields and s.
