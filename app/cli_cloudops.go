@@ -50,8 +50,8 @@ var cloudInput = func() (io.Reader, bool) {
 
 // cloudFlags are the options every cloud command takes.
 type cloudFlags struct {
-	region, profile, config *string
-	asJSON                  *bool
+	region, profile, config, queueURL *string
+	asJSON                            *bool
 }
 
 func (c *CLI) cloudFlagSet(name string) (*flag.FlagSet, cloudFlags) {
@@ -60,7 +60,9 @@ func (c *CLI) cloudFlagSet(name string) (*flag.FlagSet, cloudFlags) {
 		region:  fs.String("region", "", "AWS region (default: cloud.json's, else the SDK's)"),
 		profile: fs.String("profile", "", "AWS profile (default: cloud.json's, else the SDK's)"),
 		config:  fs.String("config", "", "cloud.json to read (default: the data folder's)"),
-		asJSON:  fs.Bool("json", false, "print JSON"),
+		queueURL: fs.String("queue-url", "", "the job type's queue (default: cloud.json's); its dead-letter queue is "+
+			"found through its redrive policy"),
+		asJSON: fs.Bool("json", false, "print JSON"),
 	}
 }
 
@@ -102,8 +104,9 @@ func (c *CLI) cloudDataDir() (string, error) {
 	return store.DefaultDataDir()
 }
 
-// console reads cloud.json and connects; on failure it has printed the error.
-func (c *CLI) console(ctx context.Context, f cloudFlags) (*cloudops.Console, int) {
+// console reads cloud.json (with --queue-url as jobType's queue) and connects; on failure it has
+// printed the error.
+func (c *CLI) console(ctx context.Context, f cloudFlags, jobType string) (*cloudops.Console, int) {
 	var cfg cloudops.Config
 	var err error
 	if *f.config != "" {
@@ -121,8 +124,18 @@ func (c *CLI) console(ctx context.Context, f cloudFlags) (*cloudops.Console, int
 			return nil, c.Fail(err)
 		}
 		if cfg, err = cloudops.ReadConfig(dir); err != nil {
-			return nil, c.Fail(err)
+			if _, statErr := os.Stat(cloudops.ConfigPath(dir)); *f.queueURL == "" || !os.IsNotExist(statErr) {
+				return nil, c.Fail(err)
+			}
 		}
+	}
+	if *f.queueURL != "" {
+		if jobType == "" {
+			return nil, c.Usage("--queue-url is for the commands naming a job type (send, dlq, redrive, purge)",
+				"--queue-url はジョブ種別を指定するコマンド（send, dlq, redrive, purge）で使います。")
+		}
+		cfg.Queues = map[string]string{jobType: *f.queueURL}
+		cfg.DeadLetterQueues = nil
 	}
 	con, err := cloudops.New(ctx, cloudops.Options{Config: cfg, Region: *f.region, Profile: *f.profile})
 	if err != nil {
@@ -167,7 +180,7 @@ func (c *CLI) cloudSend(ctx context.Context, args []string) int {
 	if _, err := cloudops.Prepare(jt, msg, cloudops.PrepareOptions{UserID: *user}); err != nil {
 		return c.Fail(err)
 	}
-	con, code := c.console(ctx, f)
+	con, code := c.console(ctx, f, jt)
 	if con == nil {
 		return code
 	}
@@ -187,7 +200,7 @@ func (c *CLI) cloudQueues(ctx context.Context, args []string) int {
 	if pos, err := Parse(fs, args); err != nil || len(pos) > 0 {
 		return c.Usage("usage: jobdesk cloud queues [--json]", "使い方: jobdesk cloud queues [--json]")
 	}
-	con, code := c.console(ctx, f)
+	con, code := c.console(ctx, f, "")
 	if con == nil {
 		return code
 	}
@@ -221,7 +234,7 @@ func (c *CLI) cloudDLQ(ctx context.Context, args []string) int {
 	if err != nil || len(pos) != 1 {
 		return c.Usage("usage: jobdesk cloud dlq JOB_TYPE [--max N] [--json]", "使い方: jobdesk cloud dlq JOB_TYPE [--max N] [--json]")
 	}
-	con, code := c.console(ctx, f)
+	con, code := c.console(ctx, f, jobTypeArg(pos[0]))
 	if con == nil {
 		return code
 	}
@@ -279,7 +292,7 @@ func (c *CLI) cloudRedrive(ctx context.Context, args []string) int {
 	if err != nil || len(pos) != 1 {
 		return c.Usage("usage: jobdesk cloud redrive JOB_TYPE [--yes]", "使い方: jobdesk cloud redrive JOB_TYPE [--yes]")
 	}
-	con, code := c.console(ctx, f)
+	con, code := c.console(ctx, f, jobTypeArg(pos[0]))
 	if con == nil {
 		return code
 	}
@@ -319,7 +332,7 @@ func (c *CLI) cloudPurge(ctx context.Context, args []string) int {
 	if err != nil || len(pos) != 1 {
 		return c.Usage("usage: jobdesk cloud purge JOB_TYPE [--dlq] [--yes]", "使い方: jobdesk cloud purge JOB_TYPE [--dlq] [--yes]")
 	}
-	con, code := c.console(ctx, f)
+	con, code := c.console(ctx, f, jobTypeArg(pos[0]))
 	if con == nil {
 		return code
 	}
@@ -349,7 +362,7 @@ func (c *CLI) cloudExecutions(ctx context.Context, args []string) int {
 		return c.Usage("usage: jobdesk cloud executions [--state-machine NAME] [--status S] [--json]",
 			"使い方: jobdesk cloud executions [--state-machine NAME] [--status S] [--json]")
 	}
-	con, code := c.console(ctx, f)
+	con, code := c.console(ctx, f, "")
 	if con == nil {
 		return code
 	}
@@ -384,7 +397,7 @@ func (c *CLI) cloudRedriveExecution(ctx context.Context, args []string) int {
 		return c.Usage("usage: jobdesk cloud executions redrive ARN|NAME [--state-machine NAME]",
 			"使い方: jobdesk cloud executions redrive ARN|NAME [--state-machine NAME]")
 	}
-	con, code := c.console(ctx, f)
+	con, code := c.console(ctx, f, "")
 	if con == nil {
 		return code
 	}

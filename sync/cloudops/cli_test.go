@@ -133,6 +133,19 @@ func TestCommandLine(t *testing.T) {
 		t.Fatalf("cloud purge --yes: exit %d\n%s%s", code, out, stderr)
 	}
 
+	// Without cloud.json, a queue named on the command line (its dead-letter queue found
+	// through its redrive policy).
+	bare := t.TempDir()
+	out, stderr, code = runCLI(t, bin, bare, "cloud", "send", "EVALUATION", "--queue-url", b.console.Config.Queues["EVALUATION"],
+		"--region", b.srv.Region, "--body", validBodies["EVALUATION"])
+	if code != 0 || !strings.Contains(out, "Sent EVALUATION job") {
+		t.Fatalf("cloud send --queue-url: exit %d\n%s%s", code, out, stderr)
+	}
+	out, stderr, code = runCLI(t, bin, bare, "cloud", "dlq", "EVALUATION", "--queue-url", b.console.Config.Queues["EVALUATION"], "--json")
+	if code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Fatalf("cloud dlq --queue-url: exit %d\n%s%s", code, out, stderr)
+	}
+
 	// Without cloud.json, a hint.
 	if _, stderr, code := runCLI(t, bin, t.TempDir(), "cloud", "queues"); code != 2 || !strings.Contains(stderr, "--from-stack-outputs") {
 		t.Fatalf("cloud queues without cloud.json: exit %d\n%s", code, stderr)
