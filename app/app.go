@@ -147,6 +147,9 @@ func (a *App) loadWorkflows() {
 	}
 }
 
+// DefaultDataDir is the data folder used when none is given: the user's data folder.
+func DefaultDataDir() (string, error) { return store.DefaultDataDir() }
+
 // DataDir returns the data folder in use.
 func (a *App) DataDir() string { return a.cfg.DataDir }
 

@@ -18,15 +18,6 @@ import (
 // the outbox (cloud jobs waiting to go out) and the cloud's jobs by status. Its configuration is
 // cloud.json in the data folder (sync/cloudconfig); it never reads or stores a key.
 
-const cloudUsage = "cloud status [--json] [--region R] [--profile P] [--bucket B]"
-
-var cloudCommand = Command{
-	Name:  "cloud",
-	Usage: cloudUsage,
-	Help:  "show whether the AWS backend is configured and reachable, the identity in use and the cloud's jobs",
-	Run:   (*CLI).cmdCloud,
-}
-
 // CloudStatus is what `jobdesk cloud status --json` prints.
 type CloudStatus struct {
 	cloudstatus.Report
@@ -36,8 +27,8 @@ type CloudStatus struct {
 	LastSync *time.Time         `json:"last_sync,omitempty"`
 }
 
-// cloudFlags adds cloud.json's overriding flags to a flag set and returns their values.
-func cloudFlags(fs interface {
+// configOverrideFlags adds cloud.json's overriding flags to a flag set and returns their values.
+func configOverrideFlags(fs interface {
 	String(name, value, usage string) *string
 }) map[string]*string {
 	out := map[string]*string{}
@@ -55,14 +46,12 @@ func flagValues(m map[string]*string) map[string]string {
 	return out
 }
 
-func (c *CLI) cmdCloud(args []string) int {
-	if len(args) == 0 || args[0] != "status" {
-		return c.Usage("usage: jobdesk "+cloudUsage, "使い方: jobdesk "+cloudUsage)
-	}
+// cloudStatus is `jobdesk cloud status`.
+func (c *CLI) cloudStatus(args []string) int {
 	fs := c.Flags("cloud status")
 	asJSON := fs.Bool("json", false, "print JSON")
-	overrides := cloudFlags(fs)
-	pos, err := Parse(fs, args[1:])
+	overrides := configOverrideFlags(fs)
+	pos, err := Parse(fs, args)
 	if err != nil {
 		return ExitUsage
 	}

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"bufio"
@@ -14,30 +14,23 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"jobdesk/app"
 	"jobdesk/engine/job"
-	"jobdesk/engine/store"
 	"jobdesk/sync/cloudops"
 )
 
-// `jobdesk cloud …`: the operations console of the deployed cloud backend (sync/cloudops) on the
-// command line. CloudCommands is its one entry point; nothing else in app refers to it.
-func init() {
-	RegisterFamily(Family{Name: "cloud", Commands: CloudCommands()})
-}
-
-// CloudCommands returns the `jobdesk cloud` command.
-func CloudCommands() []Command {
-	return []Command{{
-		Name: "cloud",
-		Usage: "cloud send JOB_TYPE --body JSON|@file | cloud queues [--json] | cloud dlq JOB_TYPE [--max N] [--json] | " +
-			"cloud redrive JOB_TYPE [--yes] | cloud purge JOB_TYPE [--dlq] [--yes] | " +
-			"cloud executions [--state-machine NAME] [--status S] [--json] | cloud executions redrive ARN|NAME | " +
-			"cloud config --from-stack-outputs FILE",
-		Help: "operate the cloud backend: send a job message, watch queues and dead-letter queues, redrive or purge them, " +
-			"list and redrive executions, write cloud.json from the stack's outputs " +
-			"(every command: --region R --profile P --config cloud.json)",
-		Run: (*CLI).cmdCloud,
-	}}
+// `jobdesk cloud …`: whether the cloud is reachable (cloud status, cloud.go) and the operations
+// console of the deployed cloud backend (sync/cloudops) on the command line.
+var cloudCommand = Command{
+	Name: "cloud",
+	Usage: "cloud status [--json] | cloud send JOB_TYPE --body JSON|@file | cloud queues [--json] | cloud dlq JOB_TYPE [--max N] [--json] | " +
+		"cloud redrive JOB_TYPE [--yes] | cloud purge JOB_TYPE [--dlq] [--yes] | " +
+		"cloud executions [--state-machine NAME] [--status S] [--json] | cloud executions redrive ARN|NAME | " +
+		"cloud config --from-stack-outputs FILE",
+	Help: "show whether the AWS backend is configured and reachable; operate it: send a job message, watch queues and dead-letter queues, redrive or purge them, " +
+		"list and redrive executions, write cloud.json from the stack's outputs " +
+		"(every command: --region R --profile P --config cloud.json)",
+	Run: (*CLI).cmdCloud,
 }
 
 // cloudInput is where confirmations are read from, and whether a person can answer there: a
@@ -68,13 +61,15 @@ func (c *CLI) cloudFlagSet(name string) (*flag.FlagSet, cloudFlags) {
 
 func (c *CLI) cmdCloud(args []string) int {
 	if len(args) == 0 {
-		return c.Usage("cloud needs a command: send, queues, dlq, redrive, purge, executions or config",
-			"cloud の後にコマンド（send, queues, dlq, redrive, purge, executions, config）を指定してください。")
+		return c.Usage("cloud needs a command: status, send, queues, dlq, redrive, purge, executions or config",
+			"cloud の後にコマンド（status, send, queues, dlq, redrive, purge, executions, config）を指定してください。")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sub, args := args[0], args[1:]
 	switch sub {
+	case "status":
+		return c.cloudStatus(args)
 	case "send":
 		return c.cloudSend(ctx, args)
 	case "queues":
@@ -101,7 +96,7 @@ func (c *CLI) cloudDataDir() (string, error) {
 	if c.dataDir != "" {
 		return c.dataDir, nil
 	}
-	return store.DefaultDataDir()
+	return app.DefaultDataDir()
 }
 
 // console reads cloud.json (with --queue-url as jobType's queue) and connects; on failure it has
