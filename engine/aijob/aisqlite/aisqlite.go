@@ -12,7 +12,6 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"time"
 
 	"jobdesk/engine/aijob"
@@ -25,13 +24,7 @@ var migrationFS embed.FS
 // Migrations is the schema of goals, sub-goals, actions, tasks, model usage, the eligibility
 // cache and notifications. Its set keeps the name "aijob" it had when the handlers owned it, so
 // databases made before keep their applied versions.
-var Migrations = func() store.Migrations {
-	sub, err := fs.Sub(migrationFS, "migrations")
-	if err != nil {
-		panic(err)
-	}
-	return store.Migrations{Name: "aijob", FS: sub}
-}()
+var Migrations = store.MigrationsFrom("aijob", migrationFS, "migrations")
 
 // Store is the AI family's state in one database, which must hold Migrations (and the queue's
 // jobs table, which JobParent and TreeUsage read).

@@ -21,7 +21,6 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"strings"
 	"time"
 
@@ -34,15 +33,7 @@ import (
 var migrationFS embed.FS
 
 // Migrations is the CSV jobs' migration set.
-var Migrations = store.Migrations{Name: "csvjob", FS: mustSub(migrationFS, "migrations")}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	s, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
+var Migrations = store.MigrationsFrom("csvjob", migrationFS, "migrations")
 
 // Store is the csvjob.Store on a SQLite database migrated with Migrations.
 type Store struct {

@@ -11,7 +11,6 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"time"
 
 	"jobdesk/engine/docjob"
@@ -24,15 +23,7 @@ var migrationFS embed.FS
 
 // Migrations is the cache's migration set: the docjob_results table. Pass it to store.Open (the
 // app does) before using a Cache on that database.
-var Migrations = store.Migrations{Name: "docjob", FS: mustSub(migrationFS, "migrations")}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	s, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
+var Migrations = store.MigrationsFrom("docjob", migrationFS, "migrations")
 
 // Cache is docjob.Cache on db's docjob_results table. Each row also records the result's name,
 // status and Markdown file, the job that stored it (from the context's job.Info) and when.
