@@ -18,7 +18,10 @@ import (
 	"jobdesk/ui"
 )
 
-func main() { os.Exit(run(os.Args[1:])) }
+func main() {
+	useParentConsole(os.Args[1:])
+	os.Exit(run(os.Args[1:]))
+}
 
 func run(args []string) int {
 	dataDir, rest, err := app.SplitGlobal(args)
