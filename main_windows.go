@@ -23,8 +23,8 @@ func useParentConsole(args []string) {
 	if outOK && errOK {
 		return
 	}
-	if windows.AttachConsole(windows.ATTACH_PARENT_PROCESS) != nil {
-		return
+	if r, _, _ := attachConsole.Call(uintptr(attachParentProcess)); r == 0 {
+		return // started from Explorer: no console to print to
 	}
 	con, err := os.OpenFile("CONOUT$", os.O_WRONLY, 0)
 	if err != nil {
@@ -39,6 +39,12 @@ func useParentConsole(args []string) {
 		_ = windows.SetStdHandle(windows.STD_ERROR_HANDLE, windows.Handle(con.Fd()))
 	}
 }
+
+// attachConsole is kernel32's AttachConsole, which golang.org/x/sys/windows does not wrap.
+var attachConsole = windows.NewLazySystemDLL("kernel32.dll").NewProc("AttachConsole")
+
+// attachParentProcess is ATTACH_PARENT_PROCESS, (DWORD)-1: the console of the parent process.
+const attachParentProcess = ^uint32(0)
 
 // redirected reports whether the standard handle std leads somewhere: a file, a pipe, or a
 // character device such as NUL. A GUI program started from a console without redirection has

@@ -5,6 +5,7 @@
 # (JOBDESK_SIGN_PASS: the key's password, if any), the executable, the uninstaller and the
 # installer are Authenticode-signed with osslsigncode (JOBDESK_SIGN_TIMESTAMP: a timestamp
 # server's URL, if any); otherwise they are left unsigned.
+# JOBDESK_DIST: the output folder (default dist).
 # Usage: scripts/windows-package.sh [JobDesk.exe]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,12 +30,13 @@ version=$(field Version); build=$(field Build)
 IFS=. read -r v1 v2 v3 <<<"$version"
 v4="${v1:-0}.${v2:-0}.${v3:-0}.${build:-0}"
 
+dist=${JOBDESK_DIST:-dist}
 work=bin/windows/package
-rm -rf "$work" && mkdir -p "$work" dist
+rm -rf "$work" && mkdir -p "$work" "$dist"
 cp "$exe" "$work/JobDesk.exe"
 sign "$work/JobDesk.exe"
 [ -f bin/windows/res/JobDesk.ico ] || convert assets/icon.png -background none -define icon:auto-resize=256,64,48,32,16 bin/windows/res/JobDesk.ico
-out="dist/JobDesk-Setup-$version.exe"
+out="$dist/JobDesk-Setup-$version.exe"
 defs=(-DVERSION="$version" -DVERSION4="$v4" -DEXE="$work/JobDesk.exe" -DOUTFILE="$out"
       -DICON="bin/windows/res/JobDesk.ico" -DSIZEKB=$(( $(stat -c %s "$work/JobDesk.exe") / 1024 )))
 if [ -n "${JOBDESK_SIGN_CERT:-}" ] && [ -n "${JOBDESK_SIGN_KEY:-}" ]; then
@@ -42,5 +44,5 @@ if [ -n "${JOBDESK_SIGN_CERT:-}" ] && [ -n "${JOBDESK_SIGN_KEY:-}" ]; then
 fi
 makensis -V2 -NOCD "${defs[@]}" assets/windows/installer.nsi
 sign "$out"
-cp "$work/JobDesk.exe" dist/JobDesk.exe
-ls -l "$out" dist/JobDesk.exe
+cp "$work/JobDesk.exe" "$dist/JobDesk.exe"
+ls -l "$out" "$dist/JobDesk.exe"
