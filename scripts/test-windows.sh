@@ -23,9 +23,9 @@ WINE=${WINE:-$(command -v wine64 || echo /usr/lib/wine/wine64)}
 tmp=$(mktemp -d)
 out=$PWD/bin/windows/test
 rm -rf "$out" && mkdir -p "$out"
-export WINEPREFIX=$tmp/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" LANG=ja_JP.UTF-8
+export WINEPREFIX=$tmp/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" LANG=C.UTF-8 LC_ALL=C.UTF-8
 unset JOBDESK_DATA_DIR DISPLAY
-cleanup() { timeout 20 wineserver -k 2>/dev/null || true; rm -rf "$tmp"; }
+cleanup() { timeout 20 wineserver -k 2>/dev/null || true; timeout 20 wineserver -w 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
 fail() { echo "test-windows: FAIL: $*" >&2; exit 1; }
 step() { echo "== $*"; }
@@ -34,6 +34,13 @@ wine() { timeout "${T:-120}" "$WINE" "$@"; }
 step "Wine prefix"
 start=$(date +%s.%N)
 wine wineboot -i >/dev/null 2>&1 || true
+# Wine 8.0 has no bcryptprimitives.dll, which every Go 1.24+ program loads (see the source).
+sys32=$WINEPREFIX/drive_c/windows/system32
+[ -f "$sys32/bcryptprimitives.dll" ] || x86_64-w64-mingw32-gcc -shared -O2 -s -o "$sys32/bcryptprimitives.dll" \
+  assets/windows/wine/bcryptprimitives.c -ladvapi32
+# A Japanese font where Windows keeps them (a Japanese Windows has Yu Gothic and Meiryo there):
+# the window's fallback font for Japanese text.
+for f in /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc; do [ -f "$f" ] && cp "$f" "$WINEPREFIX/drive_c/windows/Fonts/"; done
 echo "prefix ready in $(echo "$(date +%s.%N) - $start" | bc)s"
 user=$(whoami)
 roaming=$WINEPREFIX/drive_c/users/$user/AppData/Roaming
@@ -93,7 +100,7 @@ for _ in $(seq 1 120); do
   if DISPLAY=:97 xwininfo -root -tree 2>/dev/null | grep -q '"JobDesk"'; then shown=$(echo "$(date +%s.%N) - $start" | bc); break; fi
   sleep 0.5
 done
-sleep 3
+sleep 5
 DISPLAY=:97 import -window root "$out/window.png" || true
 kill "$win" 2>/dev/null || true; wait "$win" 2>/dev/null || true
 timeout 20 wineserver -k 2>/dev/null || true

@@ -4,7 +4,7 @@
 ; entry and an uninstall entry for this user only, no file associations (JobDesk opens files by
 ; drop and dialog). Installing over an earlier version replaces the program and keeps the data
 ; folder (%LocalAppData%\JobDesk), which the uninstaller leaves too.
-Unicode true
+Target amd64-unicode ; JobDesk is 64-bit only; a 64-bit installer also runs under wine64 alone
 ManifestDPIAware true
 RequestExecutionLevel user
 SetCompressor /SOLID lzma

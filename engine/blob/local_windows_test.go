@@ -12,7 +12,15 @@ import (
 // A file another program opened without sharing (as Excel does) reads as in use, through the
 // store and through os.Open; once closed it opens. Run under Wine by `make test-windows`.
 func TestLockedFileIsInUse(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "売上 2026年.csv")
+	// Not t.TempDir: its cleanup (os.RemoveAll) fails under Wine 8, which lacks the POSIX-style
+	// delete Go uses there; the file and folder are removed one by one.
+	dir, err := os.MkdirTemp("", "jobdesk-inuse-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "売上 2026年.csv")
+	defer os.Remove(dir)
+	defer os.Remove(p)
 	if err := os.WriteFile(p, []byte("a,b\n1,2\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
