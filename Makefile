@@ -7,7 +7,8 @@ PKGS    := ./...
 # Debian packages some tests and benchmarks use on top of the build dependencies.
 TEST_PKGS := poppler-utils qpdf sqlite3 tesseract-ocr tesseract-ocr-jpn awscli
 
-.PHONY: all deps build run test test-short test-ollama bench lint package clean deploy-check lambda
+.PHONY: all deps build run test test-short test-ollama bench lint package clean deploy-check lambda \
+        windows package-windows test-windows darwin-note
 
 all: build
 
@@ -73,5 +74,27 @@ package: deps
 	@mkdir -p dist && mv -f JobDesk.tar.xz dist/
 	@ls -l dist/JobDesk.tar.xz
 
+# windows: bin/windows/JobDesk.exe, cross-compiled with MinGW-w64 (cgo, for Fyne): a GUI program
+# that is also the command line, with icon, version and manifest from FyneApp.toml. The first
+# build takes several minutes; later ones reuse Go's cache. See assets/windows/README.md.
+windows:
+	scripts/windows-build.sh bin/windows/JobDesk.exe
+
+# package-windows: dist/JobDesk-Setup-VERSION.exe, a per-user NSIS installer (no administrator
+# rights). Both executables are Authenticode-signed when JOBDESK_SIGN_CERT and JOBDESK_SIGN_KEY
+# name a certificate and its key (PEM); otherwise they are left unsigned.
+package-windows: windows
+	scripts/windows-package.sh bin/windows/JobDesk.exe
+
+# test-windows: the Windows build proved on this machine under Wine (headless, Xvfb for the
+# window): the same jobs as the Linux build with the same results, the installer, the signature.
+# CI runs it after `make test` (it is slow: a cross build and a Wine prefix).
+test-windows: package-windows
+	scripts/test-windows.sh
+
+# darwin-note: a macOS build needs Apple's SDK, which no registry here provides.
+darwin-note:
+	@sed -n '/^## macOS/,/^## /p' assets/windows/README.md
+
 clean:
-	rm -rf bin dist *.tar.xz
+	rm -rf bin dist *.tar.xz rsrc_windows_*.syso

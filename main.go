@@ -19,7 +19,10 @@ import (
 	"jobdesk/ui"
 )
 
-func main() { os.Exit(run(os.Args[1:])) }
+func main() {
+	useParentConsole(os.Args[1:])
+	os.Exit(run(os.Args[1:]))
+}
 
 func run(args []string) int {
 	dataDir, rest, err := cli.SplitGlobal(args)

@@ -80,6 +80,9 @@ func Open(cfg Config) (*App, error) {
 		case errors.Is(err, store.ErrDamaged):
 			return nil, job.Wrap(job.E009, err, fmt.Sprintf("the database in %s is damaged; move it aside to start afresh", cfg.DataDir)).
 				WithJa("データベースが壊れています。ファイルを別の場所に移すと新しく始められます。").Permanent()
+		case errors.Is(err, store.ErrNetworkFolder):
+			return nil, job.Wrap(job.E014, err, fmt.Sprintf("the data folder %s is on a network drive, where the database could be damaged; choose a folder on this PC with --data-dir", cfg.DataDir)).
+				WithJa(fmt.Sprintf("データフォルダー %s はネットワークドライブ上にあり、データベースが壊れるおそれがあります。--data-dir でこの PC 上のフォルダーを指定してください。", cfg.DataDir))
 		case errors.Is(err, store.ErrTooNew):
 			return nil, job.Wrap(job.E009, err, "the database was created by a newer JobDesk; please update JobDesk").
 				WithJa("データベースは新しいバージョンの JobDesk で作成されています。JobDesk を更新してください。").Permanent()

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/job"
 )
 
@@ -31,6 +32,9 @@ const sniffRows = 2000
 func Sniff(path string) (*SniffResult, error) {
 	name := filepath.Base(path)
 	f, err := os.Open(path)
+	if blob.InUse(err) {
+		return nil, blob.InUseError(name, err)
+	}
 	if err != nil {
 		return nil, job.Wrap(job.E014, err, name+" does not exist or cannot be read").WithJa(name + " が見つからないか、読み取れません。")
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/job"
 )
 
@@ -19,6 +20,9 @@ import (
 func FileSHA256(ctx context.Context, path string) (string, error) {
 	name := filepath.Base(path)
 	f, err := os.Open(path)
+	if blob.InUse(err) {
+		return "", blob.InUseError(name, err)
+	}
 	if err != nil {
 		return "", job.Wrap(job.E014, err, name+" does not exist or cannot be read").WithJa(name + " が見つからないか、読み取れません。")
 	}

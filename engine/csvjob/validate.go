@@ -165,6 +165,9 @@ func Validate(ctx context.Context, bs blob.Store, uri, workDir string, o Options
 	}
 	defer release()
 	f, err := os.Open(path)
+	if blob.InUse(err) {
+		return nil, blob.InUseError(name, err)
+	}
 	if err != nil {
 		return nil, job.Wrap(job.E014, err, fmt.Sprintf("%s does not exist or cannot be read", name)).
 			WithJa(fmt.Sprintf("%s が見つからないか、読み取れません。", name)).WithName("ValidationError")

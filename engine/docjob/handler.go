@@ -255,6 +255,9 @@ func finish(res *Result) (json.RawMessage, error) {
 // readInput reads the whole input at uri, refusing a folder and anything over MaxFileSize.
 func (c *Converter) readInput(ctx context.Context, uri string) ([]byte, error) {
 	cannotRead := func(err error) error {
+		if blob.InUse(err) {
+			return blob.InUseError(uri, err)
+		}
 		return job.Wrap(job.E004, err, fmt.Sprintf("the file %s cannot be read", uri)).WithJa(fmt.Sprintf("ファイル %s を読み取れません。", uri))
 	}
 	s := c.blobs()

@@ -65,13 +65,20 @@ var ErrTooNew = errors.New("the database was created by a newer version of JobDe
 
 // DefaultDataDir returns the data folder: $JOBDESK_DATA_DIR when set, else the OS user data
 // folder (~/.local/share/JobDesk on Linux, honouring XDG_DATA_HOME; ~/Library/Application
-// Support/JobDesk on macOS; %AppData%\JobDesk on Windows).
+// Support/JobDesk on macOS; %LocalAppData%\JobDesk on Windows, see WindowsDataDir).
 func DefaultDataDir() (string, error) {
 	if d := os.Getenv("JOBDESK_DATA_DIR"); d != "" {
 		return d, nil
 	}
 	switch runtime.GOOS {
-	case "windows", "darwin":
+	case "windows": // os.UserConfigDir is %AppData%, os.UserCacheDir %LocalAppData%
+		roaming, _ := os.UserConfigDir()
+		local, err := os.UserCacheDir()
+		if err != nil {
+			return "", err
+		}
+		return WindowsDataDir(WindowsFolders{Roaming: roaming, Local: local})
+	case "darwin":
 		base, err := os.UserConfigDir()
 		if err != nil {
 			return "", err
@@ -88,8 +95,12 @@ func DefaultDataDir() (string, error) {
 	return filepath.Join(home, ".local", "share", "JobDesk"), nil
 }
 
-// OpenDir opens (creating when missing) the database in data folder dir and applies sets.
+// OpenDir opens (creating when missing) the database in data folder dir and applies sets. On
+// Windows a folder on a network drive is refused with ErrNetworkFolder.
 func OpenDir(dir string, sets ...Migrations) (*DB, error) {
+	if err := checkLocalFolder(dir); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data folder: %w", err)
 	}
