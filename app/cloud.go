@@ -37,7 +37,7 @@ func StartCloud(ctx context.Context, a *App) (c *Cloud, stop func(), err error) 
 	}
 	cloud := dispatch.FromConfig(cfg, awsCfg)
 	m := mirror.New(cloud.Exec, a.queue, mirror.Options{SQS: mirror.StatusQueueClient(awsCfg), StatusQueue: cfg.StatusQueue})
-	dev := cloudjobs.Device{DataDir: a.DataDir(), DB: a.db, Queue: a.queue, Executions: m.Executions()}
+	dev := cloudjobs.Device{DataDir: a.DataDir(), DB: a.db, Queue: a.queue, Executions: m.Executions(), Replies: m.Replies}
 	d := dispatch.New(a.queue, cloud, dispatch.Options{Handlers: cloudjobs.Handlers(dev)})
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{}, 2)
@@ -71,7 +71,7 @@ func JobTarget(ctx context.Context, dataDir, target, typ, path string) (string, 
 	if err != nil {
 		return "", err
 	}
-	runs := typ == cloudjobs.TypeCSV || typ == cloudjobs.TypeConvert
+	runs := cloudjobs.Runs(typ)
 	if strings.EqualFold(target, TargetCloud) {
 		if !cfg.Configured() {
 			return "", job.Errorf(job.E014, "The cloud is not configured: set %s in cloud.json.", cfg.Missing()).

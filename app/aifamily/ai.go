@@ -147,7 +147,7 @@ func (f *Family) workflowHandler(typ string) job.Handler {
 			Outcome: func(ctx context.Context, x orchestrator.Execution) (json.RawMessage, error) {
 				return outcome(ctx, f.store, typ, info.ID, x, r)
 			},
-			Failure: failure,
+			Failure: aijob.ExecutionFailure,
 		}, r)
 		// A cancel by the user returns the goal from processing; a timeout (the Task's or the
 		// whole execution's) or a failure for good does not leave the goal processing: it becomes
@@ -157,47 +157,15 @@ func (f *Family) workflowHandler(typ string) job.Handler {
 	}
 }
 
-// outcome turns a succeeded execution into the AI job's result: the workflow's output with
-// the usage of every call made for the job, PARTIAL for partly generated tasks or a fallback
-// extraction.
+// outcome turns a succeeded execution into the AI job's result (aijob.Outcome) with the usage
+// of every call made for the job and its functions' jobs.
 func outcome(ctx context.Context, st *aisqlite.Store, typ string, jobID int64, x orchestrator.Execution, r job.Reporter) (json.RawMessage, error) {
-	var m map[string]any
-	if err := json.Unmarshal(x.Output, &m); err != nil {
-		return nil, job.Wrap(job.E015, err, "the AI workflow returned no result").WithJa("AI ワークフローの結果を読み取れませんでした。")
-	}
-	if u, err := st.TreeUsage(ctx, jobID); err == nil && u.Calls > 0 {
-		m["usage"] = u
-	}
-	for _, k := range []string{"allSuccess", "partialSuccess", "notificationMessage"} {
-		delete(m, k)
-	}
-	out, _ := json.Marshal(m)
-	if msg := summary(typ, m); msg != "" {
+	u, _ := st.TreeUsage(ctx, jobID)
+	out, msg, err := aijob.Outcome(typ, x, u)
+	if msg != "" {
 		r.Progress(100, msg) // the job's last word, instead of a workflow step's
 	}
-	if typ == aijob.TypeTasks && m["goal_status"] == "partial" {
-		return out, job.PartialSuccess(out, fmt.Sprintf("%v of %v actions failed: %v", m["failed_count"], m["total_actions"], m["failed_actions"]))
-	}
-	if lvl, _ := m["fallback_level"].(float64); typ == aijob.TypeEligibility && lvl >= aijob.LevelHeadings {
-		return out, job.PartialSuccess(out, fmt.Sprintf("the model's reply was unusable; fallback level %v (details need checking)", lvl))
-	}
-	return out, nil
-}
-
-// failure words the ends the AI workflows give themselves (seed 000's timeout, seed 001's
-// "no action got its tasks"); a task's coded error is kept as it is.
-func failure(_ context.Context, x orchestrator.Execution, e *job.Error) error {
-	switch {
-	case x.Status == orchestrator.TimedOut:
-		return job.Errorf(job.E011, "the generation took longer than its limit").
-			WithJa("処理時間が制限を超えました").WithName("States.Timeout").Permanent()
-	case x.Error == "States.Timeout":
-		return job.Errorf(job.E011, "the generation took longer than its limit").
-			WithJa(x.Cause).WithName("States.Timeout").Permanent()
-	case x.Error == "TaskGenerationFailed":
-		return job.Errorf(job.E007, "no action got its tasks").WithJa(x.Cause).WithName(x.Error).Permanent()
-	}
-	return e
+	return out, err
 }
 
 // Detect takes PNG and JPEG files for CAPTION_GENERATION.
@@ -337,30 +305,4 @@ func (f *Family) eligibilitySource(ctx context.Context, arg string) (aijob.FileI
 		return aijob.FileInput{}, err
 	}
 	return aijob.FileInput{Path: abs}, nil
-}
-
-// summary says in a few words what a finished AI workflow made, from its result.
-func summary(typ string, m map[string]any) string {
-	count := func(k string) int {
-		switch v := m[k].(type) {
-		case []any:
-			return len(v)
-		case float64:
-			return int(v)
-		}
-		return 0
-	}
-	switch typ {
-	case aijob.TypeSubgoals:
-		return fmt.Sprintf("%d sub-goals generated for goal %v", count("subgoals"), m["goal_id"])
-	case aijob.TypeActions:
-		return fmt.Sprintf("%d actions generated for goal %v", count("actions"), m["goal_id"])
-	case aijob.TypeTasks:
-		return fmt.Sprintf("%d tasks generated for %d of %d actions", count("tasks"), count("success_count"), count("total_actions"))
-	case aijob.TypeCaption:
-		return "caption written"
-	case aijob.TypeEligibility:
-		return "eligibility extracted"
-	}
-	return ""
 }

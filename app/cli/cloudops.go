@@ -16,6 +16,7 @@ import (
 
 	"jobdesk/app"
 	"jobdesk/engine/job"
+	"jobdesk/sync/cloudconfig"
 	"jobdesk/sync/cloudops"
 )
 
@@ -99,40 +100,36 @@ func (c *CLI) cloudDataDir() (string, error) {
 	return app.DefaultDataDir()
 }
 
-// console reads cloud.json (with --queue-url as jobType's queue) and connects; on failure it has
-// printed the error.
+// console reads cloud.json as cloudconfig.Load does (the file — the data folder's or --config —
+// then the environment, then --region and --profile), with --queue-url as jobType's queue, and
+// connects; on failure it has printed the error.
 func (c *CLI) console(ctx context.Context, f cloudFlags, jobType string) (*cloudops.Console, int) {
-	var cfg cloudops.Config
-	var err error
-	if *f.config != "" {
-		var b []byte
-		if b, err = os.ReadFile(*f.config); err == nil {
-			err = json.Unmarshal(b, &cfg)
-		}
-		if err != nil {
-			return nil, c.Fail(job.Wrap(job.E014, err, fmt.Sprintf("%s cannot be read as cloud.json: %v", *f.config, err)).
-				WithJa(fmt.Sprintf("%s を cloud.json として読めません。", *f.config)))
-		}
-	} else {
+	path := *f.config
+	if path == "" {
 		dir, err := c.cloudDataDir()
 		if err != nil {
 			return nil, c.Fail(err)
 		}
-		if cfg, err = cloudops.ReadConfig(dir); err != nil {
-			if _, statErr := os.Stat(cloudops.ConfigPath(dir)); *f.queueURL == "" || !os.IsNotExist(statErr) {
-				return nil, c.Fail(err)
-			}
-		}
+		path = cloudconfig.Path(dir)
 	}
-	if *f.queueURL != "" {
+	cfg, err := cloudconfig.LoadFile(path, os.Getenv, map[string]string{"region": *f.region, "profile": *f.profile})
+	if err != nil {
+		return nil, c.Fail(err)
+	}
+	switch {
+	case *f.queueURL != "":
 		if jobType == "" {
 			return nil, c.Usage("--queue-url is for the commands naming a job type (send, dlq, redrive, purge)",
 				"--queue-url はジョブ種別を指定するコマンド（send, dlq, redrive, purge）で使います。")
 		}
 		cfg.Queues = map[string]string{jobType: *f.queueURL}
 		cfg.DeadLetterQueues = nil
+	case len(cfg.Queues) == 0 && len(cfg.StateMachines) == 0:
+		if _, statErr := os.Stat(path); os.IsNotExist(statErr) {
+			return nil, c.Fail(cloudconfig.NotFound(path))
+		}
 	}
-	con, err := cloudops.New(ctx, cloudops.Options{Config: cfg, Region: *f.region, Profile: *f.profile})
+	con, err := cloudops.New(ctx, cfg)
 	if err != nil {
 		return nil, c.Fail(err)
 	}
@@ -426,25 +423,31 @@ func (c *CLI) cloudConfig(args []string) int {
 		defer file.Close()
 		in = file
 	}
-	cfg, err := cloudops.ConfigFromStackOutputs(in)
+	cfg, err := cloudconfig.ConfigFromStackOutputs(in)
 	if err != nil {
 		return c.Fail(err)
-	}
-	cfg.Profile = *f.profile
-	if *f.region != "" {
-		cfg.Region = *f.region
 	}
 	dir, err := c.cloudDataDir()
 	if err != nil {
 		return c.Fail(err)
 	}
-	if err := cloudops.WriteConfig(dir, cfg); err != nil {
+	// What the stack does not say stays as cloud.json had it: the device's own settings.
+	old, err := cloudconfig.Load(dir, func(string) string { return "" }, nil)
+	if err != nil {
+		return c.Fail(err)
+	}
+	cfg.UserID, cfg.Auto, cfg.S3PathStyle = old.UserID, old.Auto, old.S3PathStyle
+	cfg.Profile = *f.profile
+	if *f.region != "" {
+		cfg.Region = *f.region
+	}
+	if err := cloudconfig.Save(dir, cfg); err != nil {
 		return c.Fail(job.Wrap(job.E014, err, "cloud.json cannot be written: "+err.Error()).WithJa("cloud.json を書き込めません。"))
 	}
 	if *f.asJSON {
 		return c.printJSON(cfg)
 	}
 	fmt.Fprintf(c.Stdout, "Wrote %s: region %s, bucket %s, %d state machines, %d queues\n",
-		cloudops.ConfigPath(dir), cfg.Region, cfg.Bucket, len(cfg.StateMachines), len(cfg.Queues))
+		cloudconfig.Path(dir), cfg.Region, cfg.Bucket, len(cfg.StateMachines), len(cfg.Queues))
 	return ExitOK
 }

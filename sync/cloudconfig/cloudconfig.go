@@ -58,9 +58,17 @@ type Config struct {
 	StateMachines map[string]string `json:"state_machines,omitempty"`
 	// Queues maps a job type to the URL of the SQS queue its work is sent to.
 	Queues map[string]string `json:"queues,omitempty"`
+	// DeadLetterQueues maps a job type to the URL of its queue's dead-letter queue (the
+	// operations console's; a queue's redrive policy names it too).
+	DeadLetterQueues map[string]string `json:"dead_letter_queues,omitempty"`
 	// StatusQueue is the URL of the queue the backend sends execution status changes and worker
 	// replies to.
 	StatusQueue string `json:"status_queue,omitempty"`
+	// StatusDeadLetterQueue is the status queue's dead-letter queue.
+	StatusDeadLetterQueue string `json:"status_dead_letter_queue,omitempty"`
+	// DesktopRoleArn is the role the stack made for the desktop (for a profile's role_arn); it
+	// is a name, not a credential.
+	DesktopRoleArn string `json:"desktop_role_arn,omitempty"`
 	// UserID goes into every message (the seeds' user_id).
 	UserID string `json:"user_id,omitempty"`
 	// Auto holds the thresholds of the auto target.
@@ -83,20 +91,28 @@ const (
 	EnvUserID        = "JOBDESK_CLOUD_USER_ID"
 )
 
+// Path is cloud.json's path in data folder dir.
+func Path(dir string) string { return filepath.Join(dir, FileName) }
+
 // Load reads dir/cloud.json (a missing file is an empty Config), applies the environment
 // (getenv; nil: os.Getenv) and then flags (flag name as in Flags → value; empty values are
 // ignored).
 func Load(dir string, getenv func(string) string, flags map[string]string) (Config, error) {
+	return LoadFile(Path(dir), getenv, flags)
+}
+
+// LoadFile is Load of a cloud.json at path (`jobdesk cloud --config FILE`).
+func LoadFile(path string, getenv func(string) string, flags map[string]string) (Config, error) {
 	var c Config
-	b, err := os.ReadFile(filepath.Join(dir, FileName))
+	b, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return c, job.Wrap(job.E014, err, "cloud.json could not be read").WithJa("cloud.json を読み取れません。").Permanent()
+		return c, job.Wrap(job.E014, err, path+" could not be read").WithJa(path + " を読み取れません。").Permanent()
 	default:
 		if err := json.Unmarshal(b, &c); err != nil {
-			return c, job.Wrap(job.E014, err, "cloud.json is not valid JSON: "+err.Error()).
-				WithJa("cloud.json が正しい JSON ではありません。").Permanent()
+			return c, job.Wrap(job.E014, err, path+" is not valid JSON: "+err.Error()).
+				WithJa(path + " が正しい JSON ではありません。").Permanent()
 		}
 	}
 	if getenv == nil {
@@ -166,10 +182,21 @@ func parseMap(s string) (map[string]string, error) {
 	return out, nil
 }
 
-// Save writes c as dir/cloud.json atomically (for the settings page). It holds no secret.
+// NotFound is the error of a command that needs cloud.json at path when there is none: it says
+// how to write it.
+func NotFound(path string) error {
+	return job.Errorf(job.E014, "%s does not exist: write it with `jobdesk cloud config --from-stack-outputs FILE`", path).
+		WithJa(fmt.Sprintf("%s がありません。`jobdesk cloud config --from-stack-outputs FILE` で作成してください。", path))
+}
+
+// Save writes c as dir/cloud.json atomically, readable by its owner only (the settings page,
+// `jobdesk cloud config`). It holds no secret.
 func Save(dir string, c Config) error {
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(dir, ".cloud-*.json")
@@ -184,7 +211,7 @@ func Save(dir string, c Config) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, FileName))
+	return os.Rename(tmp.Name(), Path(dir))
 }
 
 // Configured reports whether jobs can go to the cloud: a bucket and at least one state machine or

@@ -19,11 +19,12 @@
 // the queue-driven ATTACHMENT_CONVERT path of the seeds: the workflow is the one the device
 // runs, its ZIP fan-out is a Map whose item counts are the job's progress, and the execution's
 // output is the conversion's Result; the queue path answers only on the status queue and carries
-// no Map progress. The AI job types are not sent to the cloud yet (see Handlers).
+// no Map progress. The AI job types run in the cloud as ai.go describes.
 package cloudjobs
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"jobdesk/engine/blob"
@@ -32,6 +33,7 @@ import (
 	"jobdesk/engine/store"
 	"jobdesk/sync/cloudconfig"
 	"jobdesk/sync/dispatch"
+	"jobdesk/sync/mirror"
 )
 
 // Job types sent to the cloud (the device families' types).
@@ -50,6 +52,10 @@ type Device struct {
 	// executor as it is: the status mirror's (mirror.Mirror.Executions), so waiting costs no
 	// poller per job.
 	Executions orchestrator.Executions
+	// Replies, when set, gives the Lambda worker's replies about a queue job as the status
+	// queue brings them (mirror.Mirror.Replies); without it a queue job reads its outcome
+	// object until it is there.
+	Replies func(jobID string, localID int64) (<-chan mirror.Reply, func())
 }
 
 // executions is what d's handlers run c's executions with.
@@ -60,9 +66,25 @@ func (d Device) executions(c *dispatch.Cloud) orchestrator.Executions {
 	return c.Exec
 }
 
-// Handlers are the dispatcher's handlers of the job types that can run in the cloud.
+// Handlers are the dispatcher's handlers of the job types that can run in the cloud (Types).
 func Handlers(dev Device) map[string]dispatch.Handler {
-	return map[string]dispatch.Handler{TypeCSV: dev.CSV, TypeConvert: dev.Convert}
+	hs := map[string]dispatch.Handler{TypeCSV: dev.CSV, TypeConvert: dev.Convert}
+	for _, t := range queueAITypes {
+		hs[t] = dev.QueueAI(t)
+	}
+	for _, t := range goalAITypes {
+		hs[t] = dev.GoalAI(t)
+	}
+	return hs
+}
+
+// Runs reports whether jobs of type typ can run in the cloud.
+func Runs(typ string) bool {
+	switch typ {
+	case TypeCSV, TypeConvert:
+		return true
+	}
+	return slices.Contains(queueAITypes, typ) || slices.Contains(goalAITypes, typ)
 }
 
 // Results is the S3 prefix under which the cloud's functions keep every job's work and result

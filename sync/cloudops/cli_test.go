@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"jobdesk/sync/cloudconfig"
 )
 
 // runCLI runs `jobdesk --data-dir data ARGS…` with the test's environment and no terminal on
@@ -28,7 +30,7 @@ func runCLI(t *testing.T, bin, data string, args ...string) (string, string, int
 
 // stackJSON is what `aws cloudformation describe-stacks` prints for a stack whose outputs are
 // the backend's queues.
-func stackJSON(t *testing.T, c Config) string {
+func stackJSON(t *testing.T, c cloudconfig.Config) string {
 	t.Helper()
 	type output struct{ OutputKey, OutputValue string }
 	outs := []output{{"Region", c.Region}, {"Bucket", "jobdesk-bucket"}, {"Prefix", "jobdesk/"}, {"StatusQueue", c.Queues["EVALUATION"]},
@@ -57,12 +59,17 @@ func TestCommandLine(t *testing.T) {
 	if err := os.WriteFile(stack, []byte(stackJSON(t, b.console.Config)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The device's own settings, which the stack does not give, stay.
+	if err := cloudconfig.Save(data, cloudconfig.Config{UserID: "staff-1", Auto: cloudconfig.Thresholds{Documents: 7}}); err != nil {
+		t.Fatal(err)
+	}
 	out, stderr, code := runCLI(t, bin, data, "cloud", "config", "--from-stack-outputs", stack)
 	if code != 0 || !strings.Contains(out, "7 queues") {
 		t.Fatalf("cloud config: exit %d\n%s%s", code, out, stderr)
 	}
-	written, err := ReadConfig(data)
-	if err != nil || written.Queues["NOTIFICATION"] != b.console.Config.Queues["NOTIFICATION"] || written.StateMachines["csv-processing"] == "" {
+	written, err := cloudconfig.Load(data, func(string) string { return "" }, nil)
+	if err != nil || written.Queues["NOTIFICATION"] != b.console.Config.Queues["NOTIFICATION"] || written.StateMachines["csv-processing"] == "" ||
+		written.UserID != "staff-1" || written.Auto.Documents != 7 || written.DeadLetterQueues["ATTACHMENT_CONVERT"] == "" {
 		t.Fatalf("cloud.json: %+v, %v", written, err)
 	}
 

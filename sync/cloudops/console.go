@@ -1,12 +1,14 @@
 // Package cloudops is the operations console of JobDesk's cloud backend (the specifications'
 // operating procedures, seed 003 §11): send a job message by hand, watch the queues and their
 // dead-letter queues, redrive or purge them, list the state machines' executions and redrive the
-// failed ones, and write cloud.json from the stack's outputs. The command line (`jobdesk cloud`)
-// and, later, the window call the same Console; its results are plain JSON-tagged values.
+// failed ones. The command line (`jobdesk cloud`) and, later, the window call the same Console;
+// its results are plain JSON-tagged values.
 //
-// AWS is reached only through the SDK's default configuration (config.LoadDefaultConfig):
-// credentials from the usual chain or a profile, endpoints from the SDK's settings
-// (AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_SFN, …).
+// Where the backend is comes from the one cloud.json (sync/cloudconfig: the file, then the
+// environment, then flags; written from the stack's outputs by
+// cloudconfig.ConfigFromStackOutputs). AWS is reached only through the SDK's default
+// configuration (cloudconfig.Config.AWS): credentials from the usual chain or a profile,
+// endpoints from the SDK's settings (AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_SFN, …).
 package cloudops
 
 import (
@@ -15,11 +17,11 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"jobdesk/engine/job"
+	"jobdesk/sync/cloudconfig"
 )
 
 // SQSAPI is the part of *sqs.Client the console calls.
@@ -42,38 +44,17 @@ type SFNAPI interface {
 
 // Console operates one deployed backend.
 type Console struct {
-	Config Config
+	Config cloudconfig.Config
 	SQS    SQSAPI
 	SFN    SFNAPI
 }
 
-// Options choose the backend and how to reach it.
-type Options struct {
-	// Config is cloud.json (ReadConfig); Region and Profile below override its own.
-	Config  Config
-	Region  string
-	Profile string
-}
-
-// New returns a Console with clients from the SDK's default configuration.
-func New(ctx context.Context, o Options) (*Console, error) {
-	c := o.Config
-	if o.Region != "" {
-		c.Region = o.Region
-	}
-	if o.Profile != "" {
-		c.Profile = o.Profile
-	}
-	var opts []func(*awsconfig.LoadOptions) error
-	if c.Region != "" {
-		opts = append(opts, awsconfig.WithRegion(c.Region))
-	}
-	if c.Profile != "" {
-		opts = append(opts, awsconfig.WithSharedConfigProfile(c.Profile))
-	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+// New returns a Console of the backend c names, with clients from the SDK's default
+// configuration (c.AWS: c's region and profile when set).
+func New(ctx context.Context, c cloudconfig.Config) (*Console, error) {
+	cfg, err := c.AWS(ctx)
 	if err != nil {
-		return nil, job.Wrap(job.E014, err, "the AWS configuration cannot be loaded").WithJa("AWS の設定を読み込めません。")
+		return nil, err
 	}
 	if cfg.Region == "" {
 		return nil, job.Errorf(job.E014, "no AWS region: set it in cloud.json, with --region or AWS_REGION").

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"jobdesk/sync/cloudconfig"
 	"net"
 	"os"
 	"os/exec"
@@ -158,7 +159,7 @@ func TestExecutionsAndRedriveOnJobdeskServe(t *testing.T) {
 	start("fine", "fine-1")
 	start("fine", "fine-2")
 
-	c, err := New(ctx, Options{Config: Config{StateMachines: machines}})
+	c, err := New(ctx, cloudconfig.Config{StateMachines: machines})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +229,7 @@ func TestExecutionsAndRedriveOnJobdeskServe(t *testing.T) {
 
 	// The same through the command line.
 	data := t.TempDir()
-	if err := WriteConfig(data, Config{Region: "local", StateMachines: machines}); err != nil {
+	if err := cloudconfig.Save(data, cloudconfig.Config{Region: "local", StateMachines: machines}); err != nil {
 		t.Fatal(err)
 	}
 	out, _, code := runCLI(t, bin, data, "cloud", "executions", "--status", "FAILED", "--json")

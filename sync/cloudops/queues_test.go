@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
+	"jobdesk/sync/cloudconfig"
 	"jobdesk/sync/internal/awstest"
 	"jobdesk/sync/sqsqueue"
 )
@@ -33,7 +34,7 @@ func startSQSBackend(t *testing.T) *sqsBackend {
 	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
 	ctx := context.Background()
-	cfg := Config{Queues: map[string]string{}, DeadLetterQueues: map[string]string{}}
+	cfg := cloudconfig.Config{Region: srv.Region, Queues: map[string]string{}, DeadLetterQueues: map[string]string{}}
 	for _, jt := range JobTypes() {
 		name := "jobdesk-" + strings.ReplaceAll(strings.ToLower(jt), "_", "-") + "-queue"
 		dlq := srv.CreateQueue(t, "dlq-"+name)
@@ -52,7 +53,7 @@ func startSQSBackend(t *testing.T) *sqsBackend {
 			cfg.DeadLetterQueues[jt] = dlq
 		}
 	}
-	c, err := New(ctx, Options{Config: cfg, Region: srv.Region})
+	c, err := New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func (w *Worker) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 		return nil, invokeError(job.Errorf(job.E014, "this worker serves no function named %q (known: %v)", name, w.Functions.Names()).
 			WithJa(fmt.Sprintf("関数 %q はこのワーカーにありません。", name)).Permanent())
 	}
-	info := job.Info{ID: idOf(requestID(ctx)), Type: "lambda:" + name, Name: name, Attempt: 1, MaxAttempts: 1, Output: w.Results}
+	info := job.Info{ID: JobNumber(requestID(ctx)), Type: "lambda:" + name, Name: name, Attempt: 1, MaxAttempts: 1, Output: w.Results}
 	out, _, err := w.run(ctx, f, info, payload)
 	if err != nil {
 		return nil, invokeError(err)
@@ -114,9 +114,9 @@ func requestID(ctx context.Context) string {
 	return ""
 }
 
-// idOf maps a cloud job's id (a UUID, a request id) to the int64 a job.Info carries: the positive
+// JobNumber maps a cloud job's id (a UUID, a request id) to the int64 a job.Info carries: the positive
 // 63-bit FNV-1a hash, 0 for "".
-func idOf(s string) int64 {
+func JobNumber(s string) int64 {
 	if s == "" {
 		return 0
 	}

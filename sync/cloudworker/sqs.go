@@ -200,7 +200,7 @@ func (w *Worker) runMessage(ctx context.Context, m Message, body string, receive
 	if err != nil {
 		return nil, false, err
 	}
-	info := job.Info{ID: idOf(m.JobID), Type: m.JobType, Name: m.JobID, Attempt: max(receives, 1), MaxAttempts: MaxReceives, Output: w.Results}
+	info := job.Info{ID: JobNumber(m.JobID), Type: m.JobType, Name: m.JobID, Attempt: max(receives, 1), MaxAttempts: MaxReceives, Output: w.Results}
 	return w.run(ctx, f, info, input)
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"jobdesk/sync/cloudconfig"
 	"jobdesk/sync/s3blob"
@@ -28,7 +29,8 @@ func HTTPClient(timeout time.Duration) aws.HTTPClient {
 }
 
 // Connect builds the Cloud of c: the SDK's configuration (cloudconfig.Config.AWS), the S3 blob
-// store and the Step Functions executor. It calls no AWS API.
+// store, the Step Functions executor and the SQS client of the queue-driven jobs. It calls no
+// AWS API.
 func Connect(ctx context.Context, c cloudconfig.Config) (*Cloud, error) {
 	cfg, err := c.AWS(ctx)
 	if err != nil {
@@ -42,5 +44,5 @@ func FromConfig(c cloudconfig.Config, cfg aws.Config) *Cloud {
 	cfg.HTTPClient = HTTPClient(CallTimeout)
 	s3c := s3blob.NewClient(cfg, c.PathStyle(cfg, nil))
 	exec := sfnexec.New(sfn.NewFromConfig(cfg), sfnexec.Options{StateMachines: c.StateMachines, Profile: c.Profile})
-	return &Cloud{Config: c, Blobs: s3blob.New(s3c, s3blob.Options{}), Exec: exec}
+	return &Cloud{Config: c, Blobs: s3blob.New(s3c, s3blob.Options{}), Exec: exec, SQS: sqs.NewFromConfig(cfg)}
 }

@@ -36,6 +36,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 	"jobdesk/sync/awserr"
@@ -49,6 +51,13 @@ type Cloud struct {
 	Config cloudconfig.Config
 	Blobs  *s3blob.Store
 	Exec   *sfnexec.Executor
+	// SQS sends the queue-driven jobs' messages (cloud.json's queues).
+	SQS SQSSender
+}
+
+// SQSSender is the part of the SQS client a Handler sends job messages with (*sqs.Client has it).
+type SQSSender interface {
+	SendMessage(ctx context.Context, in *sqs.SendMessageInput, o ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
 }
 
 // UploadInput puts the local file at path under the configured bucket, content-addressed

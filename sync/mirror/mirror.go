@@ -63,8 +63,24 @@ type Mirror struct {
 	o    Options
 
 	mu       sync.Mutex
-	watches  map[string]*watch // by execution ARN
+	watches  map[string]*watch     // by execution ARN
+	replies  map[string]*replyWait // by the queue job's job_id
 	onScreen int64
+}
+
+// Reply is a Lambda worker's reply about a queue job (cloudworker.StatusReply): DONE or PARTIAL
+// with the job's result, RETRYING or FAILED with its coded error.
+type Reply struct {
+	JobID  string
+	Status string
+	Result json.RawMessage
+	Error  *job.Error
+}
+
+// replyWait is a job waiting for the worker's replies about its queue job.
+type replyWait struct {
+	localID int64
+	ch      chan Reply
 }
 
 // watch is one execution a job waits on.
@@ -97,7 +113,25 @@ func New(exec *sfnexec.Executor, q *queue.Queue, o Options) *Mirror {
 	if o.Tick <= 0 {
 		o.Tick = 100 * time.Millisecond
 	}
-	return &Mirror{exec: exec, q: q, o: o, watches: map[string]*watch{}}
+	return &Mirror{exec: exec, q: q, o: o, watches: map[string]*watch{}, replies: map[string]*replyWait{}}
+}
+
+// Replies returns the worker's replies about the queue job whose message's job_id is jobID, as
+// the status queue brings them (they go into device job localID's history too), and a function
+// that ends the wait. Replies arriving while nobody waits are only recorded: a waiter that comes
+// later reads the job's result object (the worker writes it before it replies).
+func (m *Mirror) Replies(jobID string, localID int64) (<-chan Reply, func()) {
+	w := &replyWait{localID: localID, ch: make(chan Reply, 16)}
+	m.mu.Lock()
+	m.replies[jobID] = w
+	m.mu.Unlock()
+	return w.ch, func() {
+		m.mu.Lock()
+		if m.replies[jobID] == w {
+			delete(m.replies, jobID)
+		}
+		m.mu.Unlock()
+	}
 }
 
 // SetOnScreen says which job the window shows (0: none): its execution is polled every MinPoll
@@ -319,9 +353,10 @@ type statusMessage struct {
 		Status       string `json:"status"`
 	} `json:"detail"`
 	// A worker's reply.
-	JobID  string     `json:"job_id"`
-	Status string     `json:"status"`
-	Error  *job.Error `json:"error"`
+	JobID  string          `json:"job_id"`
+	Status string          `json:"status"`
+	Result json.RawMessage `json:"result"`
+	Error  *job.Error      `json:"error"`
 }
 
 // receive long-polls the status queue, applies each message and deletes it after the commit.
@@ -374,13 +409,26 @@ func (m *Mirror) apply(ctx context.Context, body string) bool {
 			m.end(x)
 		}
 		return true
-	case s.JobID != "" && m.q != nil:
-		if id, err := strconv.ParseInt(s.JobID, 10, 64); err == nil {
+	case s.JobID != "":
+		m.mu.Lock()
+		w := m.replies[s.JobID]
+		m.mu.Unlock()
+		id, err := strconv.ParseInt(s.JobID, 10, 64)
+		if w != nil {
+			id, err = w.localID, nil
+		}
+		if m.q != nil && err == nil && id > 0 {
 			detail := ""
 			if s.Error != nil {
 				detail = s.Error.Error()
 			}
 			m.q.AddEvent(ctx, id, "WorkerReply"+s.Status, s.Status, detail)
+		}
+		if w != nil {
+			select {
+			case w.ch <- Reply{JobID: s.JobID, Status: s.Status, Result: s.Result, Error: s.Error}:
+			default: // the waiter reads the result object instead
+			}
 		}
 	}
 	return true

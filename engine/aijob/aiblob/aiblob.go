@@ -151,6 +151,33 @@ func (s *Store) JobUsage(ctx context.Context, id int64) (aijob.Usage, error) {
 	return u, nil
 }
 
+// UsageRecords returns the model calls recorded for job id, oldest first (the device copies them
+// into its own usage log when a cloud job's results come home).
+func (s *Store) UsageRecords(ctx context.Context, id int64) ([]aijob.UsageRecord, error) {
+	dir := blob.Join("usage", strconv.FormatInt(id, 10))
+	names, err := s.names(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	out := make([]aijob.UsageRecord, 0, len(names))
+	for _, n := range names {
+		b, err := blob.ReadAll(ctx, s.Blob, blob.Join(s.Prefix, dir, n))
+		if err != nil {
+			return nil, err
+		}
+		var r usageRecord
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("usage record %s: %w", n, err)
+		}
+		at, _ := time.Parse(time.RFC3339Nano, r.At)
+		out = append(out, aijob.UsageRecord{JobID: r.JobID, Purpose: r.Purpose, Provider: r.Provider, Model: r.Model,
+			PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Latency: time.Duration(r.LatencyMs) * time.Millisecond,
+			CostUSD: r.CostUSD, OK: r.OK, At: at})
+	}
+	return out, nil
+}
+
 // CallOutcomes implements aijob.UsageLog from the object names alone.
 func (s *Store) CallOutcomes(ctx context.Context, from, to time.Time) (failed, total int, err error) {
 	list, err := s.Blob.List(ctx, blob.Join(s.Prefix, "usage")+"/")

@@ -354,3 +354,58 @@ func (s *Store) MarkActionFailed(ctx context.Context, a int64) error {
 		At string `json:"at"`
 	}{time.Now().UTC().Format(time.RFC3339Nano)})
 }
+
+// Seed writes goal g as it stands elsewhere (the device's database) under its own ids, so a
+// cloud generation for a goal the device made finds it: the goal, its sub-goals, their actions
+// with each one's tasks (done) or failure mark. Objects already there are replaced; objects of
+// sub-goals or actions g no longer has stay unreferenced, as after a regeneration.
+func (s *Store) Seed(ctx context.Context, g aijob.Goal) error {
+	rec := goalRecord{ID: g.ID, Title: g.Title, Description: g.Description, Deadline: g.Deadline, Status: g.Status,
+		JobID: g.JobID, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano)}
+	if rec.Status == "" {
+		rec.Status = "draft"
+	}
+	var writes []func() error
+	put := func(uri string, v any) { writes = append(writes, func() error { return s.writeJSON(ctx, uri, v) }) }
+	sgs := make([]aijob.Subgoal, len(g.Subgoals))
+	for i, sg := range g.Subgoals {
+		as := make([]aijob.Action, len(sg.Actions))
+		for j, a := range sg.Actions {
+			put(s.actionRefURI(a.ID), ref{GoalID: g.ID, SubgoalID: sg.ID})
+			switch {
+			case a.Status == "done":
+				put(s.tasksURI(a.ID), actionTasks{a.Tasks})
+			case a.Status == "failed":
+				put(s.failedURI(a.ID), struct {
+					At string `json:"at"`
+				}{rec.CreatedAt})
+			}
+			a.Tasks = nil
+			as[j] = a
+		}
+		put(s.subgoalRefURI(sg.ID), ref{GoalID: g.ID})
+		if len(as) > 0 {
+			put(s.actionsURI(sg.ID), subgoalActions{GoalID: g.ID, Actions: as})
+		}
+		sg.Actions = nil
+		sgs[i] = sg
+	}
+	if len(sgs) > 0 {
+		put(s.subgoalsURI(g.ID), sgs)
+	}
+	// The references and the parts first, then the goal that makes them reachable.
+	const parallel = 16
+	sem := make(chan struct{}, parallel)
+	errs := make([]error, len(writes))
+	var wg sync.WaitGroup
+	for i, w := range writes {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() { defer wg.Done(); errs[i] = w(); <-sem }()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return s.writeJSON(ctx, s.goalURI(g.ID), rec)
+}

@@ -1,4 +1,4 @@
-package cloudops
+package cloudconfig_test
 
 import (
 	"bufio"
@@ -9,6 +9,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"jobdesk/sync/cloudconfig"
+	"jobdesk/sync/cloudops"
 )
 
 // templateOutputKeys reads the output names of assets/deploy/template.yaml.
@@ -48,7 +51,7 @@ func TestConfigFromTheTemplatesOutputs(t *testing.T) {
 		outs = append(outs, output{k, "value-of-" + k})
 	}
 	b, _ := json.Marshal(map[string]any{"Stacks": []any{map[string]any{"StackName": "jobdesk", "Outputs": outs}}})
-	c, err := ConfigFromStackOutputs(strings.NewReader(string(b)))
+	c, err := cloudconfig.ConfigFromStackOutputs(strings.NewReader(string(b)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,11 +63,11 @@ func TestConfigFromTheTemplatesOutputs(t *testing.T) {
 	if got := keysOf(c.StateMachines); !reflect.DeepEqual(got, workflows) {
 		t.Errorf("state machines %v; want the workflow files %v", got, workflows)
 	}
-	if got := keysOf(c.Queues); !reflect.DeepEqual(got, JobTypes()) {
-		t.Errorf("queues %v; want every job type %v", got, JobTypes())
+	if got := keysOf(c.Queues); !reflect.DeepEqual(got, cloudops.JobTypes()) {
+		t.Errorf("queues %v; want every job type %v", got, cloudops.JobTypes())
 	}
-	if got := keysOf(c.DeadLetterQueues); !reflect.DeepEqual(got, JobTypes()) {
-		t.Errorf("dead-letter queues %v; want every job type %v", got, JobTypes())
+	if got := keysOf(c.DeadLetterQueues); !reflect.DeepEqual(got, cloudops.JobTypes()) {
+		t.Errorf("dead-letter queues %v; want every job type %v", got, cloudops.JobTypes())
 	}
 	if c.StateMachines["csv-processing"] != "value-of-StateMachineCsvProcessing" || c.Queues["ATTACHMENT_CONVERT"] != "value-of-QueueAttachmentConvert" ||
 		c.Region != "value-of-Region" || c.Bucket != "value-of-Bucket" || c.Prefix != "value-of-Prefix" ||
@@ -73,25 +76,26 @@ func TestConfigFromTheTemplatesOutputs(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	if err := WriteConfig(dir, c); err != nil {
+	if err := cloudconfig.Save(dir, c); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadConfig(dir)
+	back, err := cloudconfig.Load(dir, func(string) string { return "" }, nil)
+	c.Prefix += "/" // Load ends a prefix with a slash
 	if err != nil || !reflect.DeepEqual(back, c) {
 		t.Fatalf("read back %+v, %v", back, err)
 	}
-	if st, _ := os.Stat(ConfigPath(dir)); st.Mode().Perm() != 0o600 {
+	if st, _ := os.Stat(cloudconfig.Path(dir)); st.Mode().Perm() != 0o600 {
 		t.Errorf("cloud.json mode %v; want 0600", st.Mode().Perm())
 	}
 }
 
 func TestConfigFromStackOutputsRefusesOtherStacks(t *testing.T) {
 	for _, in := range []string{`not json`, `{"Stacks":[]}`, `{"Stacks":[{"Outputs":[{"OutputKey":"Region","OutputValue":"r"}]}]}`} {
-		if _, err := ConfigFromStackOutputs(strings.NewReader(in)); err == nil {
+		if _, err := cloudconfig.ConfigFromStackOutputs(strings.NewReader(in)); err == nil {
 			t.Errorf("%s: accepted", in)
 		}
 	}
-	if _, err := ReadConfig(t.TempDir()); err == nil || !strings.Contains(err.Error(), "--from-stack-outputs") {
+	if err := cloudconfig.NotFound("cloud.json"); !strings.Contains(err.Error(), "--from-stack-outputs") {
 		t.Errorf("missing cloud.json: %v; want a hint to write it", err)
 	}
 }

@@ -1,12 +1,9 @@
-package cloudops
+package cloudconfig
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"unicode"
@@ -14,77 +11,8 @@ import (
 	"jobdesk/engine/job"
 )
 
-// ConfigFile is the name of the cloud configuration in the data folder.
-const ConfigFile = "cloud.json"
-
-// Config is cloud.json: where the deployed backend (assets/deploy/template.yaml) is. It is
-// written from the stack's outputs by ConfigFromStackOutputs (`jobdesk cloud config
-// --from-stack-outputs FILE`).
-type Config struct {
-	Region string `json:"region"`
-	// Profile is the AWS profile to sign with ("": the SDK's default chain). Never credentials.
-	Profile string `json:"profile,omitempty"`
-	Bucket  string `json:"bucket,omitempty"`
-	Prefix  string `json:"prefix,omitempty"`
-	// StateMachines maps a workflow name (assets/workflows/NAME.asl.json) to its ARN.
-	StateMachines map[string]string `json:"state_machines,omitempty"`
-	// Queues maps a job type (ATTACHMENT_CONVERT) to its queue's URL.
-	Queues map[string]string `json:"queues,omitempty"`
-	// DeadLetterQueues maps a job type to its dead-letter queue's URL.
-	DeadLetterQueues map[string]string `json:"dead_letter_queues,omitempty"`
-	// StatusQueue is the URL of the queue the desktop reads execution and job status from.
-	StatusQueue string `json:"status_queue,omitempty"`
-	// StatusDeadLetterQueue is the status queue's dead-letter queue.
-	StatusDeadLetterQueue string `json:"status_dead_letter_queue,omitempty"`
-	// DesktopRoleArn is the role the desktop assumes.
-	DesktopRoleArn string `json:"desktop_role_arn,omitempty"`
-}
-
-// ConfigPath is cloud.json's path in data folder dir.
-func ConfigPath(dir string) string { return filepath.Join(dir, ConfigFile) }
-
-// ReadConfig reads cloud.json from data folder dir. A missing file is an E014 that says how to
-// make it.
-func ReadConfig(dir string) (Config, error) {
-	path := ConfigPath(dir)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return Config{}, job.Errorf(job.E014, "%s does not exist: write it with `jobdesk cloud config --from-stack-outputs FILE`", path).
-			WithJa(fmt.Sprintf("%s がありません。`jobdesk cloud config --from-stack-outputs FILE` で作成してください。", path))
-	}
-	if err != nil {
-		return Config{}, job.Wrap(job.E014, err, fmt.Sprintf("%s cannot be read", path)).WithJa(fmt.Sprintf("%s を読めません。", path))
-	}
-	var c Config
-	if err := json.Unmarshal(b, &c); err != nil {
-		return Config{}, job.Wrap(job.E014, err, fmt.Sprintf("%s is not valid JSON", path)).WithJa(fmt.Sprintf("%s が正しいJSONではありません。", path))
-	}
-	return c, nil
-}
-
-// WriteConfig writes c as cloud.json in data folder dir (atomically, mode 0600).
-func WriteConfig(dir string, c Config) error {
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ConfigFile+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), ConfigPath(dir))
-}
+// cloud.json from a deployed stack: the outputs of assets/deploy/template.yaml name everything
+// cloud.json holds (`jobdesk cloud config --from-stack-outputs FILE`).
 
 // stackDescription is the part of `aws cloudformation describe-stacks` output read.
 type stackDescription struct {
