@@ -104,13 +104,13 @@ type GoalSubmitter interface {
 
 // SubmitOptions adjust a submission.
 type SubmitOptions struct {
-	Type     string            // job type; empty: detected from each file
-	Priority int               // higher runs first
-	Force    bool              // run again even when the same input was already processed
+	Type     string // job type; empty: detected from each file
+	Priority int    // higher runs first
+	Force    bool   // run again even when the same input was already processed
 	// Target is where the job runs. App.Submit takes "device" (or ""), "cloud" or "auto" and
 	// hands a family job.TargetDevice or job.TargetCloud, decided per file (see JobTarget).
 	Target string
-	Extra    map[string]string // families' own options (Flagged.RunFlags), by flag name
+	Extra  map[string]string // families' own options (Flagged.RunFlags), by flag name
 }
 
 // RunFlag is one extra flag of `jobdesk run`. Bool flags take no value ("true" when given).
