@@ -273,36 +273,82 @@ func (q *Queue) NextDue(ctx context.Context, target string, types []string) (tim
 	if len(types) == 0 {
 		return 0, false
 	}
-	// One index seek (jobs_status_type) per status and type, not a read of every waiting job.
-	args := []any{}
-	parts := make([]string, 0, 2*len(types))
-	for _, t := range types {
-		for _, st := range []string{"PENDING", "RETRYING"} {
-			parts = append(parts, `SELECT min(run_at) AS t FROM jobs WHERE status='`+st+`' AND type=? AND target=?`)
-			args = append(args, t, target)
-		}
+	st, err := q.dueStmt(dueKey{nextDue, len(types)})
+	if err != nil {
+		return 0, false
 	}
 	var at sql.NullInt64
-	err := q.db.R.QueryRowContext(ctx, `SELECT min(t) FROM (`+strings.Join(parts, " UNION ALL ")+`)`, args...).Scan(&at)
-	if err != nil || !at.Valid {
+	if err := st.QueryRowContext(ctx, dueArgs(target, types)...).Scan(&at); err != nil || !at.Valid {
 		return 0, false
 	}
 	return time.Until(time.UnixMilli(at.Int64)), true
 }
 
-// anyDue reports whether a job of one of types for target is waiting and due at now: one index
-// seek (jobs_status_type) per status and type. A consumer whose last claim found nothing asks this
-// first: the claim statement walks the waiting jobs in priority order, all types together.
+// anyDue reports whether a job of one of types for target is waiting and due at now. A consumer
+// whose last claim found nothing asks this first: the claim statement walks the waiting jobs in
+// priority order, all types together.
 func (q *Queue) anyDue(ctx context.Context, target string, types []string, now int64) bool {
-	args := []any{}
-	parts := make([]string, 0, 2*len(types))
-	for _, t := range types {
-		for _, st := range []string{"PENDING", "RETRYING"} {
-			parts = append(parts, `SELECT 1 FROM jobs WHERE status='`+st+`' AND type=? AND target=? AND run_at<=?`)
-			args = append(args, t, target, now)
-		}
+	st, err := q.dueStmt(dueKey{anyDue, len(types)})
+	if err != nil {
+		return true // let the claim decide
 	}
 	var one int
-	err := q.db.R.QueryRowContext(ctx, `SELECT EXISTS (`+strings.Join(parts, " UNION ALL ")+`)`, args...).Scan(&one)
+	err = st.QueryRowContext(ctx, append(dueArgs(target, types), now)...).Scan(&one)
 	return err != nil || one == 1 // on a read error, let the claim decide
+}
+
+// dueKey names a prepared read of due jobs: its kind and its number of types. The types are
+// bound as parameters, so one statement serves every list of that length, in any order.
+type dueKey struct {
+	kind  int // anyDue or nextDue
+	types int
+}
+
+const (
+	anyDue = iota
+	nextDue
+)
+
+// dueSQL is the statement of k: one index seek (jobs_status_type: status, type, target, run_at)
+// per status and type, ?1 the target, ?2… the types, then now (anyDue). Re-parsing it on each
+// pass of a dispatcher cost more than everything else the dispatcher did.
+func dueSQL(k dueKey) string {
+	parts := make([]string, 0, 2*k.types)
+	for i := 0; i < k.types; i++ {
+		for _, st := range []string{"PENDING", "RETRYING"} {
+			if k.kind == anyDue {
+				parts = append(parts, fmt.Sprintf(`SELECT 1 FROM jobs WHERE status='%s' AND type=?%d AND target=?1 AND run_at<=?%d`, st, i+2, k.types+2))
+			} else {
+				parts = append(parts, fmt.Sprintf(`SELECT min(run_at) AS t FROM jobs WHERE status='%s' AND type=?%d AND target=?1`, st, i+2))
+			}
+		}
+	}
+	if k.kind == anyDue {
+		return `SELECT EXISTS (` + strings.Join(parts, " UNION ALL ") + `)`
+	}
+	return `SELECT min(t) FROM (` + strings.Join(parts, " UNION ALL ") + `)`
+}
+
+func dueArgs(target string, types []string) []any {
+	args := make([]any, 0, 2+len(types))
+	args = append(args, target)
+	for _, t := range types {
+		args = append(args, t)
+	}
+	return args
+}
+
+// dueStmt returns dueSQL(k), prepared once on the reader pool.
+func (q *Queue) dueStmt(k dueKey) (*sql.Stmt, error) {
+	q.stmtMu.Lock()
+	defer q.stmtMu.Unlock()
+	if st, ok := q.dueReads[k]; ok {
+		return st, nil
+	}
+	st, err := q.db.R.Prepare(dueSQL(k))
+	if err != nil {
+		return nil, err
+	}
+	q.dueReads[k] = st
+	return st, nil
 }

@@ -69,6 +69,11 @@ type Queue struct {
 
 	wakeMu  sync.Mutex
 	wakeups []chan struct{} // one per consumer waiting for due jobs (Wakeups)
+	// changeSeq counts signals; typeSeq holds, per job type, the count at the last signal naming
+	// it, anySeq the count at the last signal naming no type, laterSeq the count at the last one
+	// that may have given a job a future due time (see changedSince, laterSince).
+	changeSeq, anySeq, laterSeq uint64
+	typeSeq                     map[string]uint64
 
 	mu     sync.Mutex
 	subs   map[int]chan job.Event
@@ -83,8 +88,9 @@ type Queue struct {
 	insertRows []*sql.Stmt // insertRowsSQL(blockSizes[i]): plain jobs in blocks, for EnqueueBatch
 	complete   *sql.Stmt   // completeSQL
 	stmtMu     sync.Mutex
-	claims     map[int]*sql.Stmt // claimSQL(n), by number of types
-	tokenSeq   atomic.Int64      // numbers lease tokens
+	claims     map[int]*sql.Stmt    // claimSQL(n), by number of types
+	dueReads   map[dueKey]*sql.Stmt // anyDueSQL(n) and nextDueSQL(n) on the readers, by number of types
+	tokenSeq   atomic.Int64         // numbers lease tokens
 
 	watchOnce sync.Once
 	closed    chan struct{}
@@ -107,7 +113,8 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 		return nil, dbError(err)
 	}
 	q := &Queue{db: db, opts: opts, subs: map[int]chan job.Event{}, running: map[int64]context.CancelFunc{},
-		closed: make(chan struct{}), insert: ins, claims: map[int]*sql.Stmt{}}
+		closed: make(chan struct{}), insert: ins, claims: map[int]*sql.Stmt{}, dueReads: map[dueKey]*sql.Stmt{},
+		typeSeq: map[string]uint64{}}
 	for _, n := range blockSizes {
 		st, err := db.W.Prepare(insertRowsSQL(n))
 		if err != nil {
@@ -145,6 +152,10 @@ func (q *Queue) closeStmts() {
 	for n, st := range q.claims {
 		st.Close()
 		delete(q.claims, n)
+	}
+	for k, st := range q.dueReads {
+		st.Close()
+		delete(q.dueReads, k)
 	}
 }
 
@@ -450,7 +461,7 @@ func (q *Queue) Retry(ctx context.Context, id int64) (job.Job, error) {
 	// already leased again.
 	j, err := q.Get(ctx, id)
 	q.publish(job.Event{JobID: id, Kind: job.EventRedriven, Status: job.Pending, At: time.Now()})
-	q.signal()
+	q.signalAll()
 	return j, err
 }
 

@@ -101,7 +101,7 @@ func (q *Queue) Reap(ctx context.Context) (int64, error) {
 		return 0, dbError(err)
 	}
 	if n > 0 {
-		q.signal()
+		q.signalAll()
 		q.publish(job.Event{Kind: job.EventExternalChange, At: time.Now()})
 	}
 	return n, nil

@@ -76,7 +76,14 @@ type Worker struct {
 	quickRun float64 // moving average of the open group's handler time, in seconds
 	freed    chan struct{}
 	complete chan Outcome
-	idle     map[string]bool // lease groups (types joined) that found no job last time; dispatch only
+	// What dispatch knows without asking the database (dispatch's goroutine only): idle holds
+	// the lease groups (types joined) that took every due job there was, with the change mark
+	// (Queue.changes) read before that claim; dueAt is when the earliest waiting job of dueTypes
+	// falls due (never: none waits), read at change mark dueMark-1 (0: not known).
+	idle     map[string]uint64
+	dueAt    time.Time
+	dueMark  uint64
+	dueTypes map[string]bool
 
 	stopOnce sync.Once
 	cancel   context.CancelFunc
@@ -118,7 +125,7 @@ func NewWorker(q *Queue, o WorkerOptions) *Worker {
 	var b [8]byte
 	rand.Read(b[:])
 	return &Worker{q: q, opts: o, owner: hex.EncodeToString(b[:]), types: map[string]*handlerEntry{},
-		runs: map[int64]*run{}, quickRun: 1, idle: map[string]bool{}, done: make(chan struct{}),
+		runs: map[int64]*run{}, quickRun: 1, idle: map[string]uint64{}, dueTypes: map[string]bool{}, done: make(chan struct{}),
 		freed: make(chan struct{}, 1), complete: make(chan Outcome, 1024)}
 }
 
