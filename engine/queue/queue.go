@@ -46,6 +46,9 @@ var Migrations = store.MigrationsFrom("queue", migrationFiles, "migrations")
 const (
 	DefaultMaxAttempts = 3
 	DefaultRetention   = 90 * 24 * time.Hour
+	// DefaultPoisonLimit is how many times a job may be running in a process that dies before
+	// it fails as the likely cause (Options.PoisonLimit).
+	DefaultPoisonLimit = 3
 )
 
 // ErrNotFound is returned for a job id that does not exist.
@@ -57,6 +60,11 @@ type Options struct {
 	DataDir string
 	// Retention is how long finished jobs are kept (default 90 days; negative keeps them forever).
 	Retention time.Duration
+	// PoisonLimit is how many times a job may be running in a process that dies (a crash, a
+	// kill) before it fails with E016 "the job stopped JobDesk N times" instead of being
+	// received again by the next start (default DefaultPoisonLimit). A death does not use an
+	// attempt: the jobs that merely ran beside the culprit run again normally.
+	PoisonLimit int
 	// WatchInterval is how often PRAGMA data_version is read to notice other processes' commits
 	// (default 200 ms: well inside the one-second pick-up promise, and one tiny query each time).
 	WatchInterval time.Duration
@@ -104,6 +112,9 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 	}
 	if opts.Retention == 0 {
 		opts.Retention = DefaultRetention
+	}
+	if opts.PoisonLimit <= 0 {
+		opts.PoisonLimit = DefaultPoisonLimit
 	}
 	if opts.WatchInterval <= 0 {
 		opts.WatchInterval = 200 * time.Millisecond
@@ -451,7 +462,7 @@ func (q *Queue) Retry(ctx context.Context, id int64) (job.Job, error) {
 		}
 		now := nowMs()
 		_, err := tx.ExecContext(ctx, `UPDATE jobs SET status='PENDING', attempts=0, run_at=?, error=NULL, result=NULL,
-			progress=0, message='Retry requested', cancel_requested=0, completed_at=NULL, updated_at=? WHERE id=?`, now, now, id)
+			progress=0, message='Retry requested', cancel_requested=0, crashes=0, completed_at=NULL, updated_at=? WHERE id=?`, now, now, id)
 		return err
 	})
 	if err != nil {
