@@ -65,6 +65,10 @@ type Options struct {
 	// received again by the next start (default DefaultPoisonLimit). A death does not use an
 	// attempt: the jobs that merely ran beside the culprit run again normally.
 	PoisonLimit int
+	// BackupEvery is how often a running Worker keeps a backup of the database in the data
+	// folder's backups/ (store.BackupIfDue, store.DefaultBackupKeep kept; default daily;
+	// negative: never). The first is taken a minute after the worker starts, when due.
+	BackupEvery time.Duration
 	// WatchInterval is how often PRAGMA data_version is read to notice other processes' commits
 	// (default 200 ms: well inside the one-second pick-up promise, and one tiny query each time).
 	WatchInterval time.Duration
@@ -112,6 +116,9 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 	}
 	if opts.Retention == 0 {
 		opts.Retention = DefaultRetention
+	}
+	if opts.BackupEvery == 0 {
+		opts.BackupEvery = 24 * time.Hour
 	}
 	if opts.PoisonLimit <= 0 {
 		opts.PoisonLimit = DefaultPoisonLimit

@@ -6,11 +6,14 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"time"
 
 	"jobdesk/engine/job"
+	"jobdesk/engine/store"
 )
 
 // The Worker is the device's consumer of the queue: it claims job.TargetDevice jobs of the types
@@ -187,7 +190,8 @@ func (w *Worker) Stop() {
 }
 
 // housekeeping flushes coalesced progress (every 100 ms), extends leases of running jobs, picks
-// up cancels requested by other processes, and reaps lapsed leases.
+// up cancels requested by other processes, reaps lapsed leases, purges old jobs and keeps the
+// rolling backup.
 func (w *Worker) housekeeping(ctx context.Context) {
 	flush := time.NewTicker(100 * time.Millisecond)
 	defer flush.Stop()
@@ -195,6 +199,8 @@ func (w *Worker) housekeeping(ctx context.Context) {
 	defer reap.Stop()
 	purge := time.NewTicker(time.Hour)
 	defer purge.Stop()
+	backup := time.NewTimer(time.Minute)
+	defer backup.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -205,6 +211,9 @@ func (w *Worker) housekeeping(ctx context.Context) {
 			w.q.Reap(ctx)
 		case <-purge.C:
 			w.q.Purge(ctx)
+		case <-backup.C:
+			w.backup(ctx)
+			backup.Reset(time.Hour)
 		}
 	}
 }
@@ -253,5 +262,15 @@ func (w *Worker) heartbeat(ctx context.Context) {
 		if r != nil {
 			r.cancel(errUserCancel)
 		}
+	}
+}
+
+// backup takes the database's rolling backup when one is due (Options.BackupEvery).
+func (w *Worker) backup(ctx context.Context) {
+	if w.q.opts.BackupEvery < 0 {
+		return
+	}
+	if _, err := store.BackupIfDue(ctx, w.q.db, w.q.opts.BackupEvery, store.DefaultBackupKeep); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(os.Stderr, "jobdesk: could not back up the database: %v\n", err)
 	}
 }
