@@ -87,11 +87,11 @@ func (q *Queue) Claim(ctx context.Context, p ClaimParams) ([]Lease, error) {
 	}
 	st, err := q.claimStmt(len(p.Types))
 	if err != nil {
-		return nil, dbError(err)
+		return nil, q.dbError(err)
 	}
 	ls, err := q.claim(ctx, st, p)
 	if err != nil {
-		return nil, dbError(err)
+		return nil, q.dbError(err)
 	}
 	q.announceClaimed(ls)()
 	return ls, nil
@@ -198,7 +198,7 @@ func (q *Queue) Extend(ctx context.Context, beats ...Heartbeat) (lost []int64, e
 		return err
 	})
 	if err != nil {
-		return nil, dbError(err)
+		return nil, q.dbError(err)
 	}
 	announce()
 	return lost, nil

@@ -114,7 +114,7 @@ func (q *Queue) Finish(ctx context.Context, outs ...Outcome) (lost []int64, err 
 		return err
 	})
 	if err != nil {
-		return nil, dbError(err)
+		return nil, q.dbError(err)
 	}
 	announce()
 	return lost, nil

@@ -77,10 +77,16 @@ func (w *Worker) groups() ([]leaseGroup, int) {
 // finished job costs no query when there is nothing to claim.
 func (w *Worker) dispatch(ctx context.Context, wake <-chan struct{}) {
 	defer w.releaseReady()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
 	var lastErr string
 	for {
+		paused := w.q.Health().DiskFull
+		if paused && (w.holding.Load() || !w.q.spaceReturned()) {
+			// The disk is full: claim nothing until it has room and the held outcomes are in.
+			if !w.sleep(ctx, time.Second, nil) {
+				return
+			}
+			continue
+		}
 		leased, failed := 0, false
 		var starved []string // the types of the groups that took every due job there was
 		gs, slots := w.groups()
@@ -120,6 +126,9 @@ func (w *Worker) dispatch(ctx context.Context, wake <-chan struct{}) {
 				starved = append(starved, g.types...)
 			}
 		}
+		if paused && !failed {
+			w.q.resumed() // the claims could write again
+		}
 		if leased > 0 && len(starved) == 0 {
 			continue
 		}
@@ -131,21 +140,24 @@ func (w *Worker) dispatch(ctx context.Context, wake <-chan struct{}) {
 				wait = max(time.Until(at), time.Millisecond)
 			}
 		}
-		timer.Reset(wait)
-		select {
-		case <-ctx.Done():
+		if !w.sleep(ctx, wait, wake) {
 			return
-		case <-wake:
-		case <-w.freed:
-		case <-timer.C:
-		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
 		}
 	}
+}
+
+// sleep waits for d, a wake-up or a freed slot, and returns false when ctx ended.
+func (w *Worker) sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-wake:
+	case <-w.freed:
+	case <-timer.C:
+	}
+	return true
 }
 
 // nextDue returns when the earliest waiting job of types falls due, or zero when none is

@@ -96,7 +96,9 @@ func (q *Queue) laterSince(mark uint64) bool {
 	return q.laterSeq > mark || q.anySeq > mark
 }
 
-// Wait blocks until job id is final (or ctx ends) and returns it.
+// Wait blocks until job id is final (or ctx ends) and returns it. While this process's workers
+// are paused because the disk is full (Health), it returns the job as it stands with the E009
+// error that says so, rather than wait for space that may never come.
 func (q *Queue) Wait(ctx context.Context, id int64) (job.Job, error) {
 	events, stop := q.Subscribe(64)
 	defer stop()
@@ -107,13 +109,16 @@ func (q *Queue) Wait(ctx context.Context, id int64) (job.Job, error) {
 		if err != nil || j.Status.Final() {
 			return j, err
 		}
+		if h := q.Health(); h.DiskFull {
+			return j, h.Error
+		}
 	wait:
 		for {
 			select {
 			case <-ctx.Done():
 				return j, ctx.Err()
 			case e := <-events:
-				if e.JobID == id && (e.Status.Final() || e.Kind == job.EventRedriven) || e.Kind == job.EventExternalChange {
+				if e.JobID == id && (e.Status.Final() || e.Kind == job.EventRedriven) || e.Kind == job.EventExternalChange || e.Kind == EventDiskFull {
 					break wait
 				}
 			case <-tick.C:

@@ -104,6 +104,9 @@ type Queue struct {
 	dueReads   map[dueKey]*sql.Stmt // anyDueSQL(n) and nextDueSQL(n) on the readers, by number of types
 	tokenSeq   atomic.Int64         // numbers lease tokens
 
+	healthMu sync.Mutex
+	health   Health // see health.go
+
 	watchOnce sync.Once
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -137,13 +140,13 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 		st, err := db.W.Prepare(insertRowsSQL(n))
 		if err != nil {
 			q.closeStmts()
-			return nil, dbError(err)
+			return nil, q.dbError(err)
 		}
 		q.insertRows = append(q.insertRows, st)
 	}
 	if q.complete, err = db.W.Prepare(completeSQL); err != nil {
 		q.closeStmts()
-		return nil, dbError(err)
+		return nil, q.dbError(err)
 	}
 	q.watchOnce.Do(func() { go q.watch() })
 	return q, nil
@@ -185,6 +188,20 @@ func (q *Queue) DataDir() string { return q.opts.DataDir }
 
 func nowMs() int64 { return time.Now().UnixMilli() }
 
+// dbError is err as people read it: a database error is E009, a full disk says so (and pauses
+// the worker, see Health).
+func (q *Queue) dbError(err error) error {
+	var je *job.Error
+	if errors.As(err, &je) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if store.IsDiskFull(err) {
+		return q.diskFull(err)
+	}
+	return dbError(err)
+}
+
+// dbError is err as E009, for where no queue is at hand (opening one).
 func dbError(err error) error {
 	var je *job.Error
 	if errors.As(err, &je) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -361,7 +378,7 @@ func (q *Queue) AddEvent(ctx context.Context, id int64, kind, message, detail st
 		return err
 	})
 	if err != nil {
-		return dbError(err)
+		return q.dbError(err)
 	}
 	q.publish(job.Event{JobID: id, Kind: kind, Status: st, Message: message, Detail: detail, At: time.Now()})
 	return nil
@@ -373,7 +390,7 @@ func (q *Queue) SetProgress(ctx context.Context, id int64, pct float64, msg stri
 	pct = clampPct(pct)
 	if _, err := q.db.W.ExecContext(ctx, `UPDATE jobs SET progress=?, message=?, updated_at=? WHERE id=?`,
 		pct, msg, nowMs(), id); err != nil {
-		return dbError(err)
+		return q.dbError(err)
 	}
 	q.publish(job.Event{JobID: id, Kind: job.EventProgress, Status: job.Running, Progress: pct, Message: msg, At: time.Now()})
 	return nil
@@ -419,7 +436,7 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 		}
 	})
 	if err != nil {
-		return dbError(err)
+		return q.dbError(err)
 	}
 	if st == job.Running {
 		q.mu.Lock()
@@ -473,7 +490,7 @@ func (q *Queue) Retry(ctx context.Context, id int64) (job.Job, error) {
 		return err
 	})
 	if err != nil {
-		return job.Job{}, dbError(err)
+		return job.Job{}, q.dbError(err)
 	}
 	// Read the job back before waking workers, so the caller sees it as retried (PENDING), not
 	// already leased again.

@@ -21,7 +21,7 @@ func (q *Queue) RegisterOwner(ctx context.Context, owner string) error {
 	host, _ := os.Hostname()
 	if _, err := q.db.W.ExecContext(ctx, `INSERT INTO queue_owners(id, pid, host, started_at) VALUES(?,?,?,?)`,
 		owner, os.Getpid(), host, nowMs()); err != nil {
-		return dbError(err)
+		return q.dbError(err)
 	}
 	return nil
 }
@@ -29,7 +29,7 @@ func (q *Queue) RegisterOwner(ctx context.Context, owner string) error {
 // UnregisterOwner forgets owner as its consumer stops.
 func (q *Queue) UnregisterOwner(ctx context.Context, owner string) error {
 	if _, err := q.db.W.ExecContext(ctx, `DELETE FROM queue_owners WHERE id=?`, owner); err != nil {
-		return dbError(err)
+		return q.dbError(err)
 	}
 	return nil
 }
@@ -104,7 +104,7 @@ func (q *Queue) Reap(ctx context.Context) (int64, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, dbError(err)
+		return 0, q.dbError(err)
 	}
 	if n > 0 {
 		q.signalAll()

@@ -158,7 +158,7 @@ func (q *Queue) Enqueue(ctx context.Context, p Params) (job.Job, bool, error) {
 		}
 	}
 	if err != nil {
-		return job.Job{}, false, dbError(err)
+		return job.Job{}, false, q.dbError(err)
 	}
 	if existed {
 		j, err := q.Get(ctx, id)
@@ -220,7 +220,7 @@ func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) 
 		return nil
 	})
 	if err != nil {
-		return nil, dbError(err)
+		return nil, q.dbError(err)
 	}
 	q.mu.Lock()
 	hasSubs := len(q.subs) > 0

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"jobdesk/engine/job"
@@ -79,6 +80,7 @@ type Worker struct {
 	quickRun float64 // moving average of the open group's handler time, in seconds
 	freed    chan struct{}
 	complete chan Outcome
+	holding  atomic.Bool // the completer holds outcomes it could not commit (disk full)
 	// What dispatch knows without asking the database (dispatch's goroutine only): idle holds
 	// the lease groups (types joined) that took every due job there was, with the change mark
 	// (Queue.changes) read before that claim; dueAt is when the earliest waiting job of dueTypes
