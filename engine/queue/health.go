@@ -70,7 +70,7 @@ func (q *Queue) diskFull(cause error) *job.Error {
 	}
 	q.healthMu.Unlock()
 	if !was {
-		q.publish(job.Event{Kind: EventDiskFull, Status: job.Running, Message: e.Message, At: time.Now()})
+		q.publish(job.Event{Kind: EventDiskFull, Message: e.Message, At: time.Now()})
 	}
 	return e
 }

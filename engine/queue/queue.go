@@ -3,7 +3,10 @@
 // lapses (the worker died) returns the job to the queue, and retryable failures come back after an
 // exponential backoff with jitter. On top of that it keeps what a desktop job runner needs: eight
 // statuses (job.Status), progress and history, cancel of a running job, per-type concurrency and
-// timeouts, dedup keys, parents for fan-out, and events published after each commit.
+// timeouts, dedup keys, parents for fan-out, and events published after each commit. It also
+// survives what a desktop meets: a job that keeps killing its process fails after
+// Options.PoisonLimit deaths (reaper.go), and a full disk pauses the workers until space returns
+// (health.go).
 //
 // Several processes may share one database: leases keep them apart, and a watcher on
 // PRAGMA data_version wakes a process when another one commits, so no process polls for work in
