@@ -66,7 +66,8 @@ type Options struct {
 	// PoisonLimit is how many times a job may be running in a process that dies (a crash, a
 	// kill) before it fails with E016 "the job stopped JobDesk N times" instead of being
 	// received again by the next start (default DefaultPoisonLimit). A death does not use an
-	// attempt: the jobs that merely ran beside the culprit run again normally.
+	// attempt. Jobs of orchestrator types (TypeOptions.Orchestrator) are not counted: they
+	// wait on the jobs that do the work, one of which is the likely culprit.
 	PoisonLimit int
 	// BackupEvery is how often a running Worker keeps a backup of the database in the data
 	// folder's backups/ (store.BackupIfDue, store.DefaultBackupKeep kept; default daily;
@@ -95,6 +96,9 @@ type Queue struct {
 	nextID int
 	// running maps a job id leased by a worker of this process to the cancel of its context.
 	running map[int64]context.CancelFunc
+	// waiters are the orchestrator types of this process's workers (Reap's poison limit
+	// leaves their jobs alone).
+	waiters map[string]bool
 
 	// Statements prepared once on the writer connection: parsing one (and the history trigger
 	// it fires) costs more than running it. Those a …Tx verb uses are prepared in Open, because

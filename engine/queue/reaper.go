@@ -65,16 +65,25 @@ func (q *Queue) Reap(ctx context.Context) (int64, error) {
 			// A job whose cancel was asked for while its process was gone ends CANCELLED, not
 			// run again; one that was running in as many dead processes as the poison limit
 			// allows ends FAILED (it is likely what killed them); the others go back to the
-			// queue without losing the attempt.
+			// queue without losing the attempt. Deaths are not counted against jobs of
+			// orchestrator types: they wait on other jobs, and die with whichever one crashed.
 			args := append([]any{now, cancelledByUser, poisonedError(q.opts.PoisonLimit), q.opts.PoisonLimit}, owners...)
+			counted := "1"
+			if waiters := q.waiterTypes(); len(waiters) > 0 {
+				counted = "type NOT IN (" + numbered(len(args)+1, len(waiters)) + ")"
+				for _, t := range waiters {
+					args = append(args, t)
+				}
+			}
+			poisoned := "crashes+1 >= ?4 AND " + counted
 			res, err := tx.ExecContext(ctx, `UPDATE jobs SET
-				status=CASE WHEN cancel_requested=1 THEN 'CANCELLED' WHEN crashes+1 >= ?4 THEN 'FAILED' ELSE 'PENDING' END,
-				attempts=CASE WHEN cancel_requested=1 OR crashes+1 >= ?4 THEN attempts ELSE max(attempts-1, 0) END,
-				crashes=CASE WHEN cancel_requested=1 THEN crashes ELSE crashes+1 END,
-				completed_at=CASE WHEN cancel_requested=1 OR crashes+1 >= ?4 THEN ?1 END,
-				error=CASE WHEN cancel_requested=1 THEN ?2 WHEN crashes+1 >= ?4 THEN ?3 ELSE error END,
+				status=CASE WHEN cancel_requested=1 THEN 'CANCELLED' WHEN `+poisoned+` THEN 'FAILED' ELSE 'PENDING' END,
+				attempts=CASE WHEN cancel_requested=1 OR `+poisoned+` THEN attempts ELSE max(attempts-1, 0) END,
+				crashes=CASE WHEN cancel_requested=0 AND `+counted+` THEN crashes+1 ELSE crashes END,
+				completed_at=CASE WHEN cancel_requested=1 OR `+poisoned+` THEN ?1 END,
+				error=CASE WHEN cancel_requested=1 THEN ?2 WHEN `+poisoned+` THEN ?3 ELSE error END,
 				message=CASE WHEN cancel_requested=1 THEN 'Cancelled'
-					WHEN crashes+1 >= ?4 THEN 'Failed: JobDesk stopped ' || (crashes+1) || ' times while running it'
+					WHEN `+poisoned+` THEN 'Failed: JobDesk stopped ' || (crashes+1) || ' times while running it'
 					ELSE 'Returned to the queue: the process running it stopped' END,
 				lease_token=NULL, lease_until=NULL, lease_owner=NULL, cancel_requested=0, updated_at=?1
 				WHERE status='RUNNING' AND lease_owner IN (`+numbered(5, len(dead))+`)`, args...)
@@ -111,6 +120,27 @@ func (q *Queue) Reap(ctx context.Context) (int64, error) {
 		q.publish(job.Event{Kind: job.EventExternalChange, At: time.Now()})
 	}
 	return n, nil
+}
+
+// noteWaiter records jobType as an orchestrator type (TypeOptions.Orchestrator), whose jobs
+// the poison limit leaves alone.
+func (q *Queue) noteWaiter(jobType string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.waiters == nil {
+		q.waiters = map[string]bool{}
+	}
+	q.waiters[jobType] = true
+}
+
+func (q *Queue) waiterTypes() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	ts := make([]string, 0, len(q.waiters))
+	for t := range q.waiters {
+		ts = append(ts, t)
+	}
+	return ts
 }
 
 // poisonedError is the error of a job that was running in limit processes that died.

@@ -139,6 +139,9 @@ func (w *Worker) Handle(jobType string, h job.Handler, o TypeOptions) {
 	if o.Orchestrator && o.Concurrency <= 0 {
 		o.Concurrency = 256
 	}
+	if o.Orchestrator {
+		w.q.noteWaiter(jobType)
+	}
 	w.mu.Lock()
 	w.types[jobType] = &handlerEntry{h: h, o: o}
 	w.mu.Unlock()
