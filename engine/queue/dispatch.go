@@ -36,6 +36,9 @@ const (
 func (w *Worker) groups() ([]leaseGroup, int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.soloID != 0 {
+		return nil, 0 // a suspect runs alone (leaseSuspect)
+	}
 	free := w.opts.Workers - w.active
 	slots := free
 	var gs []leaseGroup
@@ -126,6 +129,16 @@ func (w *Worker) dispatch(ctx context.Context, wake <-chan struct{}) {
 				starved = append(starved, g.types...)
 			}
 		}
+		if !failed {
+			n, err := w.leaseSuspect(ctx, mark)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				failed = true
+			}
+			leased += n
+		}
 		if paused && !failed {
 			w.q.resumed() // the claims could write again
 		}
@@ -208,7 +221,8 @@ func (w *Worker) lease(ctx context.Context, g leaseGroup, mark uint64) (int, err
 			return 0, nil
 		}
 	}
-	ls, err := w.q.Claim(ctx, ClaimParams{Owner: w.owner, Target: job.TargetDevice, Types: g.types, Max: g.limit, Visibility: g.vis})
+	ls, err := w.q.Claim(ctx, ClaimParams{Owner: w.owner, Target: job.TargetDevice, Types: g.types, Max: g.limit, Visibility: g.vis,
+		crashed: notCrashed})
 	if err != nil {
 		return 0, err
 	}
@@ -234,6 +248,52 @@ func (w *Worker) lease(ctx context.Context, g leaseGroup, mark uint64) (int, err
 	w.mu.Unlock()
 	w.startReady(ctx)
 	return len(ls), nil
+}
+
+// leaseSuspect claims one job that was running when a process died (a suspect: it may be what
+// killed it) and runs it alone: only while no other job of this worker runs (orchestrators
+// aside) and every outcome is committed, and claiming nothing else until it ends. A job that kills the process again then
+// takes no innocent job down with it, and reaches the poison limit (Options.PoisonLimit) alone.
+// Suspects appear only when leases are reaped, so after finding none it asks again only after
+// a change of unknown kind (Queue.changedSince).
+func (w *Worker) leaseSuspect(ctx context.Context, mark uint64) (int, error) {
+	w.mu.Lock()
+	idle := w.soloID == 0 && w.active == 0 && len(w.ready) == 0
+	w.mu.Unlock()
+	if !idle {
+		return 0, nil
+	}
+	if w.uncommitted.Load() > 0 {
+		// The jobs that just ended are not recorded yet: should the suspect kill the process
+		// now, they would count as running beside it. The completer frees dispatch when done.
+		w.suspectWaits.Store(true)
+		if w.uncommitted.Load() > 0 {
+			return 0, nil
+		}
+	}
+	w.suspectWaits.Store(false)
+	if w.suspectsMark > 0 {
+		if _, other := w.q.changedSince(nil, w.suspectsMark-1); !other {
+			return 0, nil
+		}
+	}
+	ls, err := w.q.Claim(ctx, ClaimParams{Owner: w.owner, Target: job.TargetDevice, Types: w.Types(), Max: 1,
+		Visibility: w.opts.Visibility, crashed: onlyCrashed})
+	if err != nil || len(ls) == 0 {
+		if err == nil {
+			w.suspectsMark = mark + 1
+		}
+		return 0, err
+	}
+	l := ls[0]
+	w.mu.Lock()
+	if !w.types[l.Info.Type].o.Orchestrator {
+		w.soloID = l.Info.ID
+	}
+	w.take(l.Info.Type)
+	w.mu.Unlock()
+	w.start(ctx, l)
+	return 1, nil
 }
 
 // dueKnown reports whether the kept due time (nextDue) holds for types: it was read for all of

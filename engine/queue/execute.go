@@ -40,6 +40,7 @@ func (w *Worker) start(ctx context.Context, l Lease) {
 		defer stop()
 		began := time.Now()
 		o := w.execute(hctx, e, r)
+		w.uncommitted.Add(1)
 		w.complete <- o // before the run is forgotten, so Stop's drain cannot miss it
 		w.mu.Lock()
 		if !e.o.Orchestrator && e.o.Concurrency <= 0 {
@@ -50,6 +51,9 @@ func (w *Worker) start(ctx context.Context, l Lease) {
 			w.active--
 		}
 		delete(w.runs, id)
+		if w.soloID == id {
+			w.soloID = 0
+		}
 		w.mu.Unlock()
 		w.q.mu.Lock()
 		delete(w.q.running, id)
@@ -178,6 +182,12 @@ func (w *Worker) completer() {
 			}
 		}
 		if err := w.commit(batch); err == nil || !store.IsDiskFull(err) {
+			if w.uncommitted.Add(-int64(len(batch))) == 0 && w.suspectWaits.Load() {
+				select { // a suspect waits for every outcome to be in (leaseSuspect)
+				case w.freed <- struct{}{}:
+				default:
+				}
+			}
 			batch = batch[:0]
 			w.holding.Store(false)
 			continue

@@ -19,9 +19,9 @@ const poisonEnv = "JOBDESK_QUEUE_POISON_CHILD"
 // poisonLimit is the default Options.PoisonLimit the test expects.
 const poisonLimit = 3
 
-// TestPoisonChild is the process TestPoisonJobFails starts again and again: a worker whose
-// "poison" handler kills its own process with SIGKILL, and whose "ok" handler succeeds. It exits
-// when every job is finished.
+// TestPoisonChild is the process TestPoisonJobFails starts again and again: a worker of two
+// slots whose "poison" handler kills its own process with SIGKILL, and whose "ok" handler
+// succeeds after a while. It exits when every job is finished.
 func TestPoisonChild(t *testing.T) {
 	dir := os.Getenv(poisonEnv)
 	if dir == "" {
@@ -35,13 +35,14 @@ func TestPoisonChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := NewWorker(q, WorkerOptions{Workers: 1})
+	w := NewWorker(q, WorkerOptions{Workers: 2})
 	w.Handle("poison", func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
 		p, _ := os.FindProcess(os.Getpid())
 		p.Kill() // SIGKILL: no deferred function, no outcome
 		select {}
 	}, TypeOptions{})
 	w.Handle("ok", func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+		time.Sleep(150 * time.Millisecond) // long enough to be running when the poison job kills
 		return json.RawMessage(`"done"`), nil
 	}, TypeOptions{})
 	// A workflow-like job that waits for the poison job to end, as an execution waits on its task.
@@ -117,7 +118,9 @@ func TestPoisonJobFails(t *testing.T) {
 		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		cmd := exec.CommandContext(rctx, os.Args[0], "-test.run=^TestPoisonChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), poisonEnv+"="+dir)
+		began := time.Now()
 		out, err := cmd.CombinedOutput()
+		t.Logf("run %d: %v after %v", run, err, time.Since(began))
 		timedOut := rctx.Err() != nil
 		cancel()
 		if timedOut {
@@ -145,9 +148,20 @@ func TestPoisonJobFails(t *testing.T) {
 	if j, _ := q.Get(ctx, waiter.ID); j.Status != job.Succeeded {
 		t.Errorf("the orchestrator job waiting for it is %s %+v; want SUCCEEDED", j.Status, j.Error)
 	}
-	var ok int
-	db.R.QueryRow(`SELECT count(*) FROM jobs WHERE type='ok' AND status='SUCCEEDED'`).Scan(&ok)
+	var ok, suspects int
+	db.R.QueryRow(`SELECT count(*), count(*) FILTER (WHERE crashes > 0) FROM jobs WHERE type='ok' AND status='SUCCEEDED'`).Scan(&ok, &suspects)
 	if ok != 5 {
+		rows, _ := db.R.Query(`SELECT id, status, crashes, message FROM jobs WHERE type='ok'`)
+		for rows.Next() {
+			var id, crashes int
+			var st, msg string
+			rows.Scan(&id, &st, &crashes, &msg)
+			t.Logf("job %d: %s, %d crashes, %q", id, st, crashes, msg)
+		}
+		rows.Close()
 		t.Fatalf("%d of 5 other jobs succeeded", ok)
+	}
+	if suspects != 1 {
+		t.Errorf("%d ordinary jobs were running at a death; want 1 (the first)", suspects)
 	}
 }

@@ -107,9 +107,9 @@ type Queue struct {
 	insertRows []*sql.Stmt // insertRowsSQL(blockSizes[i]): plain jobs in blocks, for EnqueueBatch
 	complete   *sql.Stmt   // completeSQL
 	stmtMu     sync.Mutex
-	claims     map[int]*sql.Stmt    // claimSQL(n), by number of types
-	dueReads   map[dueKey]*sql.Stmt // anyDueSQL(n) and nextDueSQL(n) on the readers, by number of types
-	tokenSeq   atomic.Int64         // numbers lease tokens
+	claims     map[claimKey]*sql.Stmt // claimSQL(n, f), by number of types and crash filter
+	dueReads   map[dueKey]*sql.Stmt   // anyDueSQL(n) and nextDueSQL(n) on the readers, by number of types
+	tokenSeq   atomic.Int64           // numbers lease tokens
 
 	healthMu sync.Mutex
 	health   Health // see health.go
@@ -141,7 +141,7 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 		return nil, dbError(err)
 	}
 	q := &Queue{db: db, opts: opts, subs: map[int]chan job.Event{}, running: map[int64]context.CancelFunc{},
-		closed: make(chan struct{}), insert: ins, claims: map[int]*sql.Stmt{}, dueReads: map[dueKey]*sql.Stmt{},
+		closed: make(chan struct{}), insert: ins, claims: map[claimKey]*sql.Stmt{}, dueReads: map[dueKey]*sql.Stmt{},
 		typeSeq: map[string]uint64{}}
 	for _, n := range blockSizes {
 		st, err := db.W.Prepare(insertRowsSQL(n))
@@ -177,9 +177,9 @@ func (q *Queue) closeStmts() {
 	}
 	q.stmtMu.Lock()
 	defer q.stmtMu.Unlock()
-	for n, st := range q.claims {
+	for k, st := range q.claims {
 		st.Close()
-		delete(q.claims, n)
+		delete(q.claims, k)
 	}
 	for k, st := range q.dueReads {
 		st.Close()

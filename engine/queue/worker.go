@@ -81,14 +81,22 @@ type Worker struct {
 	freed    chan struct{}
 	complete chan Outcome
 	holding  atomic.Bool // the completer holds outcomes it could not commit (disk full)
+	// uncommitted counts outcomes handed to the completer and not yet committed;
+	// suspectWaits is set while a suspect waits for them (leaseSuspect).
+	uncommitted  atomic.Int64
+	suspectWaits atomic.Bool
 	// What dispatch knows without asking the database (dispatch's goroutine only): idle holds
 	// the lease groups (types joined) that took every due job there was, with the change mark
 	// (Queue.changes) read before that claim; dueAt is when the earliest waiting job of dueTypes
 	// falls due (never: none waits), read at change mark dueMark-1 (0: not known).
-	idle     map[string]uint64
-	dueAt    time.Time
-	dueMark  uint64
-	dueTypes map[string]bool
+	idle map[string]uint64
+	// soloID is the suspect running alone (leaseSuspect), 0 when none; suspectsMark-1 is the
+	// change mark at which the last suspect claim found none (0: never asked).
+	soloID       int64
+	suspectsMark uint64
+	dueAt        time.Time
+	dueMark      uint64
+	dueTypes     map[string]bool
 
 	stopOnce sync.Once
 	cancel   context.CancelFunc
