@@ -205,6 +205,12 @@ func (q *Queue) dbError(err error) error {
 	if store.IsDiskFull(err) {
 		return q.diskFull(err)
 	}
+	if store.IsDamaged(err) {
+		de := &store.DamagedError{Path: q.db.Path, Detail: err.Error()}
+		return job.Wrap(job.E009, de, de.Error()).
+			WithJa(fmt.Sprintf("データベース %s が壊れています。`jobdesk doctor --restore` で最新のバックアップを戻すか、ファイルを別の場所に移して新しく始めてください。", q.db.Path)).
+			Permanent()
+	}
 	return dbError(err)
 }
 

@@ -168,7 +168,14 @@ func (db *DB) check() error {
 	return nil
 }
 
+// IsDamaged reports whether err says the database file is damaged (SQLITE_CORRUPT,
+// SQLITE_NOTADB, "malformed"), also when it was found only while working.
+func IsDamaged(err error) bool { return errors.Is(classify(err), ErrDamaged) }
+
 func classify(err error) error {
+	if errors.Is(err, ErrDamaged) {
+		return err
+	}
 	msg := err.Error()
 	if strings.Contains(msg, "not a database") || strings.Contains(msg, "malformed") ||
 		strings.Contains(msg, "SQLITE_CORRUPT") || strings.Contains(msg, "SQLITE_NOTADB") {
