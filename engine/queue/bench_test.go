@@ -68,7 +68,7 @@ func drainBench(b *testing.B, q *Queue, n int, types ...string) {
 	ctx := context.Background()
 	var done atomic.Int64
 	finished := make(chan struct{})
-	events, unsub := q.Subscribe(n + 16)
+	events, unsub := q.Subscribe(2*n + 16) // each job's TaskStarted and TaskSucceeded: none dropped
 	defer unsub()
 	go func() {
 		for e := range events {

@@ -37,6 +37,30 @@ type ClaimParams struct {
 	// Visibility is the lease length: the jobs return to the queue unless the lease is extended
 	// within it (default 30 s).
 	Visibility time.Duration
+
+	// crashed narrows the claim by whether a process died running the job (the Worker's
+	// quarantine of suspects, dispatch.go); consumers elsewhere claim any.
+	crashed crashFilter
+}
+
+// crashFilter selects jobs by whether a process died while running them (jobs.crashes).
+type crashFilter int
+
+const (
+	anyJob      crashFilter = iota
+	notCrashed              // no process died running it
+	onlyCrashed             // a suspect: a process died running it
+)
+
+// sql is the filter's condition on jobs, to append to a WHERE clause.
+func (f crashFilter) sql() string {
+	switch f {
+	case notCrashed:
+		return " AND crashes=0"
+	case onlyCrashed:
+		return " AND crashes>0"
+	}
+	return ""
 }
 
 func (p *ClaimParams) normalize() error {
@@ -69,12 +93,13 @@ type Lease struct {
 	CancelRequested bool
 }
 
-// claimSQL leases up to ?5 due jobs of the n types ?7… for target ?6 in one statement.
-func claimSQL(n int) string {
+// claimSQL leases up to ?5 due jobs of the n types ?7… for target ?6, with crash filter f, in
+// one statement.
+func claimSQL(n int, f crashFilter) string {
 	return `UPDATE jobs SET status='RUNNING', attempts=attempts+1, receives=receives+1,
 			lease_token=?1, lease_until=?2, lease_owner=?3, started_at=coalesce(started_at, ?4), updated_at=?4, message=''
 		WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_ready WHERE status IN ('PENDING','RETRYING') AND target=?6 AND run_at<=?4
-			AND type IN (` + numbered(7, n) + `) ORDER BY priority DESC, run_at, id LIMIT ?5)
+			AND type IN (` + numbered(7, n) + `)` + f.sql() + ` ORDER BY priority DESC, run_at, id LIMIT ?5)
 		RETURNING id, type, name, input, attempts, max_attempts, coalesce(parent_id, 0), cancel_requested`
 }
 
@@ -85,13 +110,13 @@ func (q *Queue) Claim(ctx context.Context, p ClaimParams) ([]Lease, error) {
 	if err := p.normalize(); err != nil {
 		return nil, err
 	}
-	st, err := q.claimStmt(len(p.Types))
+	st, err := q.claimStmt(len(p.Types), p.crashed)
 	if err != nil {
-		return nil, dbError(err)
+		return nil, q.dbError(err)
 	}
 	ls, err := q.claim(ctx, st, p)
 	if err != nil {
-		return nil, dbError(err)
+		return nil, q.dbError(err)
 	}
 	q.announceClaimed(ls)()
 	return ls, nil
@@ -103,7 +128,7 @@ func (q *Queue) ClaimTx(ctx context.Context, tx *sql.Tx, p ClaimParams) ([]Lease
 	if err := p.normalize(); err != nil {
 		return nil, nil, err
 	}
-	st, err := tx.PrepareContext(ctx, claimSQL(len(p.Types)))
+	st, err := tx.PrepareContext(ctx, claimSQL(len(p.Types), p.crashed))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -154,20 +179,27 @@ func (q *Queue) announceClaimed(ls []Lease) Announce {
 	}
 }
 
-// claimStmt returns claimSQL for n types, prepared once on the writer connection: parsing the
-// statement (and the history trigger it fires) would otherwise dominate a claim.
-func (q *Queue) claimStmt(n int) (*sql.Stmt, error) {
+// claimStmt returns claimSQL for n types and filter f, prepared once on the writer connection:
+// parsing the statement (and the history trigger it fires) would otherwise dominate a claim.
+func (q *Queue) claimStmt(n int, f crashFilter) (*sql.Stmt, error) {
 	q.stmtMu.Lock()
 	defer q.stmtMu.Unlock()
-	if st, ok := q.claims[n]; ok {
+	key := claimKey{n, f}
+	if st, ok := q.claims[key]; ok {
 		return st, nil
 	}
-	st, err := q.db.W.Prepare(claimSQL(n))
+	st, err := q.db.W.Prepare(claimSQL(n, f))
 	if err != nil {
 		return nil, err
 	}
-	q.claims[n] = st
+	q.claims[key] = st
 	return st, nil
+}
+
+// claimKey names a prepared claim statement.
+type claimKey struct {
+	types   int
+	crashed crashFilter
 }
 
 // numbered returns n numbered placeholders from ?first: "?6,?7".
@@ -198,7 +230,7 @@ func (q *Queue) Extend(ctx context.Context, beats ...Heartbeat) (lost []int64, e
 		return err
 	})
 	if err != nil {
-		return nil, dbError(err)
+		return nil, q.dbError(err)
 	}
 	announce()
 	return lost, nil
@@ -268,41 +300,89 @@ func cancelRequested(ctx context.Context, db querier, owner string) ([]int64, er
 
 // NextDue returns how long until the earliest waiting job of types for target becomes due (zero
 // or less when one is due now), and false when none is waiting: a consumer with nothing to claim
-// sleeps that long, or until Wakeups signals.
+// sleeps that long, or until Wakeups signals. Jobs a process died running (suspects, which a
+// Worker runs alone when it is idle) are left out.
 func (q *Queue) NextDue(ctx context.Context, target string, types []string) (time.Duration, bool) {
 	if len(types) == 0 {
 		return 0, false
 	}
-	// One index seek (jobs_status_type) per status and type, not a read of every waiting job.
-	args := []any{}
-	parts := make([]string, 0, 2*len(types))
-	for _, t := range types {
-		for _, st := range []string{"PENDING", "RETRYING"} {
-			parts = append(parts, `SELECT min(run_at) AS t FROM jobs WHERE status='`+st+`' AND type=? AND target=?`)
-			args = append(args, t, target)
-		}
+	st, err := q.dueStmt(dueKey{nextDue, len(types)})
+	if err != nil {
+		return 0, false
 	}
 	var at sql.NullInt64
-	err := q.db.R.QueryRowContext(ctx, `SELECT min(t) FROM (`+strings.Join(parts, " UNION ALL ")+`)`, args...).Scan(&at)
-	if err != nil || !at.Valid {
+	if err := st.QueryRowContext(ctx, dueArgs(target, types)...).Scan(&at); err != nil || !at.Valid {
 		return 0, false
 	}
 	return time.Until(time.UnixMilli(at.Int64)), true
 }
 
-// anyDue reports whether a job of one of types for target is waiting and due at now: one index
-// seek (jobs_status_type) per status and type. A consumer whose last claim found nothing asks this
-// first: the claim statement walks the waiting jobs in priority order, all types together.
+// anyDue reports whether a job of one of types for target is waiting and due at now, suspects
+// left out (see NextDue). A consumer
+// whose last claim found nothing asks this first: the claim statement walks the waiting jobs in
+// priority order, all types together.
 func (q *Queue) anyDue(ctx context.Context, target string, types []string, now int64) bool {
-	args := []any{}
-	parts := make([]string, 0, 2*len(types))
-	for _, t := range types {
-		for _, st := range []string{"PENDING", "RETRYING"} {
-			parts = append(parts, `SELECT 1 FROM jobs WHERE status='`+st+`' AND type=? AND target=? AND run_at<=?`)
-			args = append(args, t, target, now)
-		}
+	st, err := q.dueStmt(dueKey{anyDue, len(types)})
+	if err != nil {
+		return true // let the claim decide
 	}
 	var one int
-	err := q.db.R.QueryRowContext(ctx, `SELECT EXISTS (`+strings.Join(parts, " UNION ALL ")+`)`, args...).Scan(&one)
+	err = st.QueryRowContext(ctx, append(dueArgs(target, types), now)...).Scan(&one)
 	return err != nil || one == 1 // on a read error, let the claim decide
+}
+
+// dueKey names a prepared read of due jobs: its kind and its number of types. The types are
+// bound as parameters, so one statement serves every list of that length, in any order.
+type dueKey struct {
+	kind  int // anyDue or nextDue
+	types int
+}
+
+const (
+	anyDue = iota
+	nextDue
+)
+
+// dueSQL is the statement of k: one index seek (jobs_status_type: status, type, target, run_at)
+// per status and type, ?1 the target, ?2… the types, then now (anyDue). Re-parsing it on each
+// pass of a dispatcher cost more than everything else the dispatcher did.
+func dueSQL(k dueKey) string {
+	parts := make([]string, 0, 2*k.types)
+	for i := 0; i < k.types; i++ {
+		for _, st := range []string{"PENDING", "RETRYING"} {
+			if k.kind == anyDue {
+				parts = append(parts, fmt.Sprintf(`SELECT 1 FROM jobs WHERE status='%s' AND type=?%d AND target=?1 AND run_at<=?%d AND crashes=0`, st, i+2, k.types+2))
+			} else {
+				parts = append(parts, fmt.Sprintf(`SELECT min(run_at) AS t FROM jobs WHERE status='%s' AND type=?%d AND target=?1 AND crashes=0`, st, i+2))
+			}
+		}
+	}
+	if k.kind == anyDue {
+		return `SELECT EXISTS (` + strings.Join(parts, " UNION ALL ") + `)`
+	}
+	return `SELECT min(t) FROM (` + strings.Join(parts, " UNION ALL ") + `)`
+}
+
+func dueArgs(target string, types []string) []any {
+	args := make([]any, 0, 2+len(types))
+	args = append(args, target)
+	for _, t := range types {
+		args = append(args, t)
+	}
+	return args
+}
+
+// dueStmt returns dueSQL(k), prepared once on the reader pool.
+func (q *Queue) dueStmt(k dueKey) (*sql.Stmt, error) {
+	q.stmtMu.Lock()
+	defer q.stmtMu.Unlock()
+	if st, ok := q.dueReads[k]; ok {
+		return st, nil
+	}
+	st, err := q.db.R.Prepare(dueSQL(k))
+	if err != nil {
+		return nil, err
+	}
+	q.dueReads[k] = st
+	return st, nil
 }

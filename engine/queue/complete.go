@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"jobdesk/engine/job"
@@ -19,6 +20,7 @@ import (
 // Outcome is how one claimed attempt ended, ready for Finish. Make it from the attempt's Lease.
 type Outcome struct {
 	id      int64
+	typ     string // the job's type, for waking the consumers of jobs it returns to the queue
 	token   string
 	status  job.Status
 	result  json.RawMessage
@@ -29,7 +31,7 @@ type Outcome struct {
 }
 
 func (l *Lease) outcome(st job.Status, message string) Outcome {
-	return Outcome{id: l.Info.ID, token: l.Token, status: st, message: message}
+	return Outcome{id: l.Info.ID, typ: l.Info.Type, token: l.Token, status: st, message: message}
 }
 
 // Succeeded ends the attempt SUCCEEDED with result; message is what people last saw (the final
@@ -112,7 +114,7 @@ func (q *Queue) Finish(ctx context.Context, outs ...Outcome) (lost []int64, err 
 		return err
 	})
 	if err != nil {
-		return nil, dbError(err)
+		return nil, q.dbError(err)
 	}
 	announce()
 	return lost, nil
@@ -126,7 +128,8 @@ func (q *Queue) FinishTx(ctx context.Context, tx *sql.Tx, outs ...Outcome) ([]in
 	now := nowMs()
 	var lost []int64
 	events := make([]job.Event, 0, len(outs))
-	wake := false
+	var wake []string
+	later := false
 	for _, o := range outs {
 		var completed any
 		if o.status.Final() {
@@ -155,15 +158,19 @@ func (q *Queue) FinishTx(ctx context.Context, tx *sql.Tx, outs ...Outcome) ([]in
 			events = append(events, ev)
 		}
 		if o.status == job.Pending || o.status == job.Retrying {
-			wake = true
+			wake = append(wake, o.typ)
+			later = later || o.delay > 0
 		}
+	}
+	if slices.Contains(wake, "") {
+		wake = []string{} // a lease made without its type: wake the consumers of every type
 	}
 	return lost, func() {
 		for _, e := range events {
 			q.publish(e)
 		}
-		if wake {
-			q.signal()
+		if wake != nil {
+			q.signal(later, wake...) // none named: every type
 		}
 	}, nil
 }

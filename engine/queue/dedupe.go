@@ -66,7 +66,7 @@ func (q *Queue) EnqueueOnce(ctx context.Context, p Params, force bool) (job.Job,
 		return err
 	})
 	if err != nil {
-		return job.Job{}, false, dbError(err)
+		return job.Job{}, false, q.dbError(err)
 	}
 	if !existed {
 		q.Notify(id)

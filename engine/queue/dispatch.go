@@ -36,6 +36,9 @@ const (
 func (w *Worker) groups() ([]leaseGroup, int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.soloID != 0 {
+		return nil, 0 // a suspect runs alone (leaseSuspect)
+	}
 	free := w.opts.Workers - w.active
 	slots := free
 	var gs []leaseGroup
@@ -72,16 +75,26 @@ func (w *Worker) groups() ([]leaseGroup, int) {
 
 // dispatch claims work while there are free slots, and otherwise sleeps until something can
 // change that: a wake-up (a local enqueue, another process's commit), a freed slot, or the next
-// due time.
+// due time. A lease group that found nothing is not asked again until a job of one of its types
+// may have become due (Queue.changedSince) or its next due time comes, so a slot freed by a
+// finished job costs no query when there is nothing to claim.
 func (w *Worker) dispatch(ctx context.Context, wake <-chan struct{}) {
 	defer w.releaseReady()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
 	var lastErr string
 	for {
-		leased, starved, failed := 0, false, false
+		paused := w.q.Health().DiskFull
+		if paused && (w.holding.Load() || !w.q.spaceReturned()) {
+			// The disk is full: claim nothing until it has room and the held outcomes are in.
+			if !w.sleep(ctx, time.Second, nil) {
+				return
+			}
+			continue
+		}
+		leased, failed := 0, false
+		var starved []string // the types of the groups that took every due job there was
 		gs, slots := w.groups()
 		free := slots
+		mark := w.q.changes() // before the claims: a change during them shows as a later mark
 		for _, g := range gs {
 			if g.global {
 				// Capped types claim within what is still free; the open group may claim ahead.
@@ -93,7 +106,7 @@ func (w *Worker) dispatch(ctx context.Context, wake <-chan struct{}) {
 					continue // no slot: a freed slot wakes dispatch
 				}
 			}
-			n, err := w.lease(ctx, g)
+			n, err := w.lease(ctx, g, mark)
 			if g.global {
 				free -= min(n, free)
 			}
@@ -113,52 +126,111 @@ func (w *Worker) dispatch(ctx context.Context, wake <-chan struct{}) {
 			lastErr = ""
 			leased += n
 			if n < g.limit {
-				starved = true
+				starved = append(starved, g.types...)
 			}
 		}
-		if leased > 0 && !starved {
+		if !failed {
+			n, err := w.leaseSuspect(ctx, mark)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				failed = true
+			}
+			leased += n
+		}
+		if paused && !failed {
+			w.q.resumed() // the claims could write again
+		}
+		if leased > 0 && len(starved) == 0 {
 			continue
 		}
 		wait := time.Hour
 		if failed {
 			wait = time.Second
-		} else if starved {
-			if d, ok := w.q.NextDue(ctx, job.TargetDevice, w.Types()); ok {
-				wait = max(d, time.Millisecond)
+		} else if len(starved) > 0 {
+			if at := w.nextDue(ctx, starved, mark); !at.IsZero() {
+				wait = max(time.Until(at), time.Millisecond)
 			}
 		}
-		timer.Reset(wait)
-		select {
-		case <-ctx.Done():
+		if !w.sleep(ctx, wait, wake) {
 			return
-		case <-wake:
-		case <-w.freed:
-		case <-timer.C:
-		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
 		}
 	}
 }
 
-// lease claims a group's device jobs and starts them, or holds the open group's extra ones in
-// w.ready.
-func (w *Worker) lease(ctx context.Context, g leaseGroup) (int, error) {
-	key := strings.Join(g.types, "\x00")
-	if w.idle[key] && !w.q.anyDue(ctx, job.TargetDevice, g.types, nowMs()) {
-		// The group found nothing last time and nothing of its types is due now: the claim
-		// statement would walk every waiting job of other types (jobs_ready is ordered by
-		// priority, not type) to find none.
-		return 0, nil
+// sleep waits for d, a wake-up or a freed slot, and returns false when ctx ended.
+func (w *Worker) sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-wake:
+	case <-w.freed:
+	case <-timer.C:
 	}
-	ls, err := w.q.Claim(ctx, ClaimParams{Owner: w.owner, Target: job.TargetDevice, Types: g.types, Max: g.limit, Visibility: g.vis})
+	return true
+}
+
+// nextDue returns when the earliest waiting job of types falls due, or zero when none is
+// waiting. The answer is kept while nothing of those types changed and its time has not come.
+func (w *Worker) nextDue(ctx context.Context, types []string, mark uint64) time.Time {
+	if w.dueKnown(types) {
+		if w.dueAt.Equal(never) {
+			return time.Time{}
+		}
+		return w.dueAt
+	}
+	clear(w.dueTypes)
+	for _, t := range types {
+		w.dueTypes[t] = true
+	}
+	w.dueMark = mark + 1
+	d, ok := w.q.NextDue(ctx, job.TargetDevice, types)
+	switch {
+	case !ok:
+		w.dueAt = never
+		return time.Time{}
+	case d <= 0:
+		// Due now, yet the claims just took every due job: it was enqueued meanwhile (and its
+		// signal is on its way). Ask again next time.
+		w.dueMark = 0
+		return time.Now()
+	}
+	w.dueAt = time.Now().Add(d)
+	return w.dueAt
+}
+
+// never is the due time of types with no waiting job.
+var never = time.Unix(1<<40, 0)
+
+// lease claims a group's device jobs and starts them, or holds the open group's extra ones in
+// w.ready. A group that took every due job of its types is remembered as idle at mark.
+func (w *Worker) lease(ctx context.Context, g leaseGroup, mark uint64) (int, error) {
+	key := strings.Join(g.types, "\x00")
+	if m, idle := w.idle[key]; idle {
+		typed, other := w.q.changedSince(g.types, m)
+		if !typed && !other && w.dueKnown(g.types) {
+			return 0, nil // nothing of its types was enqueued or returned, and none fell due
+		}
+		if !typed && !w.q.anyDue(ctx, job.TargetDevice, g.types, nowMs()) {
+			// The claim statement would walk every waiting job of other types (jobs_ready is
+			// ordered by priority, not type) to find none.
+			w.idle[key] = mark
+			return 0, nil
+		}
+	}
+	ls, err := w.q.Claim(ctx, ClaimParams{Owner: w.owner, Target: job.TargetDevice, Types: g.types, Max: g.limit, Visibility: g.vis,
+		crashed: notCrashed})
 	if err != nil {
 		return 0, err
 	}
-	w.idle[key] = len(ls) == 0
+	if len(ls) < g.limit {
+		w.idle[key] = mark
+	} else {
+		delete(w.idle, key)
+	}
 	if !g.open {
 		// The claim took no more than the free slots of this group.
 		w.mu.Lock()
@@ -176,6 +248,67 @@ func (w *Worker) lease(ctx context.Context, g leaseGroup) (int, error) {
 	w.mu.Unlock()
 	w.startReady(ctx)
 	return len(ls), nil
+}
+
+// leaseSuspect claims one job that was running when a process died (a suspect: it may be what
+// killed it) and runs it alone: only while no other job of this worker runs (orchestrators
+// aside) and every outcome is committed, and claiming nothing else until it ends. A job that kills the process again then
+// takes no innocent job down with it, and reaches the poison limit (Options.PoisonLimit) alone.
+// Suspects appear only when leases are reaped, so after finding none it asks again only after
+// a change of unknown kind (Queue.changedSince).
+func (w *Worker) leaseSuspect(ctx context.Context, mark uint64) (int, error) {
+	w.mu.Lock()
+	idle := w.soloID == 0 && w.active == 0 && len(w.ready) == 0
+	w.mu.Unlock()
+	if !idle {
+		return 0, nil
+	}
+	if w.uncommitted.Load() > 0 {
+		// The jobs that just ended are not recorded yet: should the suspect kill the process
+		// now, they would count as running beside it. The completer frees dispatch when done.
+		w.suspectWaits.Store(true)
+		if w.uncommitted.Load() > 0 {
+			return 0, nil
+		}
+	}
+	w.suspectWaits.Store(false)
+	if w.suspectsMark > 0 {
+		if _, other := w.q.changedSince(nil, w.suspectsMark-1); !other {
+			return 0, nil
+		}
+	}
+	ls, err := w.q.Claim(ctx, ClaimParams{Owner: w.owner, Target: job.TargetDevice, Types: w.Types(), Max: 1,
+		Visibility: w.opts.Visibility, crashed: onlyCrashed})
+	if err != nil || len(ls) == 0 {
+		if err == nil {
+			w.suspectsMark = mark + 1
+		}
+		return 0, err
+	}
+	l := ls[0]
+	w.mu.Lock()
+	if !w.types[l.Info.Type].o.Orchestrator {
+		w.soloID = l.Info.ID
+	}
+	w.take(l.Info.Type)
+	w.mu.Unlock()
+	w.start(ctx, l)
+	return 1, nil
+}
+
+// dueKnown reports whether the kept due time (nextDue) holds for types: it was read for all of
+// them, no job was given a future due time since, and it has not come yet. (Jobs due at once
+// that arrive meanwhile do not change it: the claims that follow their signal take them.)
+func (w *Worker) dueKnown(types []string) bool {
+	if w.dueMark == 0 || !time.Now().Before(w.dueAt) || w.q.laterSince(w.dueMark-1) {
+		return false
+	}
+	for _, t := range types {
+		if !w.dueTypes[t] {
+			return false
+		}
+	}
+	return true
 }
 
 // take counts a job of type typ as running: it holds its type's slot and, unless its type is an

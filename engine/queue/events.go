@@ -36,9 +36,23 @@ func (q *Queue) Wakeups() (<-chan struct{}, func()) {
 	}
 }
 
-// signal wakes every consumer waiting for due jobs.
-func (q *Queue) signal() {
+// signal wakes every consumer waiting for due jobs, after jobs of types (any type when none is
+// named) may have become due; later says that some may fall due only later (a delayed retry,
+// a job not to run before some time). Each change is counted before the wake-up, so a consumer
+// that reads the count (changes) before it claims, and finds nothing new after, knows its claim
+// saw every due job; and one that read when the next job falls due knows that this still holds.
+func (q *Queue) signal(later bool, types ...string) {
 	q.wakeMu.Lock()
+	q.changeSeq++
+	if len(types) == 0 {
+		q.anySeq = q.changeSeq
+	}
+	if later {
+		q.laterSeq = q.changeSeq
+	}
+	for _, t := range types {
+		q.typeSeq[t] = q.changeSeq
+	}
 	for _, ch := range q.wakeups {
 		select {
 		case ch <- struct{}{}:
@@ -48,7 +62,43 @@ func (q *Queue) signal() {
 	q.wakeMu.Unlock()
 }
 
-// Wait blocks until job id is final (or ctx ends) and returns it.
+// signalAll is signal for a change of jobs of any type, due now or later (another process's
+// commit, a reaped lease, a redriven job).
+func (q *Queue) signalAll() { q.signal(true) }
+
+// changes returns the count of changes so far: a mark for changedSince.
+func (q *Queue) changes() uint64 {
+	q.wakeMu.Lock()
+	defer q.wakeMu.Unlock()
+	return q.changeSeq
+}
+
+// changedSince reports whether jobs of one of types may have become due since mark (a value of
+// changes): typed when a job of one of those types was enqueued, retried or released, any when
+// a change of unknown types happened.
+func (q *Queue) changedSince(types []string, mark uint64) (typed, any bool) {
+	q.wakeMu.Lock()
+	defer q.wakeMu.Unlock()
+	for _, t := range types {
+		if q.typeSeq[t] > mark {
+			typed = true
+			break
+		}
+	}
+	return typed, q.anySeq > mark
+}
+
+// laterSince reports whether a job may have been given a future due time since mark (the
+// earliest waiting job may now fall due sooner than a consumer last read).
+func (q *Queue) laterSince(mark uint64) bool {
+	q.wakeMu.Lock()
+	defer q.wakeMu.Unlock()
+	return q.laterSeq > mark || q.anySeq > mark
+}
+
+// Wait blocks until job id is final (or ctx ends) and returns it. While this process's workers
+// are paused because the disk is full (Health), it returns the job as it stands with the E009
+// error that says so, rather than wait for space that may never come.
 func (q *Queue) Wait(ctx context.Context, id int64) (job.Job, error) {
 	events, stop := q.Subscribe(64)
 	defer stop()
@@ -59,13 +109,16 @@ func (q *Queue) Wait(ctx context.Context, id int64) (job.Job, error) {
 		if err != nil || j.Status.Final() {
 			return j, err
 		}
+		if h := q.Health(); h.DiskFull {
+			return j, h.Error
+		}
 	wait:
 		for {
 			select {
 			case <-ctx.Done():
 				return j, ctx.Err()
 			case e := <-events:
-				if e.JobID == id && (e.Status.Final() || e.Kind == job.EventRedriven) || e.Kind == job.EventExternalChange {
+				if e.JobID == id && (e.Status.Final() || e.Kind == job.EventRedriven) || e.Kind == job.EventExternalChange || e.Kind == EventDiskFull {
 					break wait
 				}
 			case <-tick.C:
@@ -131,7 +184,7 @@ func (q *Queue) watch() {
 			continue
 		}
 		if last >= 0 && v != last {
-			q.signal()
+			q.signalAll()
 			q.publish(job.Event{Kind: job.EventExternalChange, At: time.Now()})
 		}
 		last = v

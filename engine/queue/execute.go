@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"jobdesk/engine/job"
+	"jobdesk/engine/store"
 )
 
 // Execution: the Worker runs a claimed job's handler (with its timeout, cancel and a recovered
@@ -39,6 +40,7 @@ func (w *Worker) start(ctx context.Context, l Lease) {
 		defer stop()
 		began := time.Now()
 		o := w.execute(hctx, e, r)
+		w.uncommitted.Add(1)
 		w.complete <- o // before the run is forgotten, so Stop's drain cannot miss it
 		w.mu.Lock()
 		if !e.o.Orchestrator && e.o.Concurrency <= 0 {
@@ -49,6 +51,9 @@ func (w *Worker) start(ctx context.Context, l Lease) {
 			w.active--
 		}
 		delete(w.runs, id)
+		if w.soloID == id {
+			w.soloID = 0
+		}
 		w.mu.Unlock()
 		w.q.mu.Lock()
 		delete(w.q.running, id)
@@ -124,6 +129,10 @@ func (w *Worker) execute(ctx context.Context, e *handlerEntry, r *run) Outcome {
 		return l.Cancelled()
 	}
 	err := res.err
+	if store.IsDiskFull(err) {
+		// Retrying cannot help until space is freed: the job fails, and the worker pauses.
+		return l.Failed(w.q.diskFull(err), DefaultBackoff)
+	}
 	if errors.Is(cause, errTimeout) {
 		err = job.Errorf(job.E011, "the job took longer than its limit of %s", e.o.Timeout).
 			WithJa(fmt.Sprintf("処理が制限時間（%s）を超えたため停止しました。", e.o.Timeout)).WithName("States.Timeout")
@@ -147,18 +156,22 @@ func reporterFor(r *run) job.Reporter {
 
 // completer commits finished attempts. Whatever has queued up while the previous commit ran goes
 // into the next transaction (group commit), so an outcome is never held back waiting for a batch
-// to fill: at most the attempts finishing during one commit are at risk in a crash.
+// to fill: at most the attempts finishing during one commit are at risk in a crash. When the disk
+// is full, the outcomes are kept and committed once it has room again.
 func (w *Worker) completer() {
 	batch := make([]Outcome, 0, 256)
+	retry := time.NewTimer(time.Hour)
+	defer retry.Stop()
 	for {
-		var o Outcome
-		select {
-		case o = <-w.complete:
-		case <-w.done:
-			w.drainOnStop()
-			return
+		if len(batch) == 0 {
+			select {
+			case o := <-w.complete:
+				batch = append(batch, o)
+			case <-w.done:
+				w.drainOnStop()
+				return
+			}
 		}
-		batch = append(batch[:0], o)
 	drain:
 		for len(batch) < cap(batch) {
 			select {
@@ -168,7 +181,28 @@ func (w *Worker) completer() {
 				break drain
 			}
 		}
-		w.commit(batch)
+		if err := w.commit(batch); err == nil || !store.IsDiskFull(err) {
+			if w.uncommitted.Add(-int64(len(batch))) == 0 && w.suspectWaits.Load() {
+				select { // a suspect waits for every outcome to be in (leaseSuspect)
+				case w.freed <- struct{}{}:
+				default:
+				}
+			}
+			batch = batch[:0]
+			w.holding.Store(false)
+			continue
+		}
+		// The disk is full: hold the outcomes (their jobs stay leased to this worker) and try
+		// again in a second.
+		w.holding.Store(true)
+		retry.Reset(time.Second)
+		select {
+		case <-retry.C:
+		case <-w.done:
+			w.commit(batch) // last try; otherwise the leases lapse and the jobs run again
+			w.drainOnStop()
+			return
+		}
 	}
 }
 
@@ -192,9 +226,12 @@ func (w *Worker) drainOnStop() {
 }
 
 // commit finishes a group of attempts in one transaction. Should it fail, the leases stay; they
-// lapse and the jobs run again. Nothing is lost.
-func (w *Worker) commit(batch []Outcome) {
-	if _, err := w.q.Finish(context.Background(), batch...); err != nil {
+// lapse and the jobs run again (or, on a full disk, the completer tries again). Nothing is lost.
+// A failure is said once, not at every retry.
+func (w *Worker) commit(batch []Outcome) error {
+	_, err := w.q.Finish(context.Background(), batch...)
+	if err != nil && !w.holding.Load() {
 		fmt.Fprintf(os.Stderr, "jobdesk: could not record %d finished jobs: %v\n", len(batch), err)
 	}
+	return err
 }

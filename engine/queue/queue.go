@@ -3,7 +3,10 @@
 // lapses (the worker died) returns the job to the queue, and retryable failures come back after an
 // exponential backoff with jitter. On top of that it keeps what a desktop job runner needs: eight
 // statuses (job.Status), progress and history, cancel of a running job, per-type concurrency and
-// timeouts, dedup keys, parents for fan-out, and events published after each commit.
+// timeouts, dedup keys, parents for fan-out, and events published after each commit. It also
+// survives what a desktop meets: a job that keeps killing its process fails after
+// Options.PoisonLimit deaths (reaper.go), and a full disk pauses the workers until space returns
+// (health.go).
 //
 // Several processes may share one database: leases keep them apart, and a watcher on
 // PRAGMA data_version wakes a process when another one commits, so no process polls for work in
@@ -46,6 +49,9 @@ var Migrations = store.MigrationsFrom("queue", migrationFiles, "migrations")
 const (
 	DefaultMaxAttempts = 3
 	DefaultRetention   = 90 * 24 * time.Hour
+	// DefaultPoisonLimit is how many times a job may be running in a process that dies before
+	// it fails as the likely cause (Options.PoisonLimit).
+	DefaultPoisonLimit = 3
 )
 
 // ErrNotFound is returned for a job id that does not exist.
@@ -57,6 +63,16 @@ type Options struct {
 	DataDir string
 	// Retention is how long finished jobs are kept (default 90 days; negative keeps them forever).
 	Retention time.Duration
+	// PoisonLimit is how many times a job may be running in a process that dies (a crash, a
+	// kill) before it fails with E016 "the job stopped JobDesk N times" instead of being
+	// received again by the next start (default DefaultPoisonLimit). A death does not use an
+	// attempt. Jobs of orchestrator types (TypeOptions.Orchestrator) are not counted: they
+	// wait on the jobs that do the work, one of which is the likely culprit.
+	PoisonLimit int
+	// BackupEvery is how often a running Worker keeps a backup of the database in the data
+	// folder's backups/ (store.BackupIfDue, store.DefaultBackupKeep kept; default daily;
+	// negative: never). The first is taken a minute after the worker starts, when due.
+	BackupEvery time.Duration
 	// WatchInterval is how often PRAGMA data_version is read to notice other processes' commits
 	// (default 200 ms: well inside the one-second pick-up promise, and one tiny query each time).
 	WatchInterval time.Duration
@@ -69,12 +85,20 @@ type Queue struct {
 
 	wakeMu  sync.Mutex
 	wakeups []chan struct{} // one per consumer waiting for due jobs (Wakeups)
+	// changeSeq counts signals; typeSeq holds, per job type, the count at the last signal naming
+	// it, anySeq the count at the last signal naming no type, laterSeq the count at the last one
+	// that may have given a job a future due time (see changedSince, laterSince).
+	changeSeq, anySeq, laterSeq uint64
+	typeSeq                     map[string]uint64
 
 	mu     sync.Mutex
 	subs   map[int]chan job.Event
 	nextID int
 	// running maps a job id leased by a worker of this process to the cancel of its context.
 	running map[int64]context.CancelFunc
+	// waiters are the orchestrator types of this process's workers (Reap's poison limit
+	// leaves their jobs alone).
+	waiters map[string]bool
 
 	// Statements prepared once on the writer connection: parsing one (and the history trigger
 	// it fires) costs more than running it. Those a …Tx verb uses are prepared in Open, because
@@ -83,8 +107,12 @@ type Queue struct {
 	insertRows []*sql.Stmt // insertRowsSQL(blockSizes[i]): plain jobs in blocks, for EnqueueBatch
 	complete   *sql.Stmt   // completeSQL
 	stmtMu     sync.Mutex
-	claims     map[int]*sql.Stmt // claimSQL(n), by number of types
-	tokenSeq   atomic.Int64      // numbers lease tokens
+	claims     map[claimKey]*sql.Stmt // claimSQL(n, f), by number of types and crash filter
+	dueReads   map[dueKey]*sql.Stmt   // anyDueSQL(n) and nextDueSQL(n) on the readers, by number of types
+	tokenSeq   atomic.Int64           // numbers lease tokens
+
+	healthMu sync.Mutex
+	health   Health // see health.go
 
 	watchOnce sync.Once
 	closed    chan struct{}
@@ -99,6 +127,12 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 	if opts.Retention == 0 {
 		opts.Retention = DefaultRetention
 	}
+	if opts.BackupEvery == 0 {
+		opts.BackupEvery = 24 * time.Hour
+	}
+	if opts.PoisonLimit <= 0 {
+		opts.PoisonLimit = DefaultPoisonLimit
+	}
 	if opts.WatchInterval <= 0 {
 		opts.WatchInterval = 200 * time.Millisecond
 	}
@@ -107,18 +141,19 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 		return nil, dbError(err)
 	}
 	q := &Queue{db: db, opts: opts, subs: map[int]chan job.Event{}, running: map[int64]context.CancelFunc{},
-		closed: make(chan struct{}), insert: ins, claims: map[int]*sql.Stmt{}}
+		closed: make(chan struct{}), insert: ins, claims: map[claimKey]*sql.Stmt{}, dueReads: map[dueKey]*sql.Stmt{},
+		typeSeq: map[string]uint64{}}
 	for _, n := range blockSizes {
 		st, err := db.W.Prepare(insertRowsSQL(n))
 		if err != nil {
 			q.closeStmts()
-			return nil, dbError(err)
+			return nil, q.dbError(err)
 		}
 		q.insertRows = append(q.insertRows, st)
 	}
 	if q.complete, err = db.W.Prepare(completeSQL); err != nil {
 		q.closeStmts()
-		return nil, dbError(err)
+		return nil, q.dbError(err)
 	}
 	q.watchOnce.Do(func() { go q.watch() })
 	return q, nil
@@ -142,9 +177,13 @@ func (q *Queue) closeStmts() {
 	}
 	q.stmtMu.Lock()
 	defer q.stmtMu.Unlock()
-	for n, st := range q.claims {
+	for k, st := range q.claims {
 		st.Close()
-		delete(q.claims, n)
+		delete(q.claims, k)
+	}
+	for k, st := range q.dueReads {
+		st.Close()
+		delete(q.dueReads, k)
 	}
 }
 
@@ -156,6 +195,26 @@ func (q *Queue) DataDir() string { return q.opts.DataDir }
 
 func nowMs() int64 { return time.Now().UnixMilli() }
 
+// dbError is err as people read it: a database error is E009, a full disk says so (and pauses
+// the worker, see Health).
+func (q *Queue) dbError(err error) error {
+	var je *job.Error
+	if errors.As(err, &je) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if store.IsDiskFull(err) {
+		return q.diskFull(err)
+	}
+	if store.IsDamaged(err) {
+		de := &store.DamagedError{Path: q.db.Path, Detail: err.Error()}
+		return job.Wrap(job.E009, de, de.Error()).
+			WithJa(fmt.Sprintf("データベース %s が壊れています。`jobdesk doctor --restore` で最新のバックアップを戻すか、ファイルを別の場所に移して新しく始めてください。", q.db.Path)).
+			Permanent()
+	}
+	return dbError(err)
+}
+
+// dbError is err as E009, for where no queue is at hand (opening one).
 func dbError(err error) error {
 	var je *job.Error
 	if errors.As(err, &je) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -332,7 +391,7 @@ func (q *Queue) AddEvent(ctx context.Context, id int64, kind, message, detail st
 		return err
 	})
 	if err != nil {
-		return dbError(err)
+		return q.dbError(err)
 	}
 	q.publish(job.Event{JobID: id, Kind: kind, Status: st, Message: message, Detail: detail, At: time.Now()})
 	return nil
@@ -344,7 +403,7 @@ func (q *Queue) SetProgress(ctx context.Context, id int64, pct float64, msg stri
 	pct = clampPct(pct)
 	if _, err := q.db.W.ExecContext(ctx, `UPDATE jobs SET progress=?, message=?, updated_at=? WHERE id=?`,
 		pct, msg, nowMs(), id); err != nil {
-		return dbError(err)
+		return q.dbError(err)
 	}
 	q.publish(job.Event{JobID: id, Kind: job.EventProgress, Status: job.Running, Progress: pct, Message: msg, At: time.Now()})
 	return nil
@@ -390,7 +449,7 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 		}
 	})
 	if err != nil {
-		return dbError(err)
+		return q.dbError(err)
 	}
 	if st == job.Running {
 		q.mu.Lock()
@@ -440,17 +499,17 @@ func (q *Queue) Retry(ctx context.Context, id int64) (job.Job, error) {
 		}
 		now := nowMs()
 		_, err := tx.ExecContext(ctx, `UPDATE jobs SET status='PENDING', attempts=0, run_at=?, error=NULL, result=NULL,
-			progress=0, message='Retry requested', cancel_requested=0, completed_at=NULL, updated_at=? WHERE id=?`, now, now, id)
+			progress=0, message='Retry requested', cancel_requested=0, crashes=0, completed_at=NULL, updated_at=? WHERE id=?`, now, now, id)
 		return err
 	})
 	if err != nil {
-		return job.Job{}, dbError(err)
+		return job.Job{}, q.dbError(err)
 	}
 	// Read the job back before waking workers, so the caller sees it as retried (PENDING), not
 	// already leased again.
 	j, err := q.Get(ctx, id)
 	q.publish(job.Event{JobID: id, Kind: job.EventRedriven, Status: job.Pending, At: time.Now()})
-	q.signal()
+	q.signalAll()
 	return j, err
 }
 

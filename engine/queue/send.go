@@ -126,10 +126,14 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx *sql.Tx, p Params) (int64, boo
 
 // Notify tells workers and subscribers that jobs were enqueued through EnqueueTx.
 func (q *Queue) Notify(ids ...int64) {
+	q.announceSubmitted(ids)
+	q.signalAll()
+}
+
+func (q *Queue) announceSubmitted(ids []int64) {
 	for _, id := range ids {
 		q.publish(job.Event{JobID: id, Kind: job.EventSubmitted, Status: job.Pending, At: time.Now()})
 	}
-	q.signal()
 }
 
 // Enqueue adds one job and returns it. When p.DedupKey names an existing job, that job is
@@ -154,13 +158,14 @@ func (q *Queue) Enqueue(ctx context.Context, p Params) (job.Job, bool, error) {
 		}
 	}
 	if err != nil {
-		return job.Job{}, false, dbError(err)
+		return job.Job{}, false, q.dbError(err)
 	}
 	if existed {
 		j, err := q.Get(ctx, id)
 		return j, true, err
 	}
-	q.Notify(id)
+	q.announceSubmitted([]int64{id})
+	q.signal(!p.NotBefore.IsZero(), p.Type)
 	// The new row is exactly what p says; no need to read it back.
 	now := time.UnixMilli(nowMs())
 	j := job.Job{ID: id, Type: p.Type, Name: p.Name, Status: job.Pending, Target: p.Target, Priority: p.Priority,
@@ -215,17 +220,41 @@ func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) 
 		return nil
 	})
 	if err != nil {
-		return nil, dbError(err)
+		return nil, q.dbError(err)
 	}
 	q.mu.Lock()
 	hasSubs := len(q.subs) > 0
 	q.mu.Unlock()
 	if hasSubs {
-		q.Notify(ids...)
-	} else {
-		q.signal()
+		q.announceSubmitted(ids)
 	}
+	q.signal(anyLater(ps), typesOf(ps)...)
 	return ids, nil
+}
+
+// typesOf returns the job types in ps, each once.
+func typesOf(ps []Params) []string {
+	var ts []string
+next:
+	for i := range ps {
+		for _, t := range ts {
+			if t == ps[i].Type {
+				continue next
+			}
+		}
+		ts = append(ts, ps[i].Type)
+	}
+	return ts
+}
+
+// anyLater reports whether a job of ps is not to run at once.
+func anyLater(ps []Params) bool {
+	for i := range ps {
+		if !ps[i].NotBefore.IsZero() {
+			return true
+		}
+	}
+	return false
 }
 
 func anyDedup(ps []Params) bool {

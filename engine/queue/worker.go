@@ -6,11 +6,15 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"jobdesk/engine/job"
+	"jobdesk/engine/store"
 )
 
 // The Worker is the device's consumer of the queue: it claims job.TargetDevice jobs of the types
@@ -76,7 +80,23 @@ type Worker struct {
 	quickRun float64 // moving average of the open group's handler time, in seconds
 	freed    chan struct{}
 	complete chan Outcome
-	idle     map[string]bool // lease groups (types joined) that found no job last time; dispatch only
+	holding  atomic.Bool // the completer holds outcomes it could not commit (disk full)
+	// uncommitted counts outcomes handed to the completer and not yet committed;
+	// suspectWaits is set while a suspect waits for them (leaseSuspect).
+	uncommitted  atomic.Int64
+	suspectWaits atomic.Bool
+	// What dispatch knows without asking the database (dispatch's goroutine only): idle holds
+	// the lease groups (types joined) that took every due job there was, with the change mark
+	// (Queue.changes) read before that claim; dueAt is when the earliest waiting job of dueTypes
+	// falls due (never: none waits), read at change mark dueMark-1 (0: not known).
+	idle map[string]uint64
+	// soloID is the suspect running alone (leaseSuspect), 0 when none; suspectsMark-1 is the
+	// change mark at which the last suspect claim found none (0: never asked).
+	soloID       int64
+	suspectsMark uint64
+	dueAt        time.Time
+	dueMark      uint64
+	dueTypes     map[string]bool
 
 	stopOnce sync.Once
 	cancel   context.CancelFunc
@@ -118,7 +138,7 @@ func NewWorker(q *Queue, o WorkerOptions) *Worker {
 	var b [8]byte
 	rand.Read(b[:])
 	return &Worker{q: q, opts: o, owner: hex.EncodeToString(b[:]), types: map[string]*handlerEntry{},
-		runs: map[int64]*run{}, quickRun: 1, idle: map[string]bool{}, done: make(chan struct{}),
+		runs: map[int64]*run{}, quickRun: 1, idle: map[string]uint64{}, dueTypes: map[string]bool{}, done: make(chan struct{}),
 		freed: make(chan struct{}, 1), complete: make(chan Outcome, 1024)}
 }
 
@@ -126,6 +146,9 @@ func NewWorker(q *Queue, o WorkerOptions) *Worker {
 func (w *Worker) Handle(jobType string, h job.Handler, o TypeOptions) {
 	if o.Orchestrator && o.Concurrency <= 0 {
 		o.Concurrency = 256
+	}
+	if o.Orchestrator {
+		w.q.noteWaiter(jobType)
 	}
 	w.mu.Lock()
 	w.types[jobType] = &handlerEntry{h: h, o: o}
@@ -180,7 +203,8 @@ func (w *Worker) Stop() {
 }
 
 // housekeeping flushes coalesced progress (every 100 ms), extends leases of running jobs, picks
-// up cancels requested by other processes, and reaps lapsed leases.
+// up cancels requested by other processes, reaps lapsed leases, purges old jobs and keeps the
+// rolling backup.
 func (w *Worker) housekeeping(ctx context.Context) {
 	flush := time.NewTicker(100 * time.Millisecond)
 	defer flush.Stop()
@@ -188,6 +212,8 @@ func (w *Worker) housekeeping(ctx context.Context) {
 	defer reap.Stop()
 	purge := time.NewTicker(time.Hour)
 	defer purge.Stop()
+	backup := time.NewTimer(time.Minute)
+	defer backup.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -198,6 +224,9 @@ func (w *Worker) housekeeping(ctx context.Context) {
 			w.q.Reap(ctx)
 		case <-purge.C:
 			w.q.Purge(ctx)
+		case <-backup.C:
+			w.backup(ctx)
+			backup.Reset(time.Hour)
 		}
 	}
 }
@@ -246,5 +275,15 @@ func (w *Worker) heartbeat(ctx context.Context) {
 		if r != nil {
 			r.cancel(errUserCancel)
 		}
+	}
+}
+
+// backup takes the database's rolling backup when one is due (Options.BackupEvery).
+func (w *Worker) backup(ctx context.Context) {
+	if w.q.opts.BackupEvery < 0 {
+		return
+	}
+	if _, err := store.BackupIfDue(ctx, w.q.db, w.q.opts.BackupEvery, store.DefaultBackupKeep); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(os.Stderr, "jobdesk: could not back up the database: %v\n", err)
 	}
 }

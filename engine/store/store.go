@@ -1,7 +1,9 @@
 // Package store owns JobDesk's SQLite database: where the file lives, how it is opened (WAL,
 // synchronous=NORMAL, busy timeout, foreign keys, one writer connection and a pool of readers),
 // and the versioned migrations embedded in the binary. Every package that keeps tables brings its
-// own migration set, so the tables stay next to the code that owns them.
+// own migration set, so the tables stay next to the code that owns them. It also guards the file
+// (doctor.go): a quick check on every open that refuses a damaged database before anything is
+// written to it, the full check for `jobdesk doctor`, and rolling backups with their restore.
 package store
 
 import (
@@ -57,7 +59,8 @@ func MigrationsFrom(name string, fsys fs.FS, dir string) Migrations {
 	return Migrations{Name: name, FS: sub}
 }
 
-// ErrDamaged is returned (wrapped) when the file is not a readable SQLite database.
+// ErrDamaged is returned (wrapped, often as a *DamagedError) when the file is not a readable
+// SQLite database or its check found damage.
 var ErrDamaged = errors.New("the database file is damaged")
 
 // ErrTooNew is returned (wrapped) when the database was written by a newer JobDesk.
@@ -113,8 +116,10 @@ func uriPath(path string) string {
 	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }
 
-// Open opens the database file at path, creating it with permissions 0600 when missing, and
-// applies the migration sets. Several processes may open the same file at once.
+// Open opens the database file at path, creating it with permissions 0600 when missing, checks
+// it (quickCheck: a damaged file fails with a *DamagedError, matching ErrDamaged, before
+// anything is written to it), and applies the migration sets. Several processes may open the
+// same file at once.
 func Open(path string, sets ...Migrations) (*DB, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -144,6 +149,10 @@ func Open(path string, sets ...Migrations) (*DB, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	db := &DB{W: w, R: r, Path: path}
+	if err := db.quickCheck(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := db.check(); err != nil {
 		db.Close()
 		return nil, err
@@ -170,7 +179,14 @@ func (db *DB) check() error {
 	return nil
 }
 
+// IsDamaged reports whether err says the database file is damaged (SQLITE_CORRUPT,
+// SQLITE_NOTADB, "malformed"), also when it was found only while working.
+func IsDamaged(err error) bool { return errors.Is(classify(err), ErrDamaged) }
+
 func classify(err error) error {
+	if errors.Is(err, ErrDamaged) {
+		return err
+	}
 	msg := err.Error()
 	if strings.Contains(msg, "not a database") || strings.Contains(msg, "malformed") ||
 		strings.Contains(msg, "SQLITE_CORRUPT") || strings.Contains(msg, "SQLITE_NOTADB") {

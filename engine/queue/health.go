@@ -1,0 +1,95 @@
+package queue
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"jobdesk/engine/job"
+	"jobdesk/engine/store"
+)
+
+// Health: what stops the queue from working that people must act on. Today that is a full disk:
+// any write that fails for want of space (a handler's file, a commit) pauses this process's
+// workers, which stop claiming jobs, fail the job that hit it with E009, keep the outcomes they
+// could not record, and resume by themselves when space returns. Nothing committed is touched.
+
+// Health says whether this process's workers are paused, and why. The zero value is healthy.
+type Health struct {
+	// DiskFull is set while the disk holding Folder is full: workers claim nothing new.
+	DiskFull bool
+	// Folder is the data folder whose disk is full.
+	Folder string
+	// Since is when the disk was found full.
+	Since time.Time
+	// Error is what people should read (E009, English and Japanese).
+	Error *job.Error
+}
+
+// Events published (JobID 0) when the health changes; subscribers re-read Health.
+const (
+	EventDiskFull = "QueuePausedDiskFull" // the disk is full: workers paused
+	EventResumed  = "QueueResumed"        // space returned: workers claim again
+)
+
+// minFreeToResume is how much space must be free before paused workers try again: enough for
+// the outcomes they hold and the WAL pages of a few claims.
+const minFreeToResume = 4 << 20
+
+// Health returns the queue's health in this process.
+func (q *Queue) Health() Health {
+	q.healthMu.Lock()
+	defer q.healthMu.Unlock()
+	return q.health
+}
+
+// folder is the data folder: where the database and the jobs' files are.
+func (q *Queue) folder() string {
+	if q.opts.DataDir != "" {
+		return q.opts.DataDir
+	}
+	return filepath.Dir(q.db.Path)
+}
+
+// diskFullError is the error of a job or a write that failed for want of space.
+func (q *Queue) diskFullError(cause error) *job.Error {
+	dir := q.folder()
+	return job.Wrap(job.E009, cause, fmt.Sprintf("the disk is full: free some space on the disk of %s; JobDesk resumes by itself", dir)).
+		WithJa(fmt.Sprintf("ディスクがいっぱいです。%s のあるディスクの空き容量を増やしてください。空きができると自動的に再開します。", dir)).
+		Permanent()
+}
+
+// diskFull records that the disk is full (pausing the workers; said once) and returns the error
+// to report.
+func (q *Queue) diskFull(cause error) *job.Error {
+	e := q.diskFullError(cause)
+	q.healthMu.Lock()
+	was := q.health.DiskFull
+	if !was {
+		q.health = Health{DiskFull: true, Folder: q.folder(), Since: time.Now(), Error: e}
+	}
+	q.healthMu.Unlock()
+	if !was {
+		q.publish(job.Event{Kind: EventDiskFull, Message: e.Message, At: time.Now()})
+	}
+	return e
+}
+
+// spaceReturned reports whether the disk of the data folder has room again (where the system
+// can tell; elsewhere the next write tells).
+func (q *Queue) spaceReturned() bool {
+	free, ok := store.FreeSpace(q.folder())
+	return !ok || free >= minFreeToResume
+}
+
+// resumed clears the disk-full state once a write succeeded again, and wakes the workers.
+func (q *Queue) resumed() {
+	q.healthMu.Lock()
+	was := q.health.DiskFull
+	q.health = Health{}
+	q.healthMu.Unlock()
+	if was {
+		q.publish(job.Event{Kind: EventResumed, At: time.Now()})
+		q.signalAll()
+	}
+}
