@@ -60,7 +60,7 @@ func commands() []Command {
 		{"export", "export ID --format F -o FILE", "write a finished job's result file (csv, xlsx, md) elsewhere", (*CLI).cmdExport},
 		csvCommand, convertCommand,
 		generateCommand, captionCommand, eligibilityCommand, goalsCommand,
-		flowCommand, serveCommand, cloudCommand,
+		flowCommand, serveCommand, cloudCommand, doctorCommand,
 	}
 }
 
