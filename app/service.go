@@ -144,3 +144,11 @@ func (a *App) CountsByTarget(ctx context.Context, target string) (map[job.Status
 func (a *App) LastCompleted(ctx context.Context, target string) (time.Time, error) {
 	return a.queue.LastCompleted(ctx, target)
 }
+
+// Health is whether the engine can take work: DiskFull with the folder and since when, while
+// the data folder's disk has no room (the engine then pauses and resumes by itself).
+type Health = queue.Health
+
+// Health returns the engine's health now; subscribers also receive queue.EventDiskFull and
+// queue.EventResumed (job id 0) when it changes.
+func (a *App) Health() Health { return a.queue.Health() }
