@@ -19,6 +19,7 @@ import (
 // shows.
 type Cloud struct {
 	Config     cloudconfig.Config
+	Clients    *dispatch.Cloud // the AWS clients (S3, Step Functions, SQS) the dispatcher uses
 	Dispatcher *dispatch.Dispatcher
 	Mirror     *mirror.Mirror
 }
@@ -43,7 +44,7 @@ func StartCloud(ctx context.Context, a *App) (c *Cloud, stop func(), err error) 
 	done := make(chan struct{}, 2)
 	go func() { d.Run(runCtx); done <- struct{}{} }()
 	go func() { m.Run(runCtx); done <- struct{}{} }()
-	return &Cloud{Config: cfg, Dispatcher: d, Mirror: m}, func() { cancel(); <-done; <-done }, nil
+	return &Cloud{Config: cfg, Clients: cloud, Dispatcher: d, Mirror: m}, func() { cancel(); <-done; <-done }, nil
 }
 
 // Where a job runs: the --target flag's values.

@@ -56,6 +56,7 @@ func commands() []Command {
 		{"show", "show ID [--json] [--history]", "show one job (and its history)", (*CLI).cmdShow},
 		{"cancel", "cancel ID", "cancel a job (a running one stops within a second)", (*CLI).cmdCancel},
 		{"retry", "retry ID", "run a failed, timed-out, cancelled or partial job again (an AI job: as a new job linked to it)", (*CLI).cmdRetry},
+		{"redrive", "redrive ID", "continue a failed, timed-out or cancelled workflow job from the state that failed (what succeeded is not run again), on the device or in the cloud", (*CLI).cmdRedrive},
 		{"worker", "worker", "run the engine without a window until SIGINT/SIGTERM", (*CLI).cmdWorker},
 		{"export", "export ID --format F -o FILE", "write a finished job's result file (csv, xlsx, md) elsewhere", (*CLI).cmdExport},
 		csvCommand, convertCommand,
@@ -555,6 +556,18 @@ func (c *CLI) cmdRetry(args []string) int {
 	}
 	fmt.Fprintf(c.Stdout, "job %d: %s\n", j.ID, j.Status)
 	return ExitOK
+}
+
+func (c *CLI) cmdRedrive(args []string) int {
+	id, ok := c.JobID(args)
+	if !ok {
+		return ExitUsage
+	}
+	a, ok := c.Open()
+	if !ok {
+		return ExitFailed
+	}
+	return redrive(c, a, strconv.FormatInt(id, 10))
 }
 
 func (c *CLI) cmdWorker(args []string) int {
