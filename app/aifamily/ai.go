@@ -242,7 +242,7 @@ func (f *Family) SubmitGeneration(ctx context.Context, typ string, in aijob.Goal
 }
 
 // RetryGeneration starts a new job with the input of finished job id, linked to it (seed 000:
-// a retry is a new process with its own id).
+// a retry is a new process with its own id), where the old one ran (the device or the cloud).
 func (f *Family) RetryGeneration(ctx context.Context, id int64) (job.Job, error) {
 	old, err := f.host.Queue.Get(ctx, id)
 	if err != nil {
@@ -258,7 +258,7 @@ func (f *Family) RetryGeneration(ctx context.Context, id int64) (job.Job, error)
 	if !known {
 		return job.Job{}, job.Errorf(job.E014, "job %d is not an AI job", id).WithJa("AI のジョブではありません。")
 	}
-	j, _, err := f.host.Queue.Enqueue(ctx, queue.Params{Type: old.Type, Name: old.Name, Input: old.Input, RetryOf: old.ID, Priority: old.Priority})
+	j, _, err := f.host.Queue.Enqueue(ctx, queue.Params{Type: old.Type, Name: old.Name, Input: old.Input, RetryOf: old.ID, Priority: old.Priority, Target: old.Target})
 	return j, err
 }
 

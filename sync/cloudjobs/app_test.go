@@ -1,0 +1,262 @@
+package cloudjobs_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"jobdesk/app"
+	"jobdesk/engine/blob"
+	"jobdesk/engine/docjob"
+	"jobdesk/engine/flow"
+	"jobdesk/engine/functions"
+	"jobdesk/engine/job"
+	"jobdesk/sync/cloudconfig"
+	"jobdesk/sync/cloudjobs"
+	"jobdesk/sync/cloudworker"
+	"jobdesk/sync/internal/awstest"
+	"jobdesk/sync/internal/sfntest"
+	"jobdesk/sync/s3blob"
+)
+
+// The service API on cloud jobs, end to end: an App whose cloud.json names versitygw and the Step
+// Functions stand-in (endpoints from the SDK's own settings, as everywhere) runs a conversion with
+// target cloud; Redrive, Retry and Cancel act on its Step Functions execution.
+
+// Behaviours of the cloud's document-converter in these tests.
+const (
+	convertWorks    = iota
+	convertFailOnce // the first Convert fails (a full disk): the execution FAILED at Convert
+	convertBlocks   // Convert runs until it is stopped
+)
+
+type appCloud struct {
+	a        *app.App
+	dir      string
+	sfn      *sfntest.Server
+	mode     atomic.Int32
+	ingests  atomic.Int64
+	converts atomic.Int64
+}
+
+func newAppCloud(t *testing.T, mode int32) *appCloud {
+	v := &appCloud{dir: t.TempDir()}
+	v.mode.Store(mode)
+	s3 := awstest.StartS3(t)
+	cfg := cloudconfig.Config{Region: awstest.Region, Bucket: s3.Bucket, Prefix: "jd/"}
+	mux := blob.NewMux(blob.Local{Root: t.TempDir()})
+	mux.Handle("s3", s3blob.New(s3.Client, s3blob.Options{}))
+	fns := cloudworker.StandInRegistry(mux, cloudjobs.Results(cfg), nil)
+	real, _ := fns.Get(docjob.FunctionName)
+	fns.Add(functions.Function{Name: real.Name, Options: real.Options,
+		Handler: func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+			var p struct{ Mode string }
+			json.Unmarshal(in, &p)
+			switch p.Mode {
+			case "ingest":
+				v.ingests.Add(1)
+			case "convert":
+				n := v.converts.Add(1)
+				switch v.mode.Load() {
+				case convertFailOnce:
+					if n == 1 {
+						return nil, job.Errorf(job.E009, "the disk is full").WithJa("ディスクがいっぱいです。").Permanent()
+					}
+				case convertBlocks:
+					<-ctx.Done()
+					return nil, ctx.Err()
+				}
+			}
+			return real.Handler(ctx, in, r)
+		}})
+	v.sfn = sfntest.StartWith(t, flow.Options{Blobs: mux, Buckets: []string{s3.Bucket}, Functions: fns}, machines(t))
+	cfg.StateMachines = map[string]string{"csv-processing": v.sfn.StateMachineARN("csv-processing"),
+		"document-conversion": v.sfn.StateMachineARN("document-conversion")}
+	if err := cloudconfig.Save(v.dir, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range s3.Env() {
+		k, val, _ := strings.Cut(kv, "=")
+		t.Setenv(k, val)
+	}
+	t.Setenv("AWS_ENDPOINT_URL_SFN", v.sfn.Endpoint)
+	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	a, err := app.Open(app.Config{DataDir: v.dir, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	if err := a.StartEngine(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	v.a = a
+	return v
+}
+
+// submit submits a small text file for conversion in the cloud.
+func (v *appCloud) submit(t *testing.T) job.Job {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "memo.txt")
+	os.WriteFile(path, []byte("議事録\n\n本日の議題は予算です。\n"), 0o644)
+	jobs, err := v.a.Submit(context.Background(), []string{path}, app.SubmitOptions{Type: "convert", Target: app.TargetCloud})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jobs[0].Target != job.TargetCloud {
+		t.Fatalf("target %s", jobs[0].Target)
+	}
+	return jobs[0]
+}
+
+func (v *appCloud) wait(t *testing.T, id int64) job.Job {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	j, err := v.a.Wait(ctx, id)
+	if err != nil {
+		t.Fatalf("job %d: %v (%s %s)", id, err, j.Status, j.Message)
+	}
+	return j
+}
+
+// execution is the stand-in's own record of an execution.
+func (v *appCloud) execution(t *testing.T, arn string) flow.Execution {
+	t.Helper()
+	x, err := v.sfn.Engine.DescribeExecution(context.Background(), arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+func (v *appCloud) executions(t *testing.T) int {
+	xs, _, err := v.sfn.Engine.ListExecutions(context.Background(), v.sfn.StateMachineARN("document-conversion"), "", 100, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(xs)
+}
+
+// Redrive of a cloud job: RedriveExecution of its execution on Step Functions, which goes on from
+// Convert (Ingest is not run again); the job waits for it and ends with its outcome.
+func TestCloudRedrive(t *testing.T) {
+	v := newAppCloud(t, convertFailOnce)
+	ctx := context.Background()
+	j := v.wait(t, v.submit(t).ID)
+	if j.Status != job.Failed || j.Error == nil || j.Error.Code != job.E009 {
+		t.Fatalf("first run: %s %+v", j.Status, j.Error)
+	}
+	ref, err := v.a.ExecutionOf(ctx, j.ID)
+	if err != nil || !ref.Cloud || !strings.HasSuffix(ref.ARN, ":convert-"+itoa(j.ID)) {
+		t.Fatalf("ExecutionOf: %+v %v", ref, err)
+	}
+	if x := v.execution(t, ref.ARN); x.Status != flow.StatusFailed {
+		t.Fatalf("execution %s", x.Status)
+	}
+	r, err := v.a.Redrive(ctx, j.ID)
+	if err != nil || r.ID != j.ID || (r.Status != job.Pending && r.Status != job.Running) {
+		t.Fatalf("Redrive: %+v %v", r, err)
+	}
+	j = v.wait(t, j.ID)
+	if j.Status != job.Succeeded {
+		t.Fatalf("after the redrive: %s %s %+v", j.Status, j.Message, j.Error)
+	}
+	x := v.execution(t, ref.ARN)
+	if x.Status != flow.StatusSucceeded || x.RedriveCount != 1 || v.executions(t) != 1 {
+		t.Fatalf("execution %s, redriven %d times, %d executions", x.Status, x.RedriveCount, v.executions(t))
+	}
+	if v.ingests.Load() != 1 || v.converts.Load() != 2 {
+		t.Fatalf("ingest ran %d times, convert %d; want 1 and 2", v.ingests.Load(), v.converts.Load())
+	}
+	if n := v.sfn.Count("RedriveExecution"); n != 1 {
+		t.Fatalf("%d RedriveExecution calls", n)
+	}
+	var res docjob.Result
+	if json.Unmarshal(j.Result, &res) != nil || !strings.HasPrefix(res.OutputPath, v.dir) {
+		t.Fatalf("result %s", j.Result)
+	}
+	// Succeeded: nothing to redrive.
+	var je *job.Error
+	if _, err := v.a.Redrive(ctx, j.ID); !errors.As(err, &je) || je.Code != job.E014 {
+		t.Fatalf("Redrive of a succeeded job: %v", err)
+	}
+}
+
+// Retry of a cloud job: the orchestrator runs again and starts a new execution, <name>-j<id>,
+// linked to the failed one through the job (its history names both); the failed one stays.
+func TestCloudRetry(t *testing.T) {
+	v := newAppCloud(t, convertFailOnce)
+	ctx := context.Background()
+	j := v.wait(t, v.submit(t).ID)
+	if j.Status != job.Failed {
+		t.Fatalf("first run: %s", j.Status)
+	}
+	old, _ := v.a.ExecutionOf(ctx, j.ID)
+	r, err := v.a.Retry(ctx, j.ID)
+	if err != nil || r.ID != j.ID {
+		t.Fatalf("Retry: %+v %v", r, err)
+	}
+	if j = v.wait(t, j.ID); j.Status != job.Succeeded {
+		t.Fatalf("after the retry: %s %s", j.Status, j.Message)
+	}
+	cur, err := v.a.ExecutionOf(ctx, j.ID)
+	if err != nil || cur.ARN != old.ARN+"-j"+itoa(j.ID) {
+		t.Fatalf("the retry's execution %s (the first %s): %v", cur.ARN, old.ARN, err)
+	}
+	if v.execution(t, old.ARN).Status != flow.StatusFailed || v.execution(t, cur.ARN).Status != flow.StatusSucceeded || v.executions(t) != 2 {
+		t.Fatalf("executions after the retry: %d", v.executions(t))
+	}
+	if v.ingests.Load() != 2 || v.sfn.Count("RedriveExecution") != 0 {
+		t.Fatalf("a retry runs from the start: ingest ran %d times", v.ingests.Load())
+	}
+	hist, _ := v.a.History(ctx, j.ID)
+	var arns []string
+	for _, e := range hist {
+		if e.Kind == "CloudExecution" {
+			arns = append(arns, e.Message)
+		}
+	}
+	if len(arns) != 2 || arns[0] != old.ARN || arns[1] != cur.ARN {
+		t.Fatalf("the job's history names %v", arns)
+	}
+}
+
+// Cancel of a running cloud job through the service API: the dispatcher stops its execution
+// (StopExecution) on its beat; the execution ends ABORTED and the job CANCELLED.
+func TestCloudCancel(t *testing.T) {
+	v := newAppCloud(t, convertBlocks)
+	ctx := context.Background()
+	j := v.submit(t)
+	deadline := time.Now().Add(time.Minute)
+	for v.converts.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	ref, err := v.a.ExecutionOf(ctx, j.ID)
+	if err != nil {
+		t.Fatalf("no execution while converting: %v", err)
+	}
+	if err := v.a.Cancel(ctx, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	if j = v.wait(t, j.ID); j.Status != job.Cancelled {
+		t.Fatalf("after Cancel: %s %s", j.Status, j.Message)
+	}
+	if x := v.execution(t, ref.ARN); x.Status != flow.StatusAborted {
+		t.Fatalf("execution %s after the cancel", x.Status)
+	}
+	if n := v.sfn.Count("StopExecution"); n != 1 {
+		t.Fatalf("%d StopExecution calls", n)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
