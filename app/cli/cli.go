@@ -460,16 +460,30 @@ func (c *CLI) cmdShow(args []string) int {
 			return c.Fail(err)
 		}
 	}
+	// A cloud job's detail: where it runs (region, execution, console link, input in S3).
+	var cloud *app.CloudDetail
+	if j.Target == job.TargetCloud {
+		if d, err := a.CloudDetail(ctx, id); err == nil {
+			cloud = &d
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(c.Stdout)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
-		if *history {
+		switch {
+		case *history:
 			enc.Encode(struct {
 				job.Job
-				History []job.Event `json:"history"`
-			}{j, events})
-		} else {
+				Cloud   *app.CloudDetail `json:"cloud,omitempty"`
+				History []job.Event      `json:"history"`
+			}{j, cloud, events})
+		case cloud != nil:
+			enc.Encode(struct {
+				job.Job
+				Cloud *app.CloudDetail `json:"cloud"`
+			}{j, cloud})
+		default:
 			enc.Encode(j)
 		}
 		return ExitOK
@@ -484,6 +498,13 @@ func (c *CLI) cmdShow(args []string) int {
 	row("Message", j.Message)
 	row("Attempts", fmt.Sprintf("%d of %d", j.Attempts, j.MaxAttempts))
 	row("Target", j.Target)
+	if cloud != nil {
+		for _, r := range [][2]string{{"Region", cloud.Region}, {"Execution", cloud.ExecutionARN}, {"Console", cloud.ConsoleURL}, {"Input", cloud.InputURI}} {
+			if r[1] != "" {
+				row(r[0], r[1])
+			}
+		}
+	}
 	row("Created", j.CreatedAt.Local().Format(time.RFC3339))
 	if j.CompletedAt != nil {
 		row("Completed", j.CompletedAt.Local().Format(time.RFC3339))

@@ -91,7 +91,7 @@ func (d Device) QueueAI(typ string) dispatch.Handler {
 			replies = ch
 		}
 		local := in.Path
-		if in.Path, err = c.UploadInput(ctx, local, "", 10, r); err != nil {
+		if in.Path, err = d.upload(ctx, c, local, "", r); err != nil {
 			return nil, err
 		}
 		if res, ok, err := d.queueOutcome(ctx, c, id); err != nil || ok {

@@ -1,6 +1,7 @@
 package cloudjobs_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"jobdesk/app"
+	"jobdesk/app/cli"
 	"jobdesk/engine/blob"
 	"jobdesk/engine/docjob"
 	"jobdesk/engine/flow"
@@ -163,9 +165,12 @@ func TestCloudRedrive(t *testing.T) {
 	if x := v.execution(t, ref.ARN); x.Status != flow.StatusFailed {
 		t.Fatalf("execution %s", x.Status)
 	}
-	r, err := v.a.Redrive(ctx, j.ID)
-	if err != nil || r.ID != j.ID || (r.Status != job.Pending && r.Status != job.Running) {
-		t.Fatalf("Redrive: %+v %v", r, err)
+	// `jobdesk redrive ID` in a process of its own (no engine there): App.Redrive with clients of
+	// its own.
+	var out, errOut bytes.Buffer
+	if code := cli.Main([]string{"--data-dir", v.dir, "redrive", itoa(j.ID)}, &out, &errOut); code != cli.ExitOK ||
+		!strings.HasPrefix(out.String(), "job "+itoa(j.ID)+"\t") || !strings.Contains(out.String(), ref.ARN) {
+		t.Fatalf("redrive: %d\n%s%s", code, &out, &errOut)
 	}
 	j = v.wait(t, j.ID)
 	if j.Status != job.Succeeded {
@@ -228,6 +233,35 @@ func TestCloudRetry(t *testing.T) {
 	}
 	if len(arns) != 2 || arns[0] != old.ARN || arns[1] != cur.ARN {
 		t.Fatalf("the job's history names %v", arns)
+	}
+
+	// The job's detail names the region, the execution, its page in the console and the input.
+	d, err := v.a.CloudDetail(ctx, j.ID)
+	if err != nil || d.Region != awstest.Region || d.ExecutionARN != cur.ARN || !strings.HasPrefix(d.InputURI, "s3://jobdesk-test/jd/inputs/") ||
+		d.ConsoleURL != "https://us-east-1.console.aws.amazon.com/states/home?region=us-east-1#/v2/executions/details/"+cur.ARN {
+		t.Fatalf("CloudDetail: %+v %v", d, err)
+	}
+	var out, errOut bytes.Buffer
+	if code := cli.Main([]string{"--data-dir", v.dir, "show", itoa(j.ID)}, &out, &errOut); code != cli.ExitOK ||
+		!strings.Contains(out.String(), "Execution") || !strings.Contains(out.String(), cur.ARN) ||
+		!strings.Contains(out.String(), d.ConsoleURL) || !strings.Contains(out.String(), d.InputURI) || !strings.Contains(out.String(), "us-east-1") {
+		t.Fatalf("show: %d\n%s%s", code, &out, &errOut)
+	}
+	out.Reset()
+	var shown struct {
+		ID    int64
+		Cloud app.CloudDetail
+	}
+	if code := cli.Main([]string{"--data-dir", v.dir, "show", "--json", itoa(j.ID)}, &out, &errOut); code != cli.ExitOK ||
+		json.Unmarshal(out.Bytes(), &shown) != nil || shown.ID != j.ID || shown.Cloud != d {
+		t.Fatalf("show --json: %d\n%s%s", code, &out, &errOut)
+	}
+	// flow history takes the job number of a cloud job too: the execution's events, as Step
+	// Functions names them.
+	out.Reset()
+	if code := cli.Main([]string{"--data-dir", v.dir, "flow", "history", itoa(j.ID)}, &out, &errOut); code != cli.ExitOK ||
+		!strings.Contains(out.String(), "ExecutionSucceeded") || !strings.Contains(out.String(), "name=Convert") {
+		t.Fatalf("flow history: %d\n%s%s", code, &out, &errOut)
 	}
 }
 
