@@ -2,12 +2,15 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"jobdesk/engine/flow"
 	"jobdesk/engine/job"
+	"jobdesk/engine/orchestrator"
 	"jobdesk/engine/queue"
 	"jobdesk/sync/cloudconfig"
 	"jobdesk/sync/dispatch"
@@ -198,4 +201,28 @@ func (a *App) CloudHistory(ctx context.Context, arn string) ([]sfnexec.HistoryEv
 	}
 	evs, _, err := c.Exec.History(ctx, arn, sfnexec.HistoryCursor{})
 	return evs, err
+}
+
+// StartCloudExecution starts an execution of workflow — a state machine cloud.json's
+// state_machines names — on Step Functions under name (empty: the workflow and the time) with
+// input, as `jobdesk flow start --target cloud` does; with wait it returns when the execution has
+// ended (or ctx ends). A workflow the cloud has no state machine for is refused with E010 naming
+// the cloud.json key.
+func (a *App) StartCloudExecution(ctx context.Context, workflow, name string, input json.RawMessage, wait bool) (orchestrator.Execution, error) {
+	c, err := a.cloudClients(ctx)
+	if err != nil {
+		return orchestrator.Execution{}, err
+	}
+	if name == "" {
+		name = fmt.Sprintf("%s-%d", workflow, time.Now().UnixMilli())
+	}
+	x, err := c.Exec.Start(ctx, workflow, name, input, orchestrator.StartOptions{})
+	if errors.Is(err, orchestrator.ErrExists) {
+		return x, job.Wrap(job.E014, err, "an execution named "+name+" already exists (finished, or running with other input); choose another --name").
+			WithJa("同じ名前の実行がすでに存在します。--name で別の名前を指定してください。")
+	}
+	if err != nil || !wait {
+		return x, err
+	}
+	return c.Exec.Wait(ctx, x, nil)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"jobdesk/app/family"
+	"jobdesk/engine/aijob"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 )
@@ -121,11 +122,16 @@ func (a *App) Export(ctx context.Context, id int64, format, out string) error {
 // (seed 000: a goal becomes eight sub-goals, then actions and tasks).
 type GoalRequest = family.GoalRequest
 
-// SubmitGoal starts sub-goal generation for g and returns its job. Without an AI family it
-// refuses with E014.
+// SubmitGoal starts sub-goal generation for g, where g.Target says (device, cloud or auto, as
+// JobTarget decides), and returns its job. Without an AI family it refuses with E014.
 func (a *App) SubmitGoal(ctx context.Context, g GoalRequest) (job.Job, error) {
 	for _, f := range a.families {
 		if gs, ok := f.(family.GoalSubmitter); ok {
+			target, err := JobTarget(ctx, a.DataDir(), g.Target, aijob.TypeSubgoals, "")
+			if err != nil {
+				return job.Job{}, err
+			}
+			g.Target = target
 			return gs.SubmitGoal(ctx, g)
 		}
 	}

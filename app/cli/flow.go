@@ -27,7 +27,7 @@ var flowCommand = Command{
 	Run:   runFlow,
 }
 
-const flowUsage = "flow validate FILE | flow start FILE|NAME [--input JSON|@file] [--name N] [--wait] [--json] | flow history ID|ARN [--json] | flow redrive ID|ARN | flow retry ID|ARN (ID: the job number, of the job or of its execution)"
+const flowUsage = "flow validate FILE | flow start FILE|NAME [--input JSON|@file] [--name N] [--target device|cloud|auto] [--wait] [--json] | flow history ID|ARN [--json] | flow redrive ID|ARN | flow retry ID|ARN (ID: the job number, of the job or of its execution)"
 
 func runFlow(c *CLI, args []string) int {
 	if len(args) == 0 {
@@ -136,6 +136,7 @@ func flowStart(c *CLI, args []string) int {
 	name := fs.String("name", "", "the execution's name (default: a UUID); the same name and input starts nothing new")
 	wait := fs.Bool("wait", false, "wait for the execution, showing progress on stderr")
 	asJSON := fs.Bool("json", false, "print the execution as JSON")
+	target := fs.String("target", "device", "where the execution runs: device, cloud (the state machine cloud.json's state_machines names for the workflow) or auto (a workflow's input is never large: the device)")
 	pos, err := Parse(fs, args)
 	if err != nil {
 		return ExitUsage
@@ -151,6 +152,14 @@ func flowStart(c *CLI, args []string) int {
 	}
 	if err := checkFlowInput(in); err != nil {
 		return c.Fail(err)
+	}
+	switch strings.ToLower(strings.TrimSpace(*target)) {
+	case "", app.TargetDevice, app.TargetAuto:
+	case app.TargetCloud:
+		return flowStartCloud(c, pos[0], *name, in, *wait, *asJSON)
+	default:
+		return c.Usage(fmt.Sprintf("flow start: --target %q must be device, cloud or auto", *target),
+			"flow start: --target には device、cloud、auto のいずれかを指定してください。")
 	}
 	a, ok := c.Open()
 	if !ok {
@@ -216,6 +225,43 @@ func flowStart(c *CLI, args []string) int {
 		return ExitOK
 	}
 	return ExitFailed
+}
+
+// flowStartCloud is `flow start --target cloud`: an execution of the workflow's state machine in
+// the cloud (a file names its workflow by its base name, as on the device; the state machine is
+// the one deployed, which cloud.json's state_machines names).
+func flowStartCloud(c *CLI, workflow, name string, in []byte, wait, asJSON bool) int {
+	if _, err := os.Stat(workflow); err == nil {
+		workflow = machineName(workflow)
+	}
+	a, ok := c.Open()
+	if !ok {
+		return ExitFailed
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	x, err := a.StartCloudExecution(ctx, workflow, name, json.RawMessage(in), wait)
+	if err != nil {
+		return c.Fail(err)
+	}
+	if asJSON {
+		enc := json.NewEncoder(c.Stdout)
+		enc.SetEscapeHTML(false)
+		enc.Encode(map[string]any{"executionArn": x.ARN, "name": x.Name, "status": x.Status, "output": x.Output,
+			"error": x.Error, "cause": x.Cause, "target": app.TargetCloud})
+	} else {
+		fmt.Fprintf(c.Stdout, "execution %s\nstatus    %s\n", x.ARN, x.Status)
+		if len(x.Output) > 0 {
+			fmt.Fprintf(c.Stdout, "output    %s\n", x.Output)
+		}
+		if x.Error != "" {
+			fmt.Fprintf(c.Stdout, "error     %s\ncause     %s\n", x.Error, x.Cause)
+		}
+	}
+	if wait && x.Status != "SUCCEEDED" {
+		return ExitFailed
+	}
+	return ExitOK
 }
 
 // maxFlowInput is Step Functions' limit on an execution's input.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"image"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +14,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"jobdesk/app"
 	"jobdesk/app/cli"
@@ -43,6 +48,7 @@ type appCloud struct {
 	a        *app.App
 	dir      string
 	sfn      *sfntest.Server
+	s3       *awstest.S3
 	mode     atomic.Int32
 	ingests  atomic.Int64
 	converts atomic.Int64
@@ -52,6 +58,7 @@ func newAppCloud(t *testing.T, mode int32) *appCloud {
 	v := &appCloud{dir: t.TempDir()}
 	v.mode.Store(mode)
 	s3 := awstest.StartS3(t)
+	v.s3 = s3
 	cfg := cloudconfig.Config{Region: awstest.Region, Bucket: s3.Bucket, Prefix: "jd/"}
 	mux := blob.NewMux(blob.Local{Root: t.TempDir()})
 	mux.Handle("s3", s3blob.New(s3.Client, s3blob.Options{}))
@@ -294,3 +301,84 @@ func TestCloudCancel(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// --target reaches the cloud from every command that makes a job: generate, caption,
+// extract-eligibility (and the window's goal, App.SubmitGoal), and flow start.
+func TestTargetOnEveryCommand(t *testing.T) {
+	v := newAppCloud(t, convertWorks)
+	ctx := context.Background()
+	run := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := cli.Main(append([]string{"--data-dir", v.dir}, args...), &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	n := 0
+	for _, cmd := range []func(target string) []string{
+		func(target string) []string {
+			return []string{"generate", "subgoals", "--title", "クラウドで生成 " + target, "--target", target, "--json"}
+		},
+		func(target string) []string { // a new image each time: the same bytes return the job that has them
+			n++
+			img := filepath.Join(t.TempDir(), "photo.png")
+			pngFile(t, img, n)
+			return []string{"caption", img, "--target", target, "--json"}
+		},
+		func(target string) []string {
+			md := filepath.Join(t.TempDir(), "notice.md")
+			os.WriteFile(md, []byte("# 募集要項 "+target+"\n\n対象: 中小企業\n"), 0o644)
+			return []string{"extract-eligibility", md, "--target", target, "--json"}
+		},
+	} {
+		// cloud goes to the cloud; auto keeps small inputs on the device; a bad value is a usage
+		// error.
+		for target, want := range map[string]string{"cloud": job.TargetCloud, "auto": job.TargetDevice} {
+			args := cmd(target)
+			code, out, errOut := run(args...)
+			var j job.Job
+			if code != cli.ExitOK || json.Unmarshal([]byte(out), &j) != nil || j.Target != want {
+				t.Fatalf("%v: %d %s %s", args, code, out, errOut)
+			}
+		}
+		args := cmd("moon")
+		if code, _, errOut := run(args...); code != cli.ExitUsage || !strings.Contains(errOut, "device, cloud or auto") {
+			t.Fatalf("%v: %d %s", args, code, errOut)
+		}
+	}
+	g, err := v.a.SubmitGoal(ctx, app.GoalRequest{Title: "窓から", Target: app.TargetCloud})
+	if err != nil || g.Target != job.TargetCloud {
+		t.Fatalf("SubmitGoal: %+v %v", g, err)
+	}
+
+	// flow start --target cloud: the deployed state machine runs it.
+	if _, err := v.s3.Client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(v.s3.Bucket), Key: aws.String("in/memo.txt"),
+		Body: strings.NewReader("議事録\n")}); err != nil {
+		t.Fatal(err)
+	}
+	in := `{"path":"s3://` + v.s3.Bucket + `/in/memo.txt","force":false,"furigana":false,"no_ocr":false}`
+	code, out, errOut := run("flow", "start", "document-conversion", "--target", "cloud", "--input", in, "--name", "by-hand", "--wait", "--json")
+	var x struct{ ExecutionArn, Status, Target string }
+	if code != cli.ExitOK || json.Unmarshal([]byte(out), &x) != nil || x.Status != "SUCCEEDED" ||
+		x.ExecutionArn != strings.Replace(v.sfn.StateMachineARN("document-conversion"), ":stateMachine:", ":execution:", 1)+":by-hand" {
+		t.Fatalf("flow start --target cloud: %d %s %s", code, out, errOut)
+	}
+	if v.execution(t, x.ExecutionArn).Status != flow.StatusSucceeded {
+		t.Fatal("the stand-in did not run it")
+	}
+	if code, _, errOut = run("flow", "start", "no-such-workflow", "--target", "cloud"); code == cli.ExitOK || !strings.Contains(errOut, "state_machines") {
+		t.Fatalf("flow start of a workflow the cloud lacks: %d %s", code, errOut)
+	}
+}
+
+// pngFile writes a small PNG image.
+func pngFile(t *testing.T, path string, size int) {
+	t.Helper()
+	m := image.NewRGBA(image.Rect(0, 0, size, size))
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := png.Encode(f, m); err != nil {
+		t.Fatal(err)
+	}
+}
