@@ -3,6 +3,7 @@ package app
 import (
 	"archive/zip"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,7 @@ import (
 // shows.
 type Cloud struct {
 	Config     cloudconfig.Config
+	Clients    *dispatch.Cloud // the AWS clients (S3, Step Functions, SQS) the dispatcher uses
 	Dispatcher *dispatch.Dispatcher
 	Mirror     *mirror.Mirror
 }
@@ -43,7 +45,7 @@ func StartCloud(ctx context.Context, a *App) (c *Cloud, stop func(), err error) 
 	done := make(chan struct{}, 2)
 	go func() { d.Run(runCtx); done <- struct{}{} }()
 	go func() { m.Run(runCtx); done <- struct{}{} }()
-	return &Cloud{Config: cfg, Dispatcher: d, Mirror: m}, func() { cancel(); <-done; <-done }, nil
+	return &Cloud{Config: cfg, Clients: cloud, Dispatcher: d, Mirror: m}, func() { cancel(); <-done; <-done }, nil
 }
 
 // Where a job runs: the --target flag's values.
@@ -110,4 +112,51 @@ func bigInput(t cloudconfig.Thresholds, typ, path string) bool {
 		}
 	}
 	return t.Big(0, -1, docs)
+}
+
+// CloudDetail is where a cloud job runs, for its detail (`jobdesk show`, the window): the region,
+// its Step Functions execution and a link to it in the AWS console, and the S3 URI its input was
+// uploaded to. A queue-driven job (an image caption, an eligibility extraction) has no execution.
+type CloudDetail struct {
+	Region       string `json:"region,omitempty"`
+	ExecutionARN string `json:"execution_arn,omitempty"`
+	ConsoleURL   string `json:"console_url,omitempty"`
+	InputURI     string `json:"input_uri,omitempty"`
+}
+
+// CloudDetail returns the cloud detail of job id from what the device recorded (no AWS call): the
+// execution and input its history names, the region of the execution's ARN (else cloud.json's).
+// A job that does not run in the cloud is refused with E014.
+func (a *App) CloudDetail(ctx context.Context, id int64) (CloudDetail, error) {
+	j, err := a.queue.Get(ctx, id)
+	if err != nil {
+		return CloudDetail{}, err
+	}
+	if j.Target != job.TargetCloud {
+		return CloudDetail{}, job.Errorf(job.E014, "job %d runs on this device, not in the cloud", id).
+			WithJa(fmt.Sprintf("ジョブ %d はこのデバイスで実行されます（クラウドではありません）。", id))
+	}
+	evs, err := a.queue.History(ctx, id)
+	if err != nil {
+		return CloudDetail{}, err
+	}
+	d := CloudDetail{ExecutionARN: mirror.LastExecution(evs), InputURI: cloudjobs.LastEvent(evs, cloudjobs.InputEvent)}
+	// arn:aws:states:REGION:ACCOUNT:execution:MACHINE:NAME
+	if parts := strings.SplitN(d.ExecutionARN, ":", 5); len(parts) == 5 {
+		d.Region = parts[3]
+	}
+	if d.Region == "" {
+		if cfg, err := cloudconfig.Load(a.DataDir(), os.Getenv, nil); err == nil {
+			d.Region = cfg.Region
+		}
+	}
+	if d.ExecutionARN != "" && d.Region != "" {
+		d.ConsoleURL = ConsoleURL(d.Region, d.ExecutionARN)
+	}
+	return d, nil
+}
+
+// ConsoleURL is the page of execution arn in the AWS console of region.
+func ConsoleURL(region, arn string) string {
+	return "https://" + region + ".console.aws.amazon.com/states/home?region=" + region + "#/v2/executions/details/" + arn
 }

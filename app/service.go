@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"jobdesk/app/family"
+	"jobdesk/engine/aijob"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 )
@@ -68,7 +69,8 @@ func (a *App) Wait(ctx context.Context, id int64) (job.Job, error) {
 }
 
 // Cancel cancels job id: one that waits ends CANCELLED at once; a running one's handler is
-// stopped and the job ends CANCELLED without retry. Cancelling a finished job is refused;
+// stopped and the job ends CANCELLED without retry (a cloud job's execution is stopped,
+// StopExecution, by the dispatcher on its next beat, and ends ABORTED). Cancelling a finished job is refused;
 // cancelling a cancelled one is not.
 func (a *App) Cancel(ctx context.Context, id int64) error {
 	return a.queue.Cancel(ctx, id)
@@ -77,8 +79,10 @@ func (a *App) Cancel(ctx context.Context, id int64) error {
 // Retry runs finished job id again, as `jobdesk retry` and the window's Retry do: the job's
 // family decides how when it has a Retry hook (an AI job gets a new job linked to it, whose id
 // differs); otherwise the same job goes back to PENDING, keeping its id and history (a workflow
-// execution's job then continues its execution from the state that failed). It returns the job
-// that will run.
+// execution's job then continues its execution from the state that failed). A cloud job runs
+// where it ran: its family's job runs the orchestrator again, which starts a new execution
+// "<name>-j<id>" beside the failed one (the job's history names both). It returns the job that
+// will run.
 func (a *App) Retry(ctx context.Context, id int64) (job.Job, error) {
 	if j, err := a.queue.Get(ctx, id); err == nil {
 		if f, ok := familyOf(a.families, j.Type); ok {
@@ -118,11 +122,16 @@ func (a *App) Export(ctx context.Context, id int64, format, out string) error {
 // (seed 000: a goal becomes eight sub-goals, then actions and tasks).
 type GoalRequest = family.GoalRequest
 
-// SubmitGoal starts sub-goal generation for g and returns its job. Without an AI family it
-// refuses with E014.
+// SubmitGoal starts sub-goal generation for g, where g.Target says (device, cloud or auto, as
+// JobTarget decides), and returns its job. Without an AI family it refuses with E014.
 func (a *App) SubmitGoal(ctx context.Context, g GoalRequest) (job.Job, error) {
 	for _, f := range a.families {
 		if gs, ok := f.(family.GoalSubmitter); ok {
+			target, err := JobTarget(ctx, a.DataDir(), g.Target, aijob.TypeSubgoals, "")
+			if err != nil {
+				return job.Job{}, err
+			}
+			g.Target = target
 			return gs.SubmitGoal(ctx, g)
 		}
 	}

@@ -80,13 +80,13 @@ func (f *Family) Retry(ctx context.Context, j job.Job) (job.Job, error) {
 	return f.RetryGeneration(ctx, j.ID)
 }
 
-// SubmitGoal starts sub-goal generation for a goal a person typed.
+// SubmitGoal starts sub-goal generation for a goal a person typed, on g.Target.
 func (f *Family) SubmitGoal(ctx context.Context, g family.GoalRequest) (job.Job, error) {
 	in := aijob.GoalInput{Title: g.Title, Description: g.Description}
 	if !g.Deadline.IsZero() {
 		in.Deadline = g.Deadline.Format("2006-01-02")
 	}
-	return f.SubmitGeneration(ctx, aijob.TypeSubgoals, in)
+	return f.SubmitGenerationOn(ctx, g.Target, aijob.TypeSubgoals, in)
 }
 
 // Register runs each AI job type as an execution of its shipped workflow (they are embedded,
@@ -201,8 +201,15 @@ func (f *Family) Submit(ctx context.Context, path, typ string, o family.SubmitOp
 
 // SubmitGeneration starts SUBGOAL_GENERATION, ACTION_GENERATION or TASK_GENERATION for a goal
 // (creating the goal first when in names none, so that the job's input and result carry its
-// id). Starting the same type for the same goal while one is pending or running returns that job.
+// id) on the device. Starting the same type for the same goal while one is pending or running
+// returns that job.
 func (f *Family) SubmitGeneration(ctx context.Context, typ string, in aijob.GoalInput) (job.Job, error) {
+	return f.SubmitGenerationOn(ctx, job.TargetDevice, typ, in)
+}
+
+// SubmitGenerationOn is SubmitGeneration on target: job.TargetDevice or job.TargetCloud (as
+// app.JobTarget decides; "" is the device).
+func (f *Family) SubmitGenerationOn(ctx context.Context, target, typ string, in aijob.GoalInput) (job.Job, error) {
 	svc := f.svc
 	switch typ {
 	case aijob.TypeSubgoals, aijob.TypeActions, aijob.TypeTasks:
@@ -231,7 +238,7 @@ func (f *Family) SubmitGeneration(ctx context.Context, typ string, in aijob.Goal
 		title = g.Title
 	}
 	input, _ := json.Marshal(in)
-	id, existed, err := f.store.EnqueueGeneration(ctx, f.host.Queue, in.GoalID, queue.Params{Type: typ, Name: title, Input: input})
+	id, existed, err := f.store.EnqueueGeneration(ctx, f.host.Queue, in.GoalID, queue.Params{Type: typ, Name: title, Input: input, Target: target})
 	if err != nil {
 		return job.Job{}, job.Wrap(job.E009, err, "the generation could not be started").WithJa("生成を開始できませんでした。")
 	}
@@ -242,7 +249,7 @@ func (f *Family) SubmitGeneration(ctx context.Context, typ string, in aijob.Goal
 }
 
 // RetryGeneration starts a new job with the input of finished job id, linked to it (seed 000:
-// a retry is a new process with its own id).
+// a retry is a new process with its own id), where the old one ran (the device or the cloud).
 func (f *Family) RetryGeneration(ctx context.Context, id int64) (job.Job, error) {
 	old, err := f.host.Queue.Get(ctx, id)
 	if err != nil {
@@ -258,20 +265,26 @@ func (f *Family) RetryGeneration(ctx context.Context, id int64) (job.Job, error)
 	if !known {
 		return job.Job{}, job.Errorf(job.E014, "job %d is not an AI job", id).WithJa("AI のジョブではありません。")
 	}
-	j, _, err := f.host.Queue.Enqueue(ctx, queue.Params{Type: old.Type, Name: old.Name, Input: old.Input, RetryOf: old.ID, Priority: old.Priority})
+	j, _, err := f.host.Queue.Enqueue(ctx, queue.Params{Type: old.Type, Name: old.Name, Input: old.Input, RetryOf: old.ID, Priority: old.Priority, Target: old.Target})
 	return j, err
 }
 
 // SubmitEligibility starts ELIGIBILITY_EXTRACT for `jobdesk extract-eligibility JOB_ID|FILE`:
 // the Markdown output of conversion job JOB_ID, or the Markdown file FILE (which a person named,
-// so the job may read it wherever it is).
+// so the job may read it wherever it is), on the device.
 func (f *Family) SubmitEligibility(ctx context.Context, arg string) (job.Job, error) {
+	return f.SubmitEligibilityOn(ctx, job.TargetDevice, arg)
+}
+
+// SubmitEligibilityOn is SubmitEligibility on target: job.TargetDevice or job.TargetCloud (as
+// app.JobTarget decides; "" is the device).
+func (f *Family) SubmitEligibilityOn(ctx context.Context, target, arg string) (job.Job, error) {
 	src, err := f.eligibilitySource(ctx, arg)
 	if err != nil {
 		return job.Job{}, err
 	}
 	in, _ := json.Marshal(src)
-	j, _, err := f.host.Queue.Enqueue(ctx, queue.Params{Type: aijob.TypeEligibility, Name: filepath.Base(src.Path), Input: in})
+	j, _, err := f.host.Queue.Enqueue(ctx, queue.Params{Type: aijob.TypeEligibility, Name: filepath.Base(src.Path), Input: in, Target: target})
 	return j, err
 }
 

@@ -17,10 +17,10 @@ import (
 
 // The AI family's subcommands.
 var (
-	generateCommand = Command{"generate", "generate subgoals|actions|tasks (--goal ID | --title T [--description D] [--deadline YYYY-MM-DD]) [--wait] [--json] | generate retry ID",
+	generateCommand = Command{"generate", "generate subgoals|actions|tasks (--goal ID | --title T [--description D] [--deadline YYYY-MM-DD]) [--target device|cloud|auto] [--wait] [--json] | generate retry ID",
 		"generate a goal's 8 sub-goals, their 8 actions each, or the actions' tasks with the AI model", (*CLI).cmdGenerate}
-	captionCommand     = Command{"caption", "caption IMAGE [--wait] [--json]", "describe a PNG or JPEG image in Japanese with a vision-capable model", (*CLI).cmdCaption}
-	eligibilityCommand = Command{"extract-eligibility", "extract-eligibility JOB_ID|FILE [--wait] [--json]", "extract the eligibility JSON from a converted document (a conversion job or a Markdown file)", (*CLI).cmdExtractEligibility}
+	captionCommand     = Command{"caption", "caption IMAGE [--target device|cloud|auto] [--wait] [--json]", "describe a PNG or JPEG image in Japanese with a vision-capable model", (*CLI).cmdCaption}
+	eligibilityCommand = Command{"extract-eligibility", "extract-eligibility JOB_ID|FILE [--target device|cloud|auto] [--wait] [--json]", "extract the eligibility JSON from a converted document (a conversion job or a Markdown file)", (*CLI).cmdExtractEligibility}
 	goalsCommand       = Command{"goals", "goals show ID [--json] | goals ls [--json]", "show a goal's 9×9 chart (sub-goals, actions) and its tasks", (*CLI).cmdGoals}
 )
 
@@ -72,6 +72,7 @@ func (c *CLI) cmdGenerate(args []string) int {
 	desc := fs.String("description", "", "a new goal's description")
 	deadline := fs.String("deadline", "", "a new goal's deadline (YYYY-MM-DD)")
 	regenerate := fs.Bool("regenerate", false, "generate again what the goal already has")
+	target := fs.String("target", "device", "where the generation runs: device, cloud or auto")
 	wait := fs.Bool("wait", false, "wait for the job, showing progress on stderr")
 	asJSON := fs.Bool("json", false, "print the job as JSON")
 	apply := aiFlags(fs)
@@ -112,12 +113,18 @@ func (c *CLI) cmdGenerate(args []string) int {
 		return ExitFailed
 	}
 	in := aijob.GoalInput{GoalID: *goal, Title: *title, Description: *desc, Deadline: *deadline, Regenerate: *regenerate}
-	return c.submitAndMaybeWait(a, func(ctx context.Context) (job.Job, error) { return ai.SubmitGeneration(ctx, typ, in) }, *wait, *asJSON)
+	return c.submitAndMaybeWait(a, func(ctx context.Context) (job.Job, error) {
+		where, err := app.JobTarget(ctx, a.DataDir(), *target, typ, "")
+		if err != nil {
+			return job.Job{}, err
+		}
+		return ai.SubmitGenerationOn(ctx, where, typ, in)
+	}, *wait, *asJSON)
 }
 
 func (c *CLI) cmdCaption(args []string) int {
-	return c.oneInputAIJob("caption", "name one image", args, func(ctx context.Context, a *app.App, arg string) (job.Job, error) {
-		jobs, err := a.Submit(ctx, []string{arg}, app.SubmitOptions{Type: aijob.TypeCaption})
+	return c.oneInputAIJob("caption", "name one image", args, func(ctx context.Context, a *app.App, arg, target string) (job.Job, error) {
+		jobs, err := a.Submit(ctx, []string{arg}, app.SubmitOptions{Type: aijob.TypeCaption, Target: target})
 		if err != nil {
 			return job.Job{}, err
 		}
@@ -127,19 +134,25 @@ func (c *CLI) cmdCaption(args []string) int {
 
 func (c *CLI) cmdExtractEligibility(args []string) int {
 	return c.oneInputAIJob("extract-eligibility", "name one conversion job id or Markdown file", args,
-		func(ctx context.Context, a *app.App, arg string) (job.Job, error) {
+		func(ctx context.Context, a *app.App, arg, target string) (job.Job, error) {
 			ai, ok := app.FamilyOf[*aifamily.Family](a)
 			if !ok {
 				return job.Job{}, errNoAI
 			}
-			return ai.SubmitEligibility(ctx, arg)
+			where, err := app.JobTarget(ctx, a.DataDir(), target, aijob.TypeEligibility, "")
+			if err != nil {
+				return job.Job{}, err
+			}
+			return ai.SubmitEligibilityOn(ctx, where, arg)
 		})
 }
 
 // oneInputAIJob is an AI subcommand that takes exactly one input (an image, a file or a job id)
-// and the AI, --wait and --json flags; submit makes its job.
-func (c *CLI) oneInputAIJob(name, usage string, args []string, submit func(ctx context.Context, a *app.App, arg string) (job.Job, error)) int {
+// and the AI, --target, --wait and --json flags; submit makes its job on target (device, cloud
+// or auto, as given).
+func (c *CLI) oneInputAIJob(name, usage string, args []string, submit func(ctx context.Context, a *app.App, arg, target string) (job.Job, error)) int {
 	fs := c.Flags(name)
+	target := fs.String("target", "device", "where the job runs: device, cloud or auto")
 	wait := fs.Bool("wait", false, "wait for the job, showing progress on stderr")
 	asJSON := fs.Bool("json", false, "print the job as JSON")
 	apply := aiFlags(fs)
@@ -155,7 +168,7 @@ func (c *CLI) oneInputAIJob(name, usage string, args []string, submit func(ctx c
 	if !ok {
 		return ExitFailed
 	}
-	return c.submitAndMaybeWait(a, func(ctx context.Context) (job.Job, error) { return submit(ctx, a, pos[0]) }, *wait, *asJSON)
+	return c.submitAndMaybeWait(a, func(ctx context.Context) (job.Job, error) { return submit(ctx, a, pos[0], *target) }, *wait, *asJSON)
 }
 
 func (c *CLI) cmdGoals(args []string) int {

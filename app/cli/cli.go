@@ -56,6 +56,7 @@ func commands() []Command {
 		{"show", "show ID [--json] [--history]", "show one job (and its history)", (*CLI).cmdShow},
 		{"cancel", "cancel ID", "cancel a job (a running one stops within a second)", (*CLI).cmdCancel},
 		{"retry", "retry ID", "run a failed, timed-out, cancelled or partial job again (an AI job: as a new job linked to it)", (*CLI).cmdRetry},
+		{"redrive", "redrive ID", "continue a failed, timed-out or cancelled workflow job from the state that failed (what succeeded is not run again), on the device or in the cloud", (*CLI).cmdRedrive},
 		{"worker", "worker", "run the engine without a window until SIGINT/SIGTERM", (*CLI).cmdWorker},
 		{"export", "export ID --format F -o FILE", "write a finished job's result file (csv, xlsx, md) elsewhere", (*CLI).cmdExport},
 		csvCommand, convertCommand,
@@ -459,16 +460,30 @@ func (c *CLI) cmdShow(args []string) int {
 			return c.Fail(err)
 		}
 	}
+	// A cloud job's detail: where it runs (region, execution, console link, input in S3).
+	var cloud *app.CloudDetail
+	if j.Target == job.TargetCloud {
+		if d, err := a.CloudDetail(ctx, id); err == nil {
+			cloud = &d
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(c.Stdout)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
-		if *history {
+		switch {
+		case *history:
 			enc.Encode(struct {
 				job.Job
-				History []job.Event `json:"history"`
-			}{j, events})
-		} else {
+				Cloud   *app.CloudDetail `json:"cloud,omitempty"`
+				History []job.Event      `json:"history"`
+			}{j, cloud, events})
+		case cloud != nil:
+			enc.Encode(struct {
+				job.Job
+				Cloud *app.CloudDetail `json:"cloud"`
+			}{j, cloud})
+		default:
 			enc.Encode(j)
 		}
 		return ExitOK
@@ -483,6 +498,13 @@ func (c *CLI) cmdShow(args []string) int {
 	row("Message", j.Message)
 	row("Attempts", fmt.Sprintf("%d of %d", j.Attempts, j.MaxAttempts))
 	row("Target", j.Target)
+	if cloud != nil {
+		for _, r := range [][2]string{{"Region", cloud.Region}, {"Execution", cloud.ExecutionARN}, {"Console", cloud.ConsoleURL}, {"Input", cloud.InputURI}} {
+			if r[1] != "" {
+				row(r[0], r[1])
+			}
+		}
+	}
 	row("Created", j.CreatedAt.Local().Format(time.RFC3339))
 	if j.CompletedAt != nil {
 		row("Completed", j.CompletedAt.Local().Format(time.RFC3339))
@@ -555,6 +577,18 @@ func (c *CLI) cmdRetry(args []string) int {
 	}
 	fmt.Fprintf(c.Stdout, "job %d: %s\n", j.ID, j.Status)
 	return ExitOK
+}
+
+func (c *CLI) cmdRedrive(args []string) int {
+	id, ok := c.JobID(args)
+	if !ok {
+		return ExitUsage
+	}
+	a, ok := c.Open()
+	if !ok {
+		return ExitFailed
+	}
+	return redrive(c, a, strconv.FormatInt(id, 10))
 }
 
 func (c *CLI) cmdWorker(args []string) int {

@@ -27,7 +27,7 @@ var flowCommand = Command{
 	Run:   runFlow,
 }
 
-const flowUsage = "flow validate FILE | flow start FILE|NAME [--input JSON|@file] [--name N] [--wait] [--json] | flow history ID|ARN [--json] | flow redrive ID|ARN | flow retry ID|ARN"
+const flowUsage = "flow validate FILE | flow start FILE|NAME [--input JSON|@file] [--name N] [--target device|cloud|auto] [--wait] [--json] | flow history ID|ARN [--json] | flow redrive ID|ARN | flow retry ID|ARN (ID: the job number, of the job or of its execution)"
 
 func runFlow(c *CLI, args []string) int {
 	if len(args) == 0 {
@@ -136,6 +136,7 @@ func flowStart(c *CLI, args []string) int {
 	name := fs.String("name", "", "the execution's name (default: a UUID); the same name and input starts nothing new")
 	wait := fs.Bool("wait", false, "wait for the execution, showing progress on stderr")
 	asJSON := fs.Bool("json", false, "print the execution as JSON")
+	target := fs.String("target", "device", "where the execution runs: device, cloud (the state machine cloud.json's state_machines names for the workflow) or auto (a workflow's input is never large: the device)")
 	pos, err := Parse(fs, args)
 	if err != nil {
 		return ExitUsage
@@ -151,6 +152,14 @@ func flowStart(c *CLI, args []string) int {
 	}
 	if err := checkFlowInput(in); err != nil {
 		return c.Fail(err)
+	}
+	switch strings.ToLower(strings.TrimSpace(*target)) {
+	case "", app.TargetDevice, app.TargetAuto:
+	case app.TargetCloud:
+		return flowStartCloud(c, pos[0], *name, in, *wait, *asJSON)
+	default:
+		return c.Usage(fmt.Sprintf("flow start: --target %q must be device, cloud or auto", *target),
+			"flow start: --target には device、cloud、auto のいずれかを指定してください。")
 	}
 	a, ok := c.Open()
 	if !ok {
@@ -218,6 +227,43 @@ func flowStart(c *CLI, args []string) int {
 	return ExitFailed
 }
 
+// flowStartCloud is `flow start --target cloud`: an execution of the workflow's state machine in
+// the cloud (a file names its workflow by its base name, as on the device; the state machine is
+// the one deployed, which cloud.json's state_machines names).
+func flowStartCloud(c *CLI, workflow, name string, in []byte, wait, asJSON bool) int {
+	if _, err := os.Stat(workflow); err == nil {
+		workflow = machineName(workflow)
+	}
+	a, ok := c.Open()
+	if !ok {
+		return ExitFailed
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	x, err := a.StartCloudExecution(ctx, workflow, name, json.RawMessage(in), wait)
+	if err != nil {
+		return c.Fail(err)
+	}
+	if asJSON {
+		enc := json.NewEncoder(c.Stdout)
+		enc.SetEscapeHTML(false)
+		enc.Encode(map[string]any{"executionArn": x.ARN, "name": x.Name, "status": x.Status, "output": x.Output,
+			"error": x.Error, "cause": x.Cause, "target": app.TargetCloud})
+	} else {
+		fmt.Fprintf(c.Stdout, "execution %s\nstatus    %s\n", x.ARN, x.Status)
+		if len(x.Output) > 0 {
+			fmt.Fprintf(c.Stdout, "output    %s\n", x.Output)
+		}
+		if x.Error != "" {
+			fmt.Fprintf(c.Stdout, "error     %s\ncause     %s\n", x.Error, x.Cause)
+		}
+	}
+	if wait && x.Status != "SUCCEEDED" {
+		return ExitFailed
+	}
+	return ExitOK
+}
+
 // maxFlowInput is Step Functions' limit on an execution's input.
 const maxFlowInput = 256 << 10
 
@@ -268,33 +314,46 @@ func flowHistory(c *CLI, args []string) int {
 	if len(pos) != 1 {
 		return c.Usage("flow history: name one execution (its job id or ARN)", "flow history: 実行を 1 つ（ジョブ番号か ARN で）指定してください。")
 	}
-	eng, ok := c.flowEngine()
+	a, ok := c.Open()
 	if !ok {
 		return ExitFailed
 	}
-	arn, err := executionARN(eng, pos[0])
+	ctx := context.Background()
+	x, err := execution(ctx, a, pos[0])
 	if err != nil {
 		return c.Fail(flowError(err))
 	}
-	if err := printFlowHistory(c, eng, arn, *asJSON); err != nil {
+	if x.Cloud {
+		err = printCloudHistory(c, a, x.ARN, *asJSON)
+	} else {
+		err = printFlowHistory(c, a.Flow(), x.ARN, *asJSON)
+	}
+	if err != nil {
 		return c.Fail(flowError(err))
 	}
 	return ExitOK
 }
 
-// executionARN reads an execution named by its job id or its ARN.
-func executionARN(eng *flow.Engine, idOrARN string) (string, error) {
-	id, err := strconv.ParseInt(idOrARN, 10, 64)
-	if err != nil {
-		return idOrARN, nil
+// execution reads an execution named by a job number (the job a person sees — a CSV import, a
+// conversion, an AI generation — or the execution's own job) or by its ARN: the device's, or
+// else the cloud's when the cloud is configured.
+func execution(ctx context.Context, a *app.App, idOrARN string) (app.ExecutionRef, error) {
+	if id, err := strconv.ParseInt(idOrARN, 10, 64); err == nil {
+		return a.ExecutionOf(ctx, id)
 	}
-	x, err := eng.ExecutionByJob(context.Background(), id)
-	return x.ARN, err
+	_, err := a.Flow().DescribeExecution(ctx, idOrARN)
+	var ae *flow.APIError
+	if errors.As(err, &ae) && (ae.Type == "ExecutionDoesNotExist" || ae.Type == "InvalidArn") {
+		if _, cerr := a.CloudHistory(ctx, idOrARN); cerr == nil {
+			return app.ExecutionRef{ARN: idOrARN, Cloud: true}, nil
+		}
+	}
+	return app.ExecutionRef{ARN: idOrARN}, err
 }
 
 // flowRerun is `flow redrive` (the same execution continues from the state that failed; what
-// succeeded is not run again) and `flow retry` (a new execution with the same input, linked to
-// the original).
+// succeeded is not run again, and the job waits for it again) and `flow retry` (a new execution
+// with the same input, linked to the original).
 func flowRerun(c *CLI, verb string, args []string) int {
 	fs := c.Flags("flow " + verb)
 	pos, err := Parse(fs, args)
@@ -304,32 +363,91 @@ func flowRerun(c *CLI, verb string, args []string) int {
 	if len(pos) != 1 {
 		return c.Usage("flow "+verb+": name one execution (its job id or ARN)", "flow "+verb+": 実行を 1 つ（ジョブ番号か ARN で）指定してください。")
 	}
-	eng, ok := c.flowEngine()
+	a, ok := c.Open()
 	if !ok {
 		return ExitFailed
 	}
+	eng := a.Flow()
 	ctx := context.Background()
-	arn, err := executionARN(eng, pos[0])
+	if verb == "redrive" {
+		return redrive(c, a, pos[0])
+	}
+	ref, err := execution(ctx, a, pos[0])
 	if err != nil {
 		return c.Fail(flowError(err))
 	}
-	if verb == "redrive" {
-		if _, err := eng.RedriveExecution(ctx, arn); err != nil {
-			return c.Fail(flowError(err))
-		}
-	} else {
-		x, err := eng.RetryExecution(ctx, arn)
-		if err != nil {
-			return c.Fail(flowError(err))
-		}
-		arn = x.ARN
+	if ref.Cloud {
+		return c.Fail(job.Errorf(job.E014, "flow retry runs the device's executions; retry a cloud job with jobdesk retry ID").
+			WithJa("クラウドのジョブは jobdesk retry ID で再実行してください。"))
 	}
-	x, err := eng.DescribeExecution(ctx, arn)
+	x, err := eng.RetryExecution(ctx, ref.ARN)
 	if err != nil {
+		return c.Fail(flowError(err))
+	}
+	if x, err = eng.DescribeExecution(ctx, x.ARN); err != nil {
 		return c.Fail(flowError(err))
 	}
 	fmt.Fprintf(c.Stdout, "job %d\t%s\t%s\n", x.JobID, x.Status, x.ARN)
 	return ExitOK
+}
+
+// redrive is `jobdesk redrive ID` and `jobdesk flow redrive ID|ARN`: the job (or the execution)
+// goes on from the state that failed. It prints the job, its status and the execution.
+func redrive(c *CLI, a *app.App, idOrARN string) int {
+	ctx := context.Background()
+	var j job.Job
+	var err error
+	id, perr := strconv.ParseInt(idOrARN, 10, 64)
+	if perr == nil {
+		j, err = a.Redrive(ctx, id)
+	} else {
+		j, err = a.RedriveARN(ctx, idOrARN)
+	}
+	if err != nil {
+		return c.Fail(flowError(err))
+	}
+	if j.ID == 0 { // a cloud execution no job here waits on
+		fmt.Fprintf(c.Stdout, "execution %s redriven\n", idOrARN)
+		return ExitOK
+	}
+	ref, err := a.ExecutionOf(ctx, j.ID)
+	if err != nil {
+		return c.Fail(flowError(err))
+	}
+	status := string(j.Status)
+	if !ref.Cloud {
+		if x, err := a.Flow().DescribeExecution(ctx, ref.ARN); err == nil {
+			status = x.Status
+		}
+	}
+	fmt.Fprintf(c.Stdout, "job %d\t%s\t%s\n", j.ID, status, ref.ARN)
+	return ExitOK
+}
+
+// printCloudHistory prints the history events of the cloud execution arn: a table, or JSON lines.
+func printCloudHistory(c *CLI, a *app.App, arn string, asJSON bool) error {
+	evs, err := a.CloudHistory(context.Background(), arn)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(c.Stdout)
+	enc.SetEscapeHTML(false)
+	tw := newTable(c.Stdout)
+	if !asJSON {
+		fmt.Fprintln(tw, "ID\tTIME\tTYPE\tDETAIL")
+	}
+	for _, ev := range evs {
+		if asJSON {
+			enc.Encode(map[string]any{"id": ev.ID, "type": ev.Type, "timestamp": ev.Timestamp, "state": ev.State})
+			continue
+		}
+		detail := ""
+		if ev.State != "" {
+			detail = "name=" + ev.State
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", ev.ID, ev.Timestamp.Local().Format("15:04:05.000"), ev.Type, detail)
+	}
+	return tw.Flush()
 }
 
 // printFlowHistory prints the history events of the execution arn: a table, or JSON lines.

@@ -125,6 +125,9 @@ type GoalRequest struct {
 	Title       string
 	Description string
 	Deadline    time.Time // zero: none
+	// Target is where the generation runs. App.SubmitGoal takes "device" (or ""), "cloud" or
+	// "auto" and hands the family job.TargetDevice or job.TargetCloud (see JobTarget).
+	Target string
 }
 
 // FileSHA256 is the identity of a dropped file: the SHA-256 of its bytes (as the CSV job

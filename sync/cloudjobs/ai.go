@@ -91,7 +91,7 @@ func (d Device) QueueAI(typ string) dispatch.Handler {
 			replies = ch
 		}
 		local := in.Path
-		if in.Path, err = c.UploadInput(ctx, local, "", 10, r); err != nil {
+		if in.Path, err = d.upload(ctx, c, local, "", r); err != nil {
 			return nil, err
 		}
 		if res, ok, err := d.queueOutcome(ctx, c, id); err != nil || ok {
@@ -270,7 +270,7 @@ func (d Device) GoalAI(typ string) dispatch.Handler {
 		}
 		in, _ := json.Marshal(gi)
 		home := func(ctx context.Context) (aijob.Usage, error) { return d.homeGoal(ctx, ai, st, info.ID, device) }
-		return orchestrator.Run(ctx, ex, orchestrator.Spec{
+		out, err := orchestrator.Run(ctx, ex, orchestrator.Spec{
 			Workflow: workflow, Name: name, Input: in, Priority: self.Priority,
 			What: "the generation", WhatJa: "生成",
 			Outcome: func(ctx context.Context, x orchestrator.Execution) (json.RawMessage, error) {
@@ -294,6 +294,13 @@ func (d Device) GoalAI(typ string) dispatch.Handler {
 				return aijob.ExecutionFailure(ctx, x, e)
 			},
 		}, r)
+		// The end of the generation is kept as on the device (aifamily): a failure for good fails
+		// the goal with a local notification, a cancel releases it, a success clears an earlier
+		// failure. A cloud that cannot be reached ends nothing: the job waits for the network.
+		if !dispatch.Offline(err) {
+			aijob.NewService(st.State(), nil).EndGeneration(ctx, gi.GoalID, typ, err)
+		}
+		return out, err
 	}
 }
 

@@ -23,11 +23,13 @@
 package cloudjobs
 
 import (
+	"context"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"jobdesk/engine/blob"
+	"jobdesk/engine/job"
 	"jobdesk/engine/orchestrator"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
@@ -106,6 +108,36 @@ func (d Device) blobs(c *dispatch.Cloud) *blob.Mux {
 		m.Handle("s3", c.Blobs)
 	}
 	return m
+}
+
+// InputEvent is the history event that records where a cloud job's input went (its message is
+// the s3:// URI), for the job's detail.
+const InputEvent = "InputUploaded"
+
+// upload puts the job's input file up content-addressed (dispatch.Cloud.UploadInput) and records
+// its URI in the job's history once.
+func (d Device) upload(ctx context.Context, c *dispatch.Cloud, path, sum string, r job.Reporter) (string, error) {
+	uri, err := c.UploadInput(ctx, path, sum, 10, r)
+	if err != nil {
+		return "", err
+	}
+	if info, ok := job.InfoFrom(ctx); ok && d.Queue != nil {
+		if evs, err := d.Queue.History(ctx, info.ID); err == nil && LastEvent(evs, InputEvent) != uri {
+			d.Queue.AddEvent(ctx, info.ID, InputEvent, uri, "")
+		}
+	}
+	return uri, nil
+}
+
+// LastEvent returns the message of the latest event of kind in a job's history (events in
+// order), or "".
+func LastEvent(events []job.Event, kind string) string {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Kind == kind {
+			return events[i].Message
+		}
+	}
+	return ""
 }
 
 // absPath is path made absolute, as the device's handlers record a dropped file.

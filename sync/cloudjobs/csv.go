@@ -42,7 +42,7 @@ func (d Device) CSV(ctx context.Context, c *dispatch.Cloud, raw json.RawMessage,
 	if err != nil {
 		return nil, err
 	}
-	uri, err := c.UploadInput(ctx, in.Path, in.SHA256, 10, r)
+	uri, err := d.upload(ctx, c, in.Path, in.SHA256, r)
 	if err != nil {
 		return nil, err
 	}

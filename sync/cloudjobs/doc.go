@@ -38,7 +38,7 @@ func (d Device) Convert(ctx context.Context, c *dispatch.Cloud, raw json.RawMess
 		in.Name = filepath.Base(in.Path)
 	}
 	info, _ := job.InfoFrom(ctx)
-	uri, err := c.UploadInput(ctx, in.Path, "", 10, r)
+	uri, err := d.upload(ctx, c, in.Path, "", r)
 	if err != nil {
 		return nil, err
 	}

@@ -172,16 +172,45 @@ func (e executions) Stop(ctx context.Context, x orchestrator.Execution, errName,
 	return e.m.exec.Stop(ctx, x, errName, cause)
 }
 
-// Wait returns when the mirror sees x end (pushed or polled) or ctx ends.
+// ExecutionEvent is the history event that records the execution a cloud job waits on (its ARN
+// is the event's message): the latest one is the job's execution, which its detail, a redrive
+// and `flow history` name.
+const ExecutionEvent = "CloudExecution"
+
+// LastExecution returns the ARN of the latest execution recorded in a job's history (events in
+// order), or "".
+func LastExecution(events []job.Event) string {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Kind == ExecutionEvent {
+			return events[i].Message
+		}
+	}
+	return ""
+}
+
+// record adds x to job id's history unless it is the execution recorded last.
+func (m *Mirror) record(ctx context.Context, id int64, x orchestrator.Execution) {
+	if m.q == nil || id == 0 || x.ARN == "" {
+		return
+	}
+	if evs, err := m.q.History(ctx, id); err == nil && LastExecution(evs) == x.ARN {
+		return
+	}
+	m.q.AddEvent(ctx, id, ExecutionEvent, x.ARN, x.Name)
+}
+
+// Wait returns when the mirror sees x end (pushed or polled) or ctx ends. The execution goes
+// into the job's history first (ExecutionEvent).
 func (e executions) Wait(ctx context.Context, x orchestrator.Execution, progress job.Reporter) (orchestrator.Execution, error) {
+	info, _ := job.InfoFrom(ctx)
+	m := e.m
+	m.record(ctx, info.ID, x)
 	if x.Status != orchestrator.Running {
 		return x, nil
 	}
 	if progress == nil {
 		progress = job.Discard
 	}
-	info, _ := job.InfoFrom(ctx)
-	m := e.m
 	w := &watch{arn: x.ARN, jobID: info.ID, interval: m.o.MinPoll, due: time.Now().Add(m.o.MinPoll), progress: progress,
 		done: make(chan orchestrator.Execution, 1)}
 	m.mu.Lock()

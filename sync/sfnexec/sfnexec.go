@@ -208,9 +208,21 @@ func (e *Executor) Stop(ctx context.Context, x orchestrator.Execution, errName, 
 }
 
 // Redrive is RedriveExecution: a failed, timed-out or aborted execution goes on from where it
-// failed.
+// failed (the states that succeeded are not run again). An execution Step Functions will not
+// redrive (it succeeded, runs, or is past its redrive window) or does not know is refused with
+// E014 saying so.
 func (e *Executor) Redrive(ctx context.Context, arn string) error {
 	_, err := e.api.RedriveExecution(ctx, &sfn.RedriveExecutionInput{ExecutionArn: &arn})
+	var notRedrivable *types.ExecutionNotRedrivable
+	var missing *types.ExecutionDoesNotExist
+	switch {
+	case errors.As(err, &notRedrivable):
+		return job.Wrap(job.E014, err, "Step Functions cannot redrive this execution: "+aws.ToString(notRedrivable.Message)).
+			WithJa("この実行は再開（redrive）できません。").Permanent()
+	case errors.As(err, &missing):
+		return job.Wrap(job.E014, err, "Step Functions does not know the execution "+arn).
+			WithJa("指定された実行が Step Functions にありません。").Permanent()
+	}
 	return awserr.Classify(err, e.where(arn, "states:RedriveExecution"))
 }
 
