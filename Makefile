@@ -47,7 +47,7 @@ bench: deps
 	cd bench/compare && $(GO) run . -n 5000
 	$(GO) test -run '^$$' -bench 'WholeJob|SQLiteImport' -benchtime 5x ./engine/csvjob/...
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2x $$($(GO) list ./engine/... | grep -v -e engine/queue -e engine/csvjob)
-	$(GO) test -run '^$$' -bench TaskWorkflow64 -benchtime 3x ./app
+	$(GO) test -run '^$$' -bench TaskWorkflow64 -benchtime 3x ./app/cli
 	scripts/bench-csv.sh
 	scripts/test-servers.sh && $(GO) test -run '^$$' -bench Upload1GB -benchtime 1x -timeout 30m ./sync/s3blob
 	$(GO) test -run '^$$' -bench CSV1MThroughLambdaHandlers -benchtime 3x ./sync/cloudworker
