@@ -144,8 +144,12 @@ type pair struct {
 	csvSHA256 string
 }
 
+var fileSeq atomic.Int64
+
 func (v *cloud) submitPair(t *testing.T, dir string, rows int) pair {
-	p := pair{csvPath: writeCSV(t, dir, "users-log.csv", csvtest.EncUTF8, rows), zipPath: writeZip(t, dir, 4)}
+	// A name of its own: the CSV execution's name is the file's and the time to the second.
+	name := fmt.Sprintf("users-log-%d.csv", fileSeq.Add(1))
+	p := pair{csvPath: writeCSV(t, dir, name, csvtest.EncUTF8, rows), zipPath: writeZip(t, dir, 4)}
 	p.csvSHA256, _ = csvjob.FileSHA256(context.Background(), p.csvPath)
 	p.csv = v.submit(t, cloudjobs.TypeCSV, p.csvPath, map[string]any{"path": p.csvPath, "sha256": p.csvSHA256})
 	p.doc = v.submit(t, cloudjobs.TypeConvert, p.zipPath, docjob.Input{Path: p.zipPath})
