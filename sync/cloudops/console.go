@@ -12,6 +12,7 @@ package cloudops
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,7 +20,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/job"
+	"jobdesk/sync/s3blob"
 )
 
 // SQSAPI is the part of *sqs.Client the console calls.
@@ -45,6 +48,10 @@ type Console struct {
 	Config Config
 	SQS    SQSAPI
 	SFN    SFNAPI
+	// Blobs reads the worker's failure objects under Config's bucket and prefix
+	// (cloudworker.FailureURI), the error of a dead-lettered job message; nil: a dead letter
+	// shows only what its message tells.
+	Blobs blob.Store
 }
 
 // Options choose the backend and how to reach it.
@@ -80,7 +87,11 @@ func New(ctx context.Context, o Options) (*Console, error) {
 			WithJa("AWS のリージョンがありません。cloud.json、--region または AWS_REGION で指定してください。")
 	}
 	c.Region = cfg.Region
-	return &Console{Config: c, SQS: sqs.NewFromConfig(cfg), SFN: sfn.NewFromConfig(cfg)}, nil
+	con := &Console{Config: c, SQS: sqs.NewFromConfig(cfg), SFN: sfn.NewFromConfig(cfg)}
+	if c.Bucket != "" {
+		con.Blobs = s3blob.New(s3blob.NewClient(cfg, os.Getenv("AWS_ENDPOINT_URL_S3") != ""), s3blob.Options{})
+	}
+	return con, nil
 }
 
 // QueueURL returns the queue of jobType from the configuration.
