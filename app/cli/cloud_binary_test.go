@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"jobdesk/engine/csvjob"
+	"jobdesk/engine/csvjob/csvtest"
 	"jobdesk/engine/docjob"
 	"jobdesk/engine/job"
 )
@@ -22,9 +23,10 @@ import (
 // The built jobdesk binary end to end, as a person runs it: `jobdesk serve` over a second data
 // folder whose cloud.json names a versitygw bucket stands in for the cloud (one AWS key pair
 // signs S3 and it: --access-key/--secret-key), a first data folder's cloud.json points at it,
-// and `jobdesk run --target cloud --wait --json` on a CSV and on a ZIP of documents ends with the
-// same summary, files and csv_users as `--target device`. The AWS CLI, an independent client,
-// sees the uploaded inputs and the started executions.
+// and `jobdesk run --target cloud --wait --json` on a CSV of 200,000 rows (UTF-8, then
+// Shift_JIS) and on a ZIP of 10 documents ends with the same summary, files and csv_users as
+// `--target device`. The AWS CLI, an independent client, sees the uploaded inputs and the
+// started executions.
 
 // The key pair of versitygw, given to serve too; the region is serve's (its ARNs are in it).
 const (
@@ -106,43 +108,42 @@ func TestCloudRunsOfTheBuiltBinaryMatchTheDevice(t *testing.T) {
 	}
 
 	inputs := t.TempDir()
-	csvPath := filepath.Join(inputs, "users-log.csv")
-	var b strings.Builder
-	b.WriteString("ユーザーID,ログイン回数,投稿回数\n")
-	for i := 0; i < 20_000; i++ {
-		fmt.Fprintf(&b, "U%05d,%d,%d\n", i%700, i%13, i%29)
+	for _, enc := range []string{csvtest.EncUTF8, csvtest.EncCP932} {
+		t.Run("csv "+enc, func(t *testing.T) {
+			body := append(csvtest.BigUserLog(200_000, 5000, csvtest.EncUTF8), "U00001,abc,3\nU00002,4\n"...)
+			name := "users-log-" + enc + ".csv"
+			csvPath := filepath.Join(inputs, name)
+			if err := os.WriteFile(csvPath, csvtest.EncodeAs(enc, string(body)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cloud, device := run(cloudUser, "cloud", csvPath), run(deviceUser, "device", csvPath)
+			if cloud.Status != job.Partial || device.Status != cloud.Status {
+				t.Fatalf("cloud %s %v, device %s %v", cloud.Status, cloud.Error, device.Status, device.Error)
+			}
+			var cs, ds csvjob.Summary
+			json.Unmarshal(cloud.Result, &cs)
+			json.Unmarshal(device.Result, &ds)
+			if g, w := sameCSVSummary(cs, cloudUser), sameCSVSummary(ds, deviceUser); g != w || cs.TotalRows != 200_002 {
+				t.Fatalf("summaries differ:\ncloud  %s\ndevice %s", g, w)
+			}
+			if g, w := readFile(t, cs.ErrorsCSV), readFile(t, ds.ErrorsCSV); g != w || g == "" || !strings.HasPrefix(cs.ErrorsCSV, cloudUser) {
+				t.Fatalf("errors.csv differ (%s):\n%s\n%s", cs.ErrorsCSV, g, w)
+			}
+			if g, w := exported(t, bin, cloudUser, cloud.ID, userEnv), exported(t, bin, deviceUser, device.ID, userEnv); g != w || g == "" {
+				t.Fatalf("jobdesk export differs:\n%.300s\n%.300s", g, w)
+			}
+			if g, w := csvUsers(t, cloudUser), csvUsers(t, deviceUser); g != w || g == "" {
+				t.Fatalf("csv_users differ:\n%.300s\n%.300s", g, w)
+			}
+			// The AWS CLI sees the input in the bucket and the execution on serve.
+			if out := aws("--endpoint-url", s3, "s3api", "list-objects-v2", "--bucket", e2eBucket, "--prefix", "jd/inputs/",
+				"--query", "Contents[].Key", "--output", "text"); !strings.Contains(out, "/"+cs.SHA256+"/"+name) {
+				t.Fatalf("aws s3api list-objects-v2 does not see the input %s: %s", cs.SHA256, out)
+			}
+			executions(t, aws, sfnURL, arns["csv-processing"], cs.ExecutionID)
+		})
 	}
-	b.WriteString("U00001,abc,3\nU00002,4\n")
-	os.WriteFile(csvPath, []byte(b.String()), 0o644)
 	zipPath := writeDocsZip(t, inputs, 10)
-
-	t.Run("csv", func(t *testing.T) {
-		cloud, device := run(cloudUser, "cloud", csvPath), run(deviceUser, "device", csvPath)
-		if cloud.Status != job.Partial || device.Status != cloud.Status {
-			t.Fatalf("cloud %s %v, device %s %v", cloud.Status, cloud.Error, device.Status, device.Error)
-		}
-		var cs, ds csvjob.Summary
-		json.Unmarshal(cloud.Result, &cs)
-		json.Unmarshal(device.Result, &ds)
-		if g, w := sameCSVSummary(cs, cloudUser), sameCSVSummary(ds, deviceUser); g != w {
-			t.Fatalf("summaries differ:\ncloud  %s\ndevice %s", g, w)
-		}
-		if g, w := readFile(t, cs.ErrorsCSV), readFile(t, ds.ErrorsCSV); g != w || g == "" || !strings.HasPrefix(cs.ErrorsCSV, cloudUser) {
-			t.Fatalf("errors.csv differ (%s):\n%s\n%s", cs.ErrorsCSV, g, w)
-		}
-		if g, w := exported(t, bin, cloudUser, cloud.ID, userEnv), exported(t, bin, deviceUser, device.ID, userEnv); g != w || g == "" {
-			t.Fatalf("jobdesk export differs:\n%.300s\n%.300s", g, w)
-		}
-		if g, w := csvUsers(t, cloudUser), csvUsers(t, deviceUser); g != w || g == "" {
-			t.Fatalf("csv_users differ:\n%.300s\n%.300s", g, w)
-		}
-		// The AWS CLI sees the input in the bucket and the execution on serve.
-		if out := aws("--endpoint-url", s3, "s3api", "list-objects-v2", "--bucket", e2eBucket, "--prefix", "jd/inputs/",
-			"--query", "Contents[].Key", "--output", "text"); !strings.Contains(out, "/"+cs.SHA256+"/users-log.csv") {
-			t.Fatalf("aws s3api list-objects-v2 does not see the input %s: %s", cs.SHA256, out)
-		}
-		executions(t, aws, sfnURL, arns["csv-processing"], cs.ExecutionID)
-	})
 
 	t.Run("zip", func(t *testing.T) {
 		cloud, device := run(cloudUser, "cloud", zipPath), run(deviceUser, "device", zipPath)
