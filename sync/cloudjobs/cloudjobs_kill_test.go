@@ -214,7 +214,7 @@ func executionsNamed(t *testing.T, f *faultCloud, workflow, name string) int {
 	}
 	n := 0
 	for _, x := range xs {
-		if x.Name == name {
+		if sameJobName(x.Name, name) {
 			n++
 		}
 	}
