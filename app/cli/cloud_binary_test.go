@@ -28,11 +28,10 @@ import (
 // `--target device`. The AWS CLI, an independent client, sees the uploaded inputs and the
 // started executions.
 
-// The key pair of versitygw, given to serve too; the region is serve's (its ARNs are in it).
+// The key pair of versitygw, given to serve too (the region is the one serve prints).
 const (
 	e2eKey    = "jobdesk-e2e"
 	e2eSecret = "jobdesk-e2e-secret"
-	e2eRegion = "local"
 	e2eBucket = "jobdesk-e2e"
 )
 
@@ -50,9 +49,25 @@ func TestCloudRunsOfTheBuiltBinaryMatchTheDevice(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	s3 := startVersitygw(t)
-	env := append(os.Environ(), "AWS_ACCESS_KEY_ID="+e2eKey, "AWS_SECRET_ACCESS_KEY="+e2eSecret, "AWS_REGION="+e2eRegion,
-		"AWS_DEFAULT_REGION="+e2eRegion, "AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull, "AWS_PAGER=",
+	// The region serve signs in (its ARNs are in it), as it prints it; S3 is in the same one,
+	// since one AWS configuration reaches both.
+	cloudDir := t.TempDir()
+	creds, err := exec.Command(bin, "--data-dir", cloudDir, "serve", "--print-credentials").Output()
+	if err != nil {
+		t.Fatalf("serve --print-credentials: %v", err)
+	}
+	region := ""
+	for _, line := range strings.Split(string(creds), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimPrefix(line, "export "), "AWS_REGION="); ok {
+			region = strings.Trim(v, `'"`)
+		}
+	}
+	if region == "" {
+		t.Fatalf("serve --print-credentials printed no region:\n%s", creds)
+	}
+	s3 := startVersitygw(t, region)
+	env := append(os.Environ(), "AWS_ACCESS_KEY_ID="+e2eKey, "AWS_SECRET_ACCESS_KEY="+e2eSecret, "AWS_REGION="+region,
+		"AWS_DEFAULT_REGION="+region, "AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull, "AWS_PAGER=",
 		"AWS_ENDPOINT_URL_S3="+s3)
 	aws := func(args ...string) string {
 		t.Helper()
@@ -69,8 +84,7 @@ func TestCloudRunsOfTheBuiltBinaryMatchTheDevice(t *testing.T) {
 	aws("--endpoint-url", s3, "s3api", "create-bucket", "--bucket", e2eBucket)
 
 	// The cloud: jobdesk serve over its own folder, its functions on the bucket.
-	cloudDir := t.TempDir()
-	writeJSON(t, filepath.Join(cloudDir, "cloud.json"), map[string]any{"region": e2eRegion, "bucket": e2eBucket, "prefix": "jd/"})
+	writeJSON(t, filepath.Join(cloudDir, "cloud.json"), map[string]any{"region": region, "bucket": e2eBucket, "prefix": "jd/"})
 	sfnURL := startServeProcess(t, bin, cloudDir, env)
 	var machines struct {
 		StateMachines []struct{ Name, StateMachineArn string }
@@ -86,7 +100,7 @@ func TestCloudRunsOfTheBuiltBinaryMatchTheDevice(t *testing.T) {
 
 	// The device sending to it, and one running on its own.
 	cloudUser := t.TempDir()
-	writeJSON(t, filepath.Join(cloudUser, "cloud.json"), map[string]any{"region": e2eRegion, "bucket": e2eBucket, "prefix": "jd/",
+	writeJSON(t, filepath.Join(cloudUser, "cloud.json"), map[string]any{"region": region, "bucket": e2eBucket, "prefix": "jd/",
 		"state_machines": map[string]string{"csv-processing": arns["csv-processing"], "document-conversion": arns["document-conversion"]}})
 	deviceUser := t.TempDir()
 	userEnv := append(env, "AWS_ENDPOINT_URL_SFN="+sfnURL)
@@ -140,7 +154,7 @@ func TestCloudRunsOfTheBuiltBinaryMatchTheDevice(t *testing.T) {
 				"--query", "Contents[].Key", "--output", "text"); !strings.Contains(out, "/"+cs.SHA256+"/"+name) {
 				t.Fatalf("aws s3api list-objects-v2 does not see the input %s: %s", cs.SHA256, out)
 			}
-			executions(t, aws, sfnURL, arns["csv-processing"], cs.ExecutionID)
+			executions(t, aws, sfnURL, arns["csv-processing"], cs.ExecutionID, cloud.ID)
 		})
 	}
 	zipPath := writeDocsZip(t, inputs, 10)
@@ -164,13 +178,13 @@ func TestCloudRunsOfTheBuiltBinaryMatchTheDevice(t *testing.T) {
 			"--query", "Contents[].Key", "--output", "text"); !strings.Contains(out, "/"+cr.SHA256+"/docs.zip") {
 			t.Fatalf("aws s3api list-objects-v2 does not see the ZIP %s: %s", cr.SHA256, out)
 		}
-		executions(t, aws, sfnURL, arns["document-conversion"], fmt.Sprintf("convert-%d", cloud.ID))
+		executions(t, aws, sfnURL, arns["document-conversion"], fmt.Sprintf("convert-%d", cloud.ID), cloud.ID)
 	})
 }
 
-// executions checks with the AWS CLI that serve ran exactly one execution of the job whose
-// execution is named name, and that it succeeded.
-func executions(t *testing.T, aws func(...string) string, endpoint, arn, name string) {
+// executions checks with the AWS CLI that serve ran exactly one execution of job id, named name,
+// and that it succeeded.
+func executions(t *testing.T, aws func(...string) string, endpoint, arn, name string, id int64) {
 	t.Helper()
 	var out struct {
 		Executions []struct{ Name, Status string }
@@ -178,7 +192,8 @@ func executions(t *testing.T, aws func(...string) string, endpoint, arn, name st
 	json.Unmarshal([]byte(aws("--endpoint-url", endpoint, "stepfunctions", "list-executions", "--state-machine-arn", arn)), &out)
 	n := 0
 	for _, x := range out.Executions {
-		if x.Name == name || strings.HasPrefix(x.Name, name+"-j") { // or a name the orchestrator moved on to
+		// Or a name the orchestrator moves on to when name is taken: name-j<job id>[-N].
+		if j := fmt.Sprintf("%s-j%d", name, id); x.Name == name || x.Name == j || strings.HasPrefix(x.Name, j+"-") {
 			n++
 			if x.Status != "SUCCEEDED" {
 				t.Fatalf("execution %s is %s", name, x.Status)
@@ -300,9 +315,9 @@ func startProcess(t *testing.T, cmd *exec.Cmd, addr string) {
 	}
 }
 
-// startVersitygw runs versitygw (installed by `make test`) in serve's region with the test's key
-// pair, and returns its endpoint.
-func startVersitygw(t *testing.T) string {
+// startVersitygw runs versitygw (installed by `make test`) in region with the test's key pair,
+// and returns its endpoint.
+func startVersitygw(t *testing.T, region string) string {
 	t.Helper()
 	bin, err := exec.LookPath("versitygw")
 	if err != nil {
@@ -313,7 +328,7 @@ func startVersitygw(t *testing.T) string {
 		}
 	}
 	addr := freeAddr(t)
-	startProcess(t, exec.Command(bin, "--access", e2eKey, "--secret", e2eSecret, "--region", e2eRegion, "--port", addr, "--quiet",
+	startProcess(t, exec.Command(bin, "--access", e2eKey, "--secret", e2eSecret, "--region", region, "--port", addr, "--quiet",
 		"posix", t.TempDir()), addr)
 	return "http://" + addr
 }

@@ -211,13 +211,14 @@ func (f *faultCloud) executionsOf(t *testing.T, v *cloud, p pair) (csvRuns, docR
 	c, _ := v.q.Get(context.Background(), p.csv.ID)
 	for wf, name := range map[string]string{"csv-processing": csvjob.ExecutionName(p.csvPath, c.CreatedAt),
 		"document-conversion": fmt.Sprintf("convert-%d", p.doc.ID)} {
+		id := map[string]int64{"csv-processing": p.csv.ID, "document-conversion": p.doc.ID}[wf]
 		xs, _, err := f.sfn.Engine.ListExecutions(context.Background(), f.sfn.StateMachineARN(wf), "", 10000, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		n := 0
 		for _, x := range xs {
-			if sameJobName(x.Name, name) {
+			if sameJobName(x.Name, name, id) {
 				n++
 			}
 		}
@@ -378,8 +379,9 @@ func TestPermissionErrorsFailTheCloudJobsAtOnce(t *testing.T) {
 	}
 }
 
-// sameJobName reports whether execution name is base or one of the names the orchestrator moves
-// on to when base is taken (base-j<job id>, base-j<job id>-2, …).
-func sameJobName(name, base string) bool {
-	return name == base || strings.HasPrefix(name, base+"-j")
+// sameJobName reports whether execution name is job id's execution named base: base itself, or
+// one of the names the orchestrator moves on to when base is taken (base-j<id>, base-j<id>-2, …).
+func sameJobName(name, base string, id int64) bool {
+	j := fmt.Sprintf("%s-j%d", base, id)
+	return name == base || name == j || strings.HasPrefix(name, j+"-")
 }

@@ -120,7 +120,19 @@ type killOutcome struct {
 func runKilled(t *testing.T, f *faultCloud, counter *awstest.CountingProxy, typ, path, point string) killOutcome {
 	t.Helper()
 	v := &cloud{folder: newFolder(t), s3: f.s3, sfn: f.sfn}
-	v.offsetIDs(t, f.nextID.Add(1000))
+	base := f.nextID.Add(1000)
+	v.offsetIDs(t, base)
+	if typ == cloudjobs.TypeCSV {
+		// A name of its own: the CSV execution's name is the file's and the time to the second.
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path = filepath.Join(t.TempDir(), fmt.Sprintf("users-log-%d.csv", base))
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// Each run uploads the same bytes again: none are in the bucket before it.
 	sha, _ := csvjob.FileSHA256(context.Background(), path)
 	key := s3blob.InputKey(f.cfg.Prefix, sha, filepath.Base(path))
@@ -182,7 +194,7 @@ func runKilled(t *testing.T, f *faultCloud, counter *awstest.CountingProxy, typ,
 		b, _ := os.ReadFile(sum.ErrorsCSV)
 		o.File = string(b)
 		name := csvjob.ExecutionName(path, j.CreatedAt)
-		o.Starts = executionsNamed(t, f, "csv-processing", name)
+		o.Starts = executionsNamed(t, f, "csv-processing", name, j.ID)
 		s := comparable(sum, v.dir)
 		s.ExecutionID, s.Source, s.OutputKey, s.OutputBucket, s.UsersFile = "", "", "", "", ""
 		s.ErrorsCSV, s.ReportXLSX = filepath.Base(s.ErrorsCSV), filepath.Base(s.ReportXLSX)
@@ -193,7 +205,7 @@ func runKilled(t *testing.T, f *faultCloud, counter *awstest.CountingProxy, typ,
 		json.Unmarshal(j.Result, &res)
 		b, _ := os.ReadFile(res.OutputPath)
 		o.File = string(b)
-		o.Starts = executionsNamed(t, f, "document-conversion", fmt.Sprintf("convert-%d", j.ID))
+		o.Starts = executionsNamed(t, f, "document-conversion", fmt.Sprintf("convert-%d", j.ID), j.ID)
 		o.Result = fmt.Sprintf("%s %s pages=%d text=%d children=%d %s", res.Status, res.SHA256, res.PageCount, res.TextLength,
 			len(res.Children), filepath.Base(res.OutputPath))
 		v.db.R.QueryRow(`SELECT count(*) FROM docjob_results WHERE job_id = ?`, j.ID).Scan(&o.Applied)
@@ -207,14 +219,15 @@ func runKilled(t *testing.T, f *faultCloud, counter *awstest.CountingProxy, typ,
 	return o
 }
 
-func executionsNamed(t *testing.T, f *faultCloud, workflow, name string) int {
+// executionsNamed counts job id's executions of workflow named name on the stand-in.
+func executionsNamed(t *testing.T, f *faultCloud, workflow, name string, id int64) int {
 	xs, _, err := f.sfn.Engine.ListExecutions(context.Background(), f.sfn.StateMachineARN(workflow), "", 10000, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	for _, x := range xs {
-		if sameJobName(x.Name, name) {
+		if sameJobName(x.Name, name, id) {
 			n++
 		}
 	}
