@@ -150,7 +150,11 @@ func (c *Console) DeadLetters(ctx context.Context, jobType string, max int) ([]D
 	if err != nil {
 		return nil, err
 	}
-	return c.peekDeadLetters(ctx, jobType, url, max)
+	dls, err := c.peekDeadLetters(ctx, jobType, url, max)
+	for i := range dls {
+		dls[i] = c.withFailure(ctx, dls[i])
+	}
+	return dls, err
 }
 
 // peekDeadLetters looks at up to max messages of the dead-letter queue url and gives them back.
@@ -177,7 +181,7 @@ func (c *Console) peekDeadLetters(ctx context.Context, jobType, url string, max 
 			receipts = append(receipts, aws.ToString(m.ReceiptHandle))
 			if id := aws.ToString(m.MessageId); !seen[id] {
 				seen[id] = true
-				out = append(out, c.withFailure(ctx, deadLetter(m)))
+				out = append(out, deadLetter(m))
 			}
 		}
 	}
