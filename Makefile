@@ -51,6 +51,8 @@ bench: deps
 	scripts/bench-csv.sh
 	scripts/test-servers.sh && $(GO) test -run '^$$' -bench Upload1GB -benchtime 1x -timeout 30m ./sync/s3blob
 	$(GO) test -run '^$$' -bench CSV1MThroughLambdaHandlers -benchtime 3x ./sync/cloudworker
+	$(GO) test -run '^$$' -bench Dispatch -benchtime 3x ./sync/dispatch
+	$(GO) test -count=1 -v -run ThousandIdleExecutionsCostUnderOneRequestASecond ./sync/mirror
 
 # lambda: the cloud worker (app/lambda) as dist/lambda-arm64.zip and dist/lambda-amd64.zip, a
 # static `bootstrap` at the root of each, for the provided.al2023 runtime (assets/deploy).

@@ -14,14 +14,17 @@ package cloudops
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/job"
 	"jobdesk/sync/cloudconfig"
+	"jobdesk/sync/s3blob"
 )
 
 // SQSAPI is the part of *sqs.Client the console calls.
@@ -47,6 +50,10 @@ type Console struct {
 	Config cloudconfig.Config
 	SQS    SQSAPI
 	SFN    SFNAPI
+	// Blobs reads the worker's failure objects under Config's bucket and prefix
+	// (cloudworker.FailureURI), the error of a dead-lettered job message; nil: a dead letter
+	// shows only what its message tells.
+	Blobs blob.Store
 }
 
 // New returns a Console of the backend c names, with clients from the SDK's default
@@ -61,7 +68,11 @@ func New(ctx context.Context, c cloudconfig.Config) (*Console, error) {
 			WithJa("AWS のリージョンがありません。cloud.json、--region または AWS_REGION で指定してください。")
 	}
 	c.Region = cfg.Region
-	return &Console{Config: c, SQS: sqs.NewFromConfig(cfg), SFN: sfn.NewFromConfig(cfg)}, nil
+	con := &Console{Config: c, SQS: sqs.NewFromConfig(cfg), SFN: sfn.NewFromConfig(cfg)}
+	if c.Bucket != "" {
+		con.Blobs = s3blob.New(s3blob.NewClient(cfg, os.Getenv("AWS_ENDPOINT_URL_S3") != ""), s3blob.Options{})
+	}
+	return con, nil
 }
 
 // QueueURL returns the queue of jobType from the configuration.

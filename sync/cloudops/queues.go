@@ -16,6 +16,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"jobdesk/engine/job"
+	"jobdesk/sync/cloudworker"
 	"jobdesk/sync/sqsqueue"
 )
 
@@ -141,14 +142,19 @@ type DeadLetter struct {
 
 // DeadLetters lists up to max messages of jobType's dead-letter queue without taking them.
 // Each message's error is read from its ErrorCode/ErrorMessage attributes (what Lambda sets on
-// the messages it dead-letters) or its body's "error" field; a job queue's message carries none
-// (the worker's FAILED reply on the status queue has it).
+// the messages it dead-letters) or its body's "error" field; a job queue's message carries none,
+// so its job's last failure is read from the failure object the worker wrote
+// (cloudworker.FailureURI).
 func (c *Console) DeadLetters(ctx context.Context, jobType string, max int) ([]DeadLetter, error) {
 	url, err := c.deadLetterURL(ctx, jobType)
 	if err != nil {
 		return nil, err
 	}
-	return c.peekDeadLetters(ctx, jobType, url, max)
+	dls, err := c.peekDeadLetters(ctx, jobType, url, max)
+	for i := range dls {
+		dls[i] = c.withFailure(ctx, dls[i])
+	}
+	return dls, err
 }
 
 // peekDeadLetters looks at up to max messages of the dead-letter queue url and gives them back.
@@ -189,6 +195,19 @@ func (c *Console) giveBack(ctx context.Context, url string, receipts []string) {
 	for _, r := range receipts {
 		c.SQS.ChangeMessageVisibility(back, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: aws.String(r)})
 	}
+}
+
+// withFailure is d with its job's last failure as its error, when its message tells none and
+// the worker wrote one.
+func (c *Console) withFailure(ctx context.Context, d DeadLetter) DeadLetter {
+	if d.Error != "" || d.JobID == "" || c.Blobs == nil || c.Config.Bucket == "" {
+		return d
+	}
+	results := cloudworker.Config{Bucket: c.Config.Bucket, Prefix: c.Config.Prefix}.Results()
+	if f, err := cloudworker.ReadFailure(ctx, c.Blobs, results, d.JobID); err == nil && f != nil && f.Error != nil {
+		d.Error = string(f.Error.Code) + ": " + f.Error.Message
+	}
+	return d
 }
 
 func deadLetter(m types.Message) DeadLetter {

@@ -18,6 +18,8 @@
 //	s3://BUCKET/PREFIX/results/           job.Info.Output of every invocation: the handlers'
 //	                                      work and result files (csv/<execution>/…, convert/…)
 //	s3://BUCKET/PREFIX/results/jobs/<job_id>.json   the outcome of a queue job (JobResult)
+//	s3://BUCKET/PREFIX/results/jobs/<job_id>.failed.json   its last failed attempt (JobFailure), what
+//	                                      the console shows for a dead-lettered message
 //	s3://BUCKET/PREFIX/results/docjob-cache/…       document conversions by content (docjob.BlobCache)
 //	s3://BUCKET/PREFIX/results/ai/…                 the AI family's goals, usage, notifications, eligibility cache (aiblob)
 //
@@ -44,6 +46,7 @@ import (
 	"jobdesk/engine/functions"
 	"jobdesk/sync/bedrock"
 	"jobdesk/sync/s3blob"
+	"jobdesk/sync/sqsqueue"
 )
 
 // Environment variables of the deployed functions (assets/deploy/template.yaml).
@@ -85,11 +88,6 @@ func (c Config) Results() string {
 	return "s3://" + c.Bucket + "/" + p + "results/"
 }
 
-// StatusSender sends status replies; *sqs.Client is one.
-type StatusSender interface {
-	SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
-}
-
 // Worker serves Lambda invocations from the function registry. Build it with New (AWS) or fill
 // it directly (tests).
 type Worker struct {
@@ -103,7 +101,7 @@ type Worker struct {
 	Results string
 	// Status sends the queue jobs' outcomes to StatusQueueURL (nil or "": no reply unless the
 	// message names its own queue and Status is set).
-	Status         StatusSender
+	Status         sqsqueue.API
 	StatusQueueURL string
 	// Margin is how long before Lambda's deadline a handler's context ends (0: DefaultMargin).
 	Margin time.Duration

@@ -2,6 +2,8 @@ package cloudworker
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,12 +13,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"jobdesk/engine/aijob"
 	"jobdesk/engine/blob"
 	"jobdesk/engine/docjob"
 	"jobdesk/engine/job"
+	"jobdesk/engine/queueport"
+	"jobdesk/sync/sqsqueue"
 )
 
 // QueueJobs maps the job types the worker takes from SQS to the function that runs them
@@ -97,6 +100,41 @@ var jobIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 // ResultURI is the outcome object of job id.
 func (w *Worker) ResultURI(id string) string { return blob.Join(w.Results, "jobs", id+".json") }
 
+// JobFailure is the last failed attempt of a queue job (FailureURI), written at every failure:
+// when SQS dead-letters the message, which carries no error of its own, the operations console
+// (sync/cloudops) reads why from here (ReadFailure).
+type JobFailure struct {
+	JobID         string     `json:"job_id"`
+	JobType       string     `json:"job_type"`
+	CorrelationID string     `json:"correlation_id,omitempty"`
+	Status        string     `json:"status"`        // RETRYING or FAILED, as in the reply
+	ReceiveCount  int        `json:"receive_count"` // the attempt that failed
+	Error         *job.Error `json:"error"`
+	At            time.Time  `json:"at"`
+}
+
+// FailureURI is the failure object of job id under results (Config.Results).
+func FailureURI(results, id string) string { return blob.Join(results, "jobs", id+".failed.json") }
+
+// ReadFailure returns the last failure of job id under results; nil when it has none.
+func ReadFailure(ctx context.Context, b blob.Store, results, id string) (*JobFailure, error) {
+	if !jobIDPattern.MatchString(id) {
+		return nil, nil
+	}
+	raw, err := blob.ReadAll(ctx, b, FailureURI(results, id))
+	if errors.Is(err, blob.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f JobFailure
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
 func (w *Worker) handleSQSPayload(ctx context.Context, payload []byte) ([]byte, error) {
 	var ev events.SQSEvent
 	if err := json.Unmarshal(payload, &ev); err != nil {
@@ -138,7 +176,7 @@ func (w *Worker) handleMessage(ctx context.Context, rec events.SQSMessage) error
 		return err
 	} else if done != nil {
 		reply.Status, reply.Result = done.Status, done.Result
-		return w.reply(ctx, m, reply)
+		return w.reply(ctx, m, receives, reply)
 	}
 
 	out, partial, err := w.runMessage(ctx, m, rec.Body, receives)
@@ -148,10 +186,9 @@ func (w *Worker) handleMessage(ctx context.Context, rec events.SQSMessage) error
 		if !e.Retryable || receives >= MaxReceives {
 			reply.Status = StatusFailed
 		}
-		if rerr := w.reply(ctx, m, reply); rerr != nil {
-			return errors.Join(err, rerr)
-		}
-		return err
+		f := JobFailure{JobID: m.JobID, JobType: m.JobType, CorrelationID: m.CorrelationID, Status: reply.Status,
+			ReceiveCount: receives, Error: e, At: w.now().UTC()}
+		return errors.Join(err, w.writeFailure(ctx, f), w.reply(ctx, m, receives, reply))
 	}
 	res := JobResult{JobID: m.JobID, JobType: m.JobType, CorrelationID: m.CorrelationID, Status: StatusDone, Result: out, FinishedAt: w.now().UTC()}
 	if partial {
@@ -165,7 +202,7 @@ func (w *Worker) handleMessage(ctx context.Context, rec events.SQSMessage) error
 		return err
 	}
 	reply.Status, reply.Result = res.Status, out
-	return w.reply(ctx, m, reply)
+	return w.reply(ctx, m, receives, reply)
 }
 
 // finished returns the stored outcome of job id, nil when it has none.
@@ -232,8 +269,21 @@ func (w *Worker) objectURI(p string) string {
 	return "s3://" + bucket + "/" + strings.TrimPrefix(p, "/")
 }
 
-// reply sends r to m's status queue, if there is one.
-func (w *Worker) reply(ctx context.Context, m Message, r StatusReply) error {
+// writeFailure stores f (FailureURI), even when the handler used up the invocation's time.
+func (w *Worker) writeFailure(ctx context.Context, f JobFailure) error {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	return blob.WriteAll(wctx, w.Blob, FailureURI(w.Results, f.JobID), b)
+}
+
+// reply sends r to m's status queue, if there is one, through the queue port's SQS adapter: on a
+// FIFO status queue the job's replies keep their order (one message group per job) and the same
+// reply sent twice (a redelivered finished job's) counts once.
+func (w *Worker) reply(ctx context.Context, m Message, receives int, r StatusReply) error {
 	url := m.StatusQueueURL
 	if url == "" {
 		url = w.StatusQueueURL
@@ -246,11 +296,17 @@ func (w *Worker) reply(ctx context.Context, m Message, r StatusReply) error {
 	if err != nil {
 		return err
 	}
-	body := string(b)
+	// A finished job's reply is the same at every delivery; a failed attempt's is its own.
+	dedup := m.JobID + "\x00" + r.Status
+	if r.Status == StatusRetrying || r.Status == StatusFailed {
+		dedup += fmt.Sprintf("\x00%d", receives)
+	}
+	sum := sha256.Sum256([]byte(dedup))
 	// The reply goes out even when the handler used up the invocation's time: it is short.
 	sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if _, err := w.Status.SendMessage(sendCtx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: &body}); err != nil {
+	out := queueport.Outgoing{Body: string(b), GroupID: m.JobID, DedupID: hex.EncodeToString(sum[:])}
+	if _, err := sqsqueue.New(w.Status, url).Send(sendCtx, out); err != nil {
 		return fmt.Errorf("status reply for job %s: %w", m.JobID, err)
 	}
 	return nil
