@@ -167,7 +167,7 @@ func summarize(obj map[string]json.RawMessage) ResultSummary {
 		}
 		var n int64
 		if json.Unmarshal(v, &n) == nil {
-			s.Figures = append(s.Figures, ResultFigure{WordsKey: f.words, Value: groupDigits(n), One: n == 1})
+			s.Figures = append(s.Figures, ResultFigure{WordsKey: f.words, Value: GroupDigits(n), One: n == 1})
 		}
 	}
 	return s
@@ -265,9 +265,9 @@ func resultValue(key string, raw json.RawMessage) ResultRow {
 		if s, ok := inlineList(x); ok {
 			return ResultRow{Value: s}
 		}
-		return ResultRow{ValueKey: "result.items", Value: groupDigits(int64(len(x)))}
+		return ResultRow{ValueKey: "result.items", Value: GroupDigits(int64(len(x)))}
 	case map[string]any:
-		return ResultRow{ValueKey: "result.items", Value: groupDigits(int64(len(x)))}
+		return ResultRow{ValueKey: "result.items", Value: GroupDigits(int64(len(x)))}
 	}
 	return ResultRow{Value: clip(compactJSON(raw), 160)}
 }
@@ -300,7 +300,7 @@ func number(key string, x float64) string {
 		return time.Duration(x * float64(time.Second)).Round(time.Millisecond).String()
 	}
 	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-		return groupDigits(int64(x))
+		return GroupDigits(int64(x))
 	}
 	return strconv.FormatFloat(x, 'g', 4, 64)
 }
@@ -325,9 +325,9 @@ func fieldWords(k string) string {
 	return b.String()
 }
 
-// groupDigits writes n with a comma between groups of three digits (1,234,567), as both
-// languages write figures.
-func groupDigits(n int64) string {
+// GroupDigits writes n with a comma between groups of three digits (1,234,567), as both
+// languages write figures. The window writes its own figures with it too.
+func GroupDigits(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

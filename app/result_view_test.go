@@ -35,8 +35,8 @@ func TestResultFieldsLabelled(t *testing.T) {
 // TestGroupDigits: figures get a comma between groups of three digits, signs kept.
 func TestGroupDigits(t *testing.T) {
 	for n, want := range map[int64]string{0: "0", 12: "12", 999: "999", 1000: "1,000", -45678: "-45,678", 1234567890: "1,234,567,890"} {
-		if got := groupDigits(n); got != want {
-			t.Errorf("groupDigits(%d) = %q; want %q", n, got, want)
+		if got := GroupDigits(n); got != want {
+			t.Errorf("GroupDigits(%d) = %q; want %q", n, got, want)
 		}
 	}
 }

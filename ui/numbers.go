@@ -4,26 +4,13 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"jobdesk/app"
 )
 
-// groupInt writes n with a comma between groups of three digits (18,000,000), as both languages
-// write figures.
-func groupInt(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+// groupInt writes n with a comma between groups of three digits (18,000,000), as the service's
+// result views write figures.
+func groupInt(n int64) string { return app.GroupDigits(n) }
 
 // groupNumbers puts digit groups into the counts of an engine's message ("18000000 行" →
 // "18,000,000 行"). It leaves alone what is not a count: job numbers (#12345), dates and times

@@ -449,6 +449,12 @@ func TestAITaskWorkflowPartial(t *testing.T) {
 // workflow against a loopback server answering in 50 ms (target ≤ 0.5 s: the 3 × 8 Maps must
 // overlap; one call after another would take 3.2 s).
 func BenchmarkTaskWorkflow64(b *testing.B) {
+	benchTaskWorkflow64(b, func(slow aitest.Script) aitest.Script { return slow })
+}
+
+// benchTaskWorkflow64 runs TASK_GENERATION for 64 actions b.N times; before each run the
+// loopback server's script becomes script(an answer in 50 ms).
+func benchTaskWorkflow64(b *testing.B, script func(slow aitest.Script) aitest.Script) {
 	srv := aitest.NewOpenAI(b, nil)
 	b.Setenv(aifamily.EnvEndpoint, srv.URL)
 	b.Setenv(aifamily.EnvProvider, "openai")
@@ -463,11 +469,12 @@ func BenchmarkTaskWorkflow64(b *testing.B) {
 	j, _ = a.Wait(ctx, j.ID)
 	var ar aijob.ActionResult
 	json.Unmarshal(j.Result, &ar)
-	srv.SetScript(func(c aitest.Call) aitest.Step {
+	slow := func(c aitest.Call) aitest.Step {
 		return aitest.Step{Text: aitest.Answer(c), Delay: 50 * time.Millisecond}
-	})
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		srv.SetScript(script(slow))
 		start := time.Now()
 		j, err := aiOf(a).SubmitGeneration(ctx, aijob.TypeTasks, aijob.GoalInput{GoalID: ar.GoalID, Regenerate: true})
 		if err != nil {
@@ -865,34 +872,6 @@ func TestAICaptionEmptyImage(t *testing.T) {
 // every call once (429, Retry-After: 0) and answers in 50 ms (target < 1.5 s: each call retries by
 // itself at once instead of waiting for the Task's 2 s Retry).
 func BenchmarkTaskWorkflow64Throttled(b *testing.B) {
-	srv := aitest.NewOpenAI(b, nil)
-	b.Setenv(aifamily.EnvEndpoint, srv.URL)
-	b.Setenv(aifamily.EnvProvider, "openai")
-	a, err := app.Open(app.Config{DataDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer a.Close()
-	ctx := context.Background()
-	a.StartEngine(ctx)
-	j, _ := aiOf(a).SubmitGeneration(ctx, aijob.TypeActions, aijob.GoalInput{Title: "ベンチマーク"})
-	j, _ = a.Wait(ctx, j.ID)
-	var ar aijob.ActionResult
-	json.Unmarshal(j.Result, &ar)
-	slow := func(c aitest.Call) aitest.Step {
-		return aitest.Step{Text: aitest.Answer(c), Delay: 50 * time.Millisecond}
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		srv.SetScript(aitest.ThrottleOnce("0", slow)) // every request of this run is new to it
-		start := time.Now()
-		j, err := aiOf(a).SubmitGeneration(ctx, aijob.TypeTasks, aijob.GoalInput{GoalID: ar.GoalID, Regenerate: true})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if j, err = a.Wait(ctx, j.ID); err != nil || j.Status != job.Succeeded {
-			b.Fatalf("%v %s %v", err, j.Status, j.Error)
-		}
-		b.ReportMetric(time.Since(start).Seconds(), "s/64actions")
-	}
+	// Every request of a run is new to ThrottleOnce.
+	benchTaskWorkflow64(b, func(slow aitest.Script) aitest.Script { return aitest.ThrottleOnce("0", slow) })
 }

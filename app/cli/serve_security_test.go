@@ -24,10 +24,19 @@ import (
 	"github.com/aws/smithy-go"
 )
 
+// serveProcess is a `jobdesk serve` started by startServe.
+type serveProcess struct {
+	endpoint string        // http://127.0.0.1:PORT, as it printed
+	stderr   *lockedBuffer // what it wrote to its standard error
+	cmd      *exec.Cmd
+	exited   chan struct{} // closed when it has exited
+	err      error         // its exit, once exited is closed
+}
+
 // startServe runs `jobdesk serve --listen 127.0.0.1:0 args…` on data folder dir as a process of
-// its own (the test binary run again, see TestServeHelperProcess) with env added, and returns
-// its endpoint and its stderr; the process is stopped with SIGTERM when the test ends.
-func startServe(t *testing.T, dir string, env []string, args ...string) (string, *lockedBuffer) {
+// its own (the test binary run again, see TestServeHelperProcess) with env added, and returns it
+// once it has printed its endpoint; it is stopped with SIGTERM when the test ends.
+func startServe(t *testing.T, dir string, env []string, args ...string) *serveProcess {
 	t.Helper()
 	all, _ := json.Marshal(append([]string{"--data-dir", dir, "serve", "--listen", "127.0.0.1:0", "--workers", "2"}, args...))
 	cmd := exec.Command(os.Args[0], "-test.run=^TestServeHelperProcess$")
@@ -36,8 +45,8 @@ func startServe(t *testing.T, dir string, env []string, args ...string) (string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
+	p := &serveProcess{stderr: &lockedBuffer{}, cmd: cmd, exited: make(chan struct{})}
+	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -49,27 +58,27 @@ func startServe(t *testing.T, dir string, env []string, args ...string) (string,
 		}
 		close(lines)
 		io.Copy(io.Discard, stdout)
+		p.err = cmd.Wait()
+		close(p.exited)
 	}()
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-p.exited:
 		case <-time.After(20 * time.Second):
 			cmd.Process.Kill()
 		}
 	})
 	select {
-	case endpoint := <-lines:
-		if !strings.HasPrefix(endpoint, "http://127.0.0.1:") {
-			t.Fatalf("endpoint %q; stderr:\n%s", endpoint, stderr.String())
+	case p.endpoint = <-lines:
+		if !strings.HasPrefix(p.endpoint, "http://127.0.0.1:") {
+			t.Fatalf("endpoint %q; stderr:\n%s", p.endpoint, p.stderr.String())
 		}
-		return endpoint, stderr
+		return p
 	case <-time.After(60 * time.Second):
-		t.Fatalf("no endpoint printed; stderr:\n%s", stderr.String())
+		t.Fatalf("no endpoint printed; stderr:\n%s", p.stderr.String())
 	}
-	return "", nil
+	return nil
 }
 
 // waitExecution polls until the execution is final.
@@ -113,7 +122,8 @@ func TestServeRefusesFilesOutsideAllowedFolders(t *testing.T) {
 	os.MkdirAll(dir, 0o700)
 	os.WriteFile(filepath.Join(dir, app.FoldersFile), []byte(`{"allowed_folders": [`+jsonString(allowed)+`]}`), 0o600)
 
-	endpoint, stderr := startServe(t, dir, nil)
+	srv := startServe(t, dir, nil)
+	endpoint, stderr := srv.endpoint, srv.stderr
 	key, err := ServeCredentials(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +211,7 @@ func TestServeKeyPairs(t *testing.T) {
 		t.Fatalf("a second print differs:\n%s\n%s", out, again)
 	}
 
-	endpoint, _ := startServe(t, dir, []string{EnvServeAccessKeyID + "=AKIDSHAREDWITHS3", EnvServeSecretAccessKey + "=shared-secret"}, "--allow-remote", "--allow-host", "jobdesk.lan")
+	endpoint := startServe(t, dir, []string{EnvServeAccessKeyID + "=AKIDSHAREDWITHS3", EnvServeSecretAccessKey + "=shared-secret"}, "--allow-remote", "--allow-host", "jobdesk.lan").endpoint
 	ctx := context.Background()
 	for _, k := range [][2]string{{vars["AWS_ACCESS_KEY_ID"], vars["AWS_SECRET_ACCESS_KEY"]}, {"AKIDSHAREDWITHS3", "shared-secret"}} {
 		if _, err := serveClient(endpoint, k[0], k[1]).ListStateMachines(ctx, &sfn.ListStateMachinesInput{}); err != nil {

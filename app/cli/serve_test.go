@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -67,46 +65,8 @@ func TestServeProcess(t *testing.T) {
 		t.Skip("starts a process")
 	}
 	dir := t.TempDir()
-	args, _ := json.Marshal([]string{"--data-dir", dir, "serve", "--listen", "127.0.0.1:0", "--workers", "2"})
-	cmd := exec.Command(os.Args[0], "-test.run=^TestServeHelperProcess$")
-	cmd.Env = append(os.Environ(), "JOBDESK_SERVE_HELPER=1", "JOBDESK_SERVE_ARGS="+string(args))
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	defer func() {
-		select {
-		case <-exited:
-		default:
-			cmd.Process.Kill()
-		}
-	}()
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-		for sc.Scan() {
-		}
-		exited <- cmd.Wait()
-	}()
-	var endpoint string
-	select {
-	case endpoint = <-lines:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("no endpoint printed; stderr:\n%s", stderr.String())
-	}
-	if !strings.HasPrefix(endpoint, "http://127.0.0.1:") {
-		t.Fatalf("endpoint %q; stderr:\n%s", endpoint, stderr.String())
-	}
+	srv := startServe(t, dir, nil)
+	endpoint, stderr := srv.endpoint, srv.stderr
 
 	key, err := ServeCredentials(dir)
 	if err != nil {
@@ -146,13 +106,13 @@ func TestServeProcess(t *testing.T) {
 		t.Fatalf("typed error: %v", err)
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("exit: %v; stderr:\n%s", err, stderr.String())
+	case <-srv.exited:
+		if srv.err != nil {
+			t.Fatalf("exit: %v; stderr:\n%s", srv.err, stderr.String())
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatalf("serve did not stop on SIGTERM; stderr:\n%s", stderr.String())

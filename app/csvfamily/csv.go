@@ -198,16 +198,14 @@ func (f *Family) runFlow(ctx context.Context, in csvJobInput, r job.Reporter) (j
 		Workflow: Workflow, Name: csvjob.ExecutionName(in.Path, self.CreatedAt), Input: input, Priority: self.Priority,
 		What: "the CSV job", WhatJa: "CSVの処理",
 		Outcome: func(ctx context.Context, x orchestrator.Execution) (json.RawMessage, error) {
-			var out struct {
-				Aggregation csvjob.Summary `json:"aggregation"`
+			sum, err := csvjob.ExecutionSummary(x.Output)
+			if err != nil {
+				return nil, err
 			}
-			if err := json.Unmarshal(x.Output, &out); err != nil || out.Aggregation.Status == "" {
-				return nil, job.Errorf(job.E015, "the CSV workflow ended without a summary").WithJa("CSVのワークフローが集計結果なしで終了しました。")
-			}
-			res, _ := json.Marshal(Result{Summary: out.Aggregation, ExecutionARN: x.ARN})
-			r.Progress(100, out.Aggregation.Message)
-			if out.Aggregation.Status == csvjob.StatusPartial {
-				return nil, job.PartialSuccess(res, out.Aggregation.Message)
+			res, _ := json.Marshal(Result{Summary: sum, ExecutionARN: x.ARN})
+			r.Progress(100, sum.Message)
+			if sum.Status == csvjob.StatusPartial {
+				return nil, job.PartialSuccess(res, sum.Message)
 			}
 			return res, nil
 		},

@@ -15,28 +15,6 @@ import (
 	"jobdesk/engine/csvjob/csvtest"
 )
 
-const benchRows, benchUsers = 1_000_000, 50_000
-
-var benchFiles sync.Map // encoding → path
-
-// benchFile writes the 1M-row user log (ユーザーID,ログイン回数,投稿回数; 50k users) once per
-// encoding per process.
-func benchFile(b *testing.B, enc string) string {
-	if p, ok := benchFiles.Load(enc); ok {
-		return p.(string)
-	}
-	dir, err := os.MkdirTemp("", "csvjob-bench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	p := filepath.Join(dir, "user-log-1m.csv")
-	if err := os.WriteFile(p, csvtest.BigUserLog(benchRows, benchUsers, enc), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	benchFiles.Store(enc, p)
-	return p
-}
-
 // validateAggregate is CSV_VALIDATION plus CSV_CHUNK_PROCESSING of every chunk in parallel plus
 // the per-user merge, all in memory (no table write, no result files).
 func validateAggregate(b *testing.B, path, work string) *merged {
@@ -80,7 +58,7 @@ func validateAggregate(b *testing.B, path, work string) *merged {
 func BenchmarkValidateAggregate(b *testing.B) {
 	for _, enc := range []string{EncUTF8, EncCP932} {
 		b.Run(enc, func(b *testing.B) {
-			path := benchFile(b, enc)
+			path := csvtest.BenchFile(b, enc)
 			work := b.TempDir()
 			st, _ := os.Stat(path)
 			b.SetBytes(st.Size())
@@ -88,11 +66,11 @@ func BenchmarkValidateAggregate(b *testing.B) {
 			cpu0 := cputime.Process()
 			for i := 0; i < b.N; i++ {
 				m := validateAggregate(b, path, work)
-				if m.rows != benchRows || m.failed != 0 || m.users.n() != benchUsers {
+				if m.rows != csvtest.BenchRows || m.failed != 0 || m.users.n() != csvtest.BenchUsers {
 					b.Fatalf("rows %d failed %d users %d", m.rows, m.failed, m.users.n())
 				}
 			}
-			b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
+			b.ReportMetric(float64(csvtest.BenchRows)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
 			b.ReportMetric(float64(cputime.Process()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 		})
 	}
@@ -105,7 +83,7 @@ func BenchmarkSQLiteImport(b *testing.B) {
 	if err != nil {
 		b.Skip("sqlite3 is not installed (Debian package sqlite3)")
 	}
-	path := benchFile(b, EncUTF8)
+	path := csvtest.BenchFile(b, EncUTF8)
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		db := filepath.Join(b.TempDir(), "import.db")

@@ -264,3 +264,16 @@ func TestFileSHA256(t *testing.T) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
+
+// TestExecutionSummary reads a succeeded execution's aggregation; an output without one is E015.
+func TestExecutionSummary(t *testing.T) {
+	s, err := ExecutionSummary(json.RawMessage(`{"aggregation":{"status":"PARTIAL","summary":"m"}}`))
+	if err != nil || s.Status != StatusPartial || s.Message != "m" {
+		t.Fatalf("%+v %v", s, err)
+	}
+	for _, out := range []string{`{}`, `{"aggregation":{}}`, `not json`} {
+		if _, err := ExecutionSummary(json.RawMessage(out)); job.AsError(err) == nil || job.AsError(err).Code != job.E015 {
+			t.Errorf("%s: %v", out, err)
+		}
+	}
+}

@@ -522,6 +522,18 @@ func (p *Processor) handleError(ctx context.Context, ev *Event) (*Failure, error
 	return f, nil
 }
 
+// ExecutionSummary reads the Summary from the output of a csv-processing execution that
+// succeeded (its "aggregation"); E015 when the output has none.
+func ExecutionSummary(output json.RawMessage) (Summary, error) {
+	var out struct {
+		Aggregation Summary `json:"aggregation"`
+	}
+	if err := json.Unmarshal(output, &out); err != nil || out.Aggregation.Status == "" {
+		return Summary{}, job.Errorf(job.E015, "the CSV workflow ended without a summary").WithJa("CSVのワークフローが集計結果なしで終了しました。")
+	}
+	return out.Aggregation, nil
+}
+
 // ExecutionError rebuilds the coded error of a failed workflow execution named execution from
 // what ERROR_HANDLING and RESULT_AGGREGATION recorded (Store.Outcome); errName and cause are the
 // execution's Error and Cause (a coded job.Error as JSON, or plain text), used when nothing was

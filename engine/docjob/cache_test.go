@@ -4,114 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"jobdesk/engine/blob"
+	"jobdesk/engine/blob/blobtest"
 	"jobdesk/engine/job"
 )
-
-// memStore is a blob.Store in memory for the "mem" scheme: a stand-in for S3, so the tests see
-// the converter work where there is no local disk at all.
-type memStore struct {
-	mu   sync.Mutex
-	objs map[string][]byte
-}
-
-func newMemStore() *memStore { return &memStore{objs: map[string][]byte{}} }
-
-func (m *memStore) get(uri string) ([]byte, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	b, ok := m.objs[uri]
-	if !ok {
-		return nil, &blob.PathError{Op: "open", URI: uri, Err: blob.ErrNotExist}
-	}
-	return b, nil
-}
-
-func (m *memStore) Open(_ context.Context, uri string) (io.ReadCloser, error) {
-	b, err := m.get(uri)
-	if err != nil {
-		return nil, err
-	}
-	return io.NopCloser(bytes.NewReader(b)), nil
-}
-
-func (m *memStore) OpenRange(_ context.Context, uri string, off, n int64) (io.ReadCloser, error) {
-	b, err := m.get(uri)
-	if err != nil {
-		return nil, err
-	}
-	b = b[min(off, int64(len(b))):]
-	if n >= 0 && n < int64(len(b)) {
-		b = b[:n]
-	}
-	return io.NopCloser(bytes.NewReader(b)), nil
-}
-
-type memWriter struct {
-	m    *memStore
-	uri  string
-	buf  bytes.Buffer
-	done bool
-}
-
-func (w *memWriter) Write(b []byte) (int, error) { return w.buf.Write(b) }
-func (w *memWriter) Commit() error {
-	if w.done {
-		return errors.New("already finished")
-	}
-	w.done = true
-	w.m.mu.Lock()
-	defer w.m.mu.Unlock()
-	w.m.objs[w.uri] = bytes.Clone(w.buf.Bytes())
-	return nil
-}
-func (w *memWriter) Abort() error { w.done = true; return nil }
-
-func (m *memStore) Create(_ context.Context, uri string) (blob.Writer, error) {
-	return &memWriter{m: m, uri: uri}, nil
-}
-
-func (m *memStore) Stat(_ context.Context, uri string) (blob.Info, error) {
-	b, err := m.get(uri)
-	if err != nil {
-		return blob.Info{}, err
-	}
-	return blob.Info{URI: uri, Size: int64(len(b)), ModTime: time.Now()}, nil
-}
-
-func (m *memStore) List(_ context.Context, prefix string) ([]blob.Info, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []blob.Info
-	for u, b := range m.objs {
-		if strings.HasPrefix(u, prefix) {
-			out = append(out, blob.Info{URI: u, Size: int64(len(b))})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].URI < out[j].URI })
-	return out, nil
-}
-
-func (m *memStore) Remove(_ context.Context, uri string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.objs, uri)
-	return nil
-}
 
 // TestBlobCache stores and finds results by key: another version, other options or other bytes
 // are other objects, any key is one object name, and an unreadable object is "not stored".
 func TestBlobCache(t *testing.T) {
 	ctx := context.Background()
-	s := newMemStore()
+	s := blobtest.NewMem()
 	c := BlobCache{Store: s, Prefix: "mem://bucket/cache"}
 	sha := strings.Repeat("ab", 32)
 	k := Key{SHA256: sha, Version: Version, Options: "furigana=false;ocr=true"}
@@ -141,7 +46,7 @@ func TestBlobCache(t *testing.T) {
 		strings.ContainsAny(strings.TrimPrefix(objs[0].URI, "mem://"), ";=") {
 		t.Fatalf("objects %+v", objs)
 	}
-	s.objs[objs[0].URI] = []byte("{not json")
+	s.Put(objs[0].URI, []byte("{not json"))
 	if _, found, err := c.Get(ctx, k); found || err != nil {
 		t.Fatalf("damaged object: %v %v", found, err)
 	}
@@ -152,7 +57,7 @@ func TestBlobCache(t *testing.T) {
 // the job's output prefix, and a second conversion reuses the cached result.
 func TestHandlerWithoutLocalFiles(t *testing.T) {
 	ctx := context.Background()
-	s := newMemStore()
+	s := blobtest.NewMem()
 	mux := blob.NewMux(blob.Local{})
 	mux.Handle("mem", s)
 	c := NewConverter(BlobCache{Store: mux, Prefix: "mem://bucket/cache"}, mux)

@@ -18,38 +18,25 @@ import (
 // stream Flate-compressed, with a correct cross-reference table.
 func makePDF(t testing.TB, pages ...[]byte) []byte {
 	t.Helper()
-	var objs [][]byte
-	add := func(b []byte) int { objs = append(objs, b); return len(objs) }
-	catalog := add(nil)
-	pagesObj := add(nil)
-	font := add([]byte("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"))
+	var objs []string
+	add := func(o string) int { objs = append(objs, o); return len(objs) }
+	catalog := add("") // object 1, the root rawPDF names
+	pagesObj := add("")
+	font := add("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
 	var kids bytes.Buffer
 	for _, content := range pages {
 		var z bytes.Buffer
 		zw := zlib.NewWriter(&z)
 		zw.Write(content)
 		zw.Close()
-		stream := add([]byte(fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.Bytes())))
-		page := add([]byte(fmt.Sprintf("<< /Type /Page /Parent %d 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 %d 0 R >> >> /Contents %d 0 R >>",
-			pagesObj, font, stream)))
+		stream := add(fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.Bytes()))
+		page := add(fmt.Sprintf("<< /Type /Page /Parent %d 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 %d 0 R >> >> /Contents %d 0 R >>",
+			pagesObj, font, stream))
 		fmt.Fprintf(&kids, "%d 0 R ", page)
 	}
-	objs[catalog-1] = []byte(fmt.Sprintf("<< /Type /Catalog /Pages %d 0 R >>", pagesObj))
-	objs[pagesObj-1] = []byte(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", kids.String(), len(pages)))
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
-	offs := make([]int, len(objs))
-	for i, o := range objs {
-		offs[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, o := range offs {
-		fmt.Fprintf(&b, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, catalog, xref)
-	return b.Bytes()
+	objs[catalog-1] = fmt.Sprintf("<< /Type /Catalog /Pages %d 0 R >>", pagesObj)
+	objs[pagesObj-1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", kids.String(), len(pages))
+	return rawPDF(objs...)
 }
 
 // textPage is a content stream showing each line at its own baseline.

@@ -1,129 +1,23 @@
 package flow
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"path/filepath"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"jobdesk/engine/blob"
+	"jobdesk/engine/blob/blobtest"
 )
-
-// memStore is a blob.Store in memory, for a made-up scheme: what the engine reads and writes
-// through it can only have gone through Options.Blobs.
-type memStore struct {
-	mu      sync.Mutex
-	objects map[string][]byte
-	open    int // writers created and neither committed nor aborted
-}
-
-func newMemStore() *memStore { return &memStore{objects: map[string][]byte{}} }
-
-func (m *memStore) get(uri string) ([]byte, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	b, ok := m.objects[uri]
-	return b, ok
-}
-
-func (m *memStore) Open(_ context.Context, uri string) (io.ReadCloser, error) {
-	b, ok := m.get(uri)
-	if !ok {
-		return nil, &blob.PathError{Op: "open", URI: uri, Err: blob.ErrNotExist}
-	}
-	return io.NopCloser(bytes.NewReader(b)), nil
-}
-
-func (m *memStore) OpenRange(ctx context.Context, uri string, offset, length int64) (io.ReadCloser, error) {
-	b, ok := m.get(uri)
-	if !ok {
-		return nil, &blob.PathError{Op: "open", URI: uri, Err: blob.ErrNotExist}
-	}
-	b = b[min(offset, int64(len(b))):]
-	if length >= 0 && length < int64(len(b)) {
-		b = b[:length]
-	}
-	return io.NopCloser(bytes.NewReader(b)), nil
-}
-
-type memWriter struct {
-	m    *memStore
-	uri  string
-	buf  bytes.Buffer
-	done bool
-}
-
-func (w *memWriter) Write(b []byte) (int, error) { return w.buf.Write(b) }
-
-func (w *memWriter) Commit() error {
-	if w.done {
-		return fmt.Errorf("already finished")
-	}
-	w.done = true
-	w.m.mu.Lock()
-	defer w.m.mu.Unlock()
-	w.m.objects[w.uri] = w.buf.Bytes()
-	w.m.open--
-	return nil
-}
-
-func (w *memWriter) Abort() error {
-	if !w.done {
-		w.done = true
-		w.m.mu.Lock()
-		w.m.open--
-		w.m.mu.Unlock()
-	}
-	return nil
-}
-
-func (m *memStore) Create(_ context.Context, uri string) (blob.Writer, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.open++
-	return &memWriter{m: m, uri: uri}, nil
-}
-
-func (m *memStore) Stat(_ context.Context, uri string) (blob.Info, error) {
-	b, ok := m.get(uri)
-	if !ok {
-		return blob.Info{}, &blob.PathError{Op: "stat", URI: uri, Err: blob.ErrNotExist}
-	}
-	return blob.Info{URI: uri, Size: int64(len(b))}, nil
-}
-
-func (m *memStore) List(_ context.Context, prefix string) ([]blob.Info, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []blob.Info
-	for uri, b := range m.objects {
-		if strings.HasPrefix(uri, prefix) {
-			out = append(out, blob.Info{URI: uri, Size: int64(len(b))})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].URI < out[j].URI })
-	return out, nil
-}
-
-func (m *memStore) Remove(_ context.Context, uri string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.objects, uri)
-	return nil
-}
 
 // TestItemReaderResultWriterThroughBlobs runs a distributed Map whose ItemReader reads from a
 // "mem://" bucket and whose ResultWriter writes to a bucket named in Options.Buckets (served as
 // s3:// by the same in-memory store), and checks that nothing of it touched the data folder.
 func TestItemReaderResultWriterThroughBlobs(t *testing.T) {
-	mem := newMemStore()
+	mem := blobtest.NewMem()
 	v := newEnvWith(t, func(dir string, o *Options) {
 		mux := blob.NewMux(blob.Local{}) // no root: a relative path that slipped through would fail
 		mux.Handle("mem", mem)
@@ -154,7 +48,7 @@ func TestItemReaderResultWriterThroughBlobs(t *testing.T) {
 	if det["Bucket"] != "jobdesk-results" || !strings.HasPrefix(key, "runs/") || !strings.HasSuffix(key, "/manifest.json") {
 		t.Fatalf("output %s", x.Output)
 	}
-	mb, ok := mem.get("s3://jobdesk-results/" + key)
+	mb, ok := mem.Get("s3://jobdesk-results/" + key)
 	if !ok {
 		list, _ := mem.List(ctx, "")
 		t.Fatalf("no manifest at s3://jobdesk-results/%s; the store holds %v", key, list)
@@ -171,12 +65,12 @@ func TestItemReaderResultWriterThroughBlobs(t *testing.T) {
 	}
 	for _, kind := range []string{"SUCCEEDED", "FAILED"} {
 		f := manifest.ResultFiles[kind][0]
-		b, ok := mem.get("s3://jobdesk-results/" + f.Key)
+		b, ok := mem.Get("s3://jobdesk-results/" + f.Key)
 		if !ok || int64(len(b)) != f.Size {
 			t.Fatalf("%s file %s: found %v, %d bytes, manifest says %d", kind, f.Key, ok, len(b), f.Size)
 		}
 	}
-	sb, _ := mem.get("s3://jobdesk-results/" + manifest.ResultFiles["SUCCEEDED"][0].Key)
+	sb, _ := mem.Get("s3://jobdesk-results/" + manifest.ResultFiles["SUCCEEDED"][0].Key)
 	var results []struct {
 		Index  int
 		Output string
@@ -187,10 +81,7 @@ func TestItemReaderResultWriterThroughBlobs(t *testing.T) {
 	if len(results) != 3 || results[0].Output != `{"count":500}` || results[2].Output != `{"count":200}` {
 		t.Fatalf("results %+v", results)
 	}
-	mem.mu.Lock()
-	open := mem.open
-	mem.mu.Unlock()
-	if open != 0 {
+	if open := mem.OpenWriters(); open != 0 {
 		t.Errorf("%d result writers were left neither committed nor aborted", open)
 	}
 	// Only the database lives in the data folder.

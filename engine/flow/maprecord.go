@@ -175,6 +175,24 @@ func (r *run) childARN(mapRunARN string, idx int64) string {
 	return r.e.arn("execution", r.smName+"/"+r.name+":"+hashName(mapRunARN+"/"+strconv.FormatInt(idx, 10)))
 }
 
+// clearChildren returns the ARNs of the child executions of n iterations of the map run (the
+// k-th is iteration idx(k)) and each ARN's k, having deleted the histories they had: an
+// iteration recorded again replaces its earlier record and history.
+func (r *run) clearChildren(tx *sql.Tx, mapRunARN string, n int, idx func(k int) int64) ([]any, map[string]int, error) {
+	arns := make([]any, n)
+	row := make(map[string]int, n) // ARN → k
+	for k := range n {
+		arn := r.childARN(mapRunARN, idx(k))
+		arns[k] = arn
+		row[arn] = k
+	}
+	if _, err := tx.Exec(`DELETE FROM flow_history WHERE exec_id IN (SELECT id FROM flow_executions WHERE arn IN (`+
+		placeholders(n)+`))`, arns...); err != nil {
+		return nil, nil, err
+	}
+	return arns, row, nil
+}
+
 // recordStarts lists started DISTRIBUTED iterations as RUNNING child executions of the map
 // run, as Step Functions does (ListExecutions by mapRunArn, DescribeExecution,
 // GetExecutionHistory). An iteration run again replaces its earlier record and history.
@@ -184,15 +202,8 @@ func (r *run) recordStarts(tx *sql.Tx, mapRunARN string, starts []childStart) er
 	}
 	label := r.smName + "/" + r.name
 	smARN := r.e.arn("stateMachine", label)
-	arns := make([]any, len(starts))
-	row := make(map[string]int, len(starts)) // ARN → index in starts
-	for k, c := range starts {
-		arn := r.childARN(mapRunARN, c.idx)
-		arns[k] = arn
-		row[arn] = k
-	}
-	if _, err := tx.Exec(`DELETE FROM flow_history WHERE exec_id IN (SELECT id FROM flow_executions WHERE arn IN (`+
-		placeholders(len(starts))+`))`, arns...); err != nil {
+	arns, row, err := r.clearChildren(tx, mapRunARN, len(starts), func(k int) int64 { return starts[k].idx })
+	if err != nil {
 		return err
 	}
 	var q strings.Builder
@@ -230,15 +241,8 @@ func (r *run) recordEnds(tx *sql.Tx, mapRunARN string, ends []itemResult) error 
 	label := r.smName + "/" + r.name
 	smARN := r.e.arn("stateMachine", label)
 	now := time.Now().UnixMilli()
-	arns := make([]any, len(ends))
-	row := make(map[string]int, len(ends)) // ARN → index in ends
-	for k, it := range ends {
-		arn := r.childARN(mapRunARN, it.idx)
-		arns[k] = arn
-		row[arn] = k
-	}
-	if _, err := tx.Exec(`DELETE FROM flow_history WHERE exec_id IN (SELECT id FROM flow_executions WHERE arn IN (`+
-		placeholders(len(ends))+`))`, arns...); err != nil {
+	arns, row, err := r.clearChildren(tx, mapRunARN, len(ends), func(k int) int64 { return ends[k].idx })
+	if err != nil {
 		return err
 	}
 	var q strings.Builder

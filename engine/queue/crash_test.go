@@ -42,15 +42,20 @@ func TestCrashChild(t *testing.T) {
 	if err := w.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	waitAllFinished(db, 20*time.Millisecond)
+	w.Stop()
+}
+
+// waitAllFinished returns when no job of db is left unfinished, looking every poll.
+func waitAllFinished(db *store.DB, poll time.Duration) {
 	for {
 		var left int
 		db.R.QueryRow(`SELECT count(*) FROM jobs WHERE status NOT IN ('SUCCEEDED','FAILED','CANCELLED','TIMED_OUT','PARTIAL')`).Scan(&left)
 		if left == 0 {
-			break
+			return
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(poll)
 	}
-	w.Stop()
 }
 
 // TestCrashRecovery kills a worker process with SIGKILL at random moments, at least 20 times,

@@ -63,14 +63,7 @@ func TestPoisonChild(t *testing.T) {
 	if err := w.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		var left int
-		db.R.QueryRow(`SELECT count(*) FROM jobs WHERE status NOT IN ('SUCCEEDED','FAILED','CANCELLED','TIMED_OUT','PARTIAL')`).Scan(&left)
-		if left == 0 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitAllFinished(db, 10*time.Millisecond)
 	w.Stop()
 }
 

@@ -336,7 +336,13 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]job.Job, error) {
 
 // Counts returns how many jobs are in each status.
 func (q *Queue) Counts(ctx context.Context) (map[job.Status]int, error) {
-	rows, err := q.db.R.QueryContext(ctx, `SELECT status, count(*) FROM jobs GROUP BY status`)
+	return q.statusCounts(ctx, "")
+}
+
+// statusCounts returns how many jobs matching where (a WHERE clause with args; "" for all) are
+// in each status.
+func (q *Queue) statusCounts(ctx context.Context, where string, args ...any) (map[job.Status]int, error) {
+	rows, err := q.db.R.QueryContext(ctx, `SELECT status, count(*) FROM jobs `+where+` GROUP BY status`, args...)
 	if err != nil {
 		return nil, err
 	}

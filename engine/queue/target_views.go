@@ -11,21 +11,7 @@ import (
 // CountsByTarget returns how many top-level jobs of target (job.TargetCloud: the cloud's jobs,
 // whose PENDING ones are the outbox) are in each status.
 func (q *Queue) CountsByTarget(ctx context.Context, target string) (map[job.Status]int, error) {
-	rows, err := q.db.R.QueryContext(ctx, `SELECT status, count(*) FROM jobs WHERE parent_id IS NULL AND target=? GROUP BY status`, target)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[job.Status]int{}
-	for rows.Next() {
-		var s job.Status
-		var n int
-		if err := rows.Scan(&s, &n); err != nil {
-			return nil, err
-		}
-		out[s] = n
-	}
-	return out, rows.Err()
+	return q.statusCounts(ctx, `WHERE parent_id IS NULL AND target=?`, target)
 }
 
 // LastCompleted returns when the newest top-level job of target that succeeded (fully or

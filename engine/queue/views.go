@@ -15,21 +15,7 @@ import (
 // lists them) are in each status. Counts counts fan-out children too, which would make a list's
 // filter counts disagree with the list.
 func (q *Queue) TopLevelCounts(ctx context.Context) (map[job.Status]int, error) {
-	rows, err := q.db.R.QueryContext(ctx, `SELECT status, count(*) FROM jobs WHERE parent_id IS NULL GROUP BY status`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[job.Status]int{}
-	for rows.Next() {
-		var s job.Status
-		var n int
-		if err := rows.Scan(&s, &n); err != nil {
-			return nil, err
-		}
-		out[s] = n
-	}
-	return out, rows.Err()
+	return q.statusCounts(ctx, `WHERE parent_id IS NULL`)
 }
 
 // WorkerElsewhere reports whether another live process on this machine has a worker started on

@@ -1,11 +1,13 @@
-// Package awserr turns an error of any AWS client (Step Functions, SQS, STS; S3 has its own in
-// sync/s3blob, which words each object) into a job.Error E010 for people: what went wrong, what to
-// fix when waiting cannot help, and whether it can. The dispatcher relies on that split: a
-// transient error (offline, throttled, 5xx) leaves the job waiting for the network, a permanent
-// one (access denied, expired sign-in, a missing state machine or queue) fails it at once.
+// Package awserr turns an error of any AWS client (Step Functions, SQS, STS) into a job.Error
+// E010 for people: what went wrong, what to fix when waiting cannot help, and whether it can. S3
+// has its own wording in sync/s3blob, which names each object, and reads Code and Throttled from
+// here. The dispatcher relies on that split: a transient error (offline, throttled, 5xx) leaves
+// the job waiting for the network, a permanent one (access denied, expired sign-in, a missing
+// state machine or queue) fails it at once.
 package awserr
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -144,21 +146,12 @@ func Classify(err error, w Where) error {
 		return job.Wrap(job.E010, err, fmt.Sprintf("Access to %s was denied: allow the AWS identity in use %s, or choose another profile.", res, perm)).
 			WithJa(fmt.Sprintf("%s へのアクセスが拒否されました。使用中の AWS の ID に %s を許可するか、別のプロファイルを選んでください。", res, perm)).Permanent()
 	case status >= 400 || code != "":
-		return job.Wrap(job.E010, err, fmt.Sprintf("%s refused the request for %s (%s).", w.Service, res, firstNonEmpty(code, fmt.Sprint(status)))).
-			WithJa(fmt.Sprintf("%s が %s への要求を拒否しました（%s）。", w.Service, res, firstNonEmpty(code, fmt.Sprint(status)))).Permanent()
+		return job.Wrap(job.E010, err, fmt.Sprintf("%s refused the request for %s (%s).", w.Service, res, cmp.Or(code, fmt.Sprint(status)))).
+			WithJa(fmt.Sprintf("%s が %s への要求を拒否しました（%s）。", w.Service, res, cmp.Or(code, fmt.Sprint(status)))).Permanent()
 	case Unreachable(err):
 		return job.Wrap(job.E010, err, fmt.Sprintf("%s could not be reached: check the network; JobDesk will try again when it is back.", w.Service)).
 			WithJa(fmt.Sprintf("%s に接続できません。ネットワークを確認してください。接続が戻ると再試行します。", w.Service)).Transient()
 	}
 	return job.Wrap(job.E010, err, fmt.Sprintf("%s could not be used.", w.Service)).
 		WithJa(fmt.Sprintf("%s を使用できませんでした。", w.Service)).Transient()
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -158,8 +158,8 @@ func (d Device) sendOnce(ctx context.Context, c *dispatch.Cloud, url, typ, id st
 		}
 	}
 	input, _ := json.Marshal(in)
-	m := cloudworker.Message{JobType: typ, JobID: id, TriggeredAt: time.Now().UTC().Format(time.RFC3339), TriggeredBy: TriggeredBy,
-		CorrelationID: id, RetryCount: max(attempt-1, 0), StatusQueueURL: c.Config.StatusQueue, Input: input}
+	m := cloudworker.Message{Common: cloudworker.Common{JobType: typ, JobID: id, TriggeredAt: time.Now().UTC().Format(time.RFC3339),
+		TriggeredBy: TriggeredBy, CorrelationID: id, RetryCount: max(attempt-1, 0)}, StatusQueueURL: c.Config.StatusQueue, Input: input}
 	if c.Config.UserID != "" {
 		m.UserID = aws.String(c.Config.UserID)
 	}

@@ -4,27 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
-	"jobdesk/assets"
 	"jobdesk/engine/aijob"
 	"jobdesk/engine/aijob/aisqlite"
 	"jobdesk/engine/aijob/aitest"
-	"jobdesk/engine/blob"
-	"jobdesk/engine/csvjob/csvsqlite"
-	"jobdesk/engine/docjob/docsqlite"
-	"jobdesk/engine/flow"
 	"jobdesk/engine/job"
-	"jobdesk/engine/queue"
-	"jobdesk/engine/store"
-	"jobdesk/sync/cloudconfig"
-	"jobdesk/sync/cloudjobs"
-	"jobdesk/sync/cloudworker"
-	"jobdesk/sync/dispatch"
-	"jobdesk/sync/internal/awstest"
-	"jobdesk/sync/internal/sfntest"
-	"jobdesk/sync/s3blob"
-	"jobdesk/sync/sfnexec"
 )
 
 // A goal that exists only on the device goes to the cloud with its generation jobs: sub-goals,
@@ -33,44 +17,7 @@ import (
 func TestGoalGenerationInTheCloud(t *testing.T) {
 	ctx := context.Background()
 	llm := aitest.NewOpenAI(t, nil)
-	f := &folder{dir: t.TempDir()}
-	var err error
-	f.db, err = store.OpenDir(f.dir, queue.Migrations, flow.Migrations, csvsqlite.Migrations, docsqlite.Migrations, aisqlite.Migrations)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.q, err = queue.Open(f.db, queue.Options{DataDir: f.dir, WatchInterval: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.q.Close(); f.db.Close() })
-	v := &cloud{folder: f, s3: awstest.StartS3(t)}
-	s3 := s3blob.New(v.s3.Client, s3blob.Options{})
-	cfg := cloudconfig.Config{Bucket: v.s3.Bucket, Prefix: "jd/"}
-	mux := blob.NewMux(blob.Local{Root: t.TempDir()})
-	mux.Handle("s3", s3)
-	defs := map[string]string{}
-	for _, name := range []string{"subgoal-generation", "action-generation"} {
-		def, err := assets.Workflow(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defs[name] = string(def)
-	}
-	v.sfn = sfntest.StartWith(t, flow.Options{Blobs: mux, Buckets: []string{v.s3.Bucket},
-		Functions: cloudworker.StandInRegistry(mux, cloudjobs.Results(cfg), &aijob.OpenAI{Endpoint: llm.URL, ModelID: "test-model"})}, defs)
-	cfg.StateMachines = map[string]string{}
-	for name := range defs {
-		cfg.StateMachines[name] = v.sfn.StateMachineARN(name)
-	}
-	v.c = &dispatch.Cloud{Config: cfg, Blobs: s3,
-		Exec: sfnexec.New(v.sfn.Client, sfnexec.Options{StateMachines: cfg.StateMachines, MinPoll: 20 * time.Millisecond, MaxPoll: 200 * time.Millisecond})}
-	d := dispatch.New(v.q, v.c, dispatch.Options{Handlers: cloudjobs.Handlers(cloudjobs.Device{DataDir: v.dir, DB: v.db, Queue: v.q}),
-		Beat: 50 * time.Millisecond, Idle: 100 * time.Millisecond})
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); d.Run(runCtx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	v := newCloudWith(t, &aijob.OpenAI{Endpoint: llm.URL, ModelID: "test-model"}, "subgoal-generation", "action-generation")
 
 	st := aisqlite.New(v.db)
 	gid, err := st.CreateGoal(ctx, "資格取得", "半年で合格する", "2027-01-31")

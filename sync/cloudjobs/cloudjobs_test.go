@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"jobdesk/assets"
+	"jobdesk/engine/aijob"
+	"jobdesk/engine/aijob/aisqlite"
 	"jobdesk/engine/blob"
 	"jobdesk/engine/csvjob"
 	"jobdesk/engine/csvjob/csvsqlite"
@@ -48,7 +50,7 @@ func newFolder(t *testing.T) *folder {
 	t.Helper()
 	f := &folder{dir: t.TempDir()}
 	var err error
-	f.db, err = store.OpenDir(f.dir, queue.Migrations, flow.Migrations, csvsqlite.Migrations, docsqlite.Migrations)
+	f.db, err = store.OpenDir(f.dir, queue.Migrations, flow.Migrations, csvsqlite.Migrations, docsqlite.Migrations, aisqlite.Migrations)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,9 +62,10 @@ func newFolder(t *testing.T) *folder {
 	return f
 }
 
-func machines(t *testing.T) map[string]string {
+// machines returns the shipped workflows of the given names (name → ASL).
+func machines(t *testing.T, names ...string) map[string]string {
 	m := map[string]string{}
-	for _, name := range []string{"csv-processing", "document-conversion"} {
+	for _, name := range names {
 		def, err := assets.Workflow(name)
 		if err != nil {
 			t.Fatal(err)
@@ -91,7 +94,7 @@ func newDevice(t *testing.T) *device {
 	for _, fn := range append(d.csvP.Functions(), docjob.NewConverter(docsqlite.New(f.db), local).Functions()...) {
 		d.eng.RegisterFunction(fn.Name, fn.Handler, fn.Options)
 	}
-	for name, def := range machines(t) {
+	for name, def := range machines(t, "csv-processing", "document-conversion") {
 		if _, err := d.eng.PutStateMachine(context.Background(), name, def); err != nil {
 			t.Fatal(err)
 		}
@@ -144,16 +147,24 @@ type cloud struct {
 	c   *dispatch.Cloud
 }
 
+// newCloud runs the CSV and document workflows in the cloud.
 func newCloud(t *testing.T) *cloud {
+	return newCloudWith(t, nil, "csv-processing", "document-conversion")
+}
+
+// newCloudWith runs the shipped workflows named in the cloud, whose AI functions call provider.
+func newCloudWith(t *testing.T, provider aijob.Provider, workflows ...string) *cloud {
 	v := &cloud{folder: newFolder(t), s3: awstest.StartS3(t)}
 	store := s3blob.New(v.s3.Client, s3blob.Options{})
 	cfg := cloudconfig.Config{Bucket: v.s3.Bucket, Prefix: "jd/"}
 	mux := blob.NewMux(blob.Local{Root: t.TempDir()})
 	mux.Handle("s3", store)
 	v.sfn = sfntest.StartWith(t, flow.Options{Blobs: mux, Buckets: []string{v.s3.Bucket},
-		Functions: cloudworker.StandInRegistry(mux, cloudjobs.Results(cfg), nil)}, machines(t))
-	cfg.StateMachines = map[string]string{"csv-processing": v.sfn.StateMachineARN("csv-processing"),
-		"document-conversion": v.sfn.StateMachineARN("document-conversion")}
+		Functions: cloudworker.StandInRegistry(mux, cloudjobs.Results(cfg), provider)}, machines(t, workflows...))
+	cfg.StateMachines = map[string]string{}
+	for _, name := range workflows {
+		cfg.StateMachines[name] = v.sfn.StateMachineARN(name)
+	}
 	v.c = &dispatch.Cloud{Config: cfg, Blobs: store,
 		Exec: sfnexec.New(v.sfn.Client, sfnexec.Options{StateMachines: cfg.StateMachines, MinPoll: 20 * time.Millisecond, MaxPoll: 200 * time.Millisecond})}
 	d := dispatch.New(v.q, v.c, dispatch.Options{Handlers: cloudjobs.Handlers(cloudjobs.Device{DataDir: v.dir, DB: v.db, Queue: v.q}),

@@ -59,14 +59,12 @@ func (d Device) CSV(ctx context.Context, c *dispatch.Cloud, raw json.RawMessage,
 		Workflow: csvWorkflow, Name: csvjob.ExecutionName(in.Path, self.CreatedAt), Input: input, Priority: self.Priority,
 		What: "the CSV job", WhatJa: "CSVの処理",
 		Outcome: func(ctx context.Context, x orchestrator.Execution) (json.RawMessage, error) {
-			var out struct {
-				Aggregation csvjob.Summary `json:"aggregation"`
-			}
-			if err := json.Unmarshal(x.Output, &out); err != nil || out.Aggregation.Status == "" {
-				return nil, job.Errorf(job.E015, "the CSV workflow ended without a summary").WithJa("CSVのワークフローが集計結果なしで終了しました。")
+			sum, err := csvjob.ExecutionSummary(x.Output)
+			if err != nil {
+				return nil, err
 			}
 			r.Progress(99, "Bringing the results home")
-			sum, err := d.homeCSV(ctx, c, info.ID, in.Path, out.Aggregation)
+			sum, err = d.homeCSV(ctx, c, info.ID, in.Path, sum)
 			if err != nil {
 				return nil, err
 			}

@@ -1,18 +1,14 @@
 package cloudops
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"jobdesk/sync/cloudconfig"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,6 +16,9 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"jobdesk/sync/cloudconfig"
+	"jobdesk/sync/internal/awstest"
 )
 
 // jobdeskBinary builds jobdesk once for the package's tests.
@@ -74,41 +73,16 @@ func startServe(t *testing.T) string {
 		}
 		t.Setenv(k, strings.Trim(v, `'"`))
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := awstest.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	var stderr bytes.Buffer
-	cmd := exec.Command(bin, "--data-dir", data, "serve", "--listen", addr)
-	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	p, err := awstest.StartProcess("jobdesk serve", exec.Command(bin, "--data-dir", data, "serve", "--listen", addr),
+		awstest.Listening(addr), 20*time.Second)
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not listen on %s within 20 s:\n%s", addr, stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	t.Cleanup(func() { p.Stop(15 * time.Second) })
 	t.Setenv("AWS_ENDPOINT_URL_SFN", "http://"+addr)
 	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)

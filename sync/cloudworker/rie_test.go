@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -63,27 +61,11 @@ func bootstrap(t *testing.T) string {
 // emulator is the bootstrap running under the Lambda Runtime Interface Emulator.
 type emulator struct {
 	url     string
-	log     *bytes.Buffer
-	mu      *sync.Mutex
+	log     *awstest.Log
 	started time.Time
 }
 
-type lockedWriter struct {
-	mu *sync.Mutex
-	b  *bytes.Buffer
-}
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (e *emulator) logText() string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.log.String()
-}
+func (e *emulator) logText() string { return e.log.String() }
 
 // startEmulator runs the bootstrap under aws-lambda-rie on 127.0.0.1 with env (and nothing of
 // this process's environment but PATH and HOME).
@@ -94,46 +76,26 @@ func startEmulator(t *testing.T, env ...string) *emulator {
 		t.Fatal(err)
 	}
 	bin := bootstrap(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := awstest.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	e := &emulator{url: "http://" + addr + "/2015-03-31/functions/function/invocations", log: &bytes.Buffer{}, mu: &sync.Mutex{}}
+	e := &emulator{url: "http://" + addr + "/2015-03-31/functions/function/invocations"}
 	cmd := exec.Command(rie, "--runtime-interface-emulator-address", addr, bin)
 	cmd.Dir = filepath.Dir(bin)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
-	cmd.Stdout, cmd.Stderr = lockedWriter{e.mu, e.log}, lockedWriter{e.mu, e.log}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	e.started = time.Now()
-	if err := cmd.Start(); err != nil {
+	p, err := awstest.StartProcess("aws-lambda-rie", cmd, awstest.Listening(addr), 15*time.Second)
+	if err != nil {
 		t.Fatal(err)
 	}
+	e.log = p.Log
 	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
+		p.Stop(5 * time.Second)
 		if t.Failed() {
 			t.Logf("emulator log:\n%s", e.logText())
 		}
 	})
-	for deadline := time.Now().Add(15 * time.Second); ; {
-		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("aws-lambda-rie did not listen on %s\n%s", addr, e.logText())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 	return e
 }
 

@@ -34,11 +34,9 @@ var QueueJobs = map[string]string{
 // to the dead-letter queue, so its job is FAILED rather than RETRYING.
 const MaxReceives = 3
 
-// Message is a queue job's message body: the seeds' common fields (seed 003 §8-1), the job's
-// own fields, and what JobDesk adds. The handler's input is Input when present, else the body
-// itself with "path" taken from s3_path when it has none (ATTACHMENT_CONVERT's s3_path is the
-// file; a key without s3:// is in the worker's bucket).
-type Message struct {
+// Common is the seeds' common fields of a queue job's message (seed 003 §8-1), which its status
+// reply repeats.
+type Common struct {
 	JobType       string  `json:"job_type"`
 	JobID         string  `json:"job_id"`
 	TriggeredAt   string  `json:"triggered_at,omitempty"`
@@ -46,6 +44,14 @@ type Message struct {
 	UserID        *string `json:"user_id,omitempty"`
 	CorrelationID string  `json:"correlation_id,omitempty"`
 	RetryCount    int     `json:"retry_count"`
+}
+
+// Message is a queue job's message body: the seeds' common fields (seed 003 §8-1), the job's
+// own fields, and what JobDesk adds. The handler's input is Input when present, else the body
+// itself with "path" taken from s3_path when it has none (ATTACHMENT_CONVERT's s3_path is the
+// file; a key without s3:// is in the worker's bucket).
+type Message struct {
+	Common
 	// StatusQueueURL is where the outcome goes; "": the worker's (JOBDESK_STATUS_QUEUE_URL).
 	StatusQueueURL string `json:"status_queue_url,omitempty"`
 	// Input is the handler's input, when the message carries it whole.
@@ -78,18 +84,12 @@ type JobResult struct {
 // RETRYING: the message will be received again). Source tells it from the EventBridge events
 // the same queue carries.
 type StatusReply struct {
-	Source        string          `json:"source"` // "jobdesk.worker"
-	JobType       string          `json:"job_type"`
-	JobID         string          `json:"job_id"`
-	TriggeredAt   string          `json:"triggered_at,omitempty"`
-	TriggeredBy   string          `json:"triggered_by,omitempty"`
-	UserID        *string         `json:"user_id,omitempty"`
-	CorrelationID string          `json:"correlation_id,omitempty"`
-	RetryCount    int             `json:"retry_count"`
-	Status        string          `json:"status"`
-	Result        json.RawMessage `json:"result,omitempty"`
-	Error         *job.Error      `json:"error,omitempty"`
-	At            time.Time       `json:"at"`
+	Source string `json:"source"` // "jobdesk.worker"
+	Common
+	Status string          `json:"status"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *job.Error      `json:"error,omitempty"`
+	At     time.Time       `json:"at"`
 }
 
 // ReplySource is StatusReply.Source.
@@ -169,8 +169,7 @@ func (w *Worker) handleMessage(ctx context.Context, rec events.SQSMessage) error
 	if !jobIDPattern.MatchString(m.JobID) {
 		return fmt.Errorf("message %s: job_id %q is not an id", rec.MessageId, m.JobID)
 	}
-	reply := StatusReply{Source: ReplySource, JobType: m.JobType, JobID: m.JobID, TriggeredAt: m.TriggeredAt,
-		TriggeredBy: m.TriggeredBy, UserID: m.UserID, CorrelationID: m.CorrelationID, RetryCount: m.RetryCount}
+	reply := StatusReply{Source: ReplySource, Common: m.Common}
 
 	if done, err := w.finished(ctx, m.JobID); err != nil {
 		return err

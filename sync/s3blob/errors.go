@@ -1,26 +1,26 @@
 package s3blob
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"strings"
 
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials/ssocreds"
-	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"jobdesk/engine/blob"
 	"jobdesk/engine/job"
+	"jobdesk/sync/awserr"
 )
 
 // fail turns an error of the S3 client into a job.Error E010 for people: what went wrong with
 // which object, what to fix when a retry cannot help, and whether a retry can. The chain keeps a
 // blob.PathError and the SDK's error, and blob.ErrNotExist for a missing object.
 func fail(op, uri string, err error) error {
-	code, status := errorCode(err)
+	code, status := awserr.Code(err)
 	bucket, _, _ := Split(uri)
 	pathErr := &blob.PathError{Op: op, URI: uri, Err: err}
 	var e *job.Error
@@ -47,7 +47,7 @@ func fail(op, uri string, err error) error {
 	case code == "AccessDenied" || code == "AllAccessDisabled" || code == "Forbidden" || (status == 403 && code == ""):
 		e = job.Wrap(job.E010, pathErr, fmt.Sprintf("Access to %s was denied: allow the AWS identity in use s3:GetObject, s3:PutObject and s3:ListBucket on bucket %q, or choose another profile.", uri, bucket)).
 			WithJa(fmt.Sprintf("%s へのアクセスが拒否されました。使用中の AWS の ID にバケット「%s」の s3:GetObject・s3:PutObject・s3:ListBucket を許可するか、別のプロファイルを選んでください。", uri, bucket)).Permanent()
-	case throttled(code, status):
+	case awserr.Throttled(code, status) || status == 503:
 		e = job.Wrap(job.E010, pathErr, "S3 is busy (throttling); JobDesk will try again shortly.").
 			WithJa("S3 が混み合っています。しばらくして再試行します。").Transient()
 	case status >= 500:
@@ -57,8 +57,8 @@ func fail(op, uri string, err error) error {
 		e = job.Wrap(job.E010, pathErr, fmt.Sprintf("The bytes of %s did not arrive intact; JobDesk will send them again.", uri)).
 			WithJa(fmt.Sprintf("%s のデータが正しく届きませんでした。再送します。", uri)).Transient()
 	case status >= 400:
-		e = job.Wrap(job.E010, pathErr, fmt.Sprintf("S3 refused the request for %s (%s).", uri, firstNonEmpty(code, fmt.Sprint(status)))).
-			WithJa(fmt.Sprintf("S3 が %s への要求を拒否しました（%s）。", uri, firstNonEmpty(code, fmt.Sprint(status)))).Permanent()
+		e = job.Wrap(job.E010, pathErr, fmt.Sprintf("S3 refused the request for %s (%s).", uri, cmp.Or(code, fmt.Sprint(status)))).
+			WithJa(fmt.Sprintf("S3 が %s への要求を拒否しました（%s）。", uri, cmp.Or(code, fmt.Sprint(status)))).Permanent()
 	case unreachable(err):
 		e = job.Wrap(job.E010, pathErr, "S3 could not be reached: check the network; JobDesk will try again when it is back.").
 			WithJa("S3 に接続できません。ネットワークを確認してください。接続が戻ると再試行します。").Transient()
@@ -79,19 +79,8 @@ func invalidURI(op, uri string, err error) error {
 		WithJa(fmt.Sprintf("「%s」は S3 のオブジェクト URI（s3://バケット/キー）ではありません。", uri)).Permanent()
 }
 
-// errorCode returns the S3 error code and HTTP status of err, when it has them.
-func errorCode(err error) (code string, status int) {
-	var apiErr smithy.APIError
-	if errors.As(err, &apiErr) {
-		code = apiErr.ErrorCode()
-	}
-	var respErr *awshttp.ResponseError
-	if errors.As(err, &respErr) {
-		status = respErr.HTTPStatusCode()
-	}
-	return code, status
-}
-
+// expiredSignIn reports an expired session by S3's codes and the SSO provider's error type only;
+// awserr.ExpiredSignIn also reads the SDK's wording, which here falls to "no usable credentials".
 func expiredSignIn(code string, err error) bool {
 	switch code {
 	case "ExpiredToken", "ExpiredTokenException", "TokenRefreshRequired", "RequestExpired":
@@ -101,14 +90,8 @@ func expiredSignIn(code string, err error) bool {
 	return errors.As(err, &ssoErr)
 }
 
-func throttled(code string, status int) bool {
-	switch code {
-	case "SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException", "RequestThrottled":
-		return true
-	}
-	return status == 429 || status == 503
-}
-
+// unreachable reports a request that got no answer by the error's type only (awserr.Unreachable
+// also reads "connection reset" and "EOF" in the message).
 func unreachable(err error) bool {
 	var sendErr *smithyhttp.RequestSendError
 	var netErr net.Error
@@ -117,15 +100,6 @@ func unreachable(err error) bool {
 
 // isUnsatisfiableRange reports S3's answer to a range that starts past the end of the object.
 func isUnsatisfiableRange(err error) bool {
-	code, status := errorCode(err)
+	code, status := awserr.Code(err)
 	return code == "InvalidRange" || status == 416
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

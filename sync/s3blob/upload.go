@@ -21,6 +21,7 @@ import (
 
 	"jobdesk/engine/blob"
 	"jobdesk/engine/job"
+	"jobdesk/sync/awserr"
 )
 
 // MetaSHA256 is the user-metadata key (x-amz-meta-sha256) under which every object this package
@@ -346,7 +347,7 @@ func (u *upload) unfinished(ctx context.Context) (uploadID string, parts []types
 	for partPages.HasMorePages() {
 		page, err := partPages.NextPage(ctx)
 		if err != nil {
-			if code, _ := errorCode(err); code == "NoSuchUpload" {
+			if code, _ := awserr.Code(err); code == "NoSuchUpload" {
 				return "", nil, nil // finished or aborted meanwhile
 			}
 			return "", nil, fail("list parts", u.uri, err)

@@ -110,13 +110,11 @@ func runWorkflow(ctx context.Context, e *env, path string, o csvjob.Options, _ j
 		return csvjob.Summary{}, err
 	}
 	if x.Status == flow.StatusSucceeded {
-		var out struct {
-			Aggregation csvjob.Summary `json:"aggregation"`
-		}
-		if err := json.Unmarshal(x.Output, &out); err != nil || out.Aggregation.Status == "" {
+		s, err := csvjob.ExecutionSummary(x.Output)
+		if err != nil {
 			return csvjob.Summary{}, fmt.Errorf("the execution ended without a summary: %s", x.Output)
 		}
-		return out.Aggregation, nil
+		return s, nil
 	}
 	je := e.P.ExecutionError(context.Background(), x.Name, x.Error, x.Cause)
 	s := csvjob.Summary{Status: csvjob.StatusFailed, ExecutionID: name, Source: path}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -183,6 +184,30 @@ func WriteRaw(t testing.TB, dir, name, enc string, text string) string {
 	if err := os.WriteFile(p, EncodeAs(enc, text), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// BenchRows and BenchUsers size the benchmarks' user log (BenchFile).
+const BenchRows, BenchUsers = 1_000_000, 50_000
+
+var benchFiles sync.Map // encoding → path
+
+// BenchFile writes the benchmarks' user log (ユーザーID,ログイン回数,投稿回数; BenchRows rows of
+// BenchUsers users) in enc to a temporary folder once per encoding per process, and returns its
+// path.
+func BenchFile(t testing.TB, enc string) string {
+	if p, ok := benchFiles.Load(enc); ok {
+		return p.(string)
+	}
+	dir, err := os.MkdirTemp("", "csvtest-bench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "user-log-1m.csv")
+	if err := os.WriteFile(p, BigUserLog(BenchRows, BenchUsers, enc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	benchFiles.Store(enc, p)
 	return p
 }
 

@@ -8,16 +8,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -35,12 +32,10 @@ type S3 struct {
 	SecretKey string
 	Region    string
 	Bucket    string
-	Dir       string        // the folder the gateway stores buckets in
-	Client    *s3.Client    // path-style client with the server's credentials
-	Config    aws.Config    // region and credentials, no endpoint (set BaseEndpoint on the client)
-	cmd       *exec.Cmd     // the server process
-	exited    chan struct{} // closed when it has exited
-	log       *safeBuffer   // what the server printed
+	Dir       string     // the folder the gateway stores buckets in
+	Client    *s3.Client // path-style client with the server's credentials
+	Config    aws.Config // region and credentials, no endpoint (set BaseEndpoint on the client)
+	log       *Log       // what the server printed
 }
 
 // Find returns the path of a test tool: in PATH, else in $(go env GOPATH)/bin.
@@ -72,16 +67,11 @@ func StartS3(t testing.TB) *S3 {
 		t.Fatal(err)
 	}
 	srv := &S3{AccessKey: "jobdesk-test", SecretKey: "jobdesk-test-secret", Region: Region, Bucket: "jobdesk-test", Dir: t.TempDir()}
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		if lastErr = srv.start(bin); lastErr == nil {
-			break
-		}
-	}
-	if lastErr != nil {
-		t.Fatalf("versitygw did not start: %v", lastErr)
-	}
-	t.Cleanup(srv.stop)
+	p, addr := startServer(t, "versitygw", func(addr string) *exec.Cmd {
+		return exec.Command(bin, "--access", srv.AccessKey, "--secret", srv.SecretKey, "--region", srv.Region,
+			"--port", addr, "--quiet", "posix", srv.Dir)
+	}, Listening)
+	srv.log, srv.Endpoint = p.Log, "http://"+addr
 	srv.Config = aws.Config{
 		Region:      srv.Region,
 		Credentials: credentials.NewStaticCredentialsProvider(srv.AccessKey, srv.SecretKey, ""),
@@ -91,57 +81,6 @@ func StartS3(t testing.TB) *S3 {
 		t.Fatalf("create bucket on versitygw: %v\n%s", err, srv.log)
 	}
 	return srv
-}
-
-func (s *S3) start(bin string) error {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	addr := l.Addr().String()
-	l.Close()
-	s.log = &safeBuffer{}
-	cmd := exec.Command(bin, "--access", s.AccessKey, "--secret", s.SecretKey, "--region", s.Region,
-		"--port", addr, "--quiet", "posix", s.Dir)
-	cmd.Stdout, cmd.Stderr = s.log, s.log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		select {
-		case <-exited:
-			return fmt.Errorf("versitygw exited: %v\n%s", waitErr, s.log)
-		default:
-		}
-		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			<-exited
-			return fmt.Errorf("versitygw did not listen on %s within 15 s\n%s", addr, s.log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	s.cmd, s.exited = cmd, exited
-	s.Endpoint = "http://" + addr
-	return nil
-}
-
-func (s *S3) stop() {
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(5 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.exited
-	}
 }
 
 // NewClient returns a new path-style client of the server; httpClient nil means the SDK's.
@@ -263,21 +202,4 @@ func Operation(r *http.Request) string {
 		return "DeleteObject"
 	}
 	return r.Method
-}
-
-type safeBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *safeBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *safeBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

@@ -2,16 +2,13 @@ package awstest
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -26,9 +23,7 @@ type SQS struct {
 	SecretKey string
 	Region    string
 	Client    *sqs.Client
-	cmd       *exec.Cmd
-	exited    chan struct{}
-	log       *safeBuffer
+	log       *Log // what the server printed
 }
 
 // sqsServerDir is the folder of server.js and its node_modules.
@@ -51,67 +46,20 @@ func StartSQS(t testing.TB) *SQS {
 		t.Fatalf("local-aws-sqs is not installed in %s: run `make test` (scripts/test-servers.sh runs npm ci there)", dir)
 	}
 	srv := &SQS{AccessKey: "jobdesk-test", SecretKey: "jobdesk-test-secret", Region: Region}
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		if lastErr = srv.start(node, dir); lastErr == nil {
-			break
-		}
-	}
-	if lastErr != nil {
-		t.Fatalf("local-aws-sqs did not start: %v", lastErr)
-	}
-	t.Cleanup(srv.stop)
+	p, addr := startServer(t, "local-aws-sqs", func(addr string) *exec.Cmd {
+		_, port, _ := net.SplitHostPort(addr)
+		cmd := exec.Command(node, "server.js", port)
+		cmd.Dir = dir
+		return cmd
+	}, func(string) func(*Process) bool {
+		return func(p *Process) bool { return strings.Contains(p.Log.String(), "ready") }
+	})
+	srv.log, srv.Endpoint = p.Log, "http://"+addr
 	srv.Client = sqs.NewFromConfig(aws.Config{
 		Region:      srv.Region,
 		Credentials: credentials.NewStaticCredentialsProvider(srv.AccessKey, srv.SecretKey, ""),
 	}, func(o *sqs.Options) { o.BaseEndpoint = aws.String(srv.Endpoint) })
 	return srv
-}
-
-func (s *SQS) start(node, dir string) error {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	s.log = &safeBuffer{}
-	cmd := exec.Command(node, "server.js", fmt.Sprint(port))
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = s.log, s.log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(s.log.String(), "ready") {
-		select {
-		case <-exited:
-			return fmt.Errorf("local-aws-sqs exited: %v\n%s", waitErr, s.log)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			<-exited
-			return fmt.Errorf("local-aws-sqs did not start on port %d within 15 s\n%s", port, s.log)
-		}
-	}
-	s.cmd, s.exited = cmd, exited
-	s.Endpoint = fmt.Sprintf("http://127.0.0.1:%d", port)
-	return nil
-}
-
-func (s *SQS) stop() {
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(5 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.exited
-	}
 }
 
 // CreateQueue creates a standard queue and returns its URL, failing the test on error.
