@@ -66,11 +66,12 @@ func (q *Queue) Reap(ctx context.Context) (int64, error) {
 			// run again; one that was running in as many dead processes as the poison limit
 			// allows ends FAILED (it is likely what killed them); the others go back to the
 			// queue without losing the attempt. Deaths are not counted against jobs of
-			// orchestrator types: they wait on other jobs, and die with whichever one crashed.
+			// orchestrator types: they wait on other jobs, and die with whichever one crashed;
+			// nor against cloud jobs, whose work runs in the cloud while their dispatcher waits.
 			args := append([]any{now, cancelledByUser, poisonedError(q.opts.PoisonLimit), q.opts.PoisonLimit}, owners...)
-			counted := "1"
+			counted := "target='" + job.TargetDevice + "'"
 			if waiters := q.waiterTypes(); len(waiters) > 0 {
-				counted = "type NOT IN (" + numbered(len(args)+1, len(waiters)) + ")"
+				counted += " AND type NOT IN (" + numbered(len(args)+1, len(waiters)) + ")"
 				for _, t := range waiters {
 					args = append(args, t)
 				}
