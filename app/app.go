@@ -11,9 +11,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"jobdesk/app/family"
@@ -39,6 +41,9 @@ type Config struct {
 	// names a bucket, the workflows' Lambda functions read and write that bucket exactly as the
 	// Lambda worker does, and ItemReader/ResultWriter reach it by name (see ServeStores).
 	CloudStandIn bool
+	// ReadOnly says the caller only reads (ls, show): when the data folder or its database may
+	// not be written, Open opens the database read-only instead of failing (writes then fail).
+	ReadOnly bool
 }
 
 // App is one running JobDesk: its database, queue, workflow engine, blob store and families,
@@ -75,6 +80,14 @@ func Open(cfg Config) (*App, error) {
 	}
 	fams := newFamilies()
 	db, err := store.OpenDir(cfg.DataDir, migrations(fams)...)
+	readOnly := false
+	if err != nil && cfg.ReadOnly && notWritable(err) {
+		if rdb, rerr := store.OpenDirReadOnly(cfg.DataDir, migrations(fams)...); rerr == nil {
+			db, err, readOnly = rdb, nil, true
+		} else if errors.Is(rerr, store.ErrDamaged) {
+			err = rerr
+		}
+	}
 	if err != nil {
 		switch {
 		case errors.Is(err, store.ErrDamaged):
@@ -130,8 +143,17 @@ func Open(cfg Config) (*App, error) {
 			a.flow.RegisterFunction(fn.Name, fn.Handler, fn.Options)
 		}
 	}
-	a.loadWorkflows()
+	if !readOnly {
+		a.loadWorkflows()
+	}
 	return a, nil
+}
+
+// notWritable reports whether err says JobDesk may not write the data folder or its database:
+// a read-only disk or database, or no write permission.
+func notWritable(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission) ||
+		strings.Contains(err.Error(), "readonly database") || strings.Contains(err.Error(), "read-only file system")
 }
 
 // loadWorkflows stores every shipped workflow with the engine once the families' functions are

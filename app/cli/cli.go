@@ -38,6 +38,7 @@ const (
 type CLI struct {
 	Stdout, Stderr io.Writer
 	dataDir        string
+	readsOnly      bool // the command only reads: a read-only data folder still opens (ls, show)
 	app            *app.App
 }
 
@@ -134,7 +135,7 @@ func (c *CLI) Open() (*app.App, bool) {
 	if c.app != nil {
 		return c.app, true
 	}
-	a, err := app.Open(app.Config{DataDir: c.dataDir})
+	a, err := app.Open(app.Config{DataDir: c.dataDir, ReadOnly: c.readsOnly})
 	if err != nil {
 		c.Fail(err)
 		return nil, false
@@ -393,6 +394,7 @@ func (c *CLI) PrintJobs(jobs []job.Job, asJSON bool) {
 }
 
 func (c *CLI) cmdLs(args []string) int {
+	c.readsOnly = true
 	fs := c.Flags("ls")
 	status := fs.String("status", "", "only jobs in this status")
 	typ := fs.String("type", "", "only jobs of this type")
@@ -434,6 +436,7 @@ func (c *CLI) JobID(args []string) (int64, bool) {
 }
 
 func (c *CLI) cmdShow(args []string) int {
+	c.readsOnly = true
 	fs := c.Flags("show")
 	asJSON := fs.Bool("json", false, "print JSON")
 	history := fs.Bool("history", false, "also print the job's history")

@@ -41,6 +41,9 @@ type Engine struct {
 	waiters     map[int64][]chan struct{}
 	actCh       chan struct{} // closed and replaced whenever activity tasks change
 	outcomeStmt *sql.Stmt
+	// historyFull inserts historyPerStatement history events, prepared once on the writer
+	// connection: a Map of 10,000 items writes some 200 of them, each parsed otherwise.
+	historyFull *sql.Stmt
 	stop        func()
 	done        chan struct{}
 	closeOnce   sync.Once
@@ -69,6 +72,9 @@ func New(db *store.DB, q *queue.Queue, opts Options) (*Engine, error) {
 	}
 	e := &Engine{q: q, db: db, opts: opts, funcs: opts.Functions, tasks: taskEnqueuer{q: q},
 		waiters: map[int64][]chan struct{}{}, actCh: make(chan struct{})}
+	if st, err := db.W.Prepare(historyInsert(historyPerStatement)); err == nil {
+		e.historyFull = st
+	}
 	events, stop := q.Subscribe(1 << 16)
 	e.done = make(chan struct{})
 	e.stop = stop

@@ -223,7 +223,7 @@ func (r *run) recordStarts(tx *sql.Tx, mapRunARN string, starts []childStart) er
 	if err != nil {
 		return err
 	}
-	h := newHistoryWriter(tx)
+	h := r.e.newHistoryWriter(tx)
 	for k, c := range starts {
 		if err := h.add(ids[k], 1, c.event); err != nil {
 			return err
@@ -269,7 +269,7 @@ func (r *run) recordEnds(tx *sql.Tx, mapRunARN string, ends []itemResult) error 
 	if err != nil {
 		return err
 	}
-	h := newHistoryWriter(tx)
+	h := r.e.newHistoryWriter(tx)
 	for k, it := range ends {
 		if err := h.add(ids[k], 1, it.started.event); err != nil {
 			return err
@@ -285,7 +285,7 @@ func (r *run) recordEnds(tx *sql.Tx, mapRunARN string, ends []itemResult) error 
 
 // abortChildren ends the map run's child executions still RUNNING as ABORTED, each with an
 // ExecutionAborted event.
-func abortChildren(tx *sql.Tx, mapRunARN string, now int64) error {
+func (r *run) abortChildren(tx *sql.Tx, mapRunARN string, now int64) error {
 	rows, err := tx.Query(`UPDATE flow_executions SET status='ABORTED', error='States.Aborted', cause='the map run ended before this iteration finished',
 		stop_date=?, last_event_id=last_event_id+1 WHERE map_run_arn=? AND status='RUNNING' RETURNING id, last_event_id`, now, mapRunARN)
 	if err != nil {
@@ -305,7 +305,7 @@ func abortChildren(tx *sql.Tx, mapRunARN string, now int64) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	h := newHistoryWriter(tx)
+	h := r.e.newHistoryWriter(tx)
 	for _, c := range cs {
 		typ, details := closingEvent(StatusAborted, nil, "States.Aborted", "the map run ended before this iteration finished")
 		if err := h.add(c.id, c.last, event{typ: typ, at: now, details: details}); err != nil {
@@ -339,14 +339,25 @@ func returnedIDs(tx *sql.Tx, query string, args []any, row map[string]int) ([]in
 // historyWriter inserts history events of several executions, a few hundred per statement.
 type historyWriter struct {
 	tx   *sql.Tx
+	full *sql.Stmt // Engine.historyFull in tx (nil: each statement is parsed)
 	args []any
 	n    int
 }
 
 const historyPerStatement = 400
 
-func newHistoryWriter(tx *sql.Tx) *historyWriter {
-	return &historyWriter{tx: tx, args: make([]any, 0, 6*historyPerStatement)}
+func (e *Engine) newHistoryWriter(tx *sql.Tx) *historyWriter {
+	h := &historyWriter{tx: tx, args: make([]any, 0, 6*historyPerStatement)}
+	if e.historyFull != nil {
+		h.full = tx.Stmt(e.historyFull)
+	}
+	return h
+}
+
+// historyInsert is the statement inserting n events.
+func historyInsert(n int) string {
+	return `INSERT INTO flow_history(exec_id, event_id, prev_id, type, at, details) VALUES ` +
+		strings.Repeat("(?,?,?,?,?,?),", n-1) + "(?,?,?,?,?,?)"
 }
 
 // add queues event id of execution execID (following id-1).
@@ -366,8 +377,12 @@ func (h *historyWriter) flush() error {
 	if h.n == 0 {
 		return nil
 	}
-	_, err := h.tx.Exec(`INSERT INTO flow_history(exec_id, event_id, prev_id, type, at, details) VALUES `+
-		strings.Repeat("(?,?,?,?,?,?),", h.n-1)+"(?,?,?,?,?,?)", h.args...)
+	var err error
+	if h.n == historyPerStatement && h.full != nil {
+		_, err = h.full.Exec(h.args...)
+	} else {
+		_, err = h.tx.Exec(historyInsert(h.n), h.args...)
+	}
 	h.args, h.n = h.args[:0], 0
 	return err
 }

@@ -526,7 +526,7 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 			if err == nil && status != "SUCCEEDED" {
 				// Iterations stopped before they finished (another failed, the execution was
 				// stopped): their child executions end ABORTED; a redrive runs them again.
-				err = abortChildren(tx, mapRunARN, now)
+				err = r.abortChildren(tx, mapRunARN, now)
 			}
 			return err
 		})

@@ -94,12 +94,14 @@ type Lease struct {
 }
 
 // claimSQL leases up to ?5 due jobs of the n types ?7… for target ?6, with crash filter f, in
-// one statement.
+// one statement. The LIMIT is ?5+0, not ?5: SQLite plans with the value bound to a bare LIMIT
+// parameter and so re-prepares the statement whenever the next claim asks for another number
+// of jobs, which a worker's claims do nearly every time (its free slots change).
 func claimSQL(n int, f crashFilter) string {
 	return `UPDATE jobs SET status='RUNNING', attempts=attempts+1, receives=receives+1,
 			lease_token=?1, lease_until=?2, lease_owner=?3, started_at=coalesce(started_at, ?4), updated_at=?4, message=''
 		WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_ready WHERE status IN ('PENDING','RETRYING') AND target=?6 AND run_at<=?4
-			AND type IN (` + numbered(7, n) + `)` + f.sql() + ` ORDER BY priority DESC, run_at, id LIMIT ?5)
+			AND type IN (` + numbered(7, n) + `)` + f.sql() + ` ORDER BY priority DESC, run_at, id LIMIT ?5+0)
 		RETURNING id, type, name, input, attempts, max_attempts, coalesce(parent_id, 0), cancel_requested`
 }
 

@@ -4,6 +4,8 @@
 // own migration set, so the tables stay next to the code that owns them. It also guards the file
 // (doctor.go): a quick check on every open that refuses a damaged database before anything is
 // written to it, the full check for `jobdesk doctor`, and rolling backups with their restore.
+// A data folder JobDesk may not write is opened read-only (readonly.go), for commands that
+// only read.
 package store
 
 import (

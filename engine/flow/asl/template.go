@@ -626,17 +626,6 @@ func jsonString(v any) string {
 	return strings.TrimSuffix(buf.String(), "\n")
 }
 
-// Encode marshals v as compact JSON without HTML escaping.
-func Encode(v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return []byte("null")
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
-
 // Decode parses JSON into maps, slices, float64, string, bool and nil.
 func Decode(b []byte) (any, error) {
 	var v any
