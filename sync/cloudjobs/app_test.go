@@ -85,7 +85,7 @@ func newAppCloud(t *testing.T, mode int32) *appCloud {
 			}
 			return real.Handler(ctx, in, r)
 		}})
-	v.sfn = sfntest.StartWith(t, flow.Options{Blobs: mux, Buckets: []string{s3.Bucket}, Functions: fns}, machines(t))
+	v.sfn = sfntest.StartWith(t, flow.Options{Blobs: mux, Buckets: []string{s3.Bucket}, Functions: fns}, machines(t, "csv-processing", "document-conversion"))
 	cfg.StateMachines = map[string]string{"csv-processing": v.sfn.StateMachineARN("csv-processing"),
 		"document-conversion": v.sfn.StateMachineARN("document-conversion")}
 	if err := cloudconfig.Save(v.dir, cfg); err != nil {

@@ -79,7 +79,7 @@ func newFaultCloud(t *testing.T) *faultCloud {
 		}
 		reg.Add(fn)
 	}
-	f.sfn = sfntest.StartWith(t, flow.Options{Blobs: mux, Buckets: []string{f.s3.Bucket}, Functions: reg}, machines(t))
+	f.sfn = sfntest.StartWith(t, flow.Options{Blobs: mux, Buckets: []string{f.s3.Bucket}, Functions: reg}, machines(t, "csv-processing", "document-conversion"))
 	f.cfg.StateMachines = map[string]string{"csv-processing": f.sfn.StateMachineARN("csv-processing"),
 		"document-conversion": f.sfn.StateMachineARN("document-conversion")}
 	f.s3Proxy = faultproxy.Start(t, f.s3.Endpoint)

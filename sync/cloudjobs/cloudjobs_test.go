@@ -64,6 +64,9 @@ func newFolder(t *testing.T) *folder {
 
 // machines returns the shipped workflows of the given names (name → ASL).
 func machines(t *testing.T, names ...string) map[string]string {
+	if len(names) == 0 {
+		t.Fatal("machines: name the workflows")
+	}
 	m := map[string]string{}
 	for _, name := range names {
 		def, err := assets.Workflow(name)
