@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,23 @@ import (
 	"time"
 	"unicode/utf16"
 )
+
+// testDir is a new empty folder removed after the test, file by file: not t.TempDir, whose
+// os.RemoveAll fails under Wine 8 (it lacks the POSIX-style delete Go uses on Windows).
+func testDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "oledrop-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		var all []string
+		filepath.WalkDir(dir, func(p string, _ fs.DirEntry, _ error) error { all = append(all, p); return nil })
+		for i := len(all) - 1; i >= 0; i-- { // children before their folder
+			os.Remove(all[i])
+		}
+	})
+	return dir
+}
 
 // testFile is one entry of a FILEGROUPDESCRIPTORW the tests build (here and under Wine).
 type testFile struct {
@@ -160,7 +178,7 @@ func TestSafeName(t *testing.T) {
 }
 
 func TestSave(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "dropped")
+	dir := filepath.Join(testDir(t), "dropped")
 	mod := time.Date(2026, 4, 1, 9, 30, 0, 0, time.UTC)
 	files := []FileDescriptor{
 		{Name: "見積書.xlsx", Size: 5, HasSize: true, Modified: mod},
@@ -211,7 +229,7 @@ func TestSave(t *testing.T) {
 }
 
 func TestSaveBounds(t *testing.T) {
-	dir := t.TempDir()
+	dir := testDir(t)
 	open := func(int) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("12345")), nil }
 	files := []FileDescriptor{{Name: "a"}, {Name: "b"}, {Name: "c"}}
 	paths, err := Save(dir, files, open, Limits{MaxFiles: 2, MaxFileSize: 10, MaxTotal: 100})
