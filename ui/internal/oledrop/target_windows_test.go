@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 	"unicode/utf16"
 	"unsafe"
 
@@ -25,6 +26,8 @@ var (
 	procGlobalAlloc           = kernel32.NewProc("GlobalAlloc")
 	procCreateWindowExW       = user32.NewProc("CreateWindowExW")
 	procDestroyWindow         = user32.NewProc("DestroyWindow")
+	procFindWindowW           = user32.NewProc("FindWindowW")
+	procGetPropW              = user32.NewProc("GetPropW")
 )
 
 const (
@@ -321,7 +324,42 @@ func TestRegisterOnAWindow(t *testing.T) {
 	if _, err := Register(hwnd, Options{Dir: testDir(t)}); err == nil {
 		t.Error("a second Register on the same window succeeded (want DRAGDROP_E_ALREADYREGISTERED)")
 	}
+	if !hasDropTarget(hwnd) {
+		t.Error("no OleDropTargetInterface property after Register")
+	}
 	if err := target.Revoke(); err != nil {
 		t.Fatal(err)
+	}
+	if hasDropTarget(hwnd) {
+		t.Error("OleDropTargetInterface property left after Revoke")
+	}
+}
+
+// hasDropTarget is whether hwnd carries the property RegisterDragDrop sets (and
+// RevokeDragDrop removes): how another process tells that a window is a drop target.
+func hasDropTarget(hwnd uintptr) bool {
+	p, _, _ := procGetPropW.Call(hwnd, uintptr(unsafe.Pointer(windows.StringToUTF16Ptr("OleDropTargetInterface"))))
+	return p != 0
+}
+
+// TestWindowIsDropTarget checks, from outside, that another process's window (titled by
+// OLEDROP_WINDOW, e.g. "JobDesk") registered a drop target: RegisterDragDrop leaves the window
+// property OleDropTargetInterface. `make test-windows` runs it beside the running window.
+func TestWindowIsDropTarget(t *testing.T) {
+	title := os.Getenv("OLEDROP_WINDOW")
+	if title == "" {
+		t.Skip("OLEDROP_WINDOW names no window")
+	}
+	var hwnd uintptr
+	for deadline := time.Now().Add(30 * time.Second); hwnd == 0 && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		hwnd, _, _ = procFindWindowW.Call(0, uintptr(unsafe.Pointer(windows.StringToUTF16Ptr(title))))
+	}
+	if hwnd == 0 {
+		t.Fatalf("no window titled %q", title)
+	}
+	for deadline := time.Now().Add(30 * time.Second); !hasDropTarget(hwnd); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("window %q (%#x) is not an OLE drop target", title, hwnd)
+		}
 	}
 }
