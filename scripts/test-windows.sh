@@ -7,7 +7,9 @@
 #      there once;
 #   3. a file another program holds open fails as retryable E014 (blob's test, run as a Windows
 #      test binary);
-#   4. the window opens (Xvfb; a screenshot is kept in bin/windows/test/window.png);
+#   4. the window opens (Xvfb; a screenshot is kept in bin/windows/test/window.png) and is an OLE
+#      drop target; the drop target (ui/internal/oledrop, a Windows test binary) takes what
+#      Outlook gives for dragged attachments and what Explorer gives for files;
 #   5. the signed installer verifies (osslsigncode, throwaway certificate), installs silently
 #      with the program, the Start-menu entry and the uninstall entry, and uninstalls keeping
 #      the data folder.
@@ -90,9 +92,14 @@ CGO_ENABLED=0 GOOS=windows GOARCH=amd64 go test -c -o "$tmp/blob.test.exe" ./eng
 wine "$tmp/blob.test.exe" -test.run 'InUse|Locked' -test.v >"$out/windows/blob-test.txt" 2>&1 || { cat "$out/windows/blob-test.txt"; fail "blob test under Wine"; }
 grep -q -- "--- PASS: TestLockedFileIsInUse" "$out/windows/blob-test.txt" || fail "TestLockedFileIsInUse did not pass"
 
-step "the window, on Xvfb"
+step "the window, on Xvfb, and dropping Outlook attachments and Explorer files"
+CGO_ENABLED=0 GOOS=windows GOARCH=amd64 go test -c -o "$tmp/oledrop.test.exe" ./ui/internal/oledrop
 Xvfb :97 -screen 0 1280x800x24 >/dev/null 2>&1 & xvfb=$!
 sleep 1
+DISPLAY=:97 wine "$tmp/oledrop.test.exe" -test.v >"$out/windows/oledrop-test.txt" 2>&1 || { cat "$out/windows/oledrop-test.txt"; fail "oledrop test under Wine"; }
+for t in TestOutlookAttachmentsBecomeFiles TestExplorerFilesArePassedAsTheyAre TestRegisterOnAWindow; do
+  grep -q -- "--- PASS: $t" "$out/windows/oledrop-test.txt" || fail "$t did not pass"
+done
 start=$(date +%s.%N)
 DISPLAY=:97 timeout 90 "$WINE" "$exe" >"$out/windows/window.log" 2>&1 & win=$!
 shown=""
@@ -100,6 +107,10 @@ for _ in $(seq 1 120); do
   if DISPLAY=:97 xwininfo -root -tree 2>/dev/null | grep -q '"JobDesk"'; then shown=$(echo "$(date +%s.%N) - $start" | bc); break; fi
   sleep 0.5
 done
+# From another process, as a drag source sees it: the window registered its drop target.
+[ -z "$shown" ] || DISPLAY=:97 OLEDROP_WINDOW=JobDesk wine "$tmp/oledrop.test.exe" -test.run WindowIsDropTarget -test.v \
+  >"$out/windows/drop-target.txt" 2>&1 && grep -q -- "--- PASS: TestWindowIsDropTarget" "$out/windows/drop-target.txt" \
+  || { cat "$out/windows/drop-target.txt"; fail "the window is not an OLE drop target"; }
 sleep 5
 DISPLAY=:97 import -window root "$out/window.png" || true
 kill "$win" 2>/dev/null || true; wait "$win" 2>/dev/null || true

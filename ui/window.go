@@ -92,6 +92,7 @@ func New(fyneApp fyne.App, a *app.App) *UI {
 	u.Window.Resize(fyne.NewSize(1180, 760))
 	u.Window.SetMaster()
 	u.Window.SetOnDropped(u.handleDrop)
+	u.acceptVirtualFiles()
 	u.Window.SetContent(u.build())
 	u.Window.SetOnClosed(u.stop)
 	return u
