@@ -320,6 +320,12 @@ func (u *UI) refreshList() {
 			u.list.Select(i)
 		}
 	}
+	if u.revealID != 0 {
+		if i, ok := u.model.index[u.revealID]; ok {
+			u.list.ScrollTo(i)
+			u.revealID = 0
+		}
+	}
 	if len(u.model.rows) == 0 {
 		text := u.tr.T("list.empty")
 		if u.model.filter != "" {

@@ -53,6 +53,11 @@ type UI struct {
 
 	lastReload time.Time // when the event loop last reread the page (its goroutine only)
 
+	revealID int64           // a job just submitted: scrolled into view when its row arrives
+	dialogs  []dialog.Dialog // dialogs opened through dialogOpened, newest last (Esc closes it)
+	// schemaDlg is the schema dialog opened last (a CSV no saved schema fits).
+	schemaDlg *schemaDialog
+
 	childMu  sync.Mutex
 	children map[int64]struct{}
 
