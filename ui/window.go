@@ -57,6 +57,8 @@ type UI struct {
 	dialogs  []dialog.Dialog // dialogs opened through dialogOpened, newest last (Esc closes it)
 	// schemaDlg is the schema dialog opened last (a CSV no saved schema fits).
 	schemaDlg *schemaDialog
+	// settingsDlg is the settings dialog opened last.
+	settingsDlg *settingsDialog
 
 	childMu  sync.Mutex
 	children map[int64]struct{}
@@ -92,6 +94,9 @@ func New(fyneApp fyne.App, a *app.App) *UI {
 	}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	u.tr = newTranslator(fyneApp.Preferences().StringWithFallback(prefLanguage, systemLanguage()))
+	if t := a.Settings().Theme; t == "light" || t == "dark" {
+		u.applyTheme(t)
+	}
 	u.Window = fyneApp.NewWindow("JobDesk")
 	u.Window.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon()))
 	u.Window.Resize(fyne.NewSize(1180, 760))
