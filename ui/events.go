@@ -179,6 +179,7 @@ func (u *UI) apply(up update) {
 	if changed {
 		u.refreshList()
 	}
+	u.noteEnded(up.jobs)
 	if u.selected != 0 {
 		for _, e := range up.progress {
 			if e.JobID == u.selected {
@@ -226,6 +227,7 @@ func (u *UI) reload() {
 			rows = rows[:n]
 		}
 		u.model.replace(rows, more)
+		u.noteEnded(rows)
 		if counts != nil {
 			u.model.counts = counts
 		}

@@ -60,6 +60,21 @@ type UI struct {
 	// settingsDlg is the settings dialog opened last.
 	settingsDlg *settingsDialog
 
+	// openedAt is when the window opened: jobs that ended before it are not notified.
+	openedAt time.Time
+	// notified holds, per job, the end time a notification was sent for.
+	notified map[int64]time.Time
+	// sendNotification shows a desktop notification (fyne's; tests record them).
+	sendNotification func(*fyne.Notification)
+	trayMenu         *fyne.Menu
+	trayCount        *fyne.MenuItem
+
+	metrics     *metricsView    // the metrics view opened last
+	alerts      []app.Alert     // the alert rules that hold
+	alertActive map[string]bool // their names, to notify a rule once when it starts to hold
+	alertBanner *fyne.Container
+	alertLabel  *widget.Label
+
 	childMu  sync.Mutex
 	children map[int64]struct{}
 
@@ -91,7 +106,10 @@ func New(fyneApp fyne.App, a *app.App) *UI {
 		model:    newJobModel(),
 		children: map[int64]struct{}{},
 		do:       fyne.Do,
+		openedAt: time.Now().Truncate(time.Millisecond),
+		notified: map[int64]time.Time{},
 	}
+	u.sendNotification = fyneApp.SendNotification
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	u.tr = newTranslator(fyneApp.Preferences().StringWithFallback(prefLanguage, systemLanguage()))
 	if t := a.Settings().Theme; t == "light" || t == "dark" {
@@ -104,6 +122,7 @@ func New(fyneApp fyne.App, a *app.App) *UI {
 	u.Window.SetOnDropped(u.handleDrop)
 	u.Window.SetContent(u.build())
 	u.Window.SetOnClosed(u.stop)
+	u.setupTray()
 	return u
 }
 
@@ -118,6 +137,11 @@ func (u *UI) Start() {
 	go func() {
 		defer u.wg.Done()
 		u.reload()
+	}()
+	u.wg.Add(1)
+	go func() {
+		defer u.wg.Done()
+		u.checkAlerts(u.ctx)
 	}()
 }
 
@@ -137,6 +161,12 @@ func Run(a *app.App, fyneApp fyne.App) error {
 		return err
 	}
 	u.Start()
+	// The structured job log (logs/jobdesk.log in the data folder) while the window is open.
+	u.wg.Add(1)
+	go func() {
+		defer u.wg.Done()
+		a.LogJobEvents(u.ctx)
+	}()
 	u.Window.ShowAndRun()
 	u.stop()
 	return nil
@@ -166,9 +196,10 @@ func (u *UI) build() fyne.CanvasObject {
 		}
 	}
 	settings := widget.NewButtonWithIcon(u.tr.T("settings.button"), theme.SettingsIcon(), u.showSettings)
+	metrics := widget.NewButtonWithIcon(u.tr.T("metrics.button"), theme.InfoIcon(), func() { u.showMetrics() })
 	header := container.NewBorder(nil, nil,
 		container.NewHBox(widget.NewIcon(fyne.NewStaticResource("icon.png", assets.Icon())), title),
-		container.NewHBox(lang, settings), subtitle)
+		container.NewHBox(lang, metrics, settings), subtitle)
 
 	u.status = widget.NewLabel(u.tr.T("status.ready"))
 	u.status.Truncation = fyne.TextTruncateEllipsis
@@ -180,7 +211,7 @@ func (u *UI) build() fyne.CanvasObject {
 	split := container.NewHSplit(listPane, u.detail.root)
 	split.Offset = 0.62
 
-	top := container.NewVBox(header, u.buildDropZone())
+	top := container.NewVBox(header, u.buildAlertBanner(), u.buildDropZone())
 	u.refreshFilters()
 	u.refreshList()
 	u.refreshEngineInfo()
@@ -198,6 +229,7 @@ func (u *UI) SetLanguage(lang string) {
 	u.tr = newTranslator(lang)
 	u.fyneApp.Preferences().SetString(prefLanguage, u.tr.lang)
 	u.Window.SetContent(u.build())
+	u.setupTray()
 }
 
 // setFilter shows only jobs in status s ("" for all) and rereads the list.
@@ -228,6 +260,7 @@ func (u *UI) refreshEngineInfo() {
 	running := u.model.counts[job.Running]
 	waiting := u.model.counts[job.Pending] + u.model.counts[job.Retrying]
 	u.engineInfo.SetText(u.tr.T("status.engine", groupInt(int64(running)), groupInt(int64(waiting))))
+	u.refreshTray()
 }
 
 // statusText is the translated name of a status.
