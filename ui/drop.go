@@ -257,8 +257,10 @@ func (u *UI) askRerun(dups []duplicate) {
 		d.Hide()
 		u.showJob(dups[0].job.ID)
 	})
+	closeBtn := widget.NewButtonWithIcon(u.tr.T("dialog.close"), theme.CancelIcon(), func() { d.Hide() })
 	d = dialog.NewCustomWithoutButtons(u.tr.T("dup.title"), body, u.Window)
-	d.SetButtons([]fyne.CanvasObject{show, again})
+	d.SetButtons([]fyne.CanvasObject{closeBtn, show, again})
+	u.dialogOpened(d)
 	d.Show()
 }
 
@@ -273,6 +275,11 @@ func (u *UI) showJob(id int64) {
 	} else {
 		u.selIdx = -1
 		u.list.UnselectAll()
+		if u.model.query.active() {
+			u.search.SetText("") // the search hides it (a new job, or one found again)
+			u.typeSel.SetSelectedIndex(0)
+			u.dateSel.SetSelectedIndex(0)
+		}
 		if u.model.filter != "" {
 			u.setFilter("") // the reread selects it once it is loaded
 		}

@@ -183,6 +183,9 @@ func (u *UI) apply(up update) {
 	if u.selected != 0 {
 		for _, e := range up.progress {
 			if e.JobID == u.selected {
+				if p, ok := u.model.peak[e.JobID]; ok && p > e.Progress {
+					e.Progress = p
+				}
 				u.detail.showProgress(e)
 			}
 		}
@@ -207,19 +210,19 @@ func (u *UI) followSelected() {
 // writes, many changes at once) and posts them to the UI.
 func (u *UI) reload() {
 	u.mu.Lock()
-	filter, n := u.loadFilter, u.loadedN
+	filter, query, n := u.loadFilter, u.loadQuery, u.loadedN
 	u.mu.Unlock()
 	n = max(n, pageSize)
 	ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
 	defer cancel()
-	rows, err := u.app.List(ctx, listFilter(filter, n+1, 0)) // one more tells whether more exist
+	rows, err := u.fetch(ctx, filter, query, n+1, 0) // one more tells whether more exist
 	if err != nil {
 		u.do(func() { u.setStatusError(err) })
 		return
 	}
 	counts, _ := u.app.Counts(ctx)
 	u.do(func() {
-		if u.model.filter != filter {
+		if u.model.filter != filter || u.model.query != query {
 			return // the filter changed meanwhile; its own reload follows
 		}
 		more := len(rows) > n

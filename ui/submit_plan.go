@@ -5,8 +5,6 @@ import (
 	"errors"
 	"path/filepath"
 
-	"fyne.io/fyne/v2/dialog"
-
 	"jobdesk/app"
 	"jobdesk/engine/job"
 )
@@ -73,11 +71,6 @@ func (u *UI) revealJob(id int64) {
 		u.list.ScrollTo(i)
 		u.revealID = 0
 	}
-}
-
-// dialogOpened remembers d as the dialog on top, which Esc closes.
-func (u *UI) dialogOpened(d dialog.Dialog) {
-	u.dialogs = append(u.dialogs, d)
 }
 
 // baseName is a path's file name.

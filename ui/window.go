@@ -47,14 +47,17 @@ type UI struct {
 	selIdx   int   // its row in the list (-1: not loaded)
 	loading  bool  // an older page is being read
 
-	mu         sync.Mutex // guards loadFilter and loadedN, read by the event loop
+	mu         sync.Mutex // guards loadFilter, loadQuery and loadedN, read by the event loop
 	loadFilter job.Status
+	loadQuery  listQuery
 	loadedN    int
 
 	lastReload time.Time // when the event loop last reread the page (its goroutine only)
 
 	revealID int64           // a job just submitted: scrolled into view when its row arrives
 	dialogs  []dialog.Dialog // dialogs opened through dialogOpened, newest last (Esc closes it)
+	// dialogShown holds those of dialogs still open.
+	dialogShown map[dialog.Dialog]bool
 	// schemaDlg is the schema dialog opened last (a CSV no saved schema fits).
 	schemaDlg *schemaDialog
 	// settingsDlg is the settings dialog opened last.
@@ -86,6 +89,9 @@ type UI struct {
 	allBtn     *widget.Button
 	filterSel  *widget.Select // replaces the buttons when they do not fit
 	filterBar  *fyne.Container
+	search     *widget.Entry  // the list's search box (Ctrl+F)
+	typeSel    *widget.Select // the type filter
+	dateSel    *widget.Select // the date filter
 	detail     *detailPane
 	status     *widget.Label
 	engineInfo *widget.Label
@@ -108,6 +114,8 @@ func New(fyneApp fyne.App, a *app.App) *UI {
 		do:       fyne.Do,
 		openedAt: time.Now().Truncate(time.Millisecond),
 		notified: map[int64]time.Time{},
+
+		dialogShown: map[dialog.Dialog]bool{},
 	}
 	u.sendNotification = fyneApp.SendNotification
 	u.ctx, u.cancel = context.WithCancel(context.Background())
@@ -123,6 +131,7 @@ func New(fyneApp fyne.App, a *app.App) *UI {
 	u.Window.SetContent(u.build())
 	u.Window.SetOnClosed(u.stop)
 	u.setupTray()
+	u.setupKeys()
 	return u
 }
 
@@ -206,7 +215,7 @@ func (u *UI) build() fyne.CanvasObject {
 	u.engineInfo = widget.NewLabel("")
 	statusBar := container.NewBorder(nil, nil, nil, u.engineInfo, u.status)
 
-	listPane := container.NewBorder(u.buildFilters(), nil, nil, nil, u.buildList())
+	listPane := container.NewBorder(container.NewVBox(u.buildSearchBar(), u.buildFilters()), nil, nil, nil, u.buildList())
 	u.detail = newDetailPane(u)
 	split := container.NewHSplit(listPane, u.detail.root)
 	split.Offset = 0.62
@@ -248,7 +257,7 @@ func (u *UI) setFilter(s job.Status) {
 // noteLoaded publishes the model's filter and size to the event loop. UI goroutine only.
 func (u *UI) noteLoaded() {
 	u.mu.Lock()
-	u.loadFilter, u.loadedN = u.model.filter, len(u.model.rows)
+	u.loadFilter, u.loadQuery, u.loadedN = u.model.filter, u.model.query, len(u.model.rows)
 	u.mu.Unlock()
 }
 
@@ -304,6 +313,7 @@ func (u *UI) showError(title string, err error) {
 	body := widget.NewLabel(wrapText(errorBody(e, u.tr.lang), 56))
 	body.Selectable = true
 	d := dialog.NewCustom(title, u.tr.T("dialog.close"), body, u.Window)
+	u.dialogOpened(d)
 	d.Show()
 }
 
