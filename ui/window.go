@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -162,7 +163,15 @@ func (u *UI) stop() {
 
 // Run starts the engine in this process, shows the window and blocks until it closes. Running
 // jobs go back to the queue when the caller then closes the App; nothing is lost.
+//
+// Without a display it prints NoDisplayMessage (in Japanese and English) and ends the process
+// with ExitNoDisplay after closing a, instead of the toolkit's panic.
 func Run(a *app.App, fyneApp fyne.App) error {
+	if !CanOpenDisplay() {
+		fmt.Fprint(os.Stderr, NoDisplayMessage)
+		a.Close()
+		os.Exit(ExitNoDisplay)
+	}
 	u := New(fyneApp, a)
 	// The engine lives until the caller closes the App (Worker.Stop hands running jobs back to
 	// the queue), not until the window's own goroutines end.
