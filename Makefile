@@ -5,9 +5,9 @@ GO      ?= go
 BIN     := bin/jobdesk
 PKGS    := ./...
 # Debian packages some tests and benchmarks use on top of the build dependencies.
-TEST_PKGS := poppler-utils qpdf sqlite3 tesseract-ocr tesseract-ocr-jpn awscli
+TEST_PKGS := poppler-utils qpdf sqlite3 tesseract-ocr tesseract-ocr-jpn awscli xdotool imagemagick
 
-.PHONY: all deps build run test test-short test-ollama bench lint package clean deploy-check lambda
+.PHONY: all deps build run test test-short test-ollama bench lint package clean deploy-check lambda window-check
 
 all: build
 
@@ -25,6 +25,14 @@ test: deps deploy-check
 	@scripts/test-servers.sh
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
+	$(MAKE) window-check
+
+# window-check: the built window under Xvfb, driven with xdotool; each main screen (Japanese and
+# English) is compared with its reference in ui/testdata/window/ (scripts/window-check.sh;
+# `scripts/window-check.sh --update` rewrites the references after an intended change).
+window-check: build
+	@scripts/deps.sh xvfb xdotool imagemagick fonts-noto-cjk
+	scripts/window-check.sh $(BIN)
 
 # deploy-check: the cloud template (assets/deploy) and the workflows it deploys. npm ci installs
 # asl-validator from the committed lock when node_modules is missing or older than the lock.

@@ -9,7 +9,7 @@ import (
 )
 
 // This file gives the window a desktop program's keys: Ctrl+O opens files, Ctrl+F goes to the
-// search box, Ctrl+R retries the selected job, Delete cancels it (after asking), Esc closes the
+// search box, Ctrl+R retries the selected job, Ctrl+, opens the settings, Ctrl+M the metrics, Delete cancels it (after asking), Esc closes the
 // dialog on top, and the arrow keys move the selection in the list. Fyne's dialogs do not close
 // on Esc by themselves; the window keeps the dialogs it opened (dialogOpened) and closes the
 // newest. (Fyne 2.7's file dialog picks one file at a time: several files come by drag and drop.)
@@ -19,6 +19,9 @@ var (
 	shortcutOpen   = &desktop.CustomShortcut{KeyName: fyne.KeyO, Modifier: fyne.KeyModifierShortcutDefault}
 	shortcutSearch = &desktop.CustomShortcut{KeyName: fyne.KeyF, Modifier: fyne.KeyModifierShortcutDefault}
 	shortcutRetry  = &desktop.CustomShortcut{KeyName: fyne.KeyR, Modifier: fyne.KeyModifierShortcutDefault}
+	// Ctrl+, opens the settings and Ctrl+M the metrics, as in many desktop programs.
+	shortcutSettings = &desktop.CustomShortcut{KeyName: fyne.KeyComma, Modifier: fyne.KeyModifierShortcutDefault}
+	shortcutMetrics  = &desktop.CustomShortcut{KeyName: fyne.KeyM, Modifier: fyne.KeyModifierShortcutDefault}
 )
 
 // setupKeys registers the shortcuts and the keys on the window's canvas.
@@ -35,6 +38,8 @@ func (u *UI) setupKeys() {
 			u.retryJob(j.ID)
 		}
 	})
+	c.AddShortcut(shortcutSettings, func(fyne.Shortcut) { u.showSettings() })
+	c.AddShortcut(shortcutMetrics, func(fyne.Shortcut) { u.showMetrics() })
 	c.SetOnTypedKey(u.typedKey)
 }
 

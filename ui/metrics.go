@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -146,11 +147,14 @@ func (mv *metricsView) hourChart() fyne.CanvasObject {
 	for _, h := range hours {
 		top = max(top, h.started, h.ok, h.failed, h.timedOut)
 	}
-	const height = 160
+	const height = 110
 	var bars []fyne.CanvasObject
 	for i, h := range hours {
-		col := container.New(&barsLayout{height: height, max: top},
-			bar(colStarted, h.started), bar(colSucceeded, h.ok), bar(colFailed, h.failed), bar(colTimedOut, h.timedOut))
+		var four []fyne.CanvasObject
+		for k, n := range []int{h.started, h.ok, h.failed, h.timedOut} {
+			four = append(four, bar([]color.Color{colStarted, colSucceeded, colFailed, colTimedOut}[k], height*float32(n)/float32(top)))
+		}
+		col := container.New(&fixedSize{height: height}, container.NewGridWithColumns(4, four...))
 		label := ""
 		if i%3 == 2 {
 			label = now.Add(time.Duration(i-23) * time.Hour).Format("15時")
@@ -189,38 +193,14 @@ func (mv *metricsView) typeBars() fyne.CanvasObject {
 	return container.NewVBox(rows...)
 }
 
-func bar(c color.Color, n int) fyne.CanvasObject {
+// bar is one bar of the hourly chart, h tall, standing on the column's baseline.
+func bar(c color.Color, h float32) fyne.CanvasObject {
 	r := canvas.NewRectangle(c)
-	r.CornerRadius = 1
-	return &valueBar{Rectangle: r, n: n}
-}
-
-// valueBar is a rectangle that knows its value (barsLayout sizes it).
-type valueBar struct {
-	*canvas.Rectangle
-	n int
-}
-
-// barsLayout stands its bars side by side on a common baseline, each as tall as its value
-// against max.
-type barsLayout struct {
-	height float32
-	max    int
-}
-
-func (l *barsLayout) MinSize([]fyne.CanvasObject) fyne.Size { return fyne.NewSize(12, l.height) }
-
-func (l *barsLayout) Layout(objs []fyne.CanvasObject, size fyne.Size) {
-	w := size.Width / float32(len(objs)+1)
-	for i, o := range objs {
-		v := o.(*valueBar)
-		h := size.Height * float32(v.n) / float32(l.max)
-		if v.n > 0 && h < 1 {
-			h = 1
-		}
-		o.Resize(fyne.NewSize(w, h))
-		o.Move(fyne.NewPos(w/2+float32(i)*w, size.Height-h))
+	r.SetMinSize(fyne.NewSize(2, h))
+	if h <= 0 {
+		r.Hide()
 	}
+	return container.NewVBox(layout.NewSpacer(), r)
 }
 
 // hbarLayout draws its one object as a bar frac of the width.

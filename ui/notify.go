@@ -2,6 +2,11 @@ package ui
 
 import (
 	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/driver/desktop"
@@ -16,6 +21,41 @@ import (
 // whose menu shows how many jobs run and wait and opens the window. Fyne's notifications carry
 // no click action, so clicking one shows the desktop's own behaviour (usually nothing, or the
 // window raised); the ended job is selected in the list when the window is next looked at.
+
+// trayAvailable reports whether the desktop has a tray JobDesk can use. On Linux and the BSDs
+// the tray speaks D-Bus (StatusNotifierItem): without a session bus that takes a connection,
+// Fyne's tray fails and then crashes when the window closes, so there is no tray there.
+func trayAvailable() bool {
+	switch runtime.GOOS {
+	case "linux", "freebsd", "openbsd", "netbsd", "dragonfly":
+	default:
+		return true
+	}
+	for _, addr := range strings.Split(os.Getenv("DBUS_SESSION_BUS_ADDRESS"), ";") {
+		kind, rest, _ := strings.Cut(addr, ":")
+		if kind != "unix" {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			path := ""
+			switch k {
+			case "path":
+				path = v
+			case "abstract":
+				path = "@" + v
+			}
+			if path == "" {
+				continue
+			}
+			if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+				c.Close()
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // noteEnded sends a notification for each job of jobs that ended since the window opened and
 // was not notified for that ending yet. UI goroutine only.
@@ -63,7 +103,7 @@ func (u *UI) notificationBody(j job.Job) string {
 // running and waiting counts, and Show window.
 func (u *UI) setupTray() {
 	desk, ok := u.fyneApp.(desktop.App)
-	if !ok {
+	if !ok || !trayAvailable() {
 		return
 	}
 	u.trayCount = fyne.NewMenuItem("", nil)

@@ -77,7 +77,6 @@ func (u *UI) openSettings() *settingsDialog {
 		container.NewTabItemWithIcon(tr.T("settings.page.engine"), theme.MediaPlayIcon(), sd.enginePage()),
 		container.NewTabItemWithIcon(tr.T("settings.page.cloud"), theme.StorageIcon(), sd.cloudPage()),
 	)
-	sd.tabs.SetTabLocation(container.TabLocationLeading)
 	body := container.NewBorder(nil, sd.message, nil, nil, sd.tabs)
 	sd.d = dialog.NewCustom(tr.T("settings.title"), tr.T("dialog.close"), body, u.Window)
 	sd.d.Resize(fyne.NewSize(860, 560))
