@@ -246,18 +246,22 @@ func alertLine(text string) fyne.CanvasObject {
 	return container.NewBorder(nil, nil, widget.NewIcon(theme.WarningIcon()), nil, l)
 }
 
-// buildAlertBanner is the band above the list that shows the alert rules that hold; hidden
-// while none does.
-func (u *UI) buildAlertBanner() fyne.CanvasObject {
+// buildAlertBanner is the band in the header, over the tagline, that shows the alert rules that
+// hold (hidden while none does): one line, cut with "…", with a button to the metrics. It takes
+// the tagline's place rather than a row of its own, so the list below never moves when an alert
+// comes or goes.
+func (u *UI) buildAlertBanner(tagline fyne.CanvasObject) fyne.CanvasObject {
 	u.alertLabel = widget.NewLabel("")
 	u.alertLabel.Importance = widget.WarningImportance
-	u.alertLabel.Wrapping = fyne.TextWrapWord
+	u.alertLabel.Truncation = fyne.TextTruncateEllipsis
 	bg := canvas.NewRectangle(color.NRGBA{0xE0, 0x8A, 0x1E, 0x30})
 	bg.CornerRadius = 8
 	open := widget.NewButtonWithIcon(u.tr.T("metrics.button"), theme.InfoIcon(), func() { u.showMetrics() })
+	open.Importance = widget.LowImportance
 	u.alertBanner = container.NewStack(bg, container.NewBorder(nil, nil, widget.NewIcon(theme.WarningIcon()), open, u.alertLabel))
+	u.tagline = tagline
 	u.showAlerts(u.alerts)
-	return u.alertBanner
+	return container.NewStack(tagline, u.alertBanner)
 }
 
 // checkAlerts evaluates the alert rules every alertEvery until ctx ends.
@@ -303,8 +307,10 @@ func (u *UI) showAlerts(alerts []app.Alert) {
 	}
 	if len(lines) == 0 {
 		u.alertBanner.Hide()
+		u.tagline.Show()
 		return
 	}
-	u.alertLabel.SetText(strings.Join(lines, "\n"))
+	u.alertLabel.SetText(strings.Join(lines, " · "))
+	u.tagline.Hide()
 	u.alertBanner.Show()
 }

@@ -78,6 +78,7 @@ type UI struct {
 	alertActive map[string]bool // their names, to notify a rule once when it starts to hold
 	alertBanner *fyne.Container
 	alertLabel  *widget.Label
+	tagline     fyne.CanvasObject // the header's tagline, which the alert banner covers
 
 	childMu  sync.Mutex
 	children map[int64]struct{}
@@ -217,7 +218,7 @@ func (u *UI) build() fyne.CanvasObject {
 	metrics := widget.NewButtonWithIcon(u.tr.T("metrics.button"), theme.InfoIcon(), func() { u.showMetrics() })
 	header := container.NewBorder(nil, nil,
 		container.NewHBox(widget.NewIcon(fyne.NewStaticResource("icon.png", assets.Icon())), title),
-		container.NewHBox(lang, metrics, settings), subtitle)
+		container.NewHBox(lang, metrics, settings), u.buildAlertBanner(subtitle))
 
 	u.status = widget.NewLabel(u.tr.T("status.ready"))
 	u.status.Truncation = fyne.TextTruncateEllipsis
@@ -229,7 +230,7 @@ func (u *UI) build() fyne.CanvasObject {
 	split := container.NewHSplit(listPane, u.detail.root)
 	split.Offset = 0.62
 
-	top := container.NewVBox(header, u.buildAlertBanner(), u.buildDropZone())
+	top := container.NewVBox(header, u.buildDropZone())
 	u.refreshFilters()
 	u.refreshList()
 	u.refreshEngineInfo()
