@@ -58,6 +58,9 @@ bench: deps
 	scripts/bench-csv.sh
 	scripts/test-servers.sh && $(GO) test -run '^$$' -bench Upload1GB -benchtime 1x -timeout 30m ./sync/s3blob
 	$(GO) test -run '^$$' -bench CSV1MThroughLambdaHandlers -benchtime 3x ./sync/cloudworker
+	$(GO) test -run '^$$' -bench 'EventToWidget' -benchtime 50x ./ui
+	$(GO) test -run '^$$' -bench 'Scroll10k|JobList|ApplyProgress' -benchtime 3x ./ui
+	$(MAKE) build && scripts/window-bench.sh $(BIN)
 
 # lambda: the cloud worker (app/lambda) as dist/lambda-arm64.zip and dist/lambda-amd64.zip, a
 # static `bootstrap` at the root of each, for the provided.al2023 runtime (assets/deploy).

@@ -48,6 +48,13 @@ func (p *pending) add(e job.Event) {
 	}
 }
 
+// empty reports whether nothing was gathered since the last take.
+func (p *pending) empty() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.progress) == 0 && len(p.changed) == 0 && !p.reload
+}
+
 // take returns what was gathered and starts afresh.
 func (p *pending) take() (progress map[int64]job.Event, changed map[int64]struct{}, reload bool) {
 	p.mu.Lock()
@@ -72,21 +79,42 @@ type update struct {
 }
 
 // watch follows the engine's event stream until ctx ends, flushing gathered events every
-// flushEvery.
+// flushEvery, and a status change within a quarter of that.
 func (u *UI) watch(ctx context.Context) {
 	events, stop := u.app.Subscribe(8192)
 	defer stop()
 	p := newPending()
 	tick := time.NewTicker(flushEvery)
 	defer tick.Stop()
+	var last time.Time        // the last flush that had something to show
+	var soon <-chan time.Time // a status change's flush, due a quarter period after the last
+	flush := func() {
+		u.flush(ctx, p)
+		last, soon = time.Now(), nil
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case e := <-events:
 			p.add(e)
+			// A status change shows within a quarter period instead of at the next tick: at
+			// once after a quiet spell, else a quarter period after the last flush, so a busy
+			// stream flushes at most four times a period. Progress waits for the tick.
+			if e.Kind == job.EventProgress || e.JobID == 0 || soon != nil {
+				continue
+			}
+			if wait := flushEvery/4 - time.Since(last); wait > 0 {
+				soon = time.After(wait)
+			} else {
+				flush()
+			}
+		case <-soon:
+			flush()
 		case <-tick.C:
-			u.flush(ctx, p)
+			if !p.empty() {
+				flush()
+			}
 		}
 	}
 }
