@@ -5,10 +5,10 @@ GO      ?= go
 BIN     := bin/jobdesk
 PKGS    := ./...
 # Debian packages some tests and benchmarks use on top of the build dependencies.
-TEST_PKGS := poppler-utils qpdf sqlite3 tesseract-ocr tesseract-ocr-jpn awscli
+TEST_PKGS := poppler-utils qpdf sqlite3 tesseract-ocr tesseract-ocr-jpn awscli xdotool imagemagick
 
 .PHONY: all deps build run test test-short test-ollama bench lint package clean deploy-check lambda \
-        windows package-windows test-windows darwin-note
+        windows package-windows test-windows darwin-note window-check
 
 all: build
 
@@ -26,6 +26,14 @@ test: deps deploy-check
 	@scripts/test-servers.sh
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
+	$(MAKE) window-check
+
+# window-check: the built window under Xvfb, driven with xdotool; each main screen (Japanese and
+# English) is compared with its reference in ui/testdata/window/ (scripts/window-check.sh;
+# `scripts/window-check.sh --update` rewrites the references after an intended change).
+window-check: build
+	@scripts/deps.sh xvfb xdotool imagemagick fonts-noto-cjk
+	scripts/window-check.sh $(BIN)
 
 # deploy-check: the cloud template (assets/deploy) and the workflows it deploys. npm ci installs
 # asl-validator from the committed lock when node_modules is missing or older than the lock.
@@ -53,6 +61,9 @@ bench: deps
 	$(GO) test -run '^$$' -bench CSV1MThroughLambdaHandlers -benchtime 3x ./sync/cloudworker
 	$(GO) test -run '^$$' -bench Dispatch -benchtime 3x ./sync/dispatch
 	$(GO) test -count=1 -v -run ThousandIdleExecutionsCostUnderOneRequestASecond ./sync/mirror
+	$(GO) test -run '^$$' -bench 'EventToWidget' -benchtime 50x ./ui
+	$(GO) test -run '^$$' -bench 'Scroll10k|JobList|ApplyProgress' -benchtime 3x ./ui
+	$(MAKE) build && scripts/window-bench.sh $(BIN)
 
 # lambda: the cloud worker (app/lambda) as dist/lambda-arm64.zip and dist/lambda-amd64.zip, a
 # static `bootstrap` at the root of each, for the provided.al2023 runtime (assets/deploy).

@@ -29,7 +29,15 @@ func run(args []string) int {
 	if err != nil || len(rest) > 0 {
 		return cli.Main(args, os.Stdout, os.Stderr)
 	}
-	a, err := app.Open(app.Config{DataDir: dataDir})
+	if !ui.CanOpenDisplay() {
+		fmt.Fprint(os.Stderr, ui.NoDisplayMessage)
+		return ui.ExitNoDisplay
+	}
+	cfg := app.Config{DataDir: dataDir}
+	if s, err := app.LoadSettings(dataDirOrDefault(dataDir)); err == nil {
+		cfg.Workers = s.Engine.Workers // the engine page of the settings (0: one per CPU)
+	}
+	a, err := app.Open(cfg)
 	if err != nil {
 		e := job.AsError(err)
 		fmt.Fprintf(os.Stderr, "jobdesk: %s: %s\n         %s\n", e.Code, e.Message, e.MessageJa)
@@ -50,4 +58,14 @@ func run(args []string) int {
 		return cli.ExitFailed
 	}
 	return cli.ExitOK
+}
+
+// dataDirOrDefault is the data folder the App will use.
+func dataDirOrDefault(dir string) string {
+	if dir != "" {
+		return dir
+	}
+	d, _ := app.DefaultDataDir() // JOBDESK_DATA_DIR, else the user's data folder
+
+	return d
 }

@@ -226,3 +226,19 @@ func (a *App) StartCloudExecution(ctx context.Context, workflow, name string, in
 	}
 	return c.Exec.Wait(ctx, x, nil)
 }
+
+// CanRedrive reports whether job j can be redriven now (the window offers Redrive only then): it
+// ended FAILED, TIMED_OUT or CANCELLED, it ran a workflow execution, and its failure is not one
+// that running the same steps again cannot fix.
+func (a *App) CanRedrive(ctx context.Context, j job.Job) bool {
+	switch j.Status {
+	case job.Failed, job.TimedOut, job.Cancelled:
+	default:
+		return false
+	}
+	if redrivable(j) != nil {
+		return false
+	}
+	_, err := a.ExecutionOf(ctx, j.ID)
+	return err == nil
+}

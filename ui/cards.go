@@ -81,6 +81,7 @@ func (u *UI) confirmCancel(j job.Job) {
 			u.cancelJob(j.ID)
 		}
 	}, u.Window)
+	u.dialogOpened(d)
 	d.Show()
 }
 

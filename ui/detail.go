@@ -36,6 +36,10 @@ type detailPane struct {
 
 	bar *widget.ProgressBar
 	msg *widget.Label
+
+	// redrivable: the job on show is a workflow execution that failed and can continue from
+	// the state that did not finish (read with the job).
+	redrivable bool
 }
 
 func newDetailPane(u *UI) *detailPane {
@@ -75,6 +79,7 @@ func (u *UI) loadDetail(id int64) {
 		if err == nil {
 			hist, err = u.app.History(ctx, id)
 		}
+		redrivable := err == nil && u.app.CanRedrive(ctx, j)
 		u.do(func() {
 			if seq != d.seq || u.selected != id {
 				return
@@ -83,6 +88,8 @@ func (u *UI) loadDetail(id int64) {
 				d.showEmpty()
 				return
 			}
+			d.redrivable = redrivable
+			u.model.hold(&j)
 			d.show(j, hist)
 		})
 	}()
@@ -161,7 +168,12 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	if line != "" && line != u.statusText(j.Status) && (j.Error == nil || !j.Status.Final()) && j.Status != job.Cancelled {
 		sections = append(sections, d.msg) // a finished job's error card says it better
 	}
-	sections = append(sections, container.NewHBox(cancel, retry))
+	actions := container.NewHBox(cancel, retry)
+	if d.redrivable {
+		redrive := widget.NewButtonWithIcon(tr.T("action.redrive"), theme.MediaSkipNextIcon(), func() { u.redriveJob(j.ID) })
+		actions.Add(redrive)
+	}
+	sections = append(sections, actions)
 	switch {
 	case j.Status == job.Cancelled:
 		sections = append(sections, u.cancelledCard(j))

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"image/color"
 	"os"
 	"path/filepath"
@@ -74,17 +75,37 @@ func (u *UI) handleDrop(_ fyne.Position, uris []fyne.URI) {
 // of a new one (the CSV family recognises it by its SHA-256); for those, one dialog asks whether
 // to run them again or to show the existing job.
 func (u *UI) submit(paths []string) {
+	opts := u.submitOptions()
 	go func() {
 		ctx, cancel := context.WithTimeout(u.ctx, 30*time.Second)
 		defer cancel()
 		// The store keeps milliseconds: a job created during this call is not before start.
 		start := time.Now().Truncate(time.Millisecond)
-		jobs, err := u.app.Submit(ctx, paths, app.SubmitOptions{})
-		dups := duplicates(start, paths, jobs)
+		// A CSV file no saved schema fits waits for the schema dialog; one a saved schema fits
+		// runs with it.
+		plain, planned := u.planCSVs(paths)
+		var jobs []job.Job
+		var err error
+		if len(plain) > 0 {
+			jobs, err = u.app.Submit(ctx, plain, opts)
+		}
+		if len(jobs) != len(plain) {
+			plain = nil // Submit stopped part way: duplicates reads the paths from the jobs
+		}
+		schemaPaths, schemaJobs, ask, serr := u.submitPlanned(ctx, planned, opts)
+		err = errors.Join(err, serr)
+		if plain != nil {
+			plain = append(plain, schemaPaths...)
+		}
+		jobs = append(jobs, schemaJobs...)
+		dups := duplicates(start, plain, jobs)
 		added := newJobs(jobs, dups)
 		u.do(func() {
 			if added > 0 {
 				u.setStatus(u.tr.T("drop.added", added))
+				if first := firstNew(jobs, dups); first != 0 {
+					u.revealJob(first)
+				}
 			}
 			if err != nil {
 				u.setStatusError(err)
@@ -93,8 +114,25 @@ func (u *UI) submit(paths []string) {
 			if len(dups) > 0 {
 				u.askRerun(dups)
 			}
+			for _, p := range ask {
+				u.showSchemaDialog(p.path, p.plan.Proposal)
+			}
 		})
 	}()
+}
+
+// firstNew is the id of the first job of jobs that is not a duplicate, or 0.
+func firstNew(jobs []job.Job, dups []duplicate) int64 {
+	old := map[int64]bool{}
+	for _, d := range dups {
+		old[d.job.ID] = true
+	}
+	for _, j := range jobs {
+		if !old[j.ID] {
+			return j.ID
+		}
+	}
+	return 0
 }
 
 // newJobs counts the distinct jobs of jobs that are not dups: the same bytes dropped twice in
@@ -219,8 +257,10 @@ func (u *UI) askRerun(dups []duplicate) {
 		d.Hide()
 		u.showJob(dups[0].job.ID)
 	})
+	closeBtn := widget.NewButtonWithIcon(u.tr.T("dialog.close"), theme.CancelIcon(), func() { d.Hide() })
 	d = dialog.NewCustomWithoutButtons(u.tr.T("dup.title"), body, u.Window)
-	d.SetButtons([]fyne.CanvasObject{show, again})
+	d.SetButtons([]fyne.CanvasObject{closeBtn, show, again})
+	u.dialogOpened(d)
 	d.Show()
 }
 
@@ -235,6 +275,11 @@ func (u *UI) showJob(id int64) {
 	} else {
 		u.selIdx = -1
 		u.list.UnselectAll()
+		if u.model.query.active() {
+			u.search.SetText("") // the search hides it (a new job, or one found again)
+			u.typeSel.SetSelectedIndex(0)
+			u.dateSel.SetSelectedIndex(0)
+		}
 		if u.model.filter != "" {
 			u.setFilter("") // the reread selects it once it is loaded
 		}

@@ -48,6 +48,13 @@ func (p *pending) add(e job.Event) {
 	}
 }
 
+// empty reports whether nothing was gathered since the last take.
+func (p *pending) empty() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.progress) == 0 && len(p.changed) == 0 && !p.reload
+}
+
 // take returns what was gathered and starts afresh.
 func (p *pending) take() (progress map[int64]job.Event, changed map[int64]struct{}, reload bool) {
 	p.mu.Lock()
@@ -72,21 +79,42 @@ type update struct {
 }
 
 // watch follows the engine's event stream until ctx ends, flushing gathered events every
-// flushEvery.
+// flushEvery, and a status change within a quarter of that.
 func (u *UI) watch(ctx context.Context) {
 	events, stop := u.app.Subscribe(8192)
 	defer stop()
 	p := newPending()
 	tick := time.NewTicker(flushEvery)
 	defer tick.Stop()
+	var last time.Time        // the last flush that had something to show
+	var soon <-chan time.Time // a status change's flush, due a quarter period after the last
+	flush := func() {
+		u.flush(ctx, p)
+		last, soon = time.Now(), nil
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case e := <-events:
 			p.add(e)
+			// A status change shows within a quarter period instead of at the next tick: at
+			// once after a quiet spell, else a quarter period after the last flush, so a busy
+			// stream flushes at most four times a period. Progress waits for the tick.
+			if e.Kind == job.EventProgress || e.JobID == 0 || soon != nil {
+				continue
+			}
+			if wait := flushEvery/4 - time.Since(last); wait > 0 {
+				soon = time.After(wait)
+			} else {
+				flush()
+			}
+		case <-soon:
+			flush()
 		case <-tick.C:
-			u.flush(ctx, p)
+			if !p.empty() {
+				flush()
+			}
 		}
 	}
 }
@@ -179,9 +207,13 @@ func (u *UI) apply(up update) {
 	if changed {
 		u.refreshList()
 	}
+	u.noteEnded(up.jobs)
 	if u.selected != 0 {
 		for _, e := range up.progress {
 			if e.JobID == u.selected {
+				if p, ok := u.model.peak[e.JobID]; ok && p > e.Progress {
+					e.Progress = p
+				}
 				u.detail.showProgress(e)
 			}
 		}
@@ -206,19 +238,19 @@ func (u *UI) followSelected() {
 // writes, many changes at once) and posts them to the UI.
 func (u *UI) reload() {
 	u.mu.Lock()
-	filter, n := u.loadFilter, u.loadedN
+	filter, query, n := u.loadFilter, u.loadQuery, u.loadedN
 	u.mu.Unlock()
 	n = max(n, pageSize)
 	ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
 	defer cancel()
-	rows, err := u.app.List(ctx, listFilter(filter, n+1, 0)) // one more tells whether more exist
+	rows, err := u.fetch(ctx, filter, query, n+1, 0) // one more tells whether more exist
 	if err != nil {
 		u.do(func() { u.setStatusError(err) })
 		return
 	}
 	counts, _ := u.app.Counts(ctx)
 	u.do(func() {
-		if u.model.filter != filter {
+		if u.model.filter != filter || u.model.query != query {
 			return // the filter changed meanwhile; its own reload follows
 		}
 		more := len(rows) > n
@@ -226,6 +258,7 @@ func (u *UI) reload() {
 			rows = rows[:n]
 		}
 		u.model.replace(rows, more)
+		u.noteEnded(rows)
 		if counts != nil {
 			u.model.counts = counts
 		}

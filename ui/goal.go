@@ -30,7 +30,8 @@ func (u *UI) showGoalForm() {
 	desc.Wrapping = fyne.TextWrapWord
 	// A plain entry: fyne's DateEntry refuses an empty date, and the deadline is optional.
 	deadline := widget.NewEntry()
-	deadline.SetPlaceHolder(time.Now().AddDate(0, 1, 0).Format("2006-01-02"))
+	// A hint, not a date: a real date in grey looked filled in although it saved nothing.
+	deadline.SetPlaceHolder(u.tr.T("goal.deadline_hint"))
 	deadline.Validator = func(s string) error {
 		if _, err := parseDeadline(s); err != nil {
 			return job.Errorf(job.E014, "%s", u.tr.T("goal.deadline_invalid"))
@@ -52,6 +53,7 @@ func (u *UI) showGoalForm() {
 		u.submitGoal(g)
 	}, u.Window)
 	d.Resize(fyne.NewSize(560, 380))
+	u.dialogOpened(d)
 	d.Show()
 }
 

@@ -320,10 +320,19 @@ func (u *UI) refreshList() {
 			u.list.Select(i)
 		}
 	}
+	if u.revealID != 0 {
+		if i, ok := u.model.index[u.revealID]; ok {
+			u.list.ScrollTo(i)
+			u.revealID = 0
+		}
+	}
 	if len(u.model.rows) == 0 {
 		text := u.tr.T("list.empty")
 		if u.model.filter != "" {
 			text = u.tr.T("list.empty_filter", u.statusText(u.model.filter))
+		}
+		if u.model.query.active() {
+			text = u.tr.T("list.empty_search")
 		}
 		u.emptyText.Wrapping = wrapFor(text)
 		u.emptyText.SetText(text)
@@ -339,18 +348,18 @@ func (u *UI) loadMore() {
 		return
 	}
 	u.loading = true
-	filter, before := u.model.filter, u.model.lastID()
+	filter, query, before := u.model.filter, u.model.query, u.model.lastID()
 	go func() {
 		ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
 		defer cancel()
-		rows, err := u.app.List(ctx, listFilter(filter, pageSize+1, before))
+		rows, err := u.fetch(ctx, filter, query, pageSize+1, before)
 		u.do(func() {
 			u.loading = false
 			if err != nil {
 				u.setStatusError(err)
 				return
 			}
-			if u.model.filter != filter || u.model.lastID() != before {
+			if u.model.filter != filter || u.model.query != query || u.model.lastID() != before {
 				// A reload replaced the rows meanwhile: redraw, so that an end still on screen
 				// asks for its next page again instead of waiting for the next scroll.
 				u.refreshList()
@@ -405,6 +414,22 @@ func (u *UI) retryJob(id int64) {
 				return
 			}
 			u.setStatus(u.tr.T("status.retried", id))
+		})
+	}()
+}
+
+// redriveJob continues failed workflow job id from the state that did not finish.
+func (u *UI) redriveJob(id int64) {
+	go func() {
+		ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
+		defer cancel()
+		_, err := u.app.Redrive(ctx, id)
+		u.do(func() {
+			if err != nil {
+				u.showError(u.tr.T("error.retry_title"), err)
+				return
+			}
+			u.setStatus(u.tr.T("status.redriven", id))
 		})
 	}()
 }

@@ -14,19 +14,24 @@ const pageSize = 500
 // elsewhere and hands them over through fyne.Do.
 type jobModel struct {
 	filter job.Status // "" for every status
+	query  listQuery  // the search box and the type and date filters
 	rows   []job.Job
 	index  map[int64]int
 	more   bool // older jobs exist beyond the loaded ones
 	counts map[job.Status]int
+	// peak is the highest progress shown for each job under way: a job that starts again after
+	// JobDesk restarted (or its lease was released) reports from the beginning, and the window
+	// holds what it showed instead of jumping back (34 % → 5 %) until the job passes it.
+	peak map[int64]float64
 }
 
 func newJobModel() *jobModel {
-	return &jobModel{index: map[int64]int{}, counts: map[job.Status]int{}}
+	return &jobModel{index: map[int64]int{}, counts: map[job.Status]int{}, peak: map[int64]float64{}}
 }
 
 // matches reports whether j belongs in the list under the current filter.
 func (m *jobModel) matches(j job.Job) bool {
-	return j.ParentID == 0 && (m.filter == "" || j.Status == m.filter)
+	return j.ParentID == 0 && (m.filter == "" || j.Status == m.filter) && m.query.matches(j)
 }
 
 // reindex rebuilds the id index after rows changed shape.
@@ -40,6 +45,9 @@ func (m *jobModel) reindex() {
 // replace sets the loaded rows (a fresh read of the first len(rows) jobs); more says whether
 // older jobs remain unread.
 func (m *jobModel) replace(rows []job.Job, more bool) {
+	for i := range rows {
+		m.hold(&rows[i])
+	}
 	m.rows = rows
 	m.more = more
 	m.reindex()
@@ -51,10 +59,25 @@ func (m *jobModel) appendPage(rows []job.Job, more bool) {
 		if _, dup := m.index[j.ID]; dup || !m.matches(j) {
 			continue
 		}
+		m.hold(&j)
 		m.index[j.ID] = len(m.rows)
 		m.rows = append(m.rows, j)
 	}
 	m.more = more
+}
+
+// hold raises j's progress to the highest shown while it is under way, and forgets it once j
+// finished (a retry then starts from nothing).
+func (m *jobModel) hold(j *job.Job) {
+	if j.Status.Final() {
+		delete(m.peak, j.ID)
+		return
+	}
+	if p := m.peak[j.ID]; p > j.Progress {
+		j.Progress = p
+	} else {
+		m.peak[j.ID] = j.Progress
+	}
 }
 
 // lastID is the id of the oldest loaded job (0 when none).
@@ -76,6 +99,7 @@ func (m *jobModel) applyProgress(e job.Event) bool {
 		return false // a late report must not resurrect a finished job
 	}
 	r.Progress, r.Message = e.Progress, e.Message
+	m.hold(r)
 	if e.Status == job.Running && r.Status == job.Pending {
 		r.Status = job.Running
 	}
@@ -86,6 +110,7 @@ func (m *jobModel) applyProgress(e job.Event) bool {
 // matches the filter, inserted in id order when it is new and falls within the loaded range. It
 // reports whether the rows changed and whether their order or count did.
 func (m *jobModel) applyJob(j job.Job) (changed, reshaped bool) {
+	m.hold(&j)
 	i, loaded := m.index[j.ID]
 	switch {
 	case loaded && m.matches(j):

@@ -89,13 +89,11 @@ func TestModelApplyProgress(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m := newJobModel()
-			m.replace([]job.Job{{ID: 1, Status: c.status, Progress: 100}}, false)
-			if c.status == job.Running || c.status == job.Pending {
-				m.rows[0].Progress = 0
-				if c.want == false {
-					m.rows[0].Progress = 100
-				}
+			start := 100.0
+			if (c.status == job.Running || c.status == job.Pending) && c.want {
+				start = 0
 			}
+			m.replace([]job.Job{{ID: 1, Status: c.status, Progress: start}}, false)
 			if got := m.applyProgress(c.ev); got != c.want || m.rows[0].Status != c.wantSt || m.rows[0].Progress != c.wantP {
 				t.Fatalf("applied=%v status=%s progress=%v", got, m.rows[0].Status, m.rows[0].Progress)
 			}

@@ -132,6 +132,7 @@ func (u *UI) showFileInApp(path string) {
 	content := container.NewBorder(container.NewVBox(where, container.NewHBox(save)), nil, nil, nil, container.NewScroll(body))
 	d := dialog.NewCustom(filepath.Base(path), tr.T("dialog.close"), content, u.Window)
 	d.Resize(dialogSize(u.Window))
+	u.dialogOpened(d)
 	d.Show()
 }
 

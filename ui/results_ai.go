@@ -108,6 +108,7 @@ func (u *UI) showChart(g aijob.Goal) {
 	}
 	d := dialog.NewCustom(u.tr.T("goal.chart_title", g.Title), u.tr.T("dialog.close"), grid, u.Window)
 	d.Resize(dialogSize(u.Window))
+	u.dialogOpened(d)
 	d.Show()
 }
 

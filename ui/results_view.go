@@ -280,6 +280,7 @@ func (u *UI) showFiles(dir string, files []string) {
 		rows.Add(b)
 	}
 	d = dialog.NewCustom(u.tr.T("export.folder"), u.tr.T("dialog.close"), container.New(&fixedSize{width: 460}, rows), u.Window)
+	u.dialogOpened(d)
 	d.Show()
 }
 

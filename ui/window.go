@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -47,11 +48,37 @@ type UI struct {
 	selIdx   int   // its row in the list (-1: not loaded)
 	loading  bool  // an older page is being read
 
-	mu         sync.Mutex // guards loadFilter and loadedN, read by the event loop
+	mu         sync.Mutex // guards loadFilter, loadQuery and loadedN, read by the event loop
 	loadFilter job.Status
+	loadQuery  listQuery
 	loadedN    int
 
 	lastReload time.Time // when the event loop last reread the page (its goroutine only)
+
+	revealID int64           // a job just submitted: scrolled into view when its row arrives
+	dialogs  []dialog.Dialog // dialogs opened through dialogOpened, newest last (Esc closes it)
+	// dialogShown holds those of dialogs still open.
+	dialogShown map[dialog.Dialog]bool
+	// schemaDlg is the schema dialog opened last (a CSV no saved schema fits).
+	schemaDlg *schemaDialog
+	// settingsDlg is the settings dialog opened last.
+	settingsDlg *settingsDialog
+
+	// openedAt is when the window opened: jobs that ended before it are not notified.
+	openedAt time.Time
+	// notified holds, per job, the end time a notification was sent for.
+	notified map[int64]time.Time
+	// sendNotification shows a desktop notification (fyne's; tests record them).
+	sendNotification func(*fyne.Notification)
+	trayMenu         *fyne.Menu
+	trayCount        *fyne.MenuItem
+
+	metrics     *metricsView    // the metrics view opened last
+	alerts      []app.Alert     // the alert rules that hold
+	alertActive map[string]bool // their names, to notify a rule once when it starts to hold
+	alertBanner *fyne.Container
+	alertLabel  *widget.Label
+	tagline     fyne.CanvasObject // the header's tagline, which the alert banner covers
 
 	childMu  sync.Mutex
 	children map[int64]struct{}
@@ -64,6 +91,9 @@ type UI struct {
 	allBtn     *widget.Button
 	filterSel  *widget.Select // replaces the buttons when they do not fit
 	filterBar  *fyne.Container
+	search     *widget.Entry  // the list's search box (Ctrl+F)
+	typeSel    *widget.Select // the type filter
+	dateSel    *widget.Select // the date filter
 	detail     *detailPane
 	status     *widget.Label
 	engineInfo *widget.Label
@@ -84,9 +114,17 @@ func New(fyneApp fyne.App, a *app.App) *UI {
 		model:    newJobModel(),
 		children: map[int64]struct{}{},
 		do:       fyne.Do,
+		openedAt: time.Now().Truncate(time.Millisecond),
+		notified: map[int64]time.Time{},
+
+		dialogShown: map[dialog.Dialog]bool{},
 	}
+	u.sendNotification = fyneApp.SendNotification
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	u.tr = newTranslator(fyneApp.Preferences().StringWithFallback(prefLanguage, systemLanguage()))
+	if t := a.Settings().Theme; t == "light" || t == "dark" {
+		u.applyTheme(t)
+	}
 	u.Window = fyneApp.NewWindow("JobDesk")
 	u.Window.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon()))
 	u.Window.Resize(fyne.NewSize(1180, 760))
@@ -95,6 +133,8 @@ func New(fyneApp fyne.App, a *app.App) *UI {
 	u.acceptVirtualFiles()
 	u.Window.SetContent(u.build())
 	u.Window.SetOnClosed(u.stop)
+	u.setupTray()
+	u.setupKeys()
 	return u
 }
 
@@ -110,6 +150,11 @@ func (u *UI) Start() {
 		defer u.wg.Done()
 		u.reload()
 	}()
+	u.wg.Add(1)
+	go func() {
+		defer u.wg.Done()
+		u.checkAlerts(u.ctx)
+	}()
 }
 
 // stop ends the event loop; it is safe to call more than once.
@@ -120,7 +165,15 @@ func (u *UI) stop() {
 
 // Run starts the engine in this process, shows the window and blocks until it closes. Running
 // jobs go back to the queue when the caller then closes the App; nothing is lost.
+//
+// Without a display it prints NoDisplayMessage (in Japanese and English) and ends the process
+// with ExitNoDisplay after closing a, instead of the toolkit's panic.
 func Run(a *app.App, fyneApp fyne.App) error {
+	if !CanOpenDisplay() {
+		fmt.Fprint(os.Stderr, NoDisplayMessage)
+		a.Close()
+		os.Exit(ExitNoDisplay)
+	}
 	u := New(fyneApp, a)
 	// The engine lives until the caller closes the App (Worker.Stop hands running jobs back to
 	// the queue), not until the window's own goroutines end.
@@ -128,6 +181,12 @@ func Run(a *app.App, fyneApp fyne.App) error {
 		return err
 	}
 	u.Start()
+	// The structured job log (logs/jobdesk.log in the data folder) while the window is open.
+	u.wg.Add(1)
+	go func() {
+		defer u.wg.Done()
+		a.LogJobEvents(u.ctx)
+	}()
 	u.Window.ShowAndRun()
 	u.stop()
 	return nil
@@ -157,16 +216,17 @@ func (u *UI) build() fyne.CanvasObject {
 		}
 	}
 	settings := widget.NewButtonWithIcon(u.tr.T("settings.button"), theme.SettingsIcon(), u.showSettings)
+	metrics := widget.NewButtonWithIcon(u.tr.T("metrics.button"), theme.InfoIcon(), func() { u.showMetrics() })
 	header := container.NewBorder(nil, nil,
 		container.NewHBox(widget.NewIcon(fyne.NewStaticResource("icon.png", assets.Icon())), title),
-		container.NewHBox(lang, settings), subtitle)
+		container.NewHBox(lang, metrics, settings), u.buildAlertBanner(subtitle))
 
 	u.status = widget.NewLabel(u.tr.T("status.ready"))
 	u.status.Truncation = fyne.TextTruncateEllipsis
 	u.engineInfo = widget.NewLabel("")
 	statusBar := container.NewBorder(nil, nil, nil, u.engineInfo, u.status)
 
-	listPane := container.NewBorder(u.buildFilters(), nil, nil, nil, u.buildList())
+	listPane := container.NewBorder(container.NewVBox(u.buildSearchBar(), u.buildFilters()), nil, nil, nil, u.buildList())
 	u.detail = newDetailPane(u)
 	split := container.NewHSplit(listPane, u.detail.root)
 	split.Offset = 0.62
@@ -189,6 +249,7 @@ func (u *UI) SetLanguage(lang string) {
 	u.tr = newTranslator(lang)
 	u.fyneApp.Preferences().SetString(prefLanguage, u.tr.lang)
 	u.Window.SetContent(u.build())
+	u.setupTray()
 }
 
 // setFilter shows only jobs in status s ("" for all) and rereads the list.
@@ -207,7 +268,7 @@ func (u *UI) setFilter(s job.Status) {
 // noteLoaded publishes the model's filter and size to the event loop. UI goroutine only.
 func (u *UI) noteLoaded() {
 	u.mu.Lock()
-	u.loadFilter, u.loadedN = u.model.filter, len(u.model.rows)
+	u.loadFilter, u.loadQuery, u.loadedN = u.model.filter, u.model.query, len(u.model.rows)
 	u.mu.Unlock()
 }
 
@@ -219,6 +280,7 @@ func (u *UI) refreshEngineInfo() {
 	running := u.model.counts[job.Running]
 	waiting := u.model.counts[job.Pending] + u.model.counts[job.Retrying]
 	u.engineInfo.SetText(u.tr.T("status.engine", groupInt(int64(running)), groupInt(int64(waiting))))
+	u.refreshTray()
 }
 
 // statusText is the translated name of a status.
@@ -262,6 +324,7 @@ func (u *UI) showError(title string, err error) {
 	body := widget.NewLabel(wrapText(errorBody(e, u.tr.lang), 56))
 	body.Selectable = true
 	d := dialog.NewCustom(title, u.tr.T("dialog.close"), body, u.Window)
+	u.dialogOpened(d)
 	d.Show()
 }
 

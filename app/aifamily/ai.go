@@ -49,7 +49,7 @@ func (f *Family) Open(h *family.Host) error {
 	if err != nil {
 		return err
 	}
-	p, fb, err := set.providers(context.Background())
+	p, fb, err := set.Providers(context.Background())
 	if err != nil {
 		return err
 	}
@@ -64,6 +64,11 @@ func (f *Family) Open(h *family.Host) error {
 
 // Service is the family's AI service: goals, their charts, notifications.
 func (f *Family) Service() *aijob.Service { return f.svc }
+
+// UsageSince is the model usage recorded since t, for the metrics view.
+func (f *Family) UsageSince(ctx context.Context, t time.Time) (aisqlite.UsageTotals, error) {
+	return f.store.UsageSince(ctx, t)
+}
 
 // TreeUsage is the model usage of job id and every job under it.
 func (f *Family) TreeUsage(ctx context.Context, id int64) (aijob.Usage, error) {

@@ -73,8 +73,8 @@ func LoadSettings(dataDir string) (Settings, error) {
 	return s, nil
 }
 
-// providers builds the primary and fallback providers of s.
-func (s Settings) providers(ctx context.Context) (aijob.Provider, aijob.Provider, error) {
+// Providers builds the primary and fallback providers of s.
+func (s Settings) Providers(ctx context.Context) (aijob.Provider, aijob.Provider, error) {
 	local := &aijob.OpenAI{Endpoint: s.Endpoint, ModelID: s.Model, APIKey: s.APIKey}
 	var fallback aijob.Provider
 	if s.FallbackModel != "" {

@@ -4,28 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
 
-	"jobdesk/engine/job"
+	"jobdesk/app"
 	"jobdesk/sync/cloudconfig"
-	"jobdesk/sync/cloudstatus"
 )
 
 // `jobdesk cloud status`: whether the cloud is configured and reachable, the AWS identity in use,
 // the outbox (cloud jobs waiting to go out) and the cloud's jobs by status. Its configuration is
 // cloud.json in the data folder (sync/cloudconfig); it never reads or stores a key.
-
-// CloudStatus is what `jobdesk cloud status --json` prints.
-type CloudStatus struct {
-	cloudstatus.Report
-	DataDir  string             `json:"data_dir"`
-	Outbox   int                `json:"outbox"`         // cloud jobs waiting to go out (PENDING)
-	Jobs     map[job.Status]int `json:"jobs_by_status"` // the cloud's top-level jobs
-	LastSync *time.Time         `json:"last_sync,omitempty"`
-}
 
 // configOverrideFlags adds cloud.json's overriding flags to a flag set and returns their values.
 func configOverrideFlags(fs interface {
@@ -62,21 +51,9 @@ func (c *CLI) cloudStatus(args []string) int {
 	if !ok {
 		return ExitFailed
 	}
-	ctx := context.Background()
-	cfg, err := cloudconfig.Load(a.DataDir(), os.Getenv, flagValues(overrides))
+	st, err := a.CloudStatus(context.Background(), flagValues(overrides))
 	if err != nil {
 		return c.Fail(err)
-	}
-	st := CloudStatus{DataDir: a.DataDir()}
-	if st.Report, err = cloudstatus.Check(ctx, cfg); err != nil {
-		return c.Fail(err)
-	}
-	if st.Jobs, err = a.CountsByTarget(ctx, job.TargetCloud); err != nil {
-		return c.Fail(err)
-	}
-	st.Outbox = st.Jobs[job.Pending] + st.Jobs[job.Retrying]
-	if t, err := a.LastCompleted(ctx, job.TargetCloud); err == nil && !t.IsZero() {
-		st.LastSync = &t
 	}
 	if *asJSON {
 		enc := json.NewEncoder(c.Stdout)
@@ -94,7 +71,7 @@ func (c *CLI) cloudStatus(args []string) int {
 	return ExitOK
 }
 
-func (c *CLI) printCloudStatus(st CloudStatus) {
+func (c *CLI) printCloudStatus(st app.CloudStatus) {
 	w := c.Stdout
 	if st.Configured {
 		fmt.Fprintln(w, "configured:  yes (設定済み)")

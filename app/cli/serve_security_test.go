@@ -133,7 +133,7 @@ func TestServeRefusesFilesOutsideAllowedFolders(t *testing.T) {
 
 	csvInput := `{"detail":{"bucket":{"name":""},"object":{"key":` + jsonString(secret) + `,"size":40,"etag":"x"}}}`
 	docInput := func(p string) string {
-		return `{"path":` + jsonString(p) + `,"force":true,"furigana":false,"no_ocr":true}`
+		return `{"path":` + jsonString(p) + `,"force":true,"furigana":false,"no_ocr":true,"max_pages":0}`
 	}
 	for _, c2 := range []struct{ machine, input, path string }{
 		{"csv-processing", csvInput, secret},

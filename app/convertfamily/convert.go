@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"jobdesk/app/family"
@@ -99,8 +100,12 @@ func (*Family) Detect(path string, head []byte) string {
 
 // input builds the converter's input for path from the run options.
 func input(path string, o family.SubmitOptions) docjob.Input {
-	return docjob.Input{Path: path, Name: filepath.Base(path), Force: o.Force,
+	in := docjob.Input{Path: path, Name: filepath.Base(path), Force: o.Force,
 		Furigana: o.Extra["furigana"] == "true", NoOCR: o.Extra["no-ocr"] == "true"}
+	if n, err := strconv.Atoi(o.Extra["max-pages"]); err == nil && n > 0 {
+		in.MaxPages = n
+	}
+	return in
 }
 
 // Submit enqueues one conversion job for path, or returns the job that already converts the
@@ -118,7 +123,8 @@ func (f *Family) Submit(ctx context.Context, path, typ string, o family.SubmitOp
 	options := struct {
 		Furigana bool `json:"furigana"`
 		NoOCR    bool `json:"no_ocr"`
-	}{di.Furigana, di.NoOCR}
+		MaxPages int  `json:"max_pages,omitempty"` // omitted when default: keys made before stay the same
+	}{di.Furigana, di.NoOCR, di.MaxPages}
 	return f.host.SubmitOnce(ctx, sha, options, queue.Params{Type: Type, Name: filepath.Base(path), Input: in, Priority: o.Priority, Target: o.Target}, o.Force)
 }
 
@@ -175,15 +181,6 @@ func (f *Family) Register(w *queue.Worker) {
 	w.Handle(Type, f.workflowHandler(), queue.TypeOptions{Orchestrator: true, Concurrency: 64})
 }
 
-// workflowInput is the workflow's input; every field is always present because the
-// workflow's paths name them.
-type workflowInput struct {
-	Path     string `json:"path"`
-	Force    bool   `json:"force"`
-	Furigana bool   `json:"furigana"`
-	NoOCR    bool   `json:"no_ocr"`
-}
-
 // workflowHandler runs one conversion through the workflow, with the orchestrator. The
 // execution is named after the job ("convert-ID"), so a job resumed after JobDesk stopped finds
 // its execution again instead of starting a second one. A failed conversion ends with the
@@ -199,7 +196,7 @@ func (f *Family) workflowHandler() job.Handler {
 		if in.Name == "" {
 			in.Name = filepath.Base(in.Path)
 		}
-		wfIn, _ := json.Marshal(workflowInput{Path: in.Path, Force: in.Force, Furigana: in.Furigana, NoOCR: in.NoOCR})
+		wfIn, _ := json.Marshal(in.WorkflowInput(in.Path))
 		r.Progress(1, "starting the document-conversion workflow")
 		return orchestrator.Run(ctx, f.host.Flow.Executions(), orchestrator.Spec{
 			Workflow: Workflow, Name: fmt.Sprintf("convert-%d", info.ID), Input: wfIn,

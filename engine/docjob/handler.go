@@ -48,6 +48,22 @@ type Input struct {
 	Rejected []Child           `json:"rejected,omitempty"`
 }
 
+// WorkflowInput is the input of the document-conversion workflow
+// (assets/workflows/document-conversion.asl.json), on the device and in the cloud. Every field is
+// always present because the workflow's paths name them.
+type WorkflowInput struct {
+	Path     string `json:"path"`
+	Force    bool   `json:"force"`
+	Furigana bool   `json:"furigana"`
+	NoOCR    bool   `json:"no_ocr"`
+	MaxPages int    `json:"max_pages"` // 0: DefaultMaxPages
+}
+
+// WorkflowInput is the workflow input that converts the file at uri with in's options.
+func (in Input) WorkflowInput(uri string) WorkflowInput {
+	return WorkflowInput{Path: uri, Force: in.Force, Furigana: in.Furigana, NoOCR: in.NoOCR, MaxPages: in.MaxPages}
+}
+
 // Result is what a conversion records (seed 003, Job C output, plus JobDesk's fields).
 type Result struct {
 	Status       Status     `json:"status"`              // ready / partial / failed

@@ -354,7 +354,7 @@ func TestTargetOnEveryCommand(t *testing.T) {
 		Body: strings.NewReader("議事録\n")}); err != nil {
 		t.Fatal(err)
 	}
-	in := `{"path":"s3://` + v.s3.Bucket + `/in/memo.txt","force":false,"furigana":false,"no_ocr":false}`
+	in := `{"path":"s3://` + v.s3.Bucket + `/in/memo.txt","force":false,"furigana":false,"no_ocr":false,"max_pages":0}`
 	code, out, errOut := run("flow", "start", "document-conversion", "--target", "cloud", "--input", in, "--name", "by-hand", "--wait", "--json")
 	var x struct{ ExecutionArn, Status, Target string }
 	if code != cli.ExitOK || json.Unmarshal([]byte(out), &x) != nil || x.Status != "SUCCEEDED" ||

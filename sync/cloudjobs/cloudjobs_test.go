@@ -131,7 +131,7 @@ func (d *device) runCSV(t *testing.T, path string, jobID int64, created time.Tim
 
 func (d *device) runDoc(t *testing.T, path string, jobID int64) docjob.Result {
 	ctx := job.WithInfo(context.Background(), job.Info{ID: jobID, Output: d.dir})
-	in, _ := json.Marshal(map[string]any{"path": path, "force": false, "furigana": false, "no_ocr": false})
+	in, _ := json.Marshal(map[string]any{"path": path, "force": false, "furigana": false, "no_ocr": false, "max_pages": 0})
 	x, err := orchestrator.Run(ctx, d.eng.Executions(), orchestrator.Spec{Workflow: "document-conversion",
 		Name: fmt.Sprintf("convert-%d", jobID), Input: in, What: "doc", WhatJa: "doc"}, nil)
 	if err != nil {

@@ -15,15 +15,6 @@ import (
 // docWorkflow is the shipped workflow a conversion runs (assets/workflows/document-conversion.asl.json).
 const docWorkflow = "document-conversion"
 
-// docWorkflowInput is the workflow's input; every field is always present because the
-// workflow's paths name them.
-type docWorkflowInput struct {
-	Path     string `json:"path"`
-	Force    bool   `json:"force"`
-	Furigana bool   `json:"furigana"`
-	NoOCR    bool   `json:"no_ocr"`
-}
-
 // Convert runs a "convert" job in the cloud: the document (or ZIP) goes up content-addressed,
 // the document-conversion execution runs on its s3:// path under the device's execution name
 // ("convert-<job id>"), and the Markdown and the cached result come home (Device.homeDoc). A
@@ -42,7 +33,7 @@ func (d Device) Convert(ctx context.Context, c *dispatch.Cloud, raw json.RawMess
 	if err != nil {
 		return nil, err
 	}
-	wfIn, _ := json.Marshal(docWorkflowInput{Path: uri, Force: in.Force, Furigana: in.Furigana, NoOCR: in.NoOCR})
+	wfIn, _ := json.Marshal(in.WorkflowInput(uri))
 	return orchestrator.Run(ctx, d.executions(c), orchestrator.Spec{
 		Workflow: docWorkflow, Name: fmt.Sprintf("convert-%d", info.ID), Input: wfIn,
 		What: "the conversion", WhatJa: "変換",

@@ -1,0 +1,111 @@
+package ui
+
+import (
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/driver/desktop"
+
+	"jobdesk/engine/job"
+)
+
+// This file gives the window a desktop program's keys: Ctrl+O opens files, Ctrl+F goes to the
+// search box, Ctrl+R retries the selected job, Ctrl+, opens the settings, Ctrl+M the metrics, Delete cancels it (after asking), Esc closes the
+// dialog on top, and the arrow keys move the selection in the list. Fyne's dialogs do not close
+// on Esc by themselves; the window keeps the dialogs it opened (dialogOpened) and closes the
+// newest. (Fyne 2.7's file dialog picks one file at a time: several files come by drag and drop.)
+
+// Shortcuts of the window.
+var (
+	shortcutOpen   = &desktop.CustomShortcut{KeyName: fyne.KeyO, Modifier: fyne.KeyModifierShortcutDefault}
+	shortcutSearch = &desktop.CustomShortcut{KeyName: fyne.KeyF, Modifier: fyne.KeyModifierShortcutDefault}
+	shortcutRetry  = &desktop.CustomShortcut{KeyName: fyne.KeyR, Modifier: fyne.KeyModifierShortcutDefault}
+	// Ctrl+, opens the settings and Ctrl+M the metrics, as in many desktop programs.
+	shortcutSettings = &desktop.CustomShortcut{KeyName: fyne.KeyComma, Modifier: fyne.KeyModifierShortcutDefault}
+	shortcutMetrics  = &desktop.CustomShortcut{KeyName: fyne.KeyM, Modifier: fyne.KeyModifierShortcutDefault}
+)
+
+// setupKeys registers the shortcuts and the keys on the window's canvas.
+func (u *UI) setupKeys() {
+	c := u.Window.Canvas()
+	c.AddShortcut(shortcutOpen, func(fyne.Shortcut) { u.pickFile() })
+	c.AddShortcut(shortcutSearch, func(fyne.Shortcut) {
+		if u.search != nil {
+			c.Focus(u.search)
+		}
+	})
+	c.AddShortcut(shortcutRetry, func(fyne.Shortcut) {
+		if j, ok := u.selectedJob(); ok && canRetry(j) {
+			u.retryJob(j.ID)
+		}
+	})
+	c.AddShortcut(shortcutSettings, func(fyne.Shortcut) { u.showSettings() })
+	c.AddShortcut(shortcutMetrics, func(fyne.Shortcut) { u.showMetrics() })
+	c.SetOnTypedKey(u.typedKey)
+}
+
+// typedKey handles a key no focused widget took.
+func (u *UI) typedKey(e *fyne.KeyEvent) {
+	switch e.Name {
+	case fyne.KeyEscape:
+		u.closeTopDialog()
+	case fyne.KeyDelete:
+		if u.hasOverlay() {
+			return
+		}
+		if j, ok := u.selectedJob(); ok && canCancel(j) {
+			u.confirmCancel(j)
+		}
+	case fyne.KeyUp, fyne.KeyDown:
+		if u.hasOverlay() || len(u.model.rows) == 0 {
+			return
+		}
+		i := u.selIdx
+		switch {
+		case i < 0 && e.Name == fyne.KeyDown:
+			i = 0
+		case i < 0:
+			i = len(u.model.rows) - 1
+		case e.Name == fyne.KeyDown:
+			i = min(i+1, len(u.model.rows)-1)
+		default:
+			i = max(i-1, 0)
+		}
+		u.list.Select(i)
+		u.list.ScrollTo(i)
+	}
+}
+
+// selectedJob is the job selected in the list.
+func (u *UI) selectedJob() (job.Job, bool) {
+	i, ok := u.model.index[u.selected]
+	if !ok || u.selected == 0 {
+		return job.Job{}, false
+	}
+	return u.model.rows[i], true
+}
+
+// hasOverlay reports whether a dialog or pop-up covers the window.
+func (u *UI) hasOverlay() bool { return u.Window.Canvas().Overlays().Top() != nil }
+
+// closeTopDialog hides the newest dialog still open (one opened through dialogOpened), or else
+// whatever pop-up is on top.
+func (u *UI) closeTopDialog() {
+	for len(u.dialogs) > 0 {
+		d := u.dialogs[len(u.dialogs)-1]
+		u.dialogs = u.dialogs[:len(u.dialogs)-1]
+		if u.dialogShown[d] {
+			d.Hide()
+			return
+		}
+	}
+	if top := u.Window.Canvas().Overlays().Top(); top != nil {
+		u.Window.Canvas().Overlays().Remove(top)
+	}
+}
+
+// dialogOpened notes d, about to be shown, as open until it closes: Esc closes the newest.
+func (u *UI) dialogOpened(d dialog.Dialog) {
+	u.dialogs = append(u.dialogs, d)
+	u.dialogShown[d] = true
+	d.SetOnClosed(func() { delete(u.dialogShown, d) })
+}
