@@ -40,6 +40,8 @@ type detailPane struct {
 	// redrivable: the job on show is a workflow execution that failed and can continue from
 	// the state that did not finish (read with the job).
 	redrivable bool
+	// cloudDetail is where the job on show runs in the cloud (nil for a device job).
+	cloudDetail *app.CloudDetail
 }
 
 func newDetailPane(u *UI) *detailPane {
@@ -80,6 +82,12 @@ func (u *UI) loadDetail(id int64) {
 			hist, err = u.app.History(ctx, id)
 		}
 		redrivable := err == nil && u.app.CanRedrive(ctx, j)
+		var cloud *app.CloudDetail
+		if err == nil && j.Target == job.TargetCloud {
+			if c, cerr := u.app.CloudDetail(ctx, id); cerr == nil {
+				cloud = &c
+			}
+		}
 		u.do(func() {
 			if seq != d.seq || u.selected != id {
 				return
@@ -88,7 +96,7 @@ func (u *UI) loadDetail(id int64) {
 				d.showEmpty()
 				return
 			}
-			d.redrivable = redrivable
+			d.redrivable, d.cloudDetail = redrivable, cloud
 			u.model.hold(&j)
 			d.show(j, hist)
 		})
@@ -153,6 +161,9 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	} else {
 		add("detail.target", tr.T("detail.target.device"))
 	}
+	if j.Target == job.TargetCloud {
+		d.cloudFacts(add, &facts)
+	}
 	add("detail.created", formatTime(&j.CreatedAt))
 	add("detail.started", formatTime(j.StartedAt))
 	add("detail.completed", formatTime(j.CompletedAt))
@@ -172,6 +183,10 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	if d.redrivable {
 		redrive := widget.NewButtonWithIcon(tr.T("action.redrive"), theme.MediaSkipNextIcon(), func() { u.redriveJob(j.ID) })
 		actions.Add(redrive)
+	}
+	if u.cloud.Configured && j.Status.Final() && inputPath(j) != "" {
+		again := widget.NewButtonWithIcon(tr.T("action.run_in_cloud"), theme.UploadIcon(), func() { u.runInCloud(j) })
+		actions.Add(again)
 	}
 	sections = append(sections, actions)
 	switch {

@@ -40,7 +40,7 @@ func (u *UI) buildDropZone() fyne.CanvasObject {
 	goal := widget.NewButtonWithIcon(u.tr.T("goal.button"), theme.DocumentCreateIcon(), u.showGoalForm)
 
 	text := container.NewVBox(head, kinds)
-	buttons := container.NewHBox(container.NewCenter(pick), container.NewCenter(goal))
+	buttons := container.NewHBox(container.NewCenter(u.buildTargetChoice()), container.NewCenter(pick), container.NewCenter(goal))
 	row := container.NewBorder(nil, nil, container.NewCenter(iconBox), buttons, text)
 	return container.NewPadded(container.NewStack(bg, container.NewPadded(row)))
 }

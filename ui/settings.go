@@ -81,6 +81,7 @@ func (u *UI) openSettings() *settingsDialog {
 	body := container.NewBorder(nil, sd.message, nil, nil, sd.tabs)
 	sd.d = dialog.NewCustom(tr.T("settings.title"), tr.T("dialog.close"), body, u.Window)
 	sd.d.Resize(fyne.NewSize(860, 560))
+	sd.d.SetOnClosed(u.refreshCloud) // the Cloud page may have changed cloud.json
 	u.settingsDlg = sd
 	u.dialogOpened(sd.d)
 	sd.d.Show()

@@ -13,9 +13,10 @@ import (
 func (u *UI) settings() app.Settings { return u.app.Settings() }
 
 // submitOptions are the run options of a job started from the window: the settings' CSV
-// tolerance and the documents' OCR, furigana and page limit.
+// tolerance and the documents' OCR, furigana and page limit, and where the drop zone says it
+// runs. UI goroutine only.
 func (u *UI) submitOptions() app.SubmitOptions {
-	return app.SubmitOptions{Extra: u.settings().SubmitExtra()}
+	return app.SubmitOptions{Extra: u.settings().SubmitExtra(), Target: u.submitTarget()}
 }
 
 // csvPlan is a dropped CSV file that runs with a saved schema, or needs one first.

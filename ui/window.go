@@ -64,6 +64,11 @@ type UI struct {
 	// settingsDlg is the settings dialog opened last.
 	settingsDlg *settingsDialog
 
+	// cloud is the cloud's state read last (zero until read: not configured).
+	cloud app.CloudStatus
+	// target is the drop zone's choice of where new jobs run (app.TargetDevice, …).
+	target string
+
 	// openedAt is when the window opened: jobs that ended before it are not notified.
 	openedAt time.Time
 	// notified holds, per job, the end time a notification was sent for.
@@ -97,6 +102,8 @@ type UI struct {
 	detail     *detailPane
 	status     *widget.Label
 	engineInfo *widget.Label
+	cloudInfo  *widget.Label // the cloud's state, shown only when configured
+	targetSel  *widget.Select
 
 	// hinting is set while the status bar shows a cut text in full (showHint); hintSaved and
 	// hintImportance are what it said before.
@@ -116,6 +123,7 @@ func New(fyneApp fyne.App, a *app.App) *UI {
 		do:       fyne.Do,
 		openedAt: time.Now().Truncate(time.Millisecond),
 		notified: map[int64]time.Time{},
+		target:   app.TargetDevice,
 
 		dialogShown: map[dialog.Dialog]bool{},
 	}
@@ -154,6 +162,11 @@ func (u *UI) Start() {
 	go func() {
 		defer u.wg.Done()
 		u.checkAlerts(u.ctx)
+	}()
+	u.wg.Add(1)
+	go func() {
+		defer u.wg.Done()
+		u.watchCloud(u.ctx)
 	}()
 }
 
@@ -224,7 +237,9 @@ func (u *UI) build() fyne.CanvasObject {
 	u.status = widget.NewLabel(u.tr.T("status.ready"))
 	u.status.Truncation = fyne.TextTruncateEllipsis
 	u.engineInfo = widget.NewLabel("")
-	statusBar := container.NewBorder(nil, nil, nil, u.engineInfo, u.status)
+	u.cloudInfo = widget.NewLabel("")
+	u.refreshCloudInfo()
+	statusBar := container.NewBorder(nil, nil, nil, container.NewHBox(u.cloudInfo, u.engineInfo), u.status)
 
 	listPane := container.NewBorder(container.NewVBox(u.buildSearchBar(), u.buildFilters()), nil, nil, nil, u.buildList())
 	u.detail = newDetailPane(u)

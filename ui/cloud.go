@@ -1,0 +1,171 @@
+package ui
+
+import (
+	"context"
+	"net/url"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"jobdesk/app"
+	"jobdesk/engine/job"
+)
+
+// cloudRefresh is how often the status bar's cloud state (online, outbox) is read again.
+const cloudRefresh = 60 * time.Second
+
+// cloudTimeout bounds one read of the cloud's state (its probes have their own limits).
+const cloudTimeout = 45 * time.Second
+
+// targetChoices are the run places the drop zone offers, in the order shown.
+var targetChoices = []string{app.TargetDevice, app.TargetCloud, app.TargetAuto}
+
+// buildTargetChoice is the drop zone's "where it runs" choice. It stays hidden until the cloud
+// state says cloud.json configures the cloud, so a device-only installation looks as before.
+func (u *UI) buildTargetChoice() *widget.Select {
+	labels := make([]string, len(targetChoices))
+	for i, t := range targetChoices {
+		labels[i] = u.tr.T("target." + t)
+	}
+	sel := widget.NewSelect(labels, nil)
+	sel.SetSelectedIndex(0)
+	for i, t := range targetChoices {
+		if t == u.target {
+			sel.SetSelectedIndex(i)
+		}
+	}
+	sel.OnChanged = func(string) {
+		if i := sel.SelectedIndex(); i >= 0 {
+			u.target = targetChoices[i]
+		}
+	}
+	setVisible(sel, u.cloud.Configured)
+	u.targetSel = sel
+	return sel
+}
+
+// submitTarget is where a job started from the window runs: the drop zone's choice when the
+// cloud is configured, else this PC (""). UI goroutine only.
+func (u *UI) submitTarget() string {
+	if !u.cloud.Configured {
+		return ""
+	}
+	return u.target
+}
+
+// watchCloud reads the cloud's state now and every cloudRefresh until the window closes.
+func (u *UI) watchCloud(ctx context.Context) {
+	t := time.NewTicker(cloudRefresh)
+	defer t.Stop()
+	for {
+		u.readCloud(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// refreshCloud reads the cloud's state again off the UI goroutine (after the settings close).
+func (u *UI) refreshCloud() {
+	go u.readCloud(u.ctx)
+}
+
+// readCloud probes the cloud (off the UI goroutine) and shows what it found.
+func (u *UI) readCloud(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, cloudTimeout)
+	defer cancel()
+	st, err := u.app.CloudStatus(ctx)
+	if ctx.Err() != nil && err != nil {
+		return // the window closed
+	}
+	if err != nil {
+		st = app.CloudStatus{} // unreadable settings: the window offers no cloud
+	}
+	u.do(func() { u.showCloud(st) })
+}
+
+// showCloud applies a cloud state: the drop zone's choice, the status bar's cloud part and the
+// detail pane's cloud buttons. UI goroutine only.
+func (u *UI) showCloud(st app.CloudStatus) {
+	changed := st.Configured != u.cloud.Configured
+	u.cloud = st
+	if u.targetSel != nil {
+		setVisible(u.targetSel, st.Configured)
+	}
+	u.refreshCloudInfo()
+	if changed && u.selected != 0 {
+		u.detail.shownID = 0 // the pane's buttons depend on it: build it again
+		u.loadDetail(u.selected)
+	}
+}
+
+// refreshCloudInfo writes the cloud's state into the status bar's right side.
+func (u *UI) refreshCloudInfo() {
+	if u.cloudInfo == nil {
+		return
+	}
+	if !u.cloud.Configured {
+		u.cloudInfo.SetText("")
+		u.cloudInfo.Hide()
+		return
+	}
+	key := "status.cloud.offline"
+	u.cloudInfo.Importance = widget.WarningImportance
+	if u.cloud.Online {
+		key = "status.cloud.online"
+		u.cloudInfo.Importance = widget.SuccessImportance
+	}
+	u.cloudInfo.SetText(u.tr.T(key, groupInt(int64(u.cloud.Outbox))))
+	u.cloudInfo.Show()
+}
+
+// runInCloud submits the file finished job j read once more, forced, in the cloud.
+func (u *UI) runInCloud(j job.Job) {
+	path := inputPath(j)
+	if path == "" {
+		return
+	}
+	opts := u.submitOptions()
+	opts.Force, opts.Target = true, app.TargetCloud
+	go func() {
+		ctx, cancel := context.WithTimeout(u.ctx, 30*time.Second)
+		defer cancel()
+		jobs, err := u.app.Submit(ctx, []string{path}, opts)
+		u.do(func() {
+			if err != nil {
+				u.setStatusError(err)
+				u.showError(u.tr.T("error.submit_title"), err)
+				return
+			}
+			if len(jobs) > 0 {
+				u.setStatus(u.tr.T("drop.added", len(jobs)))
+				u.revealJob(jobs[0].ID)
+			}
+		})
+	}()
+}
+
+// cloudFacts adds a cloud job's region, execution and console link to the detail's facts.
+func (d *detailPane) cloudFacts(add func(key, value string), facts *[]fyne.CanvasObject) {
+	c := d.cloudDetail
+	if c == nil {
+		return
+	}
+	add("detail.cloud.region", c.Region)
+	add("detail.cloud.execution", c.ExecutionARN)
+	if c.ConsoleURL == "" {
+		return
+	}
+	link, err := url.Parse(c.ConsoleURL)
+	if err != nil {
+		return
+	}
+	k := hintText(d.u.tr.T("detail.cloud.console"), theme.SizeNameCaptionText, fyne.TextWrapOff, fyne.TextAlignLeading)
+	h := widget.NewHyperlink(d.u.tr.T("detail.cloud.open_console"), link)
+	h.SizeName = theme.SizeNameCaptionText
+	*facts = append(*facts, k, h)
+}
