@@ -177,3 +177,21 @@ func TestCloudDetailLinksToConsole(t *testing.T) {
 		t.Fatalf("console link %+v", link)
 	}
 }
+
+// TestSettingsCloseRereadsCloud: closing the settings reads the cloud's state again, so a cloud
+// configured there shows its choice and status without restarting the window.
+func TestSettingsCloseRereadsCloud(t *testing.T) {
+	h := newHarness(t, LangEn)
+	readCloud(h)
+	u := h.ui
+	if u.targetSel.Visible() {
+		t.Fatal("choice shown before the cloud is configured")
+	}
+	offlineCloud(t, h)
+	sd := u.openSettings()
+	sd.d.Hide()
+	h.waitFor("the choice", func() bool { return u.targetSel.Visible() && u.cloudInfo.Visible() })
+	if u.cloudInfo.Text != "Offline · 0 waiting to go out" {
+		t.Fatalf("status bar %q", u.cloudInfo.Text)
+	}
+}
