@@ -74,16 +74,20 @@ func (u *UI) refreshCloud() {
 	go u.readCloud(u.ctx)
 }
 
-// readCloud probes the cloud (off the UI goroutine) and shows what it found.
+// readCloud probes the cloud (off the UI goroutine) and shows what it found. Without a
+// configured cloud it probes nothing: a device-only installation makes no AWS calls.
 func (u *UI) readCloud(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, cloudTimeout)
 	defer cancel()
-	st, err := u.app.CloudStatus(ctx)
-	if ctx.Err() != nil && err != nil {
-		return // the window closed
-	}
-	if err != nil {
-		st = app.CloudStatus{} // unreadable settings: the window offers no cloud
+	var st app.CloudStatus
+	if cfg, err := u.app.CloudConfig(); err == nil && cfg.Configured() {
+		st, err = u.app.CloudStatus(ctx)
+		if err != nil && ctx.Err() != nil {
+			return // the window closed
+		}
+		if err != nil {
+			st = app.CloudStatus{} // unreadable AWS settings: the window offers no cloud
+		}
 	}
 	u.do(func() { u.showCloud(st) })
 }
