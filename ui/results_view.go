@@ -77,10 +77,18 @@ func (u *UI) resultExtras(j job.Job) fyne.CanvasObject {
 	body := container.NewVBox(widget.NewProgressBarInfinite())
 	box.Add(body)
 	seq := u.detail.gen
-	fill := func(o fyne.CanvasObject) {
+	// fill shows what build makes (on the window's thread), or err, unless another job was
+	// selected meanwhile.
+	fill := func(err error, build func() fyne.CanvasObject) {
 		u.do(func() {
 			if seq != u.detail.gen {
 				return
+			}
+			var o fyne.CanvasObject
+			if err != nil {
+				o = u.problemLine(err)
+			} else {
+				o = build()
 			}
 			body.Objects = []fyne.CanvasObject{o}
 			body.Refresh()
@@ -92,60 +100,18 @@ func (u *UI) resultExtras(j job.Job) fyne.CanvasObject {
 		switch fam {
 		case resultCSV:
 			page, err := u.app.CSVErrors(ctx, j.ID, 0, csvPageSize)
-			u.do(func() {
-				if seq != u.detail.gen {
-					return
-				}
-				var o fyne.CanvasObject
-				if err != nil {
-					o = u.problemLine(err)
-				} else {
-					o = newCSVErrorView(u, j.ID, page).root
-				}
-				body.Objects = []fyne.CanvasObject{o}
-				body.Refresh()
-			})
+			fill(err, func() fyne.CanvasObject { return newCSVErrorView(u, j.ID, page).root })
 		case resultDocument:
 			doc, err := u.app.Document(ctx, j.ID)
-			u.do(func() {
-				if seq != u.detail.gen {
-					return
-				}
-				var o fyne.CanvasObject
-				if err != nil {
-					o = u.problemLine(err)
-				} else {
-					o = newDocView(u, j, doc).root
-				}
-				body.Objects = []fyne.CanvasObject{o}
-				body.Refresh()
-			})
+			fill(err, func() fyne.CanvasObject { return newDocView(u, j, doc).root })
 		case resultGoal:
 			g, err := u.app.GoalOfJob(ctx, j.ID)
-			u.do(func() {
-				if seq != u.detail.gen {
-					return
-				}
-				var o fyne.CanvasObject
-				if err != nil {
-					o = u.problemLine(err)
-				} else {
-					o = u.goalView(g)
-				}
-				body.Objects = []fyne.CanvasObject{o}
-				body.Refresh()
-			})
+			fill(err, func() fyne.CanvasObject { return u.goalView(g) })
 		case resultEligibility:
 			r, _ := app.EligibilityOf(j)
-			u.do(func() {
-				if seq != u.detail.gen {
-					return
-				}
-				body.Objects = []fyne.CanvasObject{u.eligibilityView(r)}
-				body.Refresh()
-			})
+			fill(nil, func() fyne.CanvasObject { return u.eligibilityView(r) })
 		default:
-			fill(layout.NewSpacer())
+			fill(nil, func() fyne.CanvasObject { return layout.NewSpacer() })
 		}
 	}()
 	return box

@@ -541,13 +541,9 @@ func (c *CLI) cmdShow(args []string) int {
 }
 
 func (c *CLI) cmdCancel(args []string) int {
-	id, ok := c.JobID(args)
-	if !ok {
-		return ExitUsage
-	}
-	a, ok := c.Open()
-	if !ok {
-		return ExitFailed
+	a, id, code := c.openJob(args)
+	if a == nil {
+		return code
 	}
 	ctx := context.Background()
 	if err := a.Cancel(ctx, id); err != nil {
@@ -562,13 +558,9 @@ func (c *CLI) cmdCancel(args []string) int {
 }
 
 func (c *CLI) cmdRetry(args []string) int {
-	id, ok := c.JobID(args)
-	if !ok {
-		return ExitUsage
-	}
-	a, ok := c.Open()
-	if !ok {
-		return ExitFailed
+	a, id, code := c.openJob(args)
+	if a == nil {
+		return code
 	}
 	j, err := a.Retry(context.Background(), id)
 	if err != nil {
@@ -583,15 +575,24 @@ func (c *CLI) cmdRetry(args []string) int {
 }
 
 func (c *CLI) cmdRedrive(args []string) int {
-	id, ok := c.JobID(args)
-	if !ok {
-		return ExitUsage
-	}
-	a, ok := c.Open()
-	if !ok {
-		return ExitFailed
+	a, id, code := c.openJob(args)
+	if a == nil {
+		return code
 	}
 	return redrive(c, a, strconv.FormatInt(id, 10))
+}
+
+// openJob reads the job id of a command that acts on one job and opens the App; a is nil when
+// it has printed why not, and code is then the exit code.
+func (c *CLI) openJob(args []string) (a *app.App, id int64, code int) {
+	id, ok := c.JobID(args)
+	if !ok {
+		return nil, 0, ExitUsage
+	}
+	if a, ok = c.Open(); !ok {
+		return nil, 0, ExitFailed
+	}
+	return a, id, ExitOK
 }
 
 func (c *CLI) cmdWorker(args []string) int {
