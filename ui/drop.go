@@ -35,7 +35,7 @@ func (u *UI) buildDropZone() fyne.CanvasObject {
 	icon := widget.NewIcon(theme.UploadIcon())
 	iconBox := container.New(&fixedSize{width: 56, height: 56}, icon)
 
-	pick := widget.NewButtonWithIcon(u.tr.T("drop.pick"), theme.FolderOpenIcon(), u.pickFile)
+	pick := widget.NewButtonWithIcon(u.tr.T("drop.pick"), theme.FolderOpenIcon(), u.pickFiles)
 	pick.Importance = widget.HighImportance
 	goal := widget.NewButtonWithIcon(u.tr.T("goal.button"), theme.DocumentCreateIcon(), u.showGoalForm)
 
@@ -285,23 +285,4 @@ func (u *UI) showJob(id int64) {
 		}
 	}
 	u.loadDetail(id)
-}
-
-// pickFile opens the file picker; the chosen file becomes a job.
-func (u *UI) pickFile() {
-	d := dialog.NewFileOpen(func(rc fyne.URIReadCloser, err error) {
-		if err != nil {
-			u.showError(u.tr.T("error.submit_title"), job.Wrap(job.E014, err, "the file could not be opened").
-				WithJa("ファイルを開けませんでした。"))
-			return
-		}
-		if rc == nil {
-			return // cancelled
-		}
-		path := rc.URI().Path()
-		rc.Close()
-		u.submit([]string{path})
-	}, u.Window)
-	d.Resize(fyne.NewSize(880, 580))
-	d.Show()
 }

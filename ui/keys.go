@@ -12,7 +12,7 @@ import (
 // search box, Ctrl+R retries the selected job, Ctrl+, opens the settings, Ctrl+M the metrics, Delete cancels it (after asking), Esc closes the
 // dialog on top, and the arrow keys move the selection in the list. Fyne's dialogs do not close
 // on Esc by themselves; the window keeps the dialogs it opened (dialogOpened) and closes the
-// newest. (Fyne 2.7's file dialog picks one file at a time: several files come by drag and drop.)
+// newest.
 
 // Shortcuts of the window.
 var (
@@ -27,7 +27,7 @@ var (
 // setupKeys registers the shortcuts and the keys on the window's canvas.
 func (u *UI) setupKeys() {
 	c := u.Window.Canvas()
-	c.AddShortcut(shortcutOpen, func(fyne.Shortcut) { u.pickFile() })
+	c.AddShortcut(shortcutOpen, func(fyne.Shortcut) { u.pickFiles() })
 	c.AddShortcut(shortcutSearch, func(fyne.Shortcut) {
 		if u.search != nil {
 			c.Focus(u.search)
