@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"fyne.io/fyne/v2"
@@ -33,6 +34,7 @@ func run(args []string) int {
 		fmt.Fprint(os.Stderr, ui.NoDisplayMessage)
 		return ui.ExitNoDisplay
 	}
+	windowMemory()
 	cfg := app.Config{DataDir: dataDir}
 	if s, err := app.LoadSettings(dataDirOrDefault(dataDir)); err == nil {
 		cfg.Workers = s.Engine.Workers // the engine page of the settings (0: one per CPU)
@@ -58,6 +60,17 @@ func run(args []string) int {
 		return cli.ExitFailed
 	}
 	return cli.ExitOK
+}
+
+// windowMemory sets the garbage collector of the window's process, which lives for a whole
+// working day: the heap may grow to 1.5× what is live instead of 2×. Most of what is live is the
+// toolkit's copy of the system's Japanese typefaces (about 17 MB a weight), so the default
+// doubling keeps tens of megabytes nobody uses; the cost is more frequent collections during a
+// large import, a few percent of one core. GOGC in the environment still decides when set.
+func windowMemory() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
+	}
 }
 
 // dataDirOrDefault is the data folder the App will use.
