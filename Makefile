@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/jobdesk
 PKGS    := ./...
 # Debian packages some tests and benchmarks use on top of the build dependencies.
-TEST_PKGS := poppler-utils poppler-data qpdf sqlite3 tesseract-ocr tesseract-ocr-jpn awscli xdotool imagemagick
+TEST_PKGS := poppler-utils poppler-data qpdf sqlite3 tesseract-ocr tesseract-ocr-jpn awscli xdotool imagemagick dbus dunst
 
 .PHONY: all deps build run test test-short test-ollama bench lint package clean deploy-check lambda \
         windows package-windows test-windows darwin-note window-check

@@ -18,9 +18,10 @@ import (
 // This file tells people what happened while they looked elsewhere: a desktop notification when
 // a job they started ends (succeeded, partial, failed or timed out; not one they cancelled),
 // once per ending, with the job's name; and, where the desktop has a system tray, a tray icon
-// whose menu shows how many jobs run and wait and opens the window. Fyne's notifications carry
-// no click action, so clicking one shows the desktop's own behaviour (usually nothing, or the
-// window raised); the ended job is selected in the list when the window is next looked at.
+// whose menu shows how many jobs run and wait and opens the window. Where the desktop's
+// notification service takes clicks (the freedesktop service on Linux and the BSDs,
+// notify_dbus.go), clicking a job's notification brings the window forward with that job
+// selected; elsewhere Fyne's notifications are shown, which take no click.
 
 // trayAvailable reports whether the desktop has a tray JobDesk can use. On Linux and the BSDs
 // the tray speaks D-Bus (StatusNotifierItem): without a session bus that takes a connection,
@@ -28,9 +29,15 @@ import (
 func trayAvailable() bool {
 	switch runtime.GOOS {
 	case "linux", "freebsd", "openbsd", "netbsd", "dragonfly":
+		return sessionBusReachable()
 	default:
 		return true
 	}
+}
+
+// sessionBusReachable reports whether DBUS_SESSION_BUS_ADDRESS names a unix socket that takes
+// a connection.
+func sessionBusReachable() bool {
 	for _, addr := range strings.Split(os.Getenv("DBUS_SESSION_BUS_ADDRESS"), ";") {
 		kind, rest, _ := strings.Cut(addr, ":")
 		if kind != "unix" {
@@ -74,8 +81,24 @@ func (u *UI) noteEnded(jobs []job.Job) {
 		if !u.notifyOn() {
 			continue
 		}
-		u.sendNotification(fyne.NewNotification(u.notificationTitle(j), u.notificationBody(j)))
+		u.notifyJob(j.ID, fyne.NewNotification(u.notificationTitle(j), u.notificationBody(j)))
 	}
+}
+
+// notifyJob shows n, about job id. Where the desktop takes clicks on notifications, clicking it
+// brings the window forward with the job selected.
+func (u *UI) notifyJob(id int64, n *fyne.Notification) {
+	click := func() {
+		u.do(func() {
+			u.Window.Show()
+			u.Window.RequestFocus()
+			u.showJob(id)
+		})
+	}
+	if u.clicks != nil && u.clicks.send(n, u.tr.T("notify.show"), click) {
+		return
+	}
+	u.sendNotification(n)
 }
 
 // notifyOn reads the notifications setting (the data folder's settings.json).

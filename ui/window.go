@@ -75,6 +75,9 @@ type UI struct {
 	notified map[int64]time.Time
 	// sendNotification shows a desktop notification (fyne's; tests record them).
 	sendNotification func(*fyne.Notification)
+	// clicks sends notifications that select their job when clicked, where the desktop's
+	// notification service takes clicks (notify_dbus.go); nil: sendNotification alone.
+	clicks *notificationClicks
 	trayMenu         *fyne.Menu
 	trayCount        *fyne.MenuItem
 
@@ -192,6 +195,9 @@ func Run(a *app.App, fyneApp fyne.App) error {
 	// the queue), not until the window's own goroutines end.
 	if err := a.StartEngine(context.Background()); err != nil {
 		return err
+	}
+	if u.clicks = newNotificationClicks(); u.clicks != nil {
+		defer u.clicks.close()
 	}
 	u.Start()
 	// The structured job log (logs/jobdesk.log in the data folder) while the window is open.
