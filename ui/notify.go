@@ -113,13 +113,10 @@ func (u *UI) notificationTitle(j job.Job) string {
 	return fmt.Sprintf("JobDesk: %s — %s", u.statusText(j.Status), name)
 }
 
-// notificationBody is the job's number and its last message or error, in the window's language.
+// notificationBody is the job's number and what became of it, as its row in the list says it
+// (the error, or the result's summary: never the last progress report, stale once it ended).
 func (u *UI) notificationBody(j job.Job) string {
-	text := j.Message
-	if j.Error != nil {
-		text = errorSentence(j.Error, u.tr.lang)
-	}
-	return u.tr.T("notify.body", j.ID, text)
+	return u.tr.T("notify.body", j.ID, rowTail(u.tr, j))
 }
 
 // setupTray puts JobDesk in the system tray where the desktop has one: the icon, a line with the

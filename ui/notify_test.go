@@ -60,6 +60,10 @@ func TestNotificationOncePerJob(t *testing.T) {
 	if !strings.Contains(n.Title, "請求書.bin") || !strings.Contains(n.Title, u.statusText(job.Succeeded)) {
 		t.Fatalf("notification = %q / %q", n.Title, n.Content)
 	}
+	// The body says what came of the job, as its row does, not the last progress report.
+	if !strings.Contains(n.Content, "1,000 バイト") {
+		t.Fatalf("notification body %q; want the result (1,000 バイト)", n.Content)
+	}
 	// Notifications off: a failing job sends nothing.
 	set := h.app.Settings()
 	off := false
