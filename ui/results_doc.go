@@ -118,9 +118,7 @@ func (v *docView) render() {
 		l.Wrapping = fyne.TextWrapBreak
 		o = l
 	} else {
-		rt := widget.NewRichTextFromMarkdown(tablesAsLines(md))
-		rt.Wrapping = fyne.TextWrapWord
-		o = rt
+		o = markdownView(md)
 	}
 	v.body.Objects = []fyne.CanvasObject{o}
 	if cut {
@@ -236,41 +234,4 @@ func (v *docView) entryList() fyne.CanvasObject {
 		box.Add(row)
 	}
 	return box
-}
-
-// tablesAsLines rewrites Markdown tables, which Fyne's rich text does not draw, as one paragraph
-// per row with the cells separated by "｜" and the header row in bold, so a sheet reads row by
-// row instead of as one run of pipes.
-func tablesAsLines(md string) string {
-	lines := strings.Split(md, "\n")
-	var b strings.Builder
-	header := true
-	for _, l := range lines {
-		t := strings.TrimSpace(l)
-		if !strings.HasPrefix(t, "|") {
-			header = true
-			b.WriteString(l)
-			b.WriteByte('\n')
-			continue
-		}
-		cells := strings.Split(strings.Trim(t, "|"), "|")
-		sep := true
-		for i, c := range cells {
-			cells[i] = strings.TrimSpace(c)
-			if strings.Trim(cells[i], "-: ") != "" {
-				sep = false
-			}
-		}
-		if sep {
-			continue
-		}
-		row := strings.Join(cells, "　｜　")
-		if header && strings.TrimSpace(row) != "" {
-			row = "**" + row + "**"
-		}
-		header = false
-		b.WriteString(row)
-		b.WriteString("\n\n")
-	}
-	return b.String()
 }

@@ -250,6 +250,14 @@ func TestDocumentResultsInTheWindow(t *testing.T) {
 			t.Errorf("%q leaks into the window:\n%s", leak, paneText(u))
 		}
 	}
+	// The sheet's table is a grid: each cell its own label, the header row in bold.
+	cells := map[string]*widget.Label{}
+	for _, l := range findAll[*widget.Label](u.detail.root) {
+		cells[l.Text] = l
+	}
+	if l := cells["品名"]; l == nil || !l.TextStyle.Bold || cells["ノートPC"] == nil || cells["¥150,000"] == nil && cells["￥150,000"] == nil {
+		t.Fatalf("the sheet's table is not drawn cell by cell: %q", labelTexts(u.detail.root))
+	}
 	pick := findAll[*widget.Select](u.detail.root)[0]
 	if !strings.Contains(strings.Join(pick.Options, "|"), "売上") {
 		t.Fatalf("sections %q", pick.Options)
@@ -489,5 +497,30 @@ func TestRetryHiddenWhenItCannotHelp(t *testing.T) {
 	// A retryable failure keeps Retry.
 	if !canRetry(job.Job{Status: job.Failed, Error: &job.Error{Code: job.E001, Retryable: true}}) {
 		t.Fatal("retry hidden for a retryable error")
+	}
+}
+
+// TestMarkdownTablesSplit: tables are cut out of the text with their delimiter rows dropped and
+// escaped pipes kept in their cell; wide cells wrap within their column.
+func TestMarkdownTablesSplit(t *testing.T) {
+	md := "# 売上\n\n| 品名 | 金額 |\n|---|--:|\n| A\\|B | 100 |\n| 長い | |\n\n本文\n"
+	got := splitMarkdownTables(md)
+	if len(got) != 3 || got[0].text != "# 売上\n\n" || got[2].text != "\n本文\n\n" {
+		t.Fatalf("blocks %q", got)
+	}
+	want := [][]string{{"品名", "金額"}, {"A|B", "100"}, {"長い", ""}}
+	if fmt.Sprint(got[1].rows) != fmt.Sprint(want) {
+		t.Fatalf("rows %q; want %q", got[1].rows, want)
+	}
+	test.NewTempApp(t)
+	long := strings.Repeat("補助金の申請期限は", 20)
+	wrapped := wrapCell(long, fyne.TextStyle{})
+	if strings.ReplaceAll(wrapped, "\n", "") != long || !strings.Contains(wrapped, "\n") {
+		t.Fatalf("a long cell is not wrapped without loss: %q", wrapped)
+	}
+	for _, line := range strings.Split(wrapped, "\n") {
+		if w := fyne.MeasureText(line, theme.TextSize(), fyne.TextStyle{}).Width; w > maxCellWidth {
+			t.Fatalf("line %q is %.0f wide, over %d", line, w, maxCellWidth)
+		}
 	}
 }
