@@ -77,9 +77,9 @@ type UI struct {
 	sendNotification func(*fyne.Notification)
 	// clicks sends notifications that select their job when clicked, where the desktop's
 	// notification service takes clicks (notify_dbus.go); nil: sendNotification alone.
-	clicks *notificationClicks
-	trayMenu         *fyne.Menu
-	trayCount        *fyne.MenuItem
+	clicks    *notificationClicks
+	trayMenu  *fyne.Menu
+	trayCount *fyne.MenuItem
 
 	metrics     *metricsView    // the metrics view opened last
 	alerts      []app.Alert     // the alert rules that hold
