@@ -42,8 +42,9 @@ type CloudConsoleOptions struct {
 	// DataDir is the data folder whose cloud.json is read; ConfigPath, when set, is another
 	// cloud.json to read instead.
 	DataDir, ConfigPath string
-	// Region and Profile override cloud.json and the environment.
-	Region, Profile string
+	// Region, Profile and UserID (the user_id of a message whose body has none) override
+	// cloud.json and the environment.
+	Region, Profile, UserID string
 	// QueueURL, when set, is JobType's queue, whatever cloud.json says (its dead-letter queue
 	// is then found through its redrive policy).
 	JobType, QueueURL string
@@ -57,7 +58,7 @@ func OpenCloudConsole(ctx context.Context, o CloudConsoleOptions) (*CloudConsole
 	if path == "" {
 		path = cloudconfig.Path(o.DataDir)
 	}
-	cfg, err := cloudconfig.LoadFile(path, os.Getenv, map[string]string{"region": o.Region, "profile": o.Profile})
+	cfg, err := cloudconfig.LoadFile(path, os.Getenv, map[string]string{"region": o.Region, "profile": o.Profile, "user-id": o.UserID})
 	if err != nil {
 		return nil, err
 	}
