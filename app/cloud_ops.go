@@ -42,9 +42,10 @@ type CloudConsoleOptions struct {
 	// DataDir is the data folder whose cloud.json is read; ConfigPath, when set, is another
 	// cloud.json to read instead.
 	DataDir, ConfigPath string
-	// Region, Profile and UserID (the user_id of a message whose body has none) override
-	// cloud.json and the environment.
-	Region, Profile, UserID string
+	// Region and Profile override cloud.json and the environment.
+	Region, Profile string
+	// UserID is the user_id of a message whose body has none ("": null).
+	UserID string
 	// QueueURL, when set, is JobType's queue, whatever cloud.json says (its dead-letter queue
 	// is then found through its redrive policy).
 	JobType, QueueURL string
@@ -58,7 +59,7 @@ func OpenCloudConsole(ctx context.Context, o CloudConsoleOptions) (*CloudConsole
 	if path == "" {
 		path = cloudconfig.Path(o.DataDir)
 	}
-	cfg, err := cloudconfig.LoadFile(path, os.Getenv, map[string]string{"region": o.Region, "profile": o.Profile, "user-id": o.UserID})
+	cfg, err := cloudconfig.LoadFile(path, os.Getenv, map[string]string{"region": o.Region, "profile": o.Profile})
 	if err != nil {
 		return nil, err
 	}
@@ -79,18 +80,27 @@ func OpenCloudConsole(ctx context.Context, o CloudConsoleOptions) (*CloudConsole
 	if err != nil {
 		return nil, err
 	}
-	return &CloudConsole{con: con}, nil
+	return &CloudConsole{con: con, userID: o.UserID}, nil
 }
 
-// CloudConsole opens the operations console of the data folder's cloud.json.
+// CloudConsole opens the operations console of the data folder's cloud.json; its messages name
+// cloud.json's user_id when their body has none.
 func (a *App) CloudConsole(ctx context.Context) (*CloudConsole, error) {
-	return OpenCloudConsole(ctx, CloudConsoleOptions{DataDir: a.DataDir()})
+	c, err := OpenCloudConsole(ctx, CloudConsoleOptions{DataDir: a.DataDir()})
+	if err != nil {
+		return nil, err
+	}
+	c.userID = c.con.Config.UserID
+	return c, nil
 }
 
 // CloudConsole operates one deployed backend: its queues and dead-letter queues, hand-sent job
 // messages and the state machines' executions. Its methods call AWS: call them off the window's
 // goroutine.
-type CloudConsole struct{ con *cloudops.Console }
+type CloudConsole struct {
+	con    *cloudops.Console
+	userID string // user_id of a message whose body has none
+}
 
 // Region is the backend's region.
 func (c *CloudConsole) Region() string { return c.con.Config.Region }
@@ -183,7 +193,7 @@ func (c *CloudConsole) MessageTemplate(jobType string) (string, error) {
 }
 
 // FillMessage returns body with the common fields it lacks filled in (job_id, triggered_at,
-// user_id from cloud.json, …), indented, after checking it against jobType's schema: what Send
+// user_id, …), indented, after checking it against jobType's schema: what Send
 // would send, job_id and all. A mismatch is an E014 naming the field.
 func (c *CloudConsole) FillMessage(jobType, body string) (string, error) {
 	msg, err := cloudops.Prepare(jobType, []byte(body), c.prepareOptions())
@@ -205,7 +215,7 @@ func (c *CloudConsole) SendMessage(ctx context.Context, jobType, body string) (C
 }
 
 func (c *CloudConsole) prepareOptions() cloudops.PrepareOptions {
-	return cloudops.PrepareOptions{UserID: c.con.Config.UserID}
+	return cloudops.PrepareOptions{UserID: c.userID}
 }
 
 // StateMachines returns the workflows cloud.json names a state machine for, sorted.
