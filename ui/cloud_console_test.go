@@ -131,7 +131,9 @@ func TestCloudConsoleQueues(t *testing.T) {
 	test.Tap(cv.redrive)
 	top = confirmShown(h, cv, console)
 	tapButton(t, top, "再投入")
-	h.waitFor("the redrive", func() bool { return strings.Contains(cv.message.Text, "1 件をキューに戻す処理を開始しました") })
+	h.waitFor("the redrive", func() bool {
+		return strings.Contains(cv.message.Text, "1 件をキューに戻す処理を開始しました")
+	})
 	h.waitFor("the message back in its queue", func() bool {
 		return b.Queue("CAPTION_GENERATION", true).Visible == 0 && b.Queue("CAPTION_GENERATION", false).Visible == 1
 	})
