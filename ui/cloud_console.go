@@ -72,13 +72,13 @@ func (u *UI) openCloudConsole() *consoleView {
 		container.NewTabItemWithIcon(tr.T("console.tab.executions"), theme.MediaPlayIcon(), cv.executionsPage()),
 	)
 	cv.tabs.OnSelected = func(t *container.TabItem) {
-		if t.Text == tr.T("console.tab.executions") && cv.executions == nil {
+		if t.Text == tr.T("console.tab.executions") {
 			cv.loadExecutions()
 		}
 	}
 	body := container.NewBorder(nil, cv.message, nil, nil, cv.tabs)
 	cv.d = dialog.NewCustom(tr.T("console.title"), tr.T("dialog.close"), body, u.Window)
-	cv.d.Resize(fyne.NewSize(1040, 640))
+	cv.d.Resize(fyne.NewSize(1100, 700))
 	u.dialogOpened(cv.d)
 	cv.d.Show()
 	cv.connect()
@@ -149,8 +149,8 @@ var queueColumns = []struct {
 	key   string
 	width float32
 }{
-	{"console.col.job_type", 230}, {"console.col.visible", 110}, {"console.col.in_flight", 110}, {"console.col.delayed", 90},
-	{"console.col.dead_letters", 130}, {"console.col.oldest", 150},
+	{"console.col.job_type", 360}, {"console.col.visible", 100}, {"console.col.in_flight", 100}, {"console.col.delayed", 90},
+	{"console.col.dead_letters", 130}, {"console.col.oldest", 160},
 }
 
 func (cv *consoleView) queuesPage() fyne.CanvasObject {
@@ -233,7 +233,7 @@ func (cv *consoleView) queuesPage() fyne.CanvasObject {
 	top := container.NewBorder(container.NewVBox(container.NewHBox(refresh), container.New(columnsLayout(widths), header...)), nil, nil, nil, cv.queueTable)
 	bottom := container.NewBorder(container.NewVBox(cv.dlqTitle, container.NewHBox(cv.redrive, cv.purge, cv.purgeDLQ)), nil, nil, nil, cv.dlqList)
 	split := container.NewVSplit(top, bottom)
-	split.Offset = 0.45
+	split.Offset = 0.62
 	return split
 }
 
@@ -580,9 +580,9 @@ func (cv *consoleView) executionsPage() fyne.CanvasObject {
 			name.Truncation = fyne.TextTruncateEllipsis
 			when := widget.NewLabel("")
 			when.Truncation = fyne.TextTruncateEllipsis
-			redrive := widget.NewButtonWithIcon(tr.T("console.redrive"), theme.MediaReplayIcon(), nil)
+			redrive := widget.NewButtonWithIcon(tr.T("console.exec.redrive"), theme.MediaReplayIcon(), nil)
 			link := widget.NewHyperlink(tr.T("detail.cloud.open_console"), nil)
-			return container.NewBorder(nil, nil, nil, container.NewHBox(redrive, link), container.NewVBox(name, when))
+			return container.NewBorder(nil, nil, nil, container.NewCenter(container.NewHBox(redrive, link)), container.NewVBox(name, when))
 		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
 			if i >= len(cv.executions) {
@@ -591,7 +591,7 @@ func (cv *consoleView) executionsPage() fyne.CanvasObject {
 			e := cv.executions[i]
 			row := o.(*fyne.Container)
 			texts := row.Objects[0].(*fyne.Container)
-			acts := row.Objects[1].(*fyne.Container)
+			acts := row.Objects[1].(*fyne.Container).Objects[0].(*fyne.Container)
 			texts.Objects[0].(*widget.Label).SetText(fmt.Sprintf("%s  ·  %s  ·  %s", e.Name, e.Workflow, cv.executionStatus(e.Status)))
 			stop := "—"
 			if !e.StopDate.IsZero() {
@@ -606,9 +606,13 @@ func (cv *consoleView) executionsPage() fyne.CanvasObject {
 				link.SetURL(u)
 			}
 		})
+	// Wide enough for a workflow's name (document-conversion) and a status in either language.
+	wide := func(o fyne.CanvasObject, w float32) fyne.CanvasObject {
+		return container.New(layout.NewGridWrapLayout(fyne.NewSize(w, o.MinSize().Height)), o)
+	}
 	head := container.NewHBox(
-		hintText(tr.T("console.exec.machine"), theme.SizeNameText, fyne.TextWrapOff, fyne.TextAlignLeading), cv.machineSel,
-		hintText(tr.T("console.exec.status"), theme.SizeNameText, fyne.TextWrapOff, fyne.TextAlignLeading), cv.statusSel, refresh)
+		hintText(tr.T("console.exec.machine"), theme.SizeNameText, fyne.TextWrapOff, fyne.TextAlignLeading), wide(cv.machineSel, 280),
+		hintText(tr.T("console.exec.status"), theme.SizeNameText, fyne.TextWrapOff, fyne.TextAlignLeading), wide(cv.statusSel, 200), refresh)
 	return container.NewBorder(head, nil, nil, nil, cv.execList)
 }
 
@@ -676,7 +680,7 @@ func (cv *consoleView) listExecutions(done string) {
 func (cv *consoleView) askRedriveExecution(e app.CloudExecution) {
 	tr := cv.u.tr
 	cv.askConfirm(tr.T("console.exec.redrive.title"), tr.T("console.exec.redrive.question", e.Name, e.Workflow, cv.executionStatus(e.Status)),
-		tr.T("console.redrive"), func() {
+		tr.T("console.exec.redrive"), func() {
 			cv.run(func(ctx context.Context, con *app.CloudConsole) error {
 				_, err := con.RedriveExecution(ctx, e.ARN, "")
 				return err
