@@ -127,12 +127,19 @@ func (u *UI) refreshCloudInfo() {
 	u.cloudInfo.Show()
 }
 
+// canRunInCloud: a finished job that read a file may run once more in the cloud when it
+// succeeded or Retry is offered (canRetry) — not after a failure that depends on its file alone
+// (a damaged file, a wrong header), which the cloud would repeat.
+func canRunInCloud(j job.Job) bool {
+	return inputPath(j) != "" && (j.Status == job.Succeeded || canRetry(j))
+}
+
 // runInCloud submits the file finished job j read once more, forced, in the cloud.
 func (u *UI) runInCloud(j job.Job) {
-	path := inputPath(j)
-	if path == "" {
+	if !canRunInCloud(j) {
 		return
 	}
+	path := inputPath(j)
 	opts := u.submitOptions()
 	opts.Force, opts.Target = true, app.TargetCloud
 	go func() {

@@ -195,3 +195,34 @@ func TestSettingsCloseRereadsCloud(t *testing.T) {
 		t.Fatalf("status bar %q", u.cloudInfo.Text)
 	}
 }
+
+// TestRunAgainInTheCloudFollowsRetry: "run again in the cloud" is offered where Retry is — not
+// on a job whose failure depends on its file alone (a wrong header, a damaged file), which the
+// cloud would fail the same way — and on a job that succeeded.
+func TestRunAgainInTheCloudFollowsRetry(t *testing.T) {
+	h := newHarness(t, LangEn)
+	offlineCloud(t, h)
+	readCloud(h)
+	d := h.ui.detail
+	in := []byte(`{"path":"/data/users.csv"}`)
+	for _, c := range []struct {
+		name    string
+		status  job.Status
+		err     *job.Error
+		offered bool
+	}{
+		{"wrong header", job.Failed, job.Errorf(job.E004, "the header is wrong").Permanent(), false},
+		{"damaged file", job.Failed, job.Errorf(job.E005, "the file is damaged").Permanent(), false},
+		{"network", job.Failed, job.Errorf(job.E001, "no answer"), true},
+		{"timed out", job.TimedOut, job.Errorf(job.E002, "too slow"), true},
+		{"succeeded", job.Succeeded, nil, true},
+		{"cancelled", job.Cancelled, nil, true},
+	} {
+		j := job.Job{ID: 9, Name: "users.csv", Type: "csv", Status: c.status, Error: c.err, Input: in}
+		d.shownID = 0
+		d.show(j, nil)
+		if got := hasButton(d.root, "Run again in the cloud"); got != c.offered {
+			t.Errorf("%s: run again in the cloud offered %v; want %v (Retry offered %v)", c.name, got, c.offered, canRetry(j))
+		}
+	}
+}

@@ -184,7 +184,7 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 		redrive := widget.NewButtonWithIcon(tr.T("action.redrive"), theme.MediaSkipNextIcon(), func() { u.redriveJob(j.ID) })
 		actions.Add(redrive)
 	}
-	if u.cloud.Configured && j.Status.Final() && inputPath(j) != "" {
+	if u.cloud.Configured && canRunInCloud(j) {
 		again := widget.NewButtonWithIcon(tr.T("action.run_in_cloud"), theme.UploadIcon(), func() { u.runInCloud(j) })
 		actions.Add(again)
 	}

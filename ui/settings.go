@@ -389,8 +389,13 @@ func (sd *settingsDialog) cloudPage() fyne.CanvasObject {
 	sd.cloudText.Wrapping = fyne.TextWrapWord
 	sd.cloudText.TextStyle = fyne.TextStyle{Monospace: true}
 	testBtn := widget.NewButtonWithIcon(tr.T("settings.test"), theme.MediaPlayIcon(), sd.testCloud)
+	consoleBtn := widget.NewButtonWithIcon(tr.T("settings.cloud.console"), theme.StorageIcon(), sd.u.showCloudConsole)
+	if cfg, err := sd.u.app.CloudConfig(); err != nil || !cfg.Configured() {
+		consoleBtn.Disable()
+	}
 	testBtn.Importance = widget.HighImportance
-	return container.NewVScroll(container.NewVBox(container.NewHBox(testBtn), sd.cloudText, sd.note("settings.cloud.note")))
+	return container.NewVScroll(container.NewVBox(container.NewHBox(testBtn, consoleBtn), sd.cloudText, sd.note("settings.cloud.note"),
+		sd.note("settings.cloud.console_note")))
 }
 
 // testCloud runs the checks of `jobdesk cloud status` and shows them.

@@ -17,7 +17,6 @@ import (
 	"jobdesk/app"
 	"jobdesk/engine/job"
 	"jobdesk/sync/cloudconfig"
-	"jobdesk/sync/cloudops"
 )
 
 // `jobdesk cloud …`: whether the cloud is reachable (cloud status, cloud.go) and the operations
@@ -100,36 +99,24 @@ func (c *CLI) cloudDataDir() (string, error) {
 	return app.DefaultDataDir()
 }
 
-// console reads cloud.json as cloudconfig.Load does (the file — the data folder's or --config —
-// then the environment, then --region and --profile), with --queue-url as jobType's queue, and
-// connects; on failure it has printed the error.
-func (c *CLI) console(ctx context.Context, f cloudFlags, jobType string) (*cloudops.Console, int) {
-	path := *f.config
-	if path == "" {
+// console opens the operations console of cloud.json (the data folder's or --config, then the
+// environment, then --region and --profile; app.OpenCloudConsole), with --queue-url as jobType's
+// queue; on failure it has printed the error.
+func (c *CLI) console(ctx context.Context, f cloudFlags, jobType string) (*app.CloudConsole, int) {
+	return c.consoleFor(ctx, f, jobType, "")
+}
+
+// consoleFor is console with userID as the user_id of messages whose body has none.
+func (c *CLI) consoleFor(ctx context.Context, f cloudFlags, jobType, userID string) (*app.CloudConsole, int) {
+	o := app.CloudConsoleOptions{ConfigPath: *f.config, Region: *f.region, Profile: *f.profile, UserID: userID, JobType: jobType, QueueURL: *f.queueURL}
+	if o.ConfigPath == "" {
 		dir, err := c.cloudDataDir()
 		if err != nil {
 			return nil, c.Fail(err)
 		}
-		path = cloudconfig.Path(dir)
+		o.DataDir = dir
 	}
-	cfg, err := cloudconfig.LoadFile(path, os.Getenv, map[string]string{"region": *f.region, "profile": *f.profile})
-	if err != nil {
-		return nil, c.Fail(err)
-	}
-	switch {
-	case *f.queueURL != "":
-		if jobType == "" {
-			return nil, c.Usage("--queue-url is for the commands naming a job type (send, dlq, redrive, purge)",
-				"--queue-url はジョブ種別を指定するコマンド（send, dlq, redrive, purge）で使います。")
-		}
-		cfg.Queues = map[string]string{jobType: *f.queueURL}
-		cfg.DeadLetterQueues = nil
-	case len(cfg.Queues) == 0 && len(cfg.StateMachines) == 0:
-		if _, statErr := os.Stat(path); os.IsNotExist(statErr) {
-			return nil, c.Fail(cloudconfig.NotFound(path))
-		}
-	}
-	con, err := cloudops.New(ctx, cfg)
+	con, err := app.OpenCloudConsole(ctx, o)
 	if err != nil {
 		return nil, c.Fail(err)
 	}
@@ -157,8 +144,8 @@ func (c *CLI) cloudSend(ctx context.Context, args []string) int {
 		return ExitUsage
 	}
 	if len(pos) != 1 || *body == "" {
-		return c.Usage("usage: jobdesk cloud send JOB_TYPE --body JSON|@file (job types: "+strings.Join(cloudops.JobTypes(), ", ")+")",
-			"使い方: jobdesk cloud send JOB_TYPE --body JSON|@ファイル（ジョブ種別: "+strings.Join(cloudops.JobTypes(), ", ")+"）")
+		return c.Usage("usage: jobdesk cloud send JOB_TYPE --body JSON|@file (job types: "+strings.Join(app.CloudJobTypes(), ", ")+")",
+			"使い方: jobdesk cloud send JOB_TYPE --body JSON|@ファイル（ジョブ種別: "+strings.Join(app.CloudJobTypes(), ", ")+"）")
 	}
 	msg := []byte(*body)
 	if name, ok := strings.CutPrefix(*body, "@"); ok {
@@ -168,15 +155,12 @@ func (c *CLI) cloudSend(ctx context.Context, args []string) int {
 		}
 	}
 	jt := jobTypeArg(pos[0])
-	// Check the message before anything else, so a wrong one fails without AWS.
-	if _, err := cloudops.Prepare(jt, msg, cloudops.PrepareOptions{UserID: *user}); err != nil {
-		return c.Fail(err)
-	}
-	con, code := c.console(ctx, f, jt)
+	con, code := c.consoleFor(ctx, f, jt, *user)
 	if con == nil {
 		return code
 	}
-	sent, err := con.Send(ctx, jt, msg, cloudops.PrepareOptions{UserID: *user})
+	// The message is checked before any AWS call, so a wrong one fails without AWS.
+	sent, err := con.SendMessage(ctx, jt, string(msg))
 	if err != nil {
 		return c.Fail(err)
 	}
@@ -236,7 +220,7 @@ func (c *CLI) cloudDLQ(ctx context.Context, args []string) int {
 	}
 	if *f.asJSON {
 		if dls == nil {
-			dls = []cloudops.DeadLetter{}
+			dls = []app.CloudDeadLetter{}
 		}
 		return c.printJSON(dls)
 	}
@@ -289,14 +273,10 @@ func (c *CLI) cloudRedrive(ctx context.Context, args []string) int {
 		return code
 	}
 	jt := jobTypeArg(pos[0])
-	s, err := con.Queue(ctx, jt)
+	n, err := con.RedriveCount(ctx, jt)
 	if err != nil {
 		return c.Fail(err)
 	}
-	if s.DeadLetter == nil {
-		return c.Usage("the queue of "+jt+" has no dead-letter queue", jt+" のキューにはデッドレターキューがありません。")
-	}
-	n := s.DeadLetter.Visible
 	if ok, code := c.confirm(*yes, fmt.Sprintf("Move the %d messages of %s's dead-letter queue back to its queue?", n, jt),
 		fmt.Sprintf("%s のデッドレターキューの %d 件をキューに戻しますか？", jt, n)); !ok {
 		return code
@@ -348,7 +328,7 @@ func (c *CLI) cloudPurge(ctx context.Context, args []string) int {
 func (c *CLI) cloudExecutions(ctx context.Context, args []string) int {
 	fs, f := c.cloudFlagSet("executions")
 	machine := fs.String("state-machine", "", "a workflow name of cloud.json or a state machine ARN (default: all)")
-	status := fs.String("status", "", "only this status: "+strings.Join(cloudops.ExecutionStatuses, ", "))
+	status := fs.String("status", "", "only this status: "+strings.Join(app.CloudExecutionStatuses, ", "))
 	max := fs.Int("max", 100, "executions per state machine at most")
 	if pos, err := Parse(fs, args); err != nil || len(pos) > 0 {
 		return c.Usage("usage: jobdesk cloud executions [--state-machine NAME] [--status S] [--json]",
@@ -358,13 +338,13 @@ func (c *CLI) cloudExecutions(ctx context.Context, args []string) int {
 	if con == nil {
 		return code
 	}
-	es, err := con.Executions(ctx, cloudops.ExecutionFilter{StateMachine: *machine, Status: *status, Max: *max})
+	es, err := con.Executions(ctx, app.CloudExecutionFilter{StateMachine: *machine, Status: *status, Max: *max})
 	if err != nil {
 		return c.Fail(err)
 	}
 	if *f.asJSON {
 		if es == nil {
-			es = []cloudops.Execution{}
+			es = []app.CloudExecution{}
 		}
 		return c.printJSON(es)
 	}

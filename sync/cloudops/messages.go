@@ -117,6 +117,60 @@ func JobTypes() []string {
 	return out
 }
 
+// Template returns a starting body for jobType's message, to be completed by hand: its required
+// fields (an enumeration's first value, an empty string, false, 0, an empty object or list) and
+// the first of OneOf, without the common fields, which Prepare fills in.
+func Template(jobType string) ([]byte, error) {
+	s, ok := Schemas[jobType]
+	if !ok {
+		return nil, unknownJobType(jobType)
+	}
+	m := map[string]any{}
+	put := func(f Field) {
+		obj, name := m, f.Name
+		for {
+			parent, rest, nested := strings.Cut(name, ".")
+			if !nested {
+				break
+			}
+			child, _ := obj[parent].(map[string]any)
+			if child == nil {
+				child = map[string]any{}
+				obj[parent] = child
+			}
+			obj, name = child, rest
+		}
+		if _, set := obj[name]; set {
+			return
+		}
+		switch {
+		case len(f.Enum) > 0:
+			obj[name] = f.Enum[0]
+		case f.Kind == KindBool:
+			obj[name] = false
+		case f.Kind == KindInt:
+			obj[name] = 0
+		case f.Kind == KindObject:
+			obj[name] = map[string]any{}
+		case f.Kind == KindStrings:
+			obj[name] = []string{}
+		default:
+			obj[name] = ""
+		}
+	}
+	for _, f := range s.Fields {
+		if f.Required || (len(s.OneOf) > 0 && f.Name == s.OneOf[0]) {
+			put(f)
+		}
+	}
+	return json.MarshalIndent(m, "", "  ")
+}
+
+func unknownJobType(jobType string) error {
+	return job.Errorf(job.E014, "unknown job type %q; the job types are %s", jobType, strings.Join(JobTypes(), ", ")).
+		WithJa(fmt.Sprintf("ジョブ種別 %q はありません。ジョブ種別: %s", jobType, strings.Join(JobTypes(), ", ")))
+}
+
 // jobIDPattern is what the cloud worker accepts as a job_id.
 var jobIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
@@ -135,8 +189,7 @@ type PrepareOptions struct {
 func Prepare(jobType string, body []byte, o PrepareOptions) ([]byte, error) {
 	s, ok := Schemas[jobType]
 	if !ok {
-		return nil, job.Errorf(job.E014, "unknown job type %q; the job types are %s", jobType, strings.Join(JobTypes(), ", ")).
-			WithJa(fmt.Sprintf("ジョブ種別 %q はありません。ジョブ種別: %s", jobType, strings.Join(JobTypes(), ", ")))
+		return nil, unknownJobType(jobType)
 	}
 	m := map[string]any{}
 	dec := json.NewDecoder(bytes.NewReader(body))

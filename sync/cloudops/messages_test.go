@@ -94,3 +94,46 @@ func TestPrepareAcceptsAWholeInput(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTemplateHasEveryRequiredField: each job type's template, its empty strings and lists
+// filled in, passes the check; as it comes, it lacks only what a person must type.
+func TestTemplateHasEveryRequiredField(t *testing.T) {
+	var fill func(v any) any
+	fill = func(v any) any {
+		switch v := v.(type) {
+		case string:
+			if v == "" {
+				return "x"
+			}
+		case []any:
+			if len(v) == 0 {
+				return []any{"x"}
+			}
+		case map[string]any:
+			for k, e := range v {
+				v[k] = fill(e)
+			}
+		}
+		return v
+	}
+	for _, jt := range JobTypes() {
+		tmpl, err := Template(jt)
+		if err != nil {
+			t.Fatalf("%s: %v", jt, err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(tmpl, &m); err != nil {
+			t.Fatalf("%s: template %s: %v", jt, tmpl, err)
+		}
+		if _, has := m["job_id"]; has {
+			t.Errorf("%s: the template carries the common fields: %s", jt, tmpl)
+		}
+		filled, _ := json.Marshal(fill(m))
+		if _, err := Prepare(jt, filled, PrepareOptions{}); err != nil {
+			t.Errorf("%s: template %s filled in as %s: %v", jt, tmpl, filled, err)
+		}
+	}
+	if _, err := Template("NO_SUCH"); err == nil || job.AsError(err).Code != job.E014 {
+		t.Errorf("an unknown job type: %v", err)
+	}
+}

@@ -399,6 +399,11 @@ func (c *Console) Purge(ctx context.Context, jobType string, deadLetter bool) (s
 		return "", err
 	}
 	if _, err := c.SQS.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: &url}); err != nil {
+		var ae smithy.APIError
+		if errors.As(err, &ae) && strings.HasSuffix(ae.ErrorCode(), "PurgeQueueInProgress") {
+			return url, job.Wrap(job.E014, err, "the queue "+url+" is already being purged: SQS allows one purge a minute and takes up to a minute to finish").
+				WithJa("キュー " + url + " は空にしている途中です。SQS では1分に1回までで、終わるまで最大1分かかります。")
+		}
 		return url, awsError(err, "the queue "+url+" could not be purged", "キュー "+url+" を空にできませんでした")
 	}
 	return url, nil

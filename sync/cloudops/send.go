@@ -9,8 +9,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go"
 
 	"jobdesk/engine/job"
+	"jobdesk/sync/awserr"
 )
 
 // Sent is a message sent by hand.
@@ -52,11 +54,29 @@ func (c *Console) Send(ctx context.Context, jobType string, body []byte, o Prepa
 		SentAt: time.Now().UTC()}, nil
 }
 
-// awsError wraps a failed AWS call as E001 (the service could not be reached or refused).
+// awsError wraps a failed AWS call as E001 (the service could not be reached or refused): en and
+// ja say what failed, then awserr's sentence says why and what to do; the SDK's own text stays
+// in the cause.
 func awsError(err error, en, ja string) error {
 	var je *job.Error
 	if errors.As(err, &je) {
 		return err
 	}
-	return job.Wrap(job.E001, err, en+": "+err.Error()).WithJa(ja + "（" + err.Error() + "）。")
+	service := "AWS"
+	var op *smithy.OperationError
+	if errors.As(err, &op) {
+		service = op.ServiceID
+		if service == "SFN" {
+			service = "Step Functions"
+		}
+	}
+	why := job.AsError(awserr.Classify(err, awserr.Where{Service: service}))
+	en, ja = en+": "+why.Message, ja+"。"+why.MessageJa
+	var api smithy.APIError
+	if errors.As(err, &api) && api.ErrorMessage() != "" { // the service's own words on what it refused
+		en, ja = en+" "+api.ErrorMessage(), ja+"（"+api.ErrorMessage()+"）"
+	}
+	e := job.Wrap(job.E001, err, en).WithJa(ja)
+	e.Retryable = why.Retryable
+	return e
 }
