@@ -115,8 +115,10 @@ func (u *UI) refreshCloudInfo() {
 	if !u.cloud.Configured {
 		u.cloudInfo.SetText("")
 		u.cloudInfo.Hide()
+		u.cloudOps.Hide()
 		return
 	}
+	u.cloudOps.Show()
 	key := "status.cloud.offline"
 	u.cloudInfo.Importance = widget.WarningImportance
 	if u.cloud.Online {

@@ -65,8 +65,8 @@ func TestCloudHiddenWhenNotConfigured(t *testing.T) {
 	h := newHarness(t, LangJa)
 	readCloud(h)
 	u := h.ui
-	if u.targetSel.Visible() || u.cloudInfo.Visible() {
-		t.Fatalf("choice shown %v, status %q shown %v", u.targetSel.Visible(), u.cloudInfo.Text, u.cloudInfo.Visible())
+	if u.targetSel.Visible() || u.cloudInfo.Visible() || u.cloudOps.Visible() {
+		t.Fatalf("choice shown %v, status %q shown %v, operations shown %v", u.targetSel.Visible(), u.cloudInfo.Text, u.cloudInfo.Visible(), u.cloudOps.Visible())
 	}
 	if got := u.submitOptions().Target; got != "" {
 		t.Fatalf("target %q; want this PC", got)
@@ -83,6 +83,9 @@ func TestCloudChoiceAndStatusBar(t *testing.T) {
 	u := h.ui
 	if !u.targetSel.Visible() || strings.Join(u.targetSel.Options, ",") != "このPCで,クラウドで,自動" {
 		t.Fatalf("choice shown %v with %q", u.targetSel.Visible(), u.targetSel.Options)
+	}
+	if !u.cloudOps.Visible() || u.cloudOps.Text != "クラウド運用を開く" {
+		t.Fatal("the status bar does not offer the cloud operations console")
 	}
 	if !u.cloudInfo.Visible() || u.cloudInfo.Text != "オフライン · 送信待ち 0 件" {
 		t.Fatalf("status bar %q shown %v", u.cloudInfo.Text, u.cloudInfo.Visible())

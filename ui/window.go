@@ -105,7 +105,8 @@ type UI struct {
 	detail     *detailPane
 	status     *widget.Label
 	engineInfo *widget.Label
-	cloudInfo  *widget.Label // the cloud's state, shown only when configured
+	cloudInfo  *widget.Label  // the cloud's state, shown only when configured
+	cloudOps   *widget.Button // opens the cloud operations console, shown only when configured
 	targetSel  *widget.Select
 
 	// hinting is set while the status bar shows a cut text in full (showHint); hintSaved and
@@ -244,8 +245,10 @@ func (u *UI) build() fyne.CanvasObject {
 	u.status.Truncation = fyne.TextTruncateEllipsis
 	u.engineInfo = widget.NewLabel("")
 	u.cloudInfo = widget.NewLabel("")
+	u.cloudOps = widget.NewButtonWithIcon(u.tr.T("settings.cloud.console"), theme.StorageIcon(), u.showCloudConsole)
+	u.cloudOps.Importance = widget.LowImportance
 	u.refreshCloudInfo()
-	statusBar := container.NewBorder(nil, nil, nil, container.NewHBox(u.cloudInfo, u.engineInfo), u.status)
+	statusBar := container.NewBorder(nil, nil, nil, container.NewHBox(u.cloudInfo, u.cloudOps, u.engineInfo), u.status)
 
 	listPane := container.NewBorder(container.NewVBox(u.buildSearchBar(), u.buildFilters()), nil, nil, nil, u.buildList())
 	u.detail = newDetailPane(u)
