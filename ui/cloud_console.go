@@ -51,6 +51,8 @@ type consoleView struct {
 
 	machineSel *widget.Select
 	statusSel  *widget.Select
+	execLoads  int // listings of executions asked for, so that only the newest one is shown
+	queueLoads int // readings of the queues asked for, likewise
 	executions []app.CloudExecution
 	execList   *widget.List
 
@@ -330,10 +332,15 @@ func (cv *consoleView) queue(jobType string) (app.CloudQueue, bool) {
 func (cv *consoleView) loadQueues() {
 	var qs []app.CloudQueue
 	cv.say(cv.u.tr.T("console.loading"))
+	cv.queueLoads++
+	load := cv.queueLoads
 	cv.run(func(ctx context.Context, con *app.CloudConsole) (err error) {
 		qs, err = con.Queues(ctx)
 		return err
 	}, func() {
+		if load != cv.queueLoads {
+			return // a newer reading is on its way
+		}
 		cv.queues = qs
 		cv.queueTable.Refresh()
 		cv.say(cv.u.tr.T("console.loaded", time.Now().Format("15:04:05")))
@@ -660,10 +667,15 @@ func (cv *consoleView) listExecutions(done string) {
 	f := cv.executionFilter()
 	var es []app.CloudExecution
 	cv.say(tr.T("console.loading"))
+	cv.execLoads++
+	load := cv.execLoads
 	cv.run(func(ctx context.Context, con *app.CloudConsole) (err error) {
 		es, err = con.Executions(ctx, f)
 		return err
 	}, func() {
+		if load != cv.execLoads {
+			return // the choices changed since: a newer listing is on its way
+		}
 		if es == nil {
 			es = []app.CloudExecution{}
 		}
