@@ -387,7 +387,6 @@ func (sd *settingsDialog) cloudPage() fyne.CanvasObject {
 	tr := sd.u.tr
 	sd.cloudText = widget.NewLabel(tr.T("settings.cloud.press"))
 	sd.cloudText.Wrapping = fyne.TextWrapWord
-	sd.cloudText.TextStyle = fyne.TextStyle{Monospace: true}
 	testBtn := widget.NewButtonWithIcon(tr.T("settings.test"), theme.MediaPlayIcon(), sd.testCloud)
 	consoleBtn := widget.NewButtonWithIcon(tr.T("settings.cloud.console"), theme.StorageIcon(), sd.u.showCloudConsole)
 	if cfg, err := sd.u.app.CloudConfig(); err != nil || !cfg.Configured() {
