@@ -26,7 +26,7 @@ func firstPageSpans(t *testing.T, data []byte) []span {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spans, err := pageSpans(context.Background(), rd.Page(1))
+	spans, err := pageSpans(context.Background(), rd.Page(1), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

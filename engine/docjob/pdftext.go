@@ -72,8 +72,9 @@ type kern struct {
 // string whose wide runs of spaces stand for gaps between columns or cells is shown as several
 // spans, one per stretch of text (see splitWide). pageSpans checks ctx every 1024 operators and
 // stops with ctx's error, so a page of millions of operators does not run on past the deadline.
-// It panics on malformed content (callers recover).
-func pageSpans(ctx context.Context, p pdf.Page) (out []span, err error) {
+// It panics on malformed content (callers recover). docFonts keeps the fonts read on earlier pages
+// of the document (nil: none kept).
+func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span, err error) {
 	if p.V.IsNull() || p.V.Key("Contents").Kind() == pdf.Null {
 		return nil, nil
 	}
@@ -168,7 +169,7 @@ func pageSpans(ctx context.Context, p pdf.Page) (out []span, err error) {
 				name := args[0].Name()
 				f, ok := fonts[name]
 				if !ok {
-					f = newPageFont(p.Font(name))
+					f = docFonts.font(p.Font(name))
 					fonts[name] = f
 				}
 				ts.font = f
@@ -610,6 +611,32 @@ func (f *pageFont) readWidths(v pdf.Value) {
 		}
 		i += 3
 	}
+}
+
+// fontCache holds a document's fonts across its pages, by their font dictionary as written
+// (its entries, with the objects it refers to by number), so the pages that share a font parse
+// its encoding (a ToUnicode CMap) once and share its memo of codes.
+type fontCache map[string]*pageFont
+
+// maxFontKey bounds the font dictionaries fontCache keeps: a larger one (widths written inline
+// by the thousand) is read again on each page.
+const maxFontKey = 16 << 10
+
+// font returns the pageFont of f, from the cache when an earlier page read the same dictionary.
+func (c fontCache) font(f pdf.Font) *pageFont {
+	if c == nil || f.V.Kind() != pdf.Dict {
+		return newPageFont(f)
+	}
+	key := f.V.String()
+	if len(key) > maxFontKey {
+		return newPageFont(f)
+	}
+	pf, ok := c[key]
+	if !ok {
+		pf = newPageFont(f)
+		c[key] = pf
+	}
+	return pf
 }
 
 func newPageFont(f pdf.Font) *pageFont {

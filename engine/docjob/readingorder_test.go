@@ -302,7 +302,7 @@ func streamOrder(t *testing.T, data []byte) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spans, err := pageSpans(context.Background(), rd.Page(1))
+	spans, err := pageSpans(context.Background(), rd.Page(1), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +401,7 @@ func TestLayoutKeepsStreamOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spans, err := pageSpans(context.Background(), rd.Page(1))
+		spans, err := pageSpans(context.Background(), rd.Page(1), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
