@@ -307,3 +307,18 @@ func TestSpacePaddedRows(t *testing.T) {
 		t.Errorf("padded table: got\n%s\nwant\n%s", d.Markdown, want)
 	}
 }
+
+// TestSplitStringOneLine: a string split at a wide run of spaces still starts its line where
+// it starts: a subscript drawn afterwards under its first stretch continues the line rather
+// than starting a new one.
+func TestSplitStringOneLine(t *testing.T) {
+	content := `BT /F1 10 Tf 1 0 0 1 100 700 Tm (A      B) Tj ET
+BT /F1 7 Tf 1 0 0 1 107 697 Tm (1) Tj ET`
+	spans := firstPageSpans(t, courierPDF(content))
+	if len(spans) != 3 || !spans[1].rest {
+		t.Fatalf("not split: %+v", spans)
+	}
+	if got := spansText(spans); got != "A      B1" {
+		t.Errorf("got %q", got)
+	}
+}

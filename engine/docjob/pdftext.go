@@ -19,6 +19,9 @@ type span struct {
 	end        float64
 	text       string
 	upright    bool
+	// rest: a stretch after the first of a string split at wide runs of spaces (splitWide);
+	// continuing a line, it counts as starting where the string does.
+	rest bool
 }
 
 type mat [6]float64
@@ -92,7 +95,6 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 	ts := textState{ctm: identity, size: 1, scale: 1}
 	tm, tlm := identity, identity
 	var stack []textState
-	var args []pdf.Value
 	add := func(s span) {
 		out = append(out, s)
 		if len(out) >= maxPageSpans {
@@ -130,24 +132,17 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 		}
 		add(span{x: m[4], y: m[5], size: size, end: end, text: s, upright: upright})
 	}
-	num := func(v pdf.Value) float64 { return v.Float64() }
+	num := func(v operand) float64 { return v.num }
 	nextLine := func() {
 		tlm = mat{1, 0, 0, 1, 0, -ts.leading}.mul(tlm)
 		tm = tlm
 	}
 	var kerns []kern
-	pdf.Interpret(p.V.Key("Contents"), func(stk *pdf.Stack, op string) {
+	interpretContent(contentReader(p.V.Key("Contents")), func(op string, args []operand) {
 		if ops++; ops&1023 == 0 && ctx.Err() != nil {
 			panic(stopPage{ctx.Err()})
 		}
-		n := stk.Len()
-		if cap(args) < n {
-			args = make([]pdf.Value, n)
-		}
-		args = args[:n]
-		for i := n - 1; i >= 0; i-- {
-			args[i] = stk.Pop()
-		}
+		n := len(args)
 		switch op {
 		case "q":
 			if len(stack) < 1024 {
@@ -166,7 +161,7 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 			tm, tlm = identity, identity
 		case "Tf":
 			if n == 2 {
-				name := args[0].Name()
+				name := args[0].name()
 				f, ok := fonts[name]
 				if !ok {
 					f = docFonts.font(p.Font(name))
@@ -209,12 +204,12 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 			nextLine()
 		case "Tj":
 			if n == 1 {
-				show(args[0].RawString(), nil)
+				show(args[0].string(), nil)
 			}
 		case "'":
 			nextLine()
 			if n == 1 {
-				show(args[0].RawString(), nil)
+				show(args[0].string(), nil)
 			}
 		case "\"":
 			if n == 3 {
@@ -222,24 +217,22 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 			}
 			nextLine()
 			if n >= 1 {
-				show(args[n-1].RawString(), nil)
+				show(args[n-1].string(), nil)
 			}
 		case "TJ":
 			if n == 1 {
 				var b strings.Builder
 				kerns = kerns[:0]
-				v := args[0]
-				for i := 0; i < v.Len(); i++ {
-					x := v.Index(i)
-					if x.Kind() == pdf.String {
-						b.WriteString(x.RawString())
+				for _, x := range args[0].arr {
+					if x.kind == opString {
+						b.Write(x.bytes)
 						continue
 					}
-					if x.Kind() != pdf.Integer && x.Kind() != pdf.Real {
+					if x.kind != opNumber {
 						continue
 					}
 					// a large negative kerning is a word gap in Latin text
-					if x.Float64() < -250 && b.Len() > 0 {
+					if x.num < -250 && b.Len() > 0 {
 						show(b.String(), kerns)
 						b.Reset()
 						kerns = kerns[:0]
@@ -248,7 +241,7 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 					if ts.font == nil || ts.font.vertical {
 						continue
 					}
-					dx := -x.Float64() / 1000 * ts.size * ts.scale
+					dx := -x.num / 1000 * ts.size * ts.scale
 					if b.Len() == 0 {
 						// the number moves the next string
 						tm = mat{1, 0, 0, 1, dx, 0}.mul(tm)
@@ -372,7 +365,7 @@ func splitWide(ts *textState, m mat, size float64, raw string, kerns []kern, add
 		}
 		x0, x1 := glyphs[lo].start, glyphs[hi].end
 		add(span{x: m[4] + x0*m[0], y: m[5] + x0*m[1], size: size, end: m[4] + x1*m[0],
-			text: f.decode(raw[from:to]), upright: true})
+			text: f.decode(raw[from:to]), upright: true, rest: k > 0})
 	}
 	return true
 }
@@ -421,7 +414,10 @@ func spansText(spans []span) string {
 		}
 		pendingSpace = false
 		b.WriteString(s.text)
-		lx, ly, lsize, have, lrunes = s.x, s.y, size, true, runeLen(s.text)
+		if !s.rest || !cont {
+			lx = s.x
+		}
+		ly, lsize, have, lrunes = s.y, size, true, runeLen(s.text)
 		lend = s.end
 		if s.end <= s.x {
 			lend = 0 // no advance known
