@@ -91,7 +91,8 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 		}
 	}()
 	ops := 0
-	fonts := map[string]*pageFont{} // by resource name: a font's encoder is built once per page
+	fonts := map[string]*pageFont{} // by resource name
+	res := pageFonts{p: p}
 	ts := textState{ctm: identity, size: 1, scale: 1}
 	tm, tlm := identity, identity
 	var stack []textState
@@ -164,7 +165,7 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 				name := args[0].name()
 				f, ok := fonts[name]
 				if !ok {
-					f = docFonts.font(p.Font(name))
+					f = docFonts.font(&res, name)
 					fonts[name] = f
 				}
 				ts.font = f
@@ -609,29 +610,51 @@ func (f *pageFont) readWidths(v pdf.Value) {
 	}
 }
 
-// fontCache holds a document's fonts across its pages, by their font dictionary as written
-// (its entries, with the objects it refers to by number), so the pages that share a font parse
-// its encoding (a ToUnicode CMap) once and share its memo of codes.
+// fontCache holds a document's fonts across its pages, so the pages that share a font parse its
+// encoding (a ToUnicode CMap) once and share its memo of codes. A font is found by its
+// dictionary as written (its entries, with the objects it refers to by number), and by its
+// name in a page's font resources as written, so a page whose resources an earlier page had
+// finds its fonts without reading them again.
 type fontCache map[string]*pageFont
 
-// maxFontKey bounds the font dictionaries fontCache keeps: a larger one (widths written inline
-// by the thousand) is read again on each page.
+// maxFontKey bounds the dictionaries fontCache keeps fonts by: a font of a larger one (widths
+// written inline by the thousand) is read again on each page.
 const maxFontKey = 16 << 10
 
-// font returns the pageFont of f, from the cache when an earlier page read the same dictionary.
-func (c fontCache) font(f pdf.Font) *pageFont {
-	if c == nil || f.V.Kind() != pdf.Dict {
-		return newPageFont(f)
+// pageFonts are the font resources of one page, read when a string is first shown.
+type pageFonts struct {
+	p    pdf.Page
+	read bool
+	dict pdf.Value // the page's /Font resources
+	key  string    // dict as written
+}
+
+// font returns the pageFont of the font named name in the page's resources.
+func (c fontCache) font(res *pageFonts, name string) *pageFont {
+	if !res.read {
+		res.dict, res.read = res.p.Resources().Key("Font"), true
+		if c != nil {
+			res.key = res.dict.String()
+		}
 	}
-	key := f.V.String()
-	if len(key) > maxFontKey {
-		return newPageFont(f)
+	if c == nil || len(res.key) > maxFontKey {
+		return newPageFont(pdf.Font{V: res.dict.Key(name)})
+	}
+	byName := "r" + res.key + "\x00" + name
+	if pf, ok := c[byName]; ok {
+		return pf
+	}
+	v := res.dict.Key(name)
+	key := "f" + v.String()
+	if v.Kind() != pdf.Dict || len(key) > maxFontKey {
+		return newPageFont(pdf.Font{V: v})
 	}
 	pf, ok := c[key]
 	if !ok {
-		pf = newPageFont(f)
+		pf = newPageFont(pdf.Font{V: v})
 		c[key] = pf
 	}
+	c[byName] = pf
 	return pf
 }
 
@@ -672,6 +695,7 @@ func (f *pageFont) decode(raw string) string {
 		return f.enc.Decode(raw)
 	}
 	var b strings.Builder
+	b.Grow(len(raw) * (f.width + 1) / 2) // one byte a code in Latin text, three from two in Japanese
 	for i := 0; i < len(raw); i += f.width {
 		c := raw[i : i+f.width]
 		s, ok := f.codes[c]
