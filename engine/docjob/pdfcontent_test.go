@@ -1,6 +1,7 @@
 package docjob
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -120,4 +121,29 @@ func TestContentLexerSameOperators(t *testing.T) {
 	if pages < 20 {
 		t.Fatalf("only %d pages compared", pages)
 	}
+}
+
+// FuzzContentLexer: any bytes as a page's content are read to their end without a panic, and
+// what the operators get stays within the bounds on operands.
+func FuzzContentLexer(f *testing.F) {
+	f.Add([]byte("BT /F1 12 Tf 72 700 Td (Hello \\(world\\) \\101\\\n) Tj [(A) -300 <0041 42> 5] TJ ET"))
+	f.Add([]byte("q 1 0 0 1 0 0 cm BI /W 2 /H 1 /BPC 8 /CS /G ID \x00EI\xff EI Q BDC << /A [1 [2 [3]]] >> EMC"))
+	f.Add([]byte("%comment\r(unbalanced ( [ << /N#41me 1.5.5 -.5 +3 ]] >> ) Tj <4 1> Tj"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ops := 0
+		interpretContent(bytes.NewReader(data), func(op string, args []operand) {
+			ops++
+			if len(args) > maxOperands {
+				t.Fatalf("%d operands", len(args))
+			}
+			for _, a := range args {
+				if len(a.bytes) > maxOperandBytes || len(a.arr) > maxArrayLen {
+					t.Fatalf("operand beyond the bounds: %d bytes, %d elements", len(a.bytes), len(a.arr))
+				}
+			}
+		})
+		if ops > len(data) {
+			t.Fatalf("%d operators from %d bytes", ops, len(data))
+		}
+	})
 }
