@@ -111,3 +111,48 @@ func TestWordsPlacedOneByOne(t *testing.T) {
 		}
 	}
 }
+
+// TestLayoutWideTable: a five-column table whose rows run almost the page's width, between
+// text, above a footer in the right margin. Its rows share the margin with every line below
+// them, and each row, read whole, is as long as a line of running text: the band of rows ends
+// where only margins are left in common, and rows with gaps between their cells are no text
+// columns, so the table reads as one table, not as three columns of a table beside two of text.
+func TestLayoutWideTable(t *testing.T) {
+	var d layoutDrawing
+	d.at(56, 780, 10, "See below for the network ports that must be open between hosts.")
+	d.at(56, 760, 10, "Open network ports")
+	grid := [][]string{
+		{"Purpose", "Source", "Destination", "Custom port", "Protocol"},
+		{"Image push", "Docker Engine", "Registry: 443", "Yes", "HTTPS"},
+		{"Audit logs", "Log collector", "Registry: 443", "Yes", "HTTPS"},
+		{"Admin pages", "Web browser", "Registry: 443", "No", "HTTPS"},
+		{"Sign-in", "Auth server", "Directory: 636", "No", "LDAPS"},
+	}
+	xs := []float64{56, 160, 265, 380, 470}
+	for r, row := range grid {
+		for c, cell := range row {
+			d.at(xs[c], 735-float64(r)*22, 10, cell)
+		}
+	}
+	after := []string{
+		"* Custom port: the port can be changed to any port number.",
+		"The registry keeps its own certificates; the hosts must trust",
+		"the authority that signed them before the first image push.",
+	}
+	for i, s := range after {
+		d.at(56, 600-float64(i)*14, 10, s)
+	}
+	d.at(470, 40, 10, "WHITE PAPER / 5")
+	doc, err := Convert(context.Background(), d.pdf(), "ports.pdf", Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table strings.Builder
+	table.WriteString("| " + strings.Join(grid[0], " | ") + " |\n|" + strings.Repeat(" --- |", 5) + "\n")
+	for _, row := range grid[1:] {
+		table.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	}
+	if !strings.Contains(doc.Markdown, "Open network ports\n\n"+table.String()+"\n"+after[0]) {
+		t.Errorf("no five-column table between the heading and the note:\n%s", doc.Markdown)
+	}
+}

@@ -263,6 +263,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 	var failed []int
 	texts := make([]string, n)
 	var empty, truncated []int
+	fonts := fontCache{}
 	for i := 1; i <= n; i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -278,7 +279,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 			if p.V.IsNull() {
 				return errors.New("missing page object")
 			}
-			spans, err := pageSpans(ctx, p)
+			spans, err := pageSpans(ctx, p, fonts)
 			if errors.Is(err, errPageTooLarge) {
 				truncated = append(truncated, i)
 				err = nil

@@ -127,8 +127,8 @@ func newLayout(spans []span) *layout {
 }
 
 // rows groups the items idx into rows, top to bottom, and finds each row's gaps within the
-// region the items cover.
-func (l *layout) rows(idx []int) []row {
+// region the items cover, x0..x1.
+func (l *layout) rows(idx []int) (rows []row, x0, x1 float64) {
 	sorted := slices.Clone(idx)
 	slices.SortFunc(sorted, func(a, b int) int {
 		ia, ib := &l.items[a], &l.items[b]
@@ -144,8 +144,7 @@ func (l *layout) rows(idx []int) []row {
 		}
 		return a - b
 	})
-	x0, x1 := math.Inf(1), math.Inf(-1)
-	var rows []row
+	x0, x1 = math.Inf(1), math.Inf(-1)
 	start := 0
 	for n, k := range sorted {
 		it := &l.items[k]
@@ -195,7 +194,19 @@ func (l *layout) rows(idx []int) []row {
 		}
 		rows[r].holes = holes[lo:rows[r].end:rows[r].end]
 	}
-	return rows
+	return rows, x0, x1
+}
+
+// inner counts the holes that lie inside x0..x1, touching neither edge: gaps between text, not
+// margins.
+func inner(holes []interval, x0, x1 float64) int {
+	n := 0
+	for _, h := range holes {
+		if h.a > x0 && h.b < x1 {
+			n++
+		}
+	}
+	return n
 }
 
 // intersect appends to out the stretches of at least min common to a and b (both sorted).
@@ -216,7 +227,9 @@ func intersect(out, a, b []interval, min float64) []interval {
 
 // cut emits the parts of the items idx in reading order: it looks for the first band of rows
 // that splits into text columns or forms a table, cuts the page around it and goes on inside
-// each piece; items with no such band are one text part.
+// each piece; items with no such band are one text part. A band runs down from a row as long as
+// its rows share a gap between text (margins do not count); where a line with no gap inside
+// takes away some of the gaps the rows above share, those rows are first tried as a table.
 func (l *layout) cut(idx []int, depth int) {
 	if len(idx) == 0 {
 		return
@@ -225,12 +238,24 @@ func (l *layout) cut(idx []int, depth int) {
 		l.text(idx)
 		return
 	}
-	rows := l.rows(idx)
+	rows, x0, x1 := l.rows(idx)
 	if len(rows) > maxLayoutRows {
 		l.text(idx)
 		return
 	}
 	gap := gutterEm * l.em
+	// table emits band i..j as a table when it is one, with the parts above and below.
+	table := func(i, j int, common []interval) bool {
+		band := rows[i : j+1]
+		a, b, cols, ok := l.table(band, common)
+		if ok {
+			l.found = true
+			l.cut(rowItems(rows[:i+a]), depth+1)
+			l.tablePart(band[a:b], cols)
+			l.cut(rowItems(rows[i+b:]), depth+1)
+		}
+		return ok
+	}
 	var bufs [2][]interval // the common gaps, and the next ones
 	for i := 0; i+tableMinRows <= len(rows) && l.budget > 0; i++ {
 		common := rows[i].holes
@@ -239,8 +264,15 @@ func (l *layout) cut(idx []int, depth int) {
 			l.budget -= len(common) + len(rows[j+1].holes)
 			next := intersect(bufs[j&1][:0], common, rows[j+1].holes, gap)
 			bufs[j&1] = next
-			if len(next) == 0 {
-				break
+			in := inner(next, x0, x1)
+			if in == 0 {
+				break // only margins left in common: the band ends here
+			}
+			if in < inner(common, x0, x1) && inner(rows[j+1].holes, x0, x1) == 0 &&
+				j-i+1 >= tableMinRows && table(i, j, common) {
+				// The next row is a line with no gap inside, such as the note under a table,
+				// that shares a gap of the rows above only by chance: they are a table.
+				return
 			}
 			common = next
 			j++
@@ -267,11 +299,7 @@ func (l *layout) cut(idx []int, depth int) {
 			l.cut(rowItems(rows[j+1:]), depth+1)
 			return
 		}
-		if a, b, cols, ok := l.table(band, common); ok {
-			l.found = true
-			l.cut(rowItems(rows[:i+a]), depth+1)
-			l.tablePart(band[a:b], cols)
-			l.cut(rowItems(rows[i+b:]), depth+1)
+		if table(i, j, common) {
 			return
 		}
 	}
@@ -288,23 +316,31 @@ func rowItems(rows []row) []int {
 
 // columns returns the widest gap of holes that parts band into two columns of running text:
 // each side has text on at least columnMinRows rows, and at least fullShare of its lines fill
-// it (the labels of a form, a list's numbers or short table cells do not).
+// it, with no gap of gutterEm inside them (the labels of a form, a list's numbers, short table
+// cells and table rows, their cells apart, do not).
 func (l *layout) columns(band []row, holes []interval) (interval, bool) {
 	var best interval
 	found := false
-	type extent struct{ lo, hi float64 }
+	type extent struct {
+		lo, hi float64
+		gapped bool // a gap of the row lies inside
+	}
 	var left, right []extent
 	for _, h := range holes {
 		left, right = left[:0], right[:0]
 		for _, r := range band {
-			le, re := extent{math.Inf(1), math.Inf(-1)}, extent{math.Inf(1), math.Inf(-1)}
+			le, re := extent{lo: math.Inf(1), hi: math.Inf(-1)}, extent{lo: math.Inf(1), hi: math.Inf(-1)}
 			for _, k := range r.items {
 				it := &l.items[k]
 				if it.x1 <= h.a {
-					le = extent{min(le.lo, it.x0), max(le.hi, it.x1)}
+					le.lo, le.hi = min(le.lo, it.x0), max(le.hi, it.x1)
 				} else {
-					re = extent{min(re.lo, it.x0), max(re.hi, it.x1)}
+					re.lo, re.hi = min(re.lo, it.x0), max(re.hi, it.x1)
 				}
+			}
+			for _, g := range r.holes {
+				le.gapped = le.gapped || (g.a > le.lo && g.b < le.hi)
+				re.gapped = re.gapped || (g.a > re.lo && g.b < re.hi)
 			}
 			if le.hi > le.lo {
 				left = append(left, le)
@@ -324,7 +360,7 @@ func (l *layout) columns(band []row, holes []interval) (interval, bool) {
 			long := max(columnMinEm*l.em, fullLine*(hi-lo))
 			full := 0
 			for _, e := range lines {
-				if e.hi-e.lo >= long {
+				if e.hi-e.lo >= long && !e.gapped {
 					full++
 				}
 			}

@@ -19,6 +19,9 @@ type span struct {
 	end        float64
 	text       string
 	upright    bool
+	// rest: a stretch after the first of a string split at wide runs of spaces (splitWide);
+	// continuing a line, it counts as starting where the string does.
+	rest bool
 }
 
 type mat [6]float64
@@ -46,11 +49,35 @@ const maxPageSpans = 200_000
 // are kept.
 var errPageTooLarge = errors.New("the page shows more text than JobDesk reads")
 
+// textState is the part of the graphics state that places text (PDF 32000 §9.3): q saves it
+// and Q restores it with the transformation matrix.
+type textState struct {
+	ctm       mat
+	font      *pageFont
+	size      float64 // Tfs
+	leading   float64 // TL
+	charSpace float64 // Tc, added to every glyph's advance
+	wordSpace float64 // Tw, added to the advance of each single-byte code 32
+	scale     float64 // Tz/100, horizontal scaling of advances
+}
+
+// kern is a TJ number inside a string shown as one: it moves the glyph at byte offset at by dx
+// (text space, scaled by Tz).
+type kern struct {
+	at int
+	dx float64
+}
+
 // pageSpans walks a page's content stream, tracking the graphics and text matrices, and returns
-// the strings it shows in stream order. It checks ctx every 1024 operators and stops with ctx's
-// error, so a page of millions of operators does not run on past the deadline. It panics on
-// malformed content (callers recover).
-func pageSpans(ctx context.Context, p pdf.Page) (out []span, err error) {
+// the strings it shows in stream order. Glyphs advance as PDF 32000 §9.4.4 says: by their
+// width times the font size, plus the character spacing (Tc), plus the word spacing (Tw) for a
+// single-byte code 32, all scaled horizontally by Tz, and TJ's numbers move the next glyph. A
+// string whose wide runs of spaces stand for gaps between columns or cells is shown as several
+// spans, one per stretch of text (see splitWide). pageSpans checks ctx every 1024 operators and
+// stops with ctx's error, so a page of millions of operators does not run on past the deadline.
+// It panics on malformed content (callers recover). docFonts keeps the fonts read on earlier pages
+// of the document (nil: none kept).
+func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span, err error) {
 	if p.V.IsNull() || p.V.Key("Contents").Kind() == pdf.Null {
 		return nil, nil
 	}
@@ -64,83 +91,107 @@ func pageSpans(ctx context.Context, p pdf.Page) (out []span, err error) {
 		}
 	}()
 	ops := 0
-	fonts := map[string]*pageFont{} // by resource name: a font's encoder is built once per page
-	var enc *pageFont
-	var fontSize, leading float64 = 1, 0
-	ctm, tm, tlm := identity, identity, identity
-	var stack []mat
-	show := func(raw string) {
-		if enc == nil || raw == "" {
-			return
-		}
-		s := enc.decode(raw)
-		// The text matrix moves on by the string's advance (horizontal writing), so the next
-		// string shown without positioning starts where this one ends.
-		adv := 0.0
-		if !enc.vertical {
-			adv = enc.advance(raw, s) * fontSize
-		}
-		m := tm.mul(ctm)
-		if adv != 0 {
-			tm = mat{1, 0, 0, 1, adv, 0}.mul(tm)
-		}
-		if s == "" {
-			return
-		}
-		size := fontSize * math.Hypot(m[2], m[3])
-		end := m[4] + adv*math.Hypot(m[0], m[1])
-		upright := !enc.vertical && m[0] > 0 && m[3] > 0 && math.Abs(m[1]) <= 0.01*m[0]
-		out = append(out, span{x: m[4], y: m[5], size: size, end: end, text: s, upright: upright})
+	fonts := map[string]*pageFont{} // by resource name
+	res := pageFonts{p: p}
+	ts := textState{ctm: identity, size: 1, scale: 1}
+	tm, tlm := identity, identity
+	var stack []textState
+	add := func(s span) {
+		out = append(out, s)
 		if len(out) >= maxPageSpans {
 			panic(stopPage{errPageTooLarge})
 		}
 	}
-	num := func(v pdf.Value) float64 { return v.Float64() }
-	pdf.Interpret(p.V.Key("Contents"), func(stk *pdf.Stack, op string) {
+	// show shows raw, a string of codes (several of a TJ array when kerns are its numbers
+	// between them), and moves the text matrix on by its advance.
+	show := func(raw string, kerns []kern) {
+		enc := ts.font
+		if enc == nil || raw == "" {
+			return
+		}
+		s := enc.decode(raw)
+		m := tm.mul(ts.ctm)
+		adv := 0.0
+		if !enc.vertical {
+			w, codes, spaces := enc.metrics(raw, s)
+			adv = (w*ts.size + float64(codes)*ts.charSpace + float64(spaces)*ts.wordSpace) * ts.scale
+			for _, k := range kerns {
+				adv += k.dx
+			}
+			if adv != 0 {
+				tm = mat{1, 0, 0, 1, adv, 0}.mul(tm)
+			}
+		}
+		if s == "" {
+			return
+		}
+		size := ts.size * math.Hypot(m[2], m[3])
+		end := m[4] + adv*math.Hypot(m[0], m[1])
+		upright := !enc.vertical && m[0] > 0 && m[3] > 0 && math.Abs(m[1]) <= 0.01*m[0]
+		if upright && strings.Contains(s, "  ") && splitWide(&ts, m, size, raw, kerns, add) {
+			return
+		}
+		add(span{x: m[4], y: m[5], size: size, end: end, text: s, upright: upright})
+	}
+	num := func(v operand) float64 { return v.num }
+	nextLine := func() {
+		tlm = mat{1, 0, 0, 1, 0, -ts.leading}.mul(tlm)
+		tm = tlm
+	}
+	var kerns []kern
+	interpretContent(contentReader(p.V.Key("Contents")), func(op string, args []operand) {
 		if ops++; ops&1023 == 0 && ctx.Err() != nil {
 			panic(stopPage{ctx.Err()})
 		}
-		n := stk.Len()
-		args := make([]pdf.Value, n)
-		for i := n - 1; i >= 0; i-- {
-			args[i] = stk.Pop()
-		}
+		n := len(args)
 		switch op {
 		case "q":
 			if len(stack) < 1024 {
-				stack = append(stack, ctm)
+				stack = append(stack, ts)
 			}
 		case "Q":
 			if len(stack) > 0 {
-				ctm = stack[len(stack)-1]
+				ts = stack[len(stack)-1]
 				stack = stack[:len(stack)-1]
 			}
 		case "cm":
 			if n == 6 {
-				ctm = mat{num(args[0]), num(args[1]), num(args[2]), num(args[3]), num(args[4]), num(args[5])}.mul(ctm)
+				ts.ctm = mat{num(args[0]), num(args[1]), num(args[2]), num(args[3]), num(args[4]), num(args[5])}.mul(ts.ctm)
 			}
 		case "BT":
 			tm, tlm = identity, identity
 		case "Tf":
 			if n == 2 {
-				name := args[0].Name()
+				name := args[0].name()
 				f, ok := fonts[name]
 				if !ok {
-					f = newPageFont(p.Font(name))
+					f = docFonts.font(&res, name)
 					fonts[name] = f
 				}
-				enc = f
-				fontSize = num(args[1])
+				ts.font = f
+				ts.size = num(args[1])
 			}
 		case "TL":
 			if n == 1 {
-				leading = num(args[0])
+				ts.leading = num(args[0])
+			}
+		case "Tc":
+			if n == 1 {
+				ts.charSpace = num(args[0])
+			}
+		case "Tw":
+			if n == 1 {
+				ts.wordSpace = num(args[0])
+			}
+		case "Tz":
+			if n == 1 {
+				ts.scale = num(args[0]) / 100
 			}
 		case "Td", "TD":
 			if n == 2 {
 				tx, ty := num(args[0]), num(args[1])
 				if op == "TD" {
-					leading = -ty
+					ts.leading = -ty
 				}
 				tlm = mat{1, 0, 0, 1, tx, ty}.mul(tlm)
 				tm = tlm
@@ -151,43 +202,173 @@ func pageSpans(ctx context.Context, p pdf.Page) (out []span, err error) {
 				tm = tlm
 			}
 		case "T*":
-			tlm = mat{1, 0, 0, 1, 0, -leading}.mul(tlm)
-			tm = tlm
+			nextLine()
 		case "Tj":
 			if n == 1 {
-				show(args[0].RawString())
+				show(args[0].string(), nil)
 			}
-		case "'", "\"":
-			tlm = mat{1, 0, 0, 1, 0, -leading}.mul(tlm)
-			tm = tlm
+		case "'":
+			nextLine()
+			if n == 1 {
+				show(args[0].string(), nil)
+			}
+		case "\"":
+			if n == 3 {
+				ts.wordSpace, ts.charSpace = num(args[0]), num(args[1])
+			}
+			nextLine()
 			if n >= 1 {
-				show(args[n-1].RawString())
+				show(args[n-1].string(), nil)
 			}
 		case "TJ":
 			if n == 1 {
 				var b strings.Builder
-				v := args[0]
-				for i := 0; i < v.Len(); i++ {
-					if x := v.Index(i); x.Kind() == pdf.String {
-						b.WriteString(x.RawString())
-					} else if x.Kind() == pdf.Integer || x.Kind() == pdf.Real {
-						// a large negative kerning is a word gap in Latin text
-						if x.Float64() < -250 && b.Len() > 0 {
-							show(b.String())
-							b.Reset()
-							out = append(out, span{x: math.NaN()})
-						}
-						if b.Len() == 0 && enc != nil && !enc.vertical {
-							// the kerning moves the next string (pending ones are shown whole)
-							tm = mat{1, 0, 0, 1, -x.Float64() / 1000 * fontSize, 0}.mul(tm)
-						}
+				kerns = kerns[:0]
+				for _, x := range args[0].arr {
+					if x.kind == opString {
+						b.Write(x.bytes)
+						continue
+					}
+					if x.kind != opNumber {
+						continue
+					}
+					// a large negative kerning is a word gap in Latin text
+					if x.num < -250 && b.Len() > 0 {
+						show(b.String(), kerns)
+						b.Reset()
+						kerns = kerns[:0]
+						out = append(out, span{x: math.NaN()})
+					}
+					if ts.font == nil || ts.font.vertical {
+						continue
+					}
+					dx := -x.num / 1000 * ts.size * ts.scale
+					if b.Len() == 0 {
+						// the number moves the next string
+						tm = mat{1, 0, 0, 1, dx, 0}.mul(tm)
+					} else {
+						kerns = append(kerns, kern{b.Len(), dx})
 					}
 				}
-				show(b.String())
+				show(b.String(), kerns)
 			}
 		}
 	})
 	return out, nil
+}
+
+// splitWide shows raw (its text has two spaces in a row), drawn with the text rendering matrix
+// m at the device font size size, as one span per stretch of text between wide runs of spaces:
+// runs of two spaces or more at least gutterEm wide, the way a page drawn one string per row
+// pads the gap between two columns or two table cells. Each span's box (x..end) holds its
+// stretch's glyphs only, so the layout sees the gap; its text keeps the spaces around it (a run
+// in the middle ends the span before it, a run at the start begins the first one), so the
+// page's text is the same wherever the layout finds no columns. It returns false, having added
+// nothing, when raw has no wide run or the font's codes cannot be told apart.
+func splitWide(ts *textState, m mat, size float64, raw string, kerns []kern, add func(span)) bool {
+	f := ts.font
+	type glyph struct {
+		at         int     // byte offset in raw
+		width      float64 // in ems, from the font (0: unknown)
+		start, end float64 // where its advance starts and ends in text space, from raw's start
+		text       string
+		space      bool // the code's text is one space
+		single     bool // a single-byte code: word spacing applies to code 32
+		wide       bool // in a wide run of spaces
+	}
+	var glyphs []glyph
+	known := false // the font gives the width of some code (else all are estimated)
+	for at := 0; at < len(raw); {
+		n := f.codeLen(raw[at:])
+		if n <= 0 {
+			return false
+		}
+		code := raw[at : at+n]
+		t := f.decode(code)
+		w, ok := f.codeWidth(code)
+		known = known || ok
+		glyphs = append(glyphs, glyph{at: at, width: w, text: t, space: t == " ", single: n == 1})
+		at += n
+	}
+	off := 0.0
+	k := 0
+	for i := range glyphs {
+		g := &glyphs[i]
+		for k < len(kerns) && kerns[k].at <= g.at {
+			off += kerns[k].dx
+			k++
+		}
+		w := g.width
+		if !known {
+			w = estimateWidth(g.text)
+		}
+		dx := w*ts.size + ts.charSpace
+		if g.single && g.space {
+			dx += ts.wordSpace
+		}
+		g.start, g.end = off, off+dx*ts.scale
+		off = g.end
+	}
+	xs := math.Hypot(m[0], m[1])
+	found := false
+	for i := 0; i < len(glyphs); {
+		if !glyphs[i].space {
+			i++
+			continue
+		}
+		j := i
+		for j < len(glyphs) && glyphs[j].space {
+			j++
+		}
+		if j-i >= 2 && (glyphs[j-1].end-glyphs[i].start)*xs >= gutterEm*size {
+			for g := i; g < j; g++ {
+				glyphs[g].wide = true
+			}
+			found = true
+		}
+		i = j
+	}
+	if !found {
+		return false
+	}
+	// The stretches of text between wide runs, each a span: its box from its first glyph to
+	// its last, its text through the run after it (the first one's from the string's start).
+	var stretches [][2]int // first and last glyph
+	for i := 0; i < len(glyphs); {
+		if glyphs[i].wide {
+			i++
+			continue
+		}
+		j := i
+		for j+1 < len(glyphs) && !glyphs[j+1].wide {
+			j++
+		}
+		stretches = append(stretches, [2]int{i, j})
+		i = j + 1
+	}
+	if len(stretches) == 0 {
+		return false // spaces only
+	}
+	for k, st := range stretches {
+		from, to := glyphs[st[0]].at, len(raw)
+		if k == 0 {
+			from = 0
+		}
+		if k+1 < len(stretches) {
+			to = glyphs[stretches[k+1][0]].at
+		}
+		lo, hi := st[0], st[1]
+		for glyphs[lo].space {
+			lo++
+		}
+		for glyphs[hi].space {
+			hi--
+		}
+		x0, x1 := glyphs[lo].start, glyphs[hi].end
+		add(span{x: m[4] + x0*m[0], y: m[5] + x0*m[1], size: size, end: m[4] + x1*m[0],
+			text: f.decode(raw[from:to]), upright: true, rest: k > 0})
+	}
+	return true
 }
 
 // spansText joins spans into lines. Stream order is kept as the reading order (producers write
@@ -234,7 +415,10 @@ func spansText(spans []span) string {
 		}
 		pendingSpace = false
 		b.WriteString(s.text)
-		lx, ly, lsize, have, lrunes = s.x, s.y, size, true, runeLen(s.text)
+		if !s.rest || !cont {
+			lx = s.x
+		}
+		ly, lsize, have, lrunes = s.y, size, true, runeLen(s.text)
 		lend = s.end
 		if s.end <= s.x {
 			lend = 0 // no advance known
@@ -268,14 +452,16 @@ func isJapanese(r rune) bool {
 
 func runeLen(s string) int { return len([]rune(s)) }
 
-// pageFont decodes the strings a font shows. Its encoder (a parsed ToUnicode CMap for most
-// Japanese fonts) is built once, not at every Tf, and the text of each character code is
-// remembered, since a CMap lookup scans the map's ranges: codes are one byte in a simple font
-// (TrueType, Type1, Type3) and two in a CID font with Identity-H/V.
+// pageFont decodes the strings a font shows and measures their advances. Its encoder (a
+// parsed ToUnicode CMap for most Japanese fonts) is built once, not at every Tf, and the text of
+// each character code is remembered, since a CMap lookup scans the map's ranges.
 type pageFont struct {
-	enc   pdf.TextEncoding
-	width int // bytes per code; 0: unknown, decode whole strings
-	codes map[string]string
+	enc pdf.TextEncoding
+	// width is the bytes per code: 1 in a simple font (TrueType, Type1, Type3), 2 in a CID font
+	// with Identity-H/V; 0: given by predef (a predefined CMap) or unknown.
+	width  int
+	predef *predefinedEncoding
+	codes  map[string]string // the text of each code, when width > 0 and the memo is on
 	// vertical: the font writes top to bottom (an -V encoding); strings do not advance x.
 	vertical bool
 	// Glyph advances in thousandths of an em: widths[code-first] of a simple font, cidWidths
@@ -286,42 +472,97 @@ type pageFont struct {
 	dw        float64
 }
 
-// advance is the horizontal advance of raw (its text s) in ems: from the font's widths when it
-// has them, else estimated from the characters (a full-width character 1 em, others half).
-func (f *pageFont) advance(raw, s string) float64 {
-	if f == nil {
-		return 0
-	}
-	sum, known := 0.0, false
+// metrics measures raw (its text s) for its advance: the sum of its glyphs' widths in ems, from
+// the font's widths when it has them, else estimated from the characters (a full-width
+// character 1 em, others half); the number of codes (each takes the character spacing); and the
+// number of single-byte codes 32 (each takes the word spacing).
+func (f *pageFont) metrics(raw, s string) (w float64, codes, spaces int) {
 	switch {
 	case len(f.widths) > 0:
+		known := false
 		for i := 0; i < len(raw); i++ {
-			if k := int(raw[i]) - f.first; k >= 0 && k < len(f.widths) {
-				sum += f.widths[k]
+			c := raw[i]
+			if c == ' ' {
+				spaces++
+			}
+			if k := int(c) - f.first; k >= 0 && k < len(f.widths) {
+				w += f.widths[k]
 				known = true
 			}
 		}
+		if known {
+			return w / 1000, len(raw), spaces
+		}
+		return estimateWidth(s), len(raw), spaces
 	case f.width == 2 && (f.dw > 0 || len(f.cidWidths) > 0):
 		for i := 0; i+1 < len(raw); i += 2 {
-			w, ok := f.cidWidths[int(raw[i])<<8|int(raw[i+1])]
+			cw, ok := f.cidWidths[int(raw[i])<<8|int(raw[i+1])]
 			if !ok {
-				w = f.dw
+				cw = f.dw
 			}
-			sum += w
+			w += cw
 		}
-		known = true
+		return w / 1000, len(raw) / 2, 0
+	case f.width > 0:
+		if f.width == 1 {
+			spaces = strings.Count(raw, " ")
+		}
+		return estimateWidth(s), len(raw) / f.width, spaces
+	case f.predef != nil:
+		for i := 0; i < len(raw); {
+			n := f.predef.codeLen(raw[i:])
+			if n == 1 && raw[i] == ' ' {
+				spaces++
+			}
+			codes++
+			i += n
+		}
+		return estimateWidth(s), codes, spaces
 	}
-	if known {
-		return sum / 1000
+	return estimateWidth(s), utf8.RuneCountInString(s), 0
+}
+
+// codeLen is the length in bytes of the code at the start of s (not empty), or 0 when the font's
+// codes cannot be told apart.
+func (f *pageFont) codeLen(s string) int {
+	switch {
+	case f.width > 0:
+		return min(f.width, len(s))
+	case f.predef != nil:
+		return f.predef.codeLen(s)
 	}
+	return 0
+}
+
+// codeWidth is the width in ems of the glyph of code, and whether the font gives it.
+func (f *pageFont) codeWidth(code string) (float64, bool) {
+	switch {
+	case len(f.widths) > 0:
+		if k := int(code[0]) - f.first; len(code) == 1 && k >= 0 && k < len(f.widths) {
+			return f.widths[k] / 1000, true
+		}
+	case f.width == 2 && len(code) == 2 && (f.dw > 0 || len(f.cidWidths) > 0):
+		cw, ok := f.cidWidths[int(code[0])<<8|int(code[1])]
+		if !ok {
+			cw = f.dw
+		}
+		return cw / 1000, true
+	}
+	return 0, false
+}
+
+// estimateWidth is the advance of s in ems for a font without widths: a full-width (Japanese)
+// character 1 em, others half.
+func estimateWidth(s string) float64 {
+	w := 0.0
 	for _, r := range s {
 		if isJapanese(r) {
-			sum += 1
+			w++
 		} else {
-			sum += 0.5
+			w += 0.5
 		}
 	}
-	return sum
+	return w
 }
 
 // readWidths fills f's advances from a simple font's FirstChar/Widths or a CID font's DW/W.
@@ -369,6 +610,54 @@ func (f *pageFont) readWidths(v pdf.Value) {
 	}
 }
 
+// fontCache holds a document's fonts across its pages, so the pages that share a font parse its
+// encoding (a ToUnicode CMap) once and share its memo of codes. A font is found by its
+// dictionary as written (its entries, with the objects it refers to by number), and by its
+// name in a page's font resources as written, so a page whose resources an earlier page had
+// finds its fonts without reading them again.
+type fontCache map[string]*pageFont
+
+// maxFontKey bounds the dictionaries fontCache keeps fonts by: a font of a larger one (widths
+// written inline by the thousand) is read again on each page.
+const maxFontKey = 16 << 10
+
+// pageFonts are the font resources of one page, read when a string is first shown.
+type pageFonts struct {
+	p    pdf.Page
+	read bool
+	dict pdf.Value // the page's /Font resources
+	key  string    // dict as written
+}
+
+// font returns the pageFont of the font named name in the page's resources.
+func (c fontCache) font(res *pageFonts, name string) *pageFont {
+	if !res.read {
+		res.dict, res.read = res.p.Resources().Key("Font"), true
+		if c != nil {
+			res.key = res.dict.String()
+		}
+	}
+	if c == nil || len(res.key) > maxFontKey {
+		return newPageFont(pdf.Font{V: res.dict.Key(name)})
+	}
+	byName := "r" + res.key + "\x00" + name
+	if pf, ok := c[byName]; ok {
+		return pf
+	}
+	v := res.dict.Key(name)
+	key := "f" + v.String()
+	if v.Kind() != pdf.Dict || len(key) > maxFontKey {
+		return newPageFont(pdf.Font{V: v})
+	}
+	pf, ok := c[key]
+	if !ok {
+		pf = newPageFont(pdf.Font{V: v})
+		c[key] = pf
+	}
+	c[byName] = pf
+	return pf
+}
+
 func newPageFont(f pdf.Font) *pageFont {
 	pf := &pageFont{vertical: strings.HasSuffix(f.V.Key("Encoding").Name(), "-V")}
 	pf.readWidths(f.V)
@@ -376,7 +665,7 @@ func newPageFont(f pdf.Font) *pageFont {
 		// A predefined CMap named as the encoding (the reader knows only Identity-H):
 		// decode through the embedded Adobe-Japan1 tables.
 		if p := newPredefinedEncoding(f.V.Key("Encoding").Name()); p != nil {
-			pf.enc = p
+			pf.enc, pf.predef = p, p
 			return pf
 		}
 	}
@@ -389,10 +678,7 @@ func newPageFont(f pdf.Font) *pageFont {
 			pf.width = 2
 		}
 	}
-	if !cacheCodes {
-		pf.width = 0
-	}
-	if pf.width > 0 {
+	if pf.width > 0 && cacheCodes {
 		pf.codes = map[string]string{}
 	}
 	return pf
@@ -405,10 +691,11 @@ func (f *pageFont) decode(raw string) string {
 	if f == nil || f.enc == nil {
 		return ""
 	}
-	if f.width == 0 || len(raw)%f.width != 0 {
+	if f.codes == nil || len(raw)%f.width != 0 {
 		return f.enc.Decode(raw)
 	}
 	var b strings.Builder
+	b.Grow(len(raw) * (f.width + 1) / 2) // one byte a code in Latin text, three from two in Japanese
 	for i := 0; i < len(raw); i += f.width {
 		c := raw[i : i+f.width]
 		s, ok := f.codes[c]
@@ -419,4 +706,24 @@ func (f *pageFont) decode(raw string) string {
 		b.WriteString(s)
 	}
 	return b.String()
+}
+
+// codeLen is the length in bytes of the code at the start of s (not empty) in the predefined
+// CMap.
+func (e *predefinedEncoding) codeLen(s string) int {
+	switch e.unicode {
+	case "UCS2":
+		return min(2, len(s))
+	case "UTF16":
+		if len(s) >= 4 && s[0] >= 0xD8 && s[0] <= 0xDB {
+			return 4
+		}
+		return min(2, len(s))
+	case "UTF32":
+		return min(4, len(s))
+	case "UTF8":
+		_, n := utf8.DecodeRuneInString(s)
+		return n
+	}
+	return e.cmap.codeLen(s)
 }

@@ -44,13 +44,27 @@ func drawnWidth(s string, size float64) float64 {
 }
 
 // at shows s with its left end at x on the baseline y.
-func (d *layoutDrawing) at(x, y, size float64, s string) {
+func (d *layoutDrawing) at(x, y, size float64, s string) { d.show(x, y, size, "", s) }
+
+// show shows s at x, y after the text state operators ops (Tc, Tw, Tz, …).
+func (d *layoutDrawing) show(x, y, size float64, ops, s string) {
+	fmt.Fprintf(&d.c, "BT /%s %g Tf %s 1 0 0 1 %.2f %.2f Tm %s Tj ET\n", fontOf(s), size, ops, x, y, pdfString(s))
+}
+
+// fontOf is the font at() shows s in: F1 (Courier) for ASCII, else F2.
+func fontOf(s string) string {
 	if isASCII(s) {
-		esc := strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`).Replace(s)
-		fmt.Fprintf(&d.c, "BT /F1 %g Tf 1 0 0 1 %.2f %.2f Tm (%s) Tj ET\n", size, x, y, esc)
-		return
+		return "F1"
 	}
-	fmt.Fprintf(&d.c, "BT /F2 %g Tf 1 0 0 1 %.2f %.2f Tm <%s> Tj ET\n", size, x, y, hex.EncodeToString(ucs2(s)))
+	return "F2"
+}
+
+// pdfString is s as a string operand of fontOf(s): a literal in Courier, UCS-2 in hex in F2.
+func pdfString(s string) string {
+	if isASCII(s) {
+		return "(" + strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`).Replace(s) + ")"
+	}
+	return "<" + hex.EncodeToString(ucs2(s)) + ">"
 }
 
 func (d *layoutDrawing) pdf() []byte {
@@ -232,7 +246,7 @@ func layoutCorpus() []layoutCase {
 		lines = append(lines, f[0]+" "+f[1])
 	}
 	cases = append(cases, layoutCase{"form", fm.pdf(), lines, false})
-	return cases
+	return append(cases, spacingCorpus()...)
 }
 
 // orderTokens are the words of s for comparing reading orders: Japanese text character by
@@ -288,7 +302,7 @@ func streamOrder(t *testing.T, data []byte) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spans, err := pageSpans(context.Background(), rd.Page(1))
+	spans, err := pageSpans(context.Background(), rd.Page(1), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +401,7 @@ func TestLayoutKeepsStreamOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spans, err := pageSpans(context.Background(), rd.Page(1))
+		spans, err := pageSpans(context.Background(), rd.Page(1), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
