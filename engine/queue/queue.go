@@ -111,6 +111,8 @@ type Queue struct {
 	dueReads   map[dueKey]*sql.Stmt   // anyDueSQL(n) and nextDueSQL(n) on the readers, by number of types
 	tokenSeq   atomic.Int64           // numbers lease tokens
 
+	writes writeGroup // the writes waiting for the writer (groupcommit.go)
+
 	healthMu sync.Mutex
 	health   Health // see health.go
 
