@@ -110,23 +110,34 @@ func claimSQL(n int, f crashFilter) string {
 // records TaskStarted. It returns no jobs when none is due. A claim made while other writes of
 // this process wait for the writer is committed with them (groupcommit.go).
 func (q *Queue) Claim(ctx context.Context, p ClaimParams) ([]Lease, error) {
+	ls, _, err := q.claimMarked(ctx, p)
+	return ls, err
+}
+
+// claimMarked is Claim, and also returns the change mark (changes) read just before the claim
+// statement ran: the jobs of every change signalled up to that mark were committed before the
+// claim, so a claim that took fewer jobs than it could left none of them behind.
+func (q *Queue) claimMarked(ctx context.Context, p ClaimParams) ([]Lease, uint64, error) {
 	if err := p.normalize(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	st, err := q.claimStmt(len(p.Types), p.crashed)
 	if err != nil {
-		return nil, q.dbError(err)
+		return nil, 0, q.dbError(err)
 	}
 	var ls []Lease
+	var mark uint64
 	err = q.do(&write{ctx: ctx,
 		run: func(ctx context.Context, tx *sql.Tx) (Announce, error) {
 			var err error
+			mark = q.changes()
 			ls, err = q.claimIn(ctx, tx, st, p)
 			return q.announceClaimed(ls), err
 		},
 		alone: func() error {
 			// One statement commits by itself: no BEGIN and COMMIT round trips.
 			var err error
+			mark = q.changes()
 			if ls, err = q.claim(ctx, st, p); err != nil {
 				return q.dbError(err)
 			}
@@ -134,9 +145,9 @@ func (q *Queue) Claim(ctx context.Context, p ClaimParams) ([]Lease, error) {
 			return nil
 		}})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return ls, nil
+	return ls, mark, nil
 }
 
 // ClaimTx is Claim inside the caller's write transaction, so that a claim can be recorded
