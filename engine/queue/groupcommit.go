@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"database/sql"
+	"runtime"
 	"sync"
 )
 
@@ -51,6 +52,7 @@ func (q *Queue) do(w *write) error {
 	}
 	// Write everything waiting (w included), then hand the writing on to the oldest write that
 	// came meanwhile, so that no caller waits for more than two groups.
+	runtime.Gosched()
 	g.mu.Lock()
 	batch := g.pending
 	g.pending = nil
