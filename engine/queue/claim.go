@@ -127,7 +127,7 @@ func (q *Queue) claimMarked(ctx context.Context, p ClaimParams) ([]Lease, uint64
 	}
 	var ls []Lease
 	var mark uint64
-	err = q.do(&write{ctx: ctx,
+	err = q.do(&write{ctx: ctx, claim: true,
 		run: func(ctx context.Context, tx *sql.Tx) (Announce, error) {
 			var err error
 			mark = q.changes()

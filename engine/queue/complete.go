@@ -110,7 +110,7 @@ const completeSQL = `UPDATE jobs SET status=?1, result=?2, error=?3,
 // of this process wait for the writer (the worker's next claim) are committed with them
 // (groupcommit.go).
 func (q *Queue) Finish(ctx context.Context, outs ...Outcome) (lost []int64, err error) {
-	err = q.do(&write{ctx: ctx,
+	err = q.do(&write{ctx: ctx, rows: len(outs),
 		run: func(ctx context.Context, tx *sql.Tx) (Announce, error) {
 			var announce Announce
 			var err error

@@ -24,6 +24,10 @@ type write struct {
 	ctx   context.Context
 	run   func(ctx context.Context, tx *sql.Tx) (Announce, error)
 	alone func() error
+	// rows is how many jobs the write changes, claim is set for a claim: a claim waits for the
+	// group it joins, so it joins only groups whose other writes are small (claimBeside).
+	rows  int
+	claim bool
 	err   error
 	// next receives false when the write is done, true when its goroutine is to write the next
 	// group (which holds the write).
@@ -51,8 +55,12 @@ func (q *Queue) do(w *write) error {
 		return w.err
 	}
 	// Write everything waiting (w included), then hand the writing on to the oldest write that
-	// came meanwhile, so that no caller waits for more than two groups.
-	runtime.Gosched()
+	// came meanwhile, so that no caller waits for more than two groups. The goroutines about to
+	// write (a worker whose handler just returned, a workflow task just ready) run first and
+	// join this group; a claim, which idle slots may be waiting for, does not wait for them.
+	if !w.claim {
+		runtime.Gosched()
+	}
 	g.mu.Lock()
 	batch := g.pending
 	g.pending = nil
@@ -73,9 +81,35 @@ func (q *Queue) do(w *write) error {
 	return w.err
 }
 
+// claimBeside is how many jobs the other writes of a group may change for a claim to join it.
+// A worker's claim is often what its idle slots wait for: committed with a few finished
+// attempts it saves a commit, while behind a large batch of them it would only be late (a
+// worker draining a backlog claims and finishes dozens of jobs at a time).
+const claimBeside = 8
+
 // commitGroup writes batch in one transaction and sets each write's error. A write whose ctx
-// ended is not done (its error is the ctx's).
+// ended is not done (its error is the ctx's). Claims go first, by themselves, when the rest of
+// the group is large (claimBeside).
 func (q *Queue) commitGroup(batch []*write) {
+	rows, claims := 0, 0
+	for _, w := range batch {
+		if w.claim {
+			claims++
+		} else {
+			rows += w.rows
+		}
+	}
+	if claims > 0 && claims < len(batch) && rows > claimBeside {
+		rest := make([]*write, 0, len(batch)-claims)
+		for _, w := range batch {
+			if w.claim {
+				q.commitGroup([]*write{w})
+			} else {
+				rest = append(rest, w)
+			}
+		}
+		batch = rest
+	}
 	if len(batch) == 1 {
 		w := batch[0]
 		if w.err = w.ctx.Err(); w.err == nil {

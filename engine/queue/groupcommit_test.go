@@ -12,8 +12,9 @@ import (
 	"jobdesk/engine/job"
 )
 
-// inOneGroup runs fns at once while the writer is held by a write of the test's own, so that the
-// writes they make queue up and go to the writer together, and returns when all have returned.
+// inOneGroup runs fns while the writer is held by a write of the test's own, so that the writes
+// they make queue up, in the order of fns, and go to the writer together; it returns when all
+// have returned.
 func inOneGroup(t *testing.T, q *Queue, fns ...func()) {
 	t.Helper()
 	ctx := context.Background()
@@ -23,20 +24,20 @@ func inOneGroup(t *testing.T, q *Queue, fns ...func()) {
 	}()
 	<-entered
 	var wg sync.WaitGroup
-	for _, f := range fns {
+	for i, f := range fns {
 		wg.Add(1)
 		go func() { defer wg.Done(); f() }()
-	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		q.writes.mu.Lock()
-		n := len(q.writes.pending)
-		q.writes.mu.Unlock()
-		if n == len(fns) {
-			break
-		}
-		if time.Now().After(deadline) {
-			close(release)
-			t.Fatalf("%d of %d writes waiting for the writer", n, len(fns))
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			q.writes.mu.Lock()
+			n := len(q.writes.pending)
+			q.writes.mu.Unlock()
+			if n == i+1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				close(release)
+				t.Fatalf("%d of %d writes waiting for the writer", n, i+1)
+			}
 		}
 	}
 	close(release)
@@ -149,5 +150,57 @@ func TestGroupCommitFailedWriteDoesNotFailTheOthers(t *testing.T) {
 		if err := q.db.R.QueryRow(`SELECT count(*) FROM jobs WHERE type=?`, typ).Scan(&n); err != nil || n != want {
 			t.Fatalf("%d jobs of type %s (%v), want %d", n, typ, err, want)
 		}
+	}
+}
+
+func TestGroupCommitClaimGoesAheadOfALargeGroup(t *testing.T) {
+	q := openQueue(t, t.TempDir())
+	ctx := context.Background()
+	ps := make([]Params, claimBeside+2)
+	for i := range ps {
+		ps[i] = Params{Type: "a"}
+	}
+	ids, err := q.EnqueueBatch(ctx, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running, err := q.Claim(ctx, ClaimParams{Owner: "o", Target: job.TargetDevice, Types: []string{"a"}, Max: claimBeside + 1})
+	if err != nil || len(running) != claimBeside+1 {
+		t.Fatalf("claimed %d jobs: %v", len(running), err)
+	}
+	outs := make([]Outcome, len(running))
+	for i, l := range running {
+		outs[i] = l.Succeeded(nil, "")
+	}
+	events, unsubscribe := q.Subscribe(64)
+	defer unsubscribe()
+	var next []Lease
+	var finErr, claimErr error
+	var p probe
+	inOneGroup(t, q,
+		func() { _, finErr = q.Finish(ctx, outs...) },
+		func() {
+			next, claimErr = q.Claim(ctx, ClaimParams{Owner: "o", Target: job.TargetDevice, Types: []string{"a"}, Max: 5})
+		},
+		func() { q.do(p.write()) })
+	if finErr != nil || claimErr != nil || len(next) != 1 || next[0].Info.ID != ids[len(ids)-1] {
+		t.Fatalf("finish %v, claim %v took %+v", finErr, claimErr, next)
+	}
+	if p.inGroup != 1 {
+		t.Fatalf("the finished attempts were not committed as a group: %+v", p)
+	}
+	for _, l := range running {
+		if j, err := q.Get(ctx, l.Info.ID); err != nil || j.Status != job.Succeeded {
+			t.Fatalf("job %d: %+v %v", l.Info.ID, j, err)
+		}
+	}
+	// The claim, queued after the finished attempts, was committed (and published) before them.
+	select {
+	case e := <-events:
+		if e.JobID != next[0].Info.ID || e.Status != job.Running {
+			t.Fatalf("first event after the group: %+v, want the claim of job %d", e, next[0].Info.ID)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event published")
 	}
 }

@@ -232,7 +232,7 @@ func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) 
 		}
 		q.signal(anyLater(ps), typesOf(ps)...)
 	}
-	err := q.do(&write{ctx: ctx,
+	err := q.do(&write{ctx: ctx, rows: len(ps),
 		run: func(ctx context.Context, tx *sql.Tx) (Announce, error) { return announce, insert(ctx, tx) },
 		alone: func() error {
 			if err := q.db.Tx(ctx, func(tx *sql.Tx) error { return insert(ctx, tx) }); err != nil {
