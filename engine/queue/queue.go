@@ -18,7 +18,8 @@
 // lease — Complete, Fail and Defer for one job (complete.go). Reap returns lapsed leases to the
 // queue (reaper.go). The Worker (worker.go, dispatch.go, execute.go) is the device's consumer,
 // built on those verbs: it claims job.TargetDevice jobs and runs their handlers; a cloud
-// dispatcher claims job.TargetCloud jobs the same way. This file holds the Queue and the reads
+// dispatcher claims job.TargetCloud jobs the same way. Finish, Claim and EnqueueBatch calls made
+// at the same moment share one transaction (group commit, groupcommit.go). This file holds the Queue and the reads
 // and changes people ask for (get, list, counts, history, cancel, retry); events.go tells
 // subscribers and consumers what changed.
 package queue
