@@ -21,7 +21,7 @@
 // Finished Map iterations are recorded (flow_map_items) in batches, off the iterations' path,
 // and skipped on resume and on redrive; an iteration not yet recorded at a kill runs again and
 // finds its finished tasks by their dedup keys. Task jobs started at the same moment are
-// enqueued together (group commit). Retry backoff and Wait states are child jobs of type "flow.timer" with a not-before
+// enqueued together (the queue's group commit). Retry backoff and Wait states are child jobs of type "flow.timer" with a not-before
 // time, so waiting survives a restart too. Nothing polls on a timer: waiters are woken by the
 // queue's events.
 //

@@ -37,7 +37,6 @@ type Engine struct {
 
 	mu          sync.Mutex
 	funcs       *functions.Registry
-	tasks       taskEnqueuer
 	waiters     map[int64][]chan struct{}
 	actCh       chan struct{} // closed and replaced whenever activity tasks change
 	outcomeStmt *sql.Stmt
@@ -70,7 +69,7 @@ func New(db *store.DB, q *queue.Queue, opts Options) (*Engine, error) {
 	if opts.Functions == nil {
 		opts.Functions = functions.New()
 	}
-	e := &Engine{q: q, db: db, opts: opts, funcs: opts.Functions, tasks: taskEnqueuer{q: q},
+	e := &Engine{q: q, db: db, opts: opts, funcs: opts.Functions,
 		waiters: map[int64][]chan struct{}{}, actCh: make(chan struct{})}
 	if st, err := db.W.Prepare(historyInsert(historyPerStatement)); err == nil {
 		e.historyFull = st

@@ -213,6 +213,28 @@ type event struct {
 	typ     string
 	at      int64
 	details map[string]any
+	// encoded is details as JSON when it was encoded ahead (see encode), "" otherwise.
+	encoded string
+}
+
+// detailsJSON returns the event's details as JSON.
+func (ev *event) detailsJSON() string {
+	if ev.encoded != "" {
+		return ev.encoded
+	}
+	if ev.details == nil {
+		return "{}"
+	}
+	return string(asl.Encode(ev.details))
+}
+
+// encode encodes the details of evs ahead, off the writer's transaction: a DISTRIBUTED Map's
+// iterations do it as they end, so that recording thousands of child histories at once only
+// binds strings.
+func encode(evs []event) {
+	for i := range evs {
+		evs[i].encoded = evs[i].detailsJSON()
+	}
 }
 
 // insertEvents appends events to an execution's history, numbering them after *last.
@@ -227,11 +249,7 @@ func insertEvents(tx *sql.Tx, execID int64, last *int64, evs []event) error {
 	defer stmt.Close()
 	for _, ev := range evs {
 		*last++
-		d := ev.details
-		if d == nil {
-			d = map[string]any{}
-		}
-		if _, err := stmt.Exec(execID, *last, *last-1, ev.typ, ev.at, string(asl.Encode(d))); err != nil {
+		if _, err := stmt.Exec(execID, *last, *last-1, ev.typ, ev.at, ev.detailsJSON()); err != nil {
 			return err
 		}
 	}

@@ -628,11 +628,15 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 	in := asl.Encode(taskInput{Payload: pj, Timeout: timeout, Heartbeat: heartbeat, State: s.Name, Execution: r.arn})
 	id := r.succeededBefore(ctx, key)
 	if id == 0 {
-		id, err = r.e.tasks.enqueue(ctx, queue.Params{Type: FunctionTypePrefix + name, Name: s.Name, Input: in, MaxAttempts: 1,
-			DedupKey: r.dedupKey(key), ParentID: r.jobID})
+		// Committed whatever ctx does meanwhile, so that the task always knows the job it must
+		// wait for or cancel; tasks started at the same moment (a Map's iterations) share a
+		// transaction with each other and with the worker's writes (the queue's group commit).
+		ids, err := r.e.q.EnqueueBatch(context.WithoutCancel(ctx), []queue.Params{{Type: FunctionTypePrefix + name, Name: s.Name,
+			Input: in, MaxAttempts: 1, DedupKey: r.dedupKey(key), ParentID: r.jobID}})
 		if err != nil {
 			return nil, fail("States.Runtime", "the task could not be scheduled: %v", err)
 		}
+		id = ids[0]
 	}
 	if fr.top {
 		if err := r.flush(ctx, nil); err != nil { // TaskScheduled shows while the task runs

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"jobdesk/engine/flow/asl"
 )
 
 // A Map's records are written when recordBatch are waiting, or every recordEvery; each
@@ -362,11 +360,7 @@ func historyInsert(n int) string {
 
 // add queues event id of execution execID (following id-1).
 func (h *historyWriter) add(execID, id int64, ev event) error {
-	d := ev.details
-	if d == nil {
-		d = map[string]any{}
-	}
-	h.args = append(h.args, execID, id, id-1, ev.typ, ev.at, string(asl.Encode(d)))
+	h.args = append(h.args, execID, id, id-1, ev.typ, ev.at, ev.detailsJSON())
 	if h.n++; h.n == historyPerStatement {
 		return h.flush()
 	}

@@ -423,6 +423,7 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 				sub.add("ExecutionStarted", map[string]any{"executionStartedEventDetails": map[string]any{
 					"input": inJSON, "inputDetails": map[string]any{"truncated": false}, "roleArn": r.e.defaultRole()}})
 				started = childStart{idx: i, input: inJSON, start: start, event: sub.take()[0]}
+				started.event.encoded = started.event.detailsJSON()
 				mu.Lock()
 				running++
 				rec.started(started)
@@ -460,6 +461,9 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 				sub.add("MapIterationSucceeded", map[string]any{"mapIterationSucceededEventDetails": map[string]any{"name": s.Name, "index": i}})
 			}
 			res.events = sub.take()
+			if distributed {
+				encode(res.events) // here, beside the other iterations, not in the recorder's transaction
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			running--

@@ -107,21 +107,47 @@ func claimSQL(n int, f crashFilter) string {
 
 // Claim leases up to p.Max due jobs (PENDING or RETRYING, run time reached) of p.Types for
 // p.Target, highest priority first, each for p.Visibility. Every claim counts an attempt and
-// records TaskStarted. It returns no jobs when none is due.
+// records TaskStarted. It returns no jobs when none is due. A claim made while other writes of
+// this process wait for the writer is committed with them (groupcommit.go).
 func (q *Queue) Claim(ctx context.Context, p ClaimParams) ([]Lease, error) {
+	ls, _, err := q.claimMarked(ctx, p)
+	return ls, err
+}
+
+// claimMarked is Claim, and also returns the change mark (changes) read just before the claim
+// statement ran: the jobs of every change signalled up to that mark were committed before the
+// claim, so a claim that took fewer jobs than it could left none of them behind.
+func (q *Queue) claimMarked(ctx context.Context, p ClaimParams) ([]Lease, uint64, error) {
 	if err := p.normalize(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	st, err := q.claimStmt(len(p.Types), p.crashed)
 	if err != nil {
-		return nil, q.dbError(err)
+		return nil, 0, q.dbError(err)
 	}
-	ls, err := q.claim(ctx, st, p)
+	var ls []Lease
+	var mark uint64
+	err = q.do(&write{ctx: ctx, claim: true,
+		run: func(ctx context.Context, tx *sql.Tx) (Announce, error) {
+			var err error
+			mark = q.changes()
+			ls, err = q.claimIn(ctx, tx, st, p)
+			return q.announceClaimed(ls), err
+		},
+		alone: func() error {
+			// One statement commits by itself: no BEGIN and COMMIT round trips.
+			var err error
+			mark = q.changes()
+			if ls, err = q.claim(ctx, st, p); err != nil {
+				return q.dbError(err)
+			}
+			q.announceClaimed(ls)()
+			return nil
+		}})
 	if err != nil {
-		return nil, q.dbError(err)
+		return nil, 0, err
 	}
-	q.announceClaimed(ls)()
-	return ls, nil
+	return ls, mark, nil
 }
 
 // ClaimTx is Claim inside the caller's write transaction, so that a claim can be recorded
@@ -140,6 +166,13 @@ func (q *Queue) ClaimTx(ctx context.Context, tx *sql.Tx, p ClaimParams) ([]Lease
 		return nil, nil, err
 	}
 	return ls, q.announceClaimed(ls), nil
+}
+
+// claimIn runs st, the claim statement prepared on the writer connection (claimStmt), in tx.
+func (q *Queue) claimIn(ctx context.Context, tx *sql.Tx, st *sql.Stmt, p ClaimParams) ([]Lease, error) {
+	txst := tx.StmtContext(ctx, st)
+	defer txst.Close()
+	return q.claim(ctx, txst, p)
 }
 
 func (q *Queue) claim(ctx context.Context, st *sql.Stmt, p ClaimParams) ([]Lease, error) {

@@ -106,17 +106,33 @@ const completeSQL = `UPDATE jobs SET status=?1, result=?2, error=?3,
 
 // Finish commits outcomes in one transaction and returns the ids whose lease was no longer held
 // (ErrLeaseLost); those jobs are left as they are. Each status change is recorded in the job's
-// history and published to subscribers after the commit.
+// history and published to subscribers after the commit. Outcomes finished while other writes
+// of this process wait for the writer (the worker's next claim) are committed with them
+// (groupcommit.go).
 func (q *Queue) Finish(ctx context.Context, outs ...Outcome) (lost []int64, err error) {
-	var announce Announce
-	err = q.db.Tx(ctx, func(tx *sql.Tx) error {
-		lost, announce, err = q.FinishTx(ctx, tx, outs...)
-		return err
-	})
+	err = q.do(&write{ctx: ctx, rows: len(outs),
+		run: func(ctx context.Context, tx *sql.Tx) (Announce, error) {
+			var announce Announce
+			var err error
+			lost, announce, err = q.FinishTx(ctx, tx, outs...)
+			return announce, err
+		},
+		alone: func() error {
+			var announce Announce
+			err := q.db.Tx(ctx, func(tx *sql.Tx) error {
+				var err error
+				lost, announce, err = q.FinishTx(ctx, tx, outs...)
+				return err
+			})
+			if err != nil {
+				return q.dbError(err)
+			}
+			announce()
+			return nil
+		}})
 	if err != nil {
-		return nil, q.dbError(err)
+		return nil, err
 	}
-	announce()
 	return lost, nil
 }
 

@@ -221,13 +221,15 @@ func (w *Worker) lease(ctx context.Context, g leaseGroup, mark uint64) (int, err
 			return 0, nil
 		}
 	}
-	ls, err := w.q.Claim(ctx, ClaimParams{Owner: w.owner, Target: job.TargetDevice, Types: g.types, Max: g.limit, Visibility: g.vis,
-		crashed: notCrashed})
+	ls, seen, err := w.q.claimMarked(ctx, ClaimParams{Owner: w.owner, Target: job.TargetDevice, Types: g.types, Max: g.limit,
+		Visibility: g.vis, crashed: notCrashed})
 	if err != nil {
 		return 0, err
 	}
 	if len(ls) < g.limit {
-		w.idle[key] = mark
+		// Idle from the claim's own mark, not the pass's: the jobs whose signals came before
+		// the claim ran are the ones it took, and do not call for another claim.
+		w.idle[key] = seen
 	} else {
 		delete(w.idle, key)
 	}

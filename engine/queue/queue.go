@@ -18,7 +18,8 @@
 // lease — Complete, Fail and Defer for one job (complete.go). Reap returns lapsed leases to the
 // queue (reaper.go). The Worker (worker.go, dispatch.go, execute.go) is the device's consumer,
 // built on those verbs: it claims job.TargetDevice jobs and runs their handlers; a cloud
-// dispatcher claims job.TargetCloud jobs the same way. This file holds the Queue and the reads
+// dispatcher claims job.TargetCloud jobs the same way. Finish, Claim and EnqueueBatch calls made
+// at the same moment share one transaction (group commit, groupcommit.go). This file holds the Queue and the reads
 // and changes people ask for (get, list, counts, history, cancel, retry); events.go tells
 // subscribers and consumers what changed.
 package queue
@@ -110,6 +111,8 @@ type Queue struct {
 	claims     map[claimKey]*sql.Stmt // claimSQL(n, f), by number of types and crash filter
 	dueReads   map[dueKey]*sql.Stmt   // anyDueSQL(n) and nextDueSQL(n) on the readers, by number of types
 	tokenSeq   atomic.Int64           // numbers lease tokens
+
+	writes writeGroup // the writes waiting for the writer (groupcommit.go)
 
 	healthMu sync.Mutex
 	health   Health // see health.go

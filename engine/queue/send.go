@@ -175,7 +175,8 @@ func (q *Queue) Enqueue(ctx context.Context, p Params) (job.Job, bool, error) {
 }
 
 // EnqueueBatch adds many jobs in one transaction and returns their ids in order (the existing
-// job's id where a dedup key matched).
+// job's id where a dedup key matched). A batch sent while other writes of this process wait for
+// the writer is committed with them (groupcommit.go).
 func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) {
 	ids := make([]int64, len(ps))
 	for i := range ps {
@@ -183,7 +184,7 @@ func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) 
 			return nil, err
 		}
 	}
-	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
+	insert := func(ctx context.Context, tx *sql.Tx) error {
 		stmt := tx.StmtContext(ctx, q.insert)
 		defer stmt.Close()
 		blocks := make([]*sql.Stmt, len(q.insertRows))
@@ -192,11 +193,14 @@ func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) 
 			defer blocks[k].Close()
 		}
 		now := nowMs()
-		args := make([]any, 0, blockSizes[0]*rowParams)
+		var args []any // made for the first block: a batch of jobs with dedup keys has none
 	next:
 		for i := 0; i < len(ps); {
 			for k, n := range blockSizes {
 				if i+n <= len(ps) && !anyDedup(ps[i:i+n]) {
+					if args == nil {
+						args = make([]any, 0, blockSizes[0]*rowParams)
+					}
 					if err := insertBlock(ctx, blocks[k], ps[i:i+n], ids[i:i+n], args[:0], now); err != nil {
 						return err
 					}
@@ -218,17 +222,28 @@ func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) 
 			i++
 		}
 		return nil
-	})
+	}
+	announce := func() {
+		q.mu.Lock()
+		hasSubs := len(q.subs) > 0
+		q.mu.Unlock()
+		if hasSubs {
+			q.announceSubmitted(ids)
+		}
+		q.signal(anyLater(ps), typesOf(ps)...)
+	}
+	err := q.do(&write{ctx: ctx, rows: len(ps),
+		run: func(ctx context.Context, tx *sql.Tx) (Announce, error) { return announce, insert(ctx, tx) },
+		alone: func() error {
+			if err := q.db.Tx(ctx, func(tx *sql.Tx) error { return insert(ctx, tx) }); err != nil {
+				return q.dbError(err)
+			}
+			announce()
+			return nil
+		}})
 	if err != nil {
-		return nil, q.dbError(err)
+		return nil, err
 	}
-	q.mu.Lock()
-	hasSubs := len(q.subs) > 0
-	q.mu.Unlock()
-	if hasSubs {
-		q.announceSubmitted(ids)
-	}
-	q.signal(anyLater(ps), typesOf(ps)...)
 	return ids, nil
 }
 
