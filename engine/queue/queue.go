@@ -224,7 +224,7 @@ func dbError(err error) error {
 		WithJa("ジョブのデータベースに書き込めませんでした。")
 }
 
-const jobColumns = `id, type, name, status, priority, target, input, result, error, progress, message,
+const jobColumns = `id, coalesce(number, 0), type, name, status, priority, target, input, result, error, progress, message,
 	attempts, max_attempts, coalesce(parent_id, 0), coalesce(retry_of, 0), coalesce(dedup_key, ''),
 	created_at, started_at, updated_at, completed_at`
 
@@ -236,7 +236,7 @@ func scanJob(s scanner) (job.Job, error) {
 	var errText sql.NullString
 	var created, updated int64
 	var started, completed sql.NullInt64
-	err := s.Scan(&j.ID, &j.Type, &j.Name, &j.Status, &j.Priority, &j.Target, &input, &result, &errText,
+	err := s.Scan(&j.ID, &j.Number, &j.Type, &j.Name, &j.Status, &j.Priority, &j.Target, &input, &result, &errText,
 		&j.Progress, &j.Message, &j.Attempts, &j.MaxAttempts, &j.ParentID, &j.RetryOf, &j.DedupKey,
 		&created, &started, &updated, &completed)
 	if err != nil {
@@ -271,7 +271,22 @@ func scanJob(s scanner) (job.Job, error) {
 func (q *Queue) Get(ctx context.Context, id int64) (job.Job, error) {
 	j, err := scanJob(q.db.R.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id=?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return j, job.Errorf(job.E014, "there is no job %d", id).WithJa(fmt.Sprintf("ジョブ %d は存在しません。", id))
+		return j, noJob(id)
+	}
+	return j, err
+}
+
+// noJob is the error for a job id that does not exist.
+func noJob(id int64) error {
+	return job.Errorf(job.E014, "there is no job with id %d", id).WithJa(fmt.Sprintf("ID %d のジョブは存在しません。", id))
+}
+
+// GetByNumber returns the job a person started with number n (Job.Number, the "#12" people
+// see); a number no job has is refused with E014.
+func (q *Queue) GetByNumber(ctx context.Context, n int64) (job.Job, error) {
+	j, err := scanJob(q.db.R.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE number=? AND number > 0`, n))
+	if errors.Is(err, sql.ErrNoRows) {
+		return j, job.Errorf(job.E014, "there is no job #%d", n).WithJa(fmt.Sprintf("ジョブ #%d は存在しません。", n))
 	}
 	return j, err
 }
@@ -431,11 +446,12 @@ func clampPct(p float64) float64 {
 // job is not.
 func (q *Queue) Cancel(ctx context.Context, id int64) error {
 	var st job.Status
+	var number int64
 	now := nowMs()
 	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `SELECT status FROM jobs WHERE id=?`, id).Scan(&st); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT status, ifnull(number, 0) FROM jobs WHERE id=?`, id).Scan(&st, &number); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
-				return job.Errorf(job.E014, "there is no job %d", id).WithJa(fmt.Sprintf("ジョブ %d は存在しません。", id))
+				return noJob(id)
 			}
 			return err
 		}
@@ -450,8 +466,9 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 		case job.Cancelled:
 			return nil
 		default:
-			return job.Errorf(job.E014, "job %d has already finished (%s)", id, st).
-				WithJa(fmt.Sprintf("ジョブ %d はすでに終了しています（%s）。", id, st))
+			ref := job.Ref(id, number)
+			return job.Errorf(job.E014, "job %s has already finished (%s)", ref, st).
+				WithJa(fmt.Sprintf("ジョブ %s はすでに終了しています（%s）。", ref, st))
 		}
 	})
 	if err != nil {
@@ -490,18 +507,20 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 // it returns to PENDING with its attempts reset, keeping its id and history.
 func (q *Queue) Retry(ctx context.Context, id int64) (job.Job, error) {
 	var st job.Status
+	var number int64
 	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `SELECT status FROM jobs WHERE id=?`, id).Scan(&st); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT status, ifnull(number, 0) FROM jobs WHERE id=?`, id).Scan(&st, &number); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
-				return job.Errorf(job.E014, "there is no job %d", id).WithJa(fmt.Sprintf("ジョブ %d は存在しません。", id))
+				return noJob(id)
 			}
 			return err
 		}
 		switch st {
 		case job.Failed, job.TimedOut, job.Cancelled, job.Partial:
 		default:
-			return job.Errorf(job.E014, "job %d is %s; only a failed, timed-out, cancelled or partial job can be retried", id, st).
-				WithJa(fmt.Sprintf("ジョブ %d は %s です。再実行できるのは失敗・タイムアウト・キャンセル・一部成功のジョブだけです。", id, st))
+			ref := job.Ref(id, number)
+			return job.Errorf(job.E014, "job %s is %s; only a failed, timed-out, cancelled or partial job can be retried", ref, st).
+				WithJa(fmt.Sprintf("ジョブ %s は %s です。再実行できるのは失敗・タイムアウト・キャンセル・一部成功のジョブだけです。", ref, st))
 		}
 		now := nowMs()
 		_, err := tx.ExecContext(ctx, `UPDATE jobs SET status='PENDING', attempts=0, run_at=?, error=NULL, result=NULL,

@@ -30,32 +30,42 @@ type Params struct {
 	RetryOf     int64           // the finished job this one retries
 }
 
+// insertSQL adds one job. A job without a parent (one a person started) takes the next number
+// (see migration 006), read inside the insert's own write so that no other writer can take it
+// in between; RETURNING says which, and returns no row when the dedup key conflicts.
 const insertSQL = `INSERT INTO jobs(type, name, status, priority, target, input, max_attempts, run_at,
-	dedup_key, parent_id, retry_of, created_at, updated_at)
-	VALUES(?,?,'PENDING',?,?,?,?,?,?,?,?,?,?) ON CONFLICT(dedup_key) WHERE dedup_key > '' DO NOTHING`
+	dedup_key, parent_id, retry_of, created_at, updated_at, number)
+	VALUES(?,?,'PENDING',?,?,?,?,?,?,?,?,?,?,
+		CASE WHEN ? THEN (SELECT ifnull(max(number), 0) + 1 FROM jobs WHERE number > 0) END)
+	ON CONFLICT(dedup_key) WHERE dedup_key > '' DO NOTHING
+	RETURNING id, ifnull(number, 0)`
+
+// lastNumberSQL reads the largest number given so far, for EnqueueBatch, which numbers the
+// jobs of its blocks itself inside its transaction.
+const lastNumberSQL = `SELECT ifnull(max(number), 0) FROM jobs WHERE number > 0`
 
 // blockSizes are the row counts EnqueueBatch writes with one statement, largest first: a
 // statement costs about as much as a row it inserts, so plain jobs go in blocks, and the
 // rest of a batch in smaller ones.
 var blockSizes = []int{64, 8}
 
-// insertRowsSQL inserts n jobs without dedup keys (so none can conflict). Plain "?"
-// parameters bind much faster in the driver than numbered ones, even repeated.
+// insertRowsSQL inserts n jobs without dedup keys (so none can conflict), their numbers
+// given. Plain "?" parameters bind much faster in the driver than numbered ones, even repeated.
 func insertRowsSQL(n int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO jobs(type, name, status, priority, target, input, max_attempts, run_at,
-	parent_id, retry_of, created_at, updated_at) VALUES`)
+	parent_id, retry_of, created_at, updated_at, number) VALUES`)
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("(?,?,'PENDING',?,?,?,?,?,?,?,?,?)")
+		b.WriteString("(?,?,'PENDING',?,?,?,?,?,?,?,?,?,?)")
 	}
 	return b.String()
 }
 
 // rowParams is how many parameters one row of insertRowsSQL binds.
-const rowParams = 11
+const rowParams = 12
 
 func (p *Params) normalize() error {
 	if strings.TrimSpace(p.Type) == "" {
@@ -92,17 +102,18 @@ func nullable[T comparable](v T) any {
 	return v
 }
 
-func (q *Queue) insertJob(ctx context.Context, stmt *sql.Stmt, p Params, now int64) (int64, bool, error) {
-	res, err := stmt.ExecContext(ctx, p.Type, p.Name, p.Priority, p.Target, []byte(p.Input), p.MaxAttempts, p.runAt(now),
-		nullable(p.DedupKey), nullable(p.ParentID), nullable(p.RetryOf), now, now)
-	if err != nil {
-		return 0, false, err
+// numbered reports whether the job gets a number: it has no parent, so a person started it.
+func (p *Params) numbered() bool { return p.ParentID == 0 }
+
+// insertJob adds p with stmt (insertSQL) and returns its id and number (0: none); existed is
+// true when p's dedup key is taken, and then nothing was added.
+func (q *Queue) insertJob(ctx context.Context, stmt *sql.Stmt, p Params, now int64) (id, number int64, existed bool, err error) {
+	err = stmt.QueryRowContext(ctx, p.Type, p.Name, p.Priority, p.Target, []byte(p.Input), p.MaxAttempts, p.runAt(now),
+		nullable(p.DedupKey), nullable(p.ParentID), nullable(p.RetryOf), now, now, p.numbered()).Scan(&id, &number)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, true, nil
 	}
-	if n, _ := res.RowsAffected(); n == 1 {
-		id, err := res.LastInsertId()
-		return id, false, err
-	}
-	return 0, true, nil
+	return id, number, false, err
 }
 
 // EnqueueTx enqueues p inside the caller's write transaction (so a job can be created atomically
@@ -114,7 +125,7 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx *sql.Tx, p Params) (int64, boo
 	}
 	stmt := tx.StmtContext(ctx, q.insert)
 	defer stmt.Close()
-	id, existed, err := q.insertJob(ctx, stmt, p, nowMs())
+	id, _, existed, err := q.insertJob(ctx, stmt, p, nowMs())
 	if err != nil {
 		return 0, false, err
 	}
@@ -145,11 +156,11 @@ func (q *Queue) Enqueue(ctx context.Context, p Params) (job.Job, bool, error) {
 	// One statement commits by itself: an explicit transaction would only add its BEGIN and
 	// COMMIT round trips. A conflicting dedup key names a row that almost always stays; should
 	// the retention purge delete it in between, the insert is simply tried again.
-	var id int64
+	var id, number int64
 	var existed bool
 	var err error
 	for try := 0; try < 2; try++ {
-		id, existed, err = q.insertJob(ctx, q.insert, p, nowMs())
+		id, number, existed, err = q.insertJob(ctx, q.insert, p, nowMs())
 		if err == nil && existed {
 			err = q.db.W.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > ''`, p.DedupKey).Scan(&id)
 		}
@@ -168,7 +179,7 @@ func (q *Queue) Enqueue(ctx context.Context, p Params) (job.Job, bool, error) {
 	q.signal(!p.NotBefore.IsZero(), p.Type)
 	// The new row is exactly what p says; no need to read it back.
 	now := time.UnixMilli(nowMs())
-	j := job.Job{ID: id, Type: p.Type, Name: p.Name, Status: job.Pending, Target: p.Target, Priority: p.Priority,
+	j := job.Job{ID: id, Number: number, Type: p.Type, Name: p.Name, Status: job.Pending, Target: p.Target, Priority: p.Priority,
 		MaxAttempts: p.MaxAttempts, Input: p.Input, ParentID: p.ParentID, RetryOf: p.RetryOf, DedupKey: p.DedupKey,
 		CreatedAt: now, UpdatedAt: now}
 	return j, false, nil
@@ -193,11 +204,21 @@ func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) 
 		}
 		now := nowMs()
 		args := make([]any, 0, blockSizes[0]*rowParams)
+		// last is the largest number given, read once the first block needs it (a batch of a
+		// workflow's tasks numbers nothing) and kept up to date by every insert after that.
+		last, lastRead := int64(0), false
 	next:
 		for i := 0; i < len(ps); {
 			for k, n := range blockSizes {
 				if i+n <= len(ps) && !anyDedup(ps[i:i+n]) {
-					if err := insertBlock(ctx, blocks[k], ps[i:i+n], ids[i:i+n], args[:0], now); err != nil {
+					if !lastRead && anyNumbered(ps[i:i+n]) {
+						if err := tx.QueryRowContext(ctx, lastNumberSQL).Scan(&last); err != nil {
+							return err
+						}
+						lastRead = true
+					}
+					var err error
+					if last, err = insertBlock(ctx, blocks[k], ps[i:i+n], ids[i:i+n], args[:0], now, last); err != nil {
 						return err
 					}
 					i += n
@@ -205,9 +226,12 @@ func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) 
 				}
 			}
 			p := ps[i]
-			id, existed, err := q.insertJob(ctx, stmt, p, now)
+			id, number, existed, err := q.insertJob(ctx, stmt, p, now)
 			if err != nil {
 				return err
+			}
+			if number > 0 {
+				last, lastRead = number, true
 			}
 			if existed {
 				if err := tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > ''`, p.DedupKey).Scan(&id); err != nil {
@@ -257,6 +281,15 @@ func anyLater(ps []Params) bool {
 	return false
 }
 
+func anyNumbered(ps []Params) bool {
+	for i := range ps {
+		if ps[i].numbered() {
+			return true
+		}
+	}
+	return false
+}
+
 func anyDedup(ps []Params) bool {
 	for i := range ps {
 		if ps[i].DedupKey != "" {
@@ -266,26 +299,33 @@ func anyDedup(ps []Params) bool {
 	return false
 }
 
-// insertBlock writes jobs without dedup keys with one statement. Rows of one INSERT
-// get consecutive rowids (each is the table's largest plus one), so the ids follow from the last.
-func insertBlock(ctx context.Context, stmt *sql.Stmt, ps []Params, ids []int64, args []any, now int64) error {
+// insertBlock writes jobs without dedup keys with one statement, numbering those without a
+// parent after number (the largest given so far), and returns the largest number given now.
+// Rows of one INSERT get consecutive rowids (each is the table's largest plus one), so the ids
+// follow from the last.
+func insertBlock(ctx context.Context, stmt *sql.Stmt, ps []Params, ids []int64, args []any, now, number int64) (int64, error) {
 	for _, p := range ps {
+		var n any
+		if p.numbered() {
+			number++
+			n = number
+		}
 		args = append(args, p.Type, p.Name, p.Priority, p.Target, []byte(p.Input), p.MaxAttempts, p.runAt(now),
-			nullable(p.ParentID), nullable(p.RetryOf), now, now)
+			nullable(p.ParentID), nullable(p.RetryOf), now, now, n)
 	}
 	res, err := stmt.ExecContext(ctx, args...)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	last, err := res.LastInsertId()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if n, _ := res.RowsAffected(); n != int64(len(ps)) {
-		return fmt.Errorf("inserted %d of %d jobs", n, len(ps))
+		return 0, fmt.Errorf("inserted %d of %d jobs", n, len(ps))
 	}
 	for k := range ids {
 		ids[k] = last - int64(len(ids)-1-k)
 	}
-	return nil
+	return number, nil
 }
