@@ -111,7 +111,7 @@ func TestNumbersCountOnlyJobsWithoutParent(t *testing.T) {
 		}
 	}
 	var numbered, children int
-	if err := q.DB().R.QueryRow(`SELECT count(number), count(*) FILTER (WHERE parent_id > 0 AND number IS NULL) FROM jobs`).
+	if err := q.DB().R.QueryRow(`SELECT count(*) FILTER (WHERE number > 0), count(*) FILTER (WHERE parent_id > 0 AND number <= 0) FROM jobs`).
 		Scan(&numbered, &children); err != nil {
 		t.Fatal(err)
 	}
@@ -130,17 +130,6 @@ func TestNumbersCountOnlyJobsWithoutParent(t *testing.T) {
 		found, err := q.SearchJobs(ctx, Search{Filter: Filter{TopLevel: true}, Text: text})
 		if err != nil || len(found) != 1 || found[0].ID != second.ID || found[0].Number != 2 {
 			t.Fatalf("search %q: %+v, %v; want job id %d (#2)", text, found, err, second.ID)
-		}
-	}
-}
-
-// Numbering reads the largest number through the index, not a scan of the queue, so an
-// enqueue costs the same with a million jobs behind it.
-func TestLastNumberUsesIndex(t *testing.T) {
-	q := openQueue(t, t.TempDir())
-	for _, query := range []string{lastNumberSQL, `SELECT id FROM jobs WHERE number=? AND number > 0`} {
-		if plan := explain(t, q.DB().R, query); !strings.Contains(plan, "INDEX jobs_number") {
-			t.Errorf("%s\nplan: %s\nwant index jobs_number", query, plan)
 		}
 	}
 }
@@ -189,6 +178,11 @@ func TestNumbersMigrationNumbersExistingJobs(t *testing.T) {
 	next, _, err := q.Enqueue(ctx, Params{Type: "x", Name: "new"})
 	if err != nil || next.Number != 5 {
 		t.Fatalf("the first job after the upgrade: number %d, %v; want 5", next.Number, err)
+	}
+	for n, id := range map[int64]int64{1: 1, 2: 2, 3: 5, 4: 9, 5: next.ID} {
+		if j, err := q.GetByNumber(ctx, n); err != nil || j.ID != id {
+			t.Errorf("GetByNumber(%d) after the upgrade = id %d, %v; want id %d", n, j.ID, err, id)
+		}
 	}
 }
 
@@ -282,28 +276,96 @@ func TestNumbersConcurrentSubmitters(t *testing.T) {
 	}
 
 	q := openQueue(t, dir)
-	rows, err := q.DB().R.Query(`SELECT ifnull(number, 0), parent_id IS NULL FROM jobs ORDER BY number`)
+	ctx := context.Background()
+	jobs, err := q.List(ctx, Filter{Limit: 100000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
-	var next int64 = 1
-	for rows.Next() {
-		var number int64
-		var top bool
-		if err := rows.Scan(&number, &top); err != nil {
-			t.Fatal(err)
-		}
+	want := int64((procs + inProcess) * numberRounds * numberedPerRound)
+	var next int64 = want // List is newest first
+	for _, j := range jobs {
 		switch {
-		case !top && number != 0:
-			t.Fatalf("a child job has number %d", number)
-		case top && number != next:
-			t.Fatalf("numbers go … %d, %d: want %d", next-1, number, next)
-		case top:
-			next++
+		case j.ParentID != 0 && j.Number != 0:
+			t.Fatalf("child job id %d has number %d", j.ID, j.Number)
+		case j.ParentID == 0 && j.Number != next:
+			t.Fatalf("job id %d has number %d, want %d (numbers in id order, none twice, none skipped)", j.ID, j.Number, next)
+		case j.ParentID == 0:
+			next--
 		}
 	}
-	if want := int64((procs+inProcess)*numberRounds*numberedPerRound) + 1; next != want {
-		t.Fatalf("numbered %d jobs, want %d", next-1, want-1)
+	if next != 0 {
+		t.Fatalf("numbered %d jobs, want %d", want-next, want)
+	}
+	for n := int64(1); n <= want; n++ {
+		if j, err := q.GetByNumber(ctx, n); err != nil || j.Number != n {
+			t.Fatalf("GetByNumber(%d) = %+v, %v", n, j, err)
+		}
+	}
+}
+
+// GetByNumber finds every job by its number among runs of children of any length and after
+// old jobs were purged, and refuses a number whose job is gone or not yet given.
+func TestGetByNumberAmongChildrenAndGaps(t *testing.T) {
+	q := openQueue(t, t.TempDir())
+	ctx := context.Background()
+	var numbered []int64 // ids, by number - 1
+	for i := 0; i < 60; i++ {
+		j, _, err := q.Enqueue(ctx, Params{Type: "x", Name: fmt.Sprintf("job %d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		numbered = append(numbered, j.ID)
+		kids := make([]Params, (i*37)%101) // 0 to 100 children after each
+		for k := range kids {
+			kids[k] = Params{Type: "task", ParentID: j.ID}
+		}
+		if _, err := q.EnqueueBatch(ctx, kids); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Purge takes jobs 1-5 with their children, job 30 alone, and the children of job 40.
+	if _, err := q.DB().W.Exec(`DELETE FROM jobs WHERE id < ? OR id = ? OR parent_id = ?`, numbered[5], numbered[29], numbered[39]); err != nil {
+		t.Fatal(err)
+	}
+	for n := int64(1); n <= 61; n++ {
+		j, err := q.GetByNumber(ctx, n)
+		gone := n <= 5 || n == 30 || n == 61
+		switch {
+		case gone && err == nil:
+			t.Fatalf("GetByNumber(%d) found job id %d, want none", n, j.ID)
+		case !gone && (err != nil || j.ID != numbered[n-1] || j.Number != n):
+			t.Fatalf("GetByNumber(%d) = id %d number %d, %v; want id %d", n, j.ID, j.Number, err, numbered[n-1])
+		}
+	}
+	if _, err := q.GetByNumber(ctx, 0); err == nil {
+		t.Fatal("GetByNumber(0) found a job")
+	}
+}
+
+// Finding the newest number and a job by its number reads a few rows by id, never the whole
+// queue, so neither slows down as the queue grows.
+func TestNumberQueriesSeekByID(t *testing.T) {
+	q := openQueue(t, t.TempDir())
+	for query, arg := range map[string]any{`SELECT ` + lastNumber: nil, byNumberSQL: 3} {
+		args := []any{}
+		if arg != nil {
+			args = append(args, arg)
+		}
+		rows, err := q.DB().R.Query(`EXPLAIN QUERY PLAN `+query, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(detail, "INDEX") || strings.Contains(detail, "TEMP B-TREE") ||
+				(strings.HasPrefix(detail, "SCAN jobs") && !strings.HasPrefix(query, "SELECT "+lastNumber)) {
+				t.Errorf("%s\nreads the queue through %q, want seeks by id", query, detail)
+			}
+		}
+		rows.Close()
 	}
 }

@@ -224,7 +224,7 @@ func dbError(err error) error {
 		WithJa("ジョブのデータベースに書き込めませんでした。")
 }
 
-const jobColumns = `id, coalesce(number, 0), type, name, status, priority, target, input, result, error, progress, message,
+const jobColumns = `id, max(number, 0), type, name, status, priority, target, input, result, error, progress, message,
 	attempts, max_attempts, coalesce(parent_id, 0), coalesce(retry_of, 0), coalesce(dedup_key, ''),
 	created_at, started_at, updated_at, completed_at`
 
@@ -284,12 +284,32 @@ func noJob(id int64) error {
 // GetByNumber returns the job a person started with number n (Job.Number, the "#12" people
 // see); a number no job has is refused with E014.
 func (q *Queue) GetByNumber(ctx context.Context, n int64) (job.Job, error) {
-	j, err := scanJob(q.db.R.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE number=? AND number > 0`, n))
+	var j job.Job
+	err := sql.ErrNoRows
+	if n > 0 {
+		j, err = scanJob(q.db.R.QueryRowContext(ctx, byNumberSQL, n))
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return j, job.Errorf(job.E014, "there is no job #%d", n).WithJa(fmt.Sprintf("ジョブ #%d は存在しません。", n))
 	}
 	return j, err
 }
+
+// byNumberSQL finds the job numbered ?1 without an index on numbers (see migration 006): the
+// magnitude of the number column never falls as ids rise, so a binary search over the ids
+// (search narrows [lo, hi] to the first id whose row, or the next row after it, reaches ?1)
+// lands on the job, in about log2(ids) steps of one seek each.
+const byNumberSQL = `WITH RECURSIVE search(lo, hi) AS (
+		SELECT (SELECT min(id) FROM jobs), (SELECT max(id) FROM jobs)
+		UNION ALL
+		SELECT iif(` + reachesNumber + `, lo, (lo + hi) / 2 + 1), iif(` + reachesNumber + `, (lo + hi) / 2, hi)
+		FROM search WHERE lo < hi)
+	SELECT ` + jobColumns + ` FROM jobs WHERE number = ?1 AND number > 0
+		AND id = (SELECT id FROM jobs WHERE id >= (SELECT lo FROM search WHERE lo >= hi) ORDER BY id LIMIT 1)`
+
+// reachesNumber is whether the first row at or after the middle of [lo, hi] has a number
+// column of magnitude ?1 or more.
+const reachesNumber = `(SELECT abs(number) FROM jobs WHERE id >= (lo + hi) / 2 ORDER BY id LIMIT 1) >= ?1`
 
 // Filter selects jobs for List. Zero fields match everything.
 type Filter struct {

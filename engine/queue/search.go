@@ -45,7 +45,7 @@ func (q *Queue) SearchJobs(ctx context.Context, s Search) ([]job.Job, error) {
 	}
 	if t := strings.TrimSpace(s.Text); t != "" {
 		like := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(strings.ToLower(t)) + "%"
-		if n, err := strconv.ParseInt(strings.ReplaceAll(strings.TrimPrefix(t, "#"), ",", ""), 10, 64); err == nil {
+		if n, err := strconv.ParseInt(strings.ReplaceAll(strings.TrimPrefix(t, "#"), ",", ""), 10, 64); err == nil && n > 0 {
 			add(`(lower(name) LIKE ? ESCAPE '\' OR number=?)`, like, n)
 		} else {
 			add(`lower(name) LIKE ? ESCAPE '\'`, like)

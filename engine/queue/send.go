@@ -30,27 +30,31 @@ type Params struct {
 	RetryOf     int64           // the finished job this one retries
 }
 
-// insertSQL adds one job. A job without a parent (one a person started) takes the next number
-// (see migration 006), read inside the insert's own write so that no other writer can take it
-// in between; RETURNING says which, and returns no row when the dedup key conflicts.
+// insertSQL adds one job and returns its id and the number column as stored: a job without a
+// parent (one a person started) takes the next number, any other the newest number negated
+// (see migration 006). The last row is read inside the insert's own write, so no other writer
+// can come in between. RETURNING gives no row when the dedup key conflicts.
 const insertSQL = `INSERT INTO jobs(type, name, status, priority, target, input, max_attempts, run_at,
 	dedup_key, parent_id, retry_of, created_at, updated_at, number)
 	VALUES(?,?,'PENDING',?,?,?,?,?,?,?,?,?,?,
-		CASE WHEN ? THEN (SELECT ifnull(max(number), 0) + 1 FROM jobs WHERE number > 0) END)
+		(SELECT iif(?, last + 1, -last) FROM (SELECT ` + lastNumber + ` AS last)))
 	ON CONFLICT(dedup_key) WHERE dedup_key > '' DO NOTHING
-	RETURNING id, ifnull(number, 0)`
+	RETURNING id, number`
 
-// lastNumberSQL reads the largest number given so far, for EnqueueBatch, which numbers the
-// jobs of its blocks itself inside its transaction.
-const lastNumberSQL = `SELECT ifnull(max(number), 0) FROM jobs WHERE number > 0`
+// lastNumber is the newest number given: the magnitude of the last row's number column (one
+// step back from the end of the table).
+const lastNumber = `abs(ifnull((SELECT number FROM jobs ORDER BY id DESC LIMIT 1), 0))`
 
 // blockSizes are the row counts EnqueueBatch writes with one statement, largest first: a
 // statement costs about as much as a row it inserts, so plain jobs go in blocks, and the
 // rest of a batch in smaller ones.
 var blockSizes = []int{64, 8}
 
-// insertRowsSQL inserts n jobs without dedup keys (so none can conflict), their numbers
-// given. Plain "?" parameters bind much faster in the driver than numbered ones, even repeated.
+// insertRowsSQL inserts n jobs without dedup keys (so none can conflict). Each row's number
+// column is given, or NULL for a job with a parent when EnqueueBatch has not read the newest
+// number: the row then takes it negated, as insertSQL would (all the rows of such a block have
+// parents, so they all take the same). Plain "?" parameters bind much faster in the driver
+// than numbered ones, even repeated.
 func insertRowsSQL(n int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO jobs(type, name, status, priority, target, input, max_attempts, run_at,
@@ -59,7 +63,7 @@ func insertRowsSQL(n int) string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("(?,?,'PENDING',?,?,?,?,?,?,?,?,?,?)")
+		b.WriteString("(?,?,'PENDING',?,?,?,?,?,?,?,?,?,ifnull(?, -" + lastNumber + "))")
 	}
 	return b.String()
 }
@@ -105,15 +109,16 @@ func nullable[T comparable](v T) any {
 // numbered reports whether the job gets a number: it has no parent, so a person started it.
 func (p *Params) numbered() bool { return p.ParentID == 0 }
 
-// insertJob adds p with stmt (insertSQL) and returns its id and number (0: none); existed is
-// true when p's dedup key is taken, and then nothing was added.
-func (q *Queue) insertJob(ctx context.Context, stmt *sql.Stmt, p Params, now int64) (id, number int64, existed bool, err error) {
+// insertJob adds p with stmt (insertSQL) and returns its id and its number column as stored
+// (> 0: the job's number; otherwise the newest number negated); existed is true when p's dedup
+// key is taken, and then nothing was added.
+func (q *Queue) insertJob(ctx context.Context, stmt *sql.Stmt, p Params, now int64) (id, stored int64, existed bool, err error) {
 	err = stmt.QueryRowContext(ctx, p.Type, p.Name, p.Priority, p.Target, []byte(p.Input), p.MaxAttempts, p.runAt(now),
-		nullable(p.DedupKey), nullable(p.ParentID), nullable(p.RetryOf), now, now, p.numbered()).Scan(&id, &number)
+		nullable(p.DedupKey), nullable(p.ParentID), nullable(p.RetryOf), now, now, p.numbered()).Scan(&id, &stored)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, 0, true, nil
 	}
-	return id, number, false, err
+	return id, stored, false, err
 }
 
 // EnqueueTx enqueues p inside the caller's write transaction (so a job can be created atomically
@@ -156,11 +161,11 @@ func (q *Queue) Enqueue(ctx context.Context, p Params) (job.Job, bool, error) {
 	// One statement commits by itself: an explicit transaction would only add its BEGIN and
 	// COMMIT round trips. A conflicting dedup key names a row that almost always stays; should
 	// the retention purge delete it in between, the insert is simply tried again.
-	var id, number int64
+	var id, stored int64
 	var existed bool
 	var err error
 	for try := 0; try < 2; try++ {
-		id, number, existed, err = q.insertJob(ctx, q.insert, p, nowMs())
+		id, stored, existed, err = q.insertJob(ctx, q.insert, p, nowMs())
 		if err == nil && existed {
 			err = q.db.W.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > ''`, p.DedupKey).Scan(&id)
 		}
@@ -179,7 +184,7 @@ func (q *Queue) Enqueue(ctx context.Context, p Params) (job.Job, bool, error) {
 	q.signal(!p.NotBefore.IsZero(), p.Type)
 	// The new row is exactly what p says; no need to read it back.
 	now := time.UnixMilli(nowMs())
-	j := job.Job{ID: id, Number: number, Type: p.Type, Name: p.Name, Status: job.Pending, Target: p.Target, Priority: p.Priority,
+	j := job.Job{ID: id, Number: max(stored, 0), Type: p.Type, Name: p.Name, Status: job.Pending, Target: p.Target, Priority: p.Priority,
 		MaxAttempts: p.MaxAttempts, Input: p.Input, ParentID: p.ParentID, RetryOf: p.RetryOf, DedupKey: p.DedupKey,
 		CreatedAt: now, UpdatedAt: now}
 	return j, false, nil
@@ -204,21 +209,21 @@ func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) 
 		}
 		now := nowMs()
 		args := make([]any, 0, blockSizes[0]*rowParams)
-		// last is the largest number given, read once the first block needs it (a batch of a
-		// workflow's tasks numbers nothing) and kept up to date by every insert after that.
+		// last is the newest number given, read once a block numbers a job (a batch of a
+		// workflow's tasks numbers none) and kept up to date by every insert after that.
 		last, lastRead := int64(0), false
 	next:
 		for i := 0; i < len(ps); {
 			for k, n := range blockSizes {
 				if i+n <= len(ps) && !anyDedup(ps[i:i+n]) {
 					if !lastRead && anyNumbered(ps[i:i+n]) {
-						if err := tx.QueryRowContext(ctx, lastNumberSQL).Scan(&last); err != nil {
+						if err := tx.QueryRowContext(ctx, `SELECT `+lastNumber).Scan(&last); err != nil {
 							return err
 						}
 						lastRead = true
 					}
 					var err error
-					if last, err = insertBlock(ctx, blocks[k], ps[i:i+n], ids[i:i+n], args[:0], now, last); err != nil {
+					if last, err = insertBlock(ctx, blocks[k], ps[i:i+n], ids[i:i+n], args[:0], now, last, lastRead); err != nil {
 						return err
 					}
 					i += n
@@ -226,14 +231,13 @@ func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) 
 				}
 			}
 			p := ps[i]
-			id, number, existed, err := q.insertJob(ctx, stmt, p, now)
+			id, stored, existed, err := q.insertJob(ctx, stmt, p, now)
 			if err != nil {
 				return err
 			}
-			if number > 0 {
-				last, lastRead = number, true
-			}
-			if existed {
+			if !existed {
+				last, lastRead = abs(stored), true
+			} else {
 				if err := tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > ''`, p.DedupKey).Scan(&id); err != nil {
 					return err
 				}
@@ -299,16 +303,21 @@ func anyDedup(ps []Params) bool {
 	return false
 }
 
-// insertBlock writes jobs without dedup keys with one statement, numbering those without a
-// parent after number (the largest given so far), and returns the largest number given now.
-// Rows of one INSERT get consecutive rowids (each is the table's largest plus one), so the ids
-// follow from the last.
-func insertBlock(ctx context.Context, stmt *sql.Stmt, ps []Params, ids []int64, args []any, now, number int64) (int64, error) {
+// insertBlock writes jobs without dedup keys with one statement and returns the newest number
+// given. When known is set, last is the newest number so far: the jobs without a parent are
+// numbered after it, the others hold it negated. Otherwise every job of ps has a parent, and
+// the statement reads the newest number itself. Rows of one INSERT get consecutive rowids (each
+// is the table's largest plus one), so the ids follow from the last.
+func insertBlock(ctx context.Context, stmt *sql.Stmt, ps []Params, ids []int64, args []any, now, last int64, known bool) (int64, error) {
 	for _, p := range ps {
 		var n any
-		if p.numbered() {
-			number++
-			n = number
+		switch {
+		case !known:
+		case p.numbered():
+			last++
+			n = last
+		default:
+			n = -last
 		}
 		args = append(args, p.Type, p.Name, p.Priority, p.Target, []byte(p.Input), p.MaxAttempts, p.runAt(now),
 			nullable(p.ParentID), nullable(p.RetryOf), now, now, n)
@@ -317,7 +326,7 @@ func insertBlock(ctx context.Context, stmt *sql.Stmt, ps []Params, ids []int64, 
 	if err != nil {
 		return 0, err
 	}
-	last, err := res.LastInsertId()
+	lastID, err := res.LastInsertId()
 	if err != nil {
 		return 0, err
 	}
@@ -325,7 +334,14 @@ func insertBlock(ctx context.Context, stmt *sql.Stmt, ps []Params, ids []int64, 
 		return 0, fmt.Errorf("inserted %d of %d jobs", n, len(ps))
 	}
 	for k := range ids {
-		ids[k] = last - int64(len(ids)-1-k)
+		ids[k] = lastID - int64(len(ids)-1-k)
 	}
-	return number, nil
+	return last, nil
+}
+
+func abs(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
