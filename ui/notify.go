@@ -96,7 +96,7 @@ func (u *UI) notificationBody(j job.Job) string {
 	if j.Error != nil {
 		text = errorSentence(j.Error, u.tr.lang)
 	}
-	return u.tr.T("notify.body", j.ID, text)
+	return u.tr.T("notify.body", jobNumber(j), text)
 }
 
 // setupTray puts JobDesk in the system tray where the desktop has one: the icon, a line with the
