@@ -104,14 +104,13 @@ type Queue struct {
 	// it fires) costs more than running it. Those a …Tx verb uses are prepared in Open, because
 	// the writer's one connection is taken while a transaction is open.
 	insert     *sql.Stmt   // insertSQL
-	insertRows []*sql.Stmt // insertRowsSQL(blockSizes[i], true): plain jobs in blocks, for EnqueueBatch
-	// insertChildRows are insertRowsSQL(blockSizes[i], false): jobs with parents in blocks.
-	insertChildRows []*sql.Stmt
-	complete        *sql.Stmt // completeSQL
-	stmtMu          sync.Mutex
-	claims          map[claimKey]*sql.Stmt // claimSQL(n, f), by number of types and crash filter
-	dueReads        map[dueKey]*sql.Stmt   // anyDueSQL(n) and nextDueSQL(n) on the readers, by number of types
-	tokenSeq        atomic.Int64           // numbers lease tokens
+	insertRows []*sql.Stmt // insertRowsSQL(blockSizes[i]): plain jobs in blocks, for EnqueueBatch
+	lastNumber *sql.Stmt   // SELECT lastNumber, for EnqueueBatch
+	complete   *sql.Stmt   // completeSQL
+	stmtMu     sync.Mutex
+	claims     map[claimKey]*sql.Stmt // claimSQL(n, f), by number of types and crash filter
+	dueReads   map[dueKey]*sql.Stmt   // anyDueSQL(n) and nextDueSQL(n) on the readers, by number of types
+	tokenSeq   atomic.Int64           // numbers lease tokens
 
 	healthMu sync.Mutex
 	health   Health // see health.go
@@ -146,17 +145,16 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 		closed: make(chan struct{}), insert: ins, claims: map[claimKey]*sql.Stmt{}, dueReads: map[dueKey]*sql.Stmt{},
 		typeSeq: map[string]uint64{}}
 	for _, n := range blockSizes {
-		st, err := db.W.Prepare(insertRowsSQL(n, true))
+		st, err := db.W.Prepare(insertRowsSQL(n))
 		if err != nil {
 			q.closeStmts()
 			return nil, q.dbError(err)
 		}
 		q.insertRows = append(q.insertRows, st)
-		if st, err = db.W.Prepare(insertRowsSQL(n, false)); err != nil {
-			q.closeStmts()
-			return nil, q.dbError(err)
-		}
-		q.insertChildRows = append(q.insertChildRows, st)
+	}
+	if q.lastNumber, err = db.W.Prepare(`SELECT ` + lastNumber); err != nil {
+		q.closeStmts()
+		return nil, q.dbError(err)
 	}
 	if q.complete, err = db.W.Prepare(completeSQL); err != nil {
 		q.closeStmts()
@@ -176,8 +174,11 @@ func (q *Queue) Close() {
 
 func (q *Queue) closeStmts() {
 	q.insert.Close()
-	for _, st := range append(q.insertRows, q.insertChildRows...) {
+	for _, st := range q.insertRows {
 		st.Close()
+	}
+	if q.lastNumber != nil {
+		q.lastNumber.Close()
 	}
 	if q.complete != nil {
 		q.complete.Close()

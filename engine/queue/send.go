@@ -50,16 +50,12 @@ const lastNumber = `abs(ifnull((SELECT number FROM jobs ORDER BY id DESC LIMIT 1
 // rest of a batch in smaller ones.
 var blockSizes = []int{64, 8}
 
-// insertRowsSQL inserts n jobs without dedup keys (so none can conflict). With numbered, each
-// row's number column is given (EnqueueBatch knows the newest number); without, every job has
-// a parent and takes the newest number negated, as insertSQL would give it (read by the
-// statement: the rows it adds have parents, so they all take the same). Plain "?" parameters
-// bind much faster in the driver than numbered ones, even repeated.
-func insertRowsSQL(n int, numbered bool) string {
-	row := "(?,?,'PENDING',?,?,?,?,?,?,?,?,?,?)"
-	if !numbered {
-		row = "(?,?,'PENDING',?,?,?,?,?,?,?,?,?,-" + lastNumber + ")"
-	}
+// insertRowsSQL inserts n jobs without dedup keys (so none can conflict), their number columns
+// given (EnqueueBatch reads the newest number once: a statement that read it itself would
+// read the table it writes, which makes SQLite gather all its rows before inserting any).
+// Plain "?" parameters bind much faster in the driver than numbered ones, even repeated.
+func insertRowsSQL(n int) string {
+	const row = "(?,?,'PENDING',?,?,?,?,?,?,?,?,?,?)"
 	var b strings.Builder
 	b.WriteString(`INSERT INTO jobs(type, name, status, priority, target, input, max_attempts, run_at,
 	parent_id, retry_of, created_at, updated_at, number) VALUES`)
@@ -72,7 +68,7 @@ func insertRowsSQL(n int, numbered bool) string {
 	return b.String()
 }
 
-// rowParams is how many parameters one row of insertRowsSQL binds at most.
+// rowParams is how many parameters one row of insertRowsSQL binds.
 const rowParams = 12
 
 func (p *Params) normalize() error {
@@ -206,48 +202,28 @@ func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) 
 	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
 		stmt := tx.StmtContext(ctx, q.insert)
 		defer stmt.Close()
-		// blocks[k] and childBlocks[k] write blockSizes[k] rows (insertRowsSQL with and without
-		// numbered), prepared for this transaction when first used.
-		blocks := make([]*sql.Stmt, len(blockSizes))
-		childBlocks := make([]*sql.Stmt, len(blockSizes))
-		defer func() {
-			for k := range blockSizes {
-				for _, st := range []*sql.Stmt{blocks[k], childBlocks[k]} {
-					if st != nil {
-						st.Close()
-					}
-				}
-			}
-		}()
-		block := func(k int, numbered bool) *sql.Stmt {
-			if numbered {
-				if blocks[k] == nil {
-					blocks[k] = tx.StmtContext(ctx, q.insertRows[k])
-				}
-				return blocks[k]
-			}
-			if childBlocks[k] == nil {
-				childBlocks[k] = tx.StmtContext(ctx, q.insertChildRows[k])
-			}
-			return childBlocks[k]
+		blocks := make([]*sql.Stmt, len(q.insertRows))
+		for k, st := range q.insertRows {
+			blocks[k] = tx.StmtContext(ctx, st)
+			defer blocks[k].Close()
 		}
 		now := nowMs()
 		args := make([]any, 0, blockSizes[0]*rowParams)
-		// last is the newest number given, read once a block numbers a job (a batch of a
-		// workflow's tasks numbers none) and kept up to date by every insert after that.
+		// last is the newest number given, read before the first block and kept up to date by
+		// every insert after that.
 		last, lastRead := int64(0), false
 	next:
 		for i := 0; i < len(ps); {
 			for k, n := range blockSizes {
 				if i+n <= len(ps) && !anyDedup(ps[i:i+n]) {
-					if !lastRead && anyNumbered(ps[i:i+n]) {
-						if err := tx.QueryRowContext(ctx, `SELECT `+lastNumber).Scan(&last); err != nil {
+					if !lastRead {
+						if err := tx.StmtContext(ctx, q.lastNumber).QueryRowContext(ctx).Scan(&last); err != nil {
 							return err
 						}
 						lastRead = true
 					}
 					var err error
-					if last, err = insertBlock(ctx, block(k, lastRead), ps[i:i+n], ids[i:i+n], args[:0], now, last, lastRead); err != nil {
+					if last, err = insertBlock(ctx, blocks[k], ps[i:i+n], ids[i:i+n], args[:0], now, last); err != nil {
 						return err
 					}
 					i += n
@@ -309,15 +285,6 @@ func anyLater(ps []Params) bool {
 	return false
 }
 
-func anyNumbered(ps []Params) bool {
-	for i := range ps {
-		if ps[i].numbered() {
-			return true
-		}
-	}
-	return false
-}
-
 func anyDedup(ps []Params) bool {
 	for i := range ps {
 		if ps[i].DedupKey != "" {
@@ -328,23 +295,18 @@ func anyDedup(ps []Params) bool {
 }
 
 // insertBlock writes jobs without dedup keys with stmt, one statement (insertRowsSQL), and
-// returns the newest number given. When known is set, stmt takes the number column and last is
-// the newest number so far: the jobs without a parent are numbered after it, the others hold
-// it negated. Otherwise every job of ps has a parent, and stmt reads the newest number itself.
-// Rows of one INSERT get consecutive rowids (each is the table's largest plus one), so the ids
-// follow from the last.
-func insertBlock(ctx context.Context, stmt *sql.Stmt, ps []Params, ids []int64, args []any, now, last int64, known bool) (int64, error) {
+// returns the newest number given. last is the newest number so far: the jobs without a parent
+// are numbered after it, the others hold it negated. Rows of one INSERT get consecutive rowids
+// (each is the table's largest plus one), so the ids follow from the last.
+func insertBlock(ctx context.Context, stmt *sql.Stmt, ps []Params, ids []int64, args []any, now, last int64) (int64, error) {
 	for _, p := range ps {
-		args = append(args, p.Type, p.Name, p.Priority, p.Target, []byte(p.Input), p.MaxAttempts, p.runAt(now),
-			nullable(p.ParentID), nullable(p.RetryOf), now, now)
-		switch {
-		case !known:
-		case p.numbered():
+		n := -last
+		if p.numbered() {
 			last++
-			args = append(args, last)
-		default:
-			args = append(args, -last)
+			n = last
 		}
+		args = append(args, p.Type, p.Name, p.Priority, p.Target, []byte(p.Input), p.MaxAttempts, p.runAt(now),
+			nullable(p.ParentID), nullable(p.RetryOf), now, now, n)
 	}
 	res, err := stmt.ExecContext(ctx, args...)
 	if err != nil {
