@@ -3,10 +3,11 @@
 // lapses (the worker died) returns the job to the queue, and retryable failures come back after an
 // exponential backoff with jitter. On top of that it keeps what a desktop job runner needs: eight
 // statuses (job.Status), progress and history, cancel of a running job, per-type concurrency and
-// timeouts, dedup keys, parents for fan-out, and events published after each commit. It also
-// survives what a desktop meets: a job that keeps killing its process fails after
-// Options.PoisonLimit deaths (reaper.go), and a full disk pauses the workers until space returns
-// (health.go).
+// timeouts, dedup keys, parents for fan-out, a number for each job a person started (#1, #2, …,
+// apart from the ids that fan-out shares; migration 006), and events published after each
+// commit. It also survives what a desktop meets: a job that keeps killing its process fails
+// after Options.PoisonLimit deaths (reaper.go), and a full disk pauses the workers until space
+// returns (health.go).
 //
 // Several processes may share one database: leases keep them apart, and a watcher on
 // PRAGMA data_version wakes a process when another one commits, so no process polls for work in
@@ -477,7 +478,7 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 	var number int64
 	now := nowMs()
 	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `SELECT status, ifnull(number, 0) FROM jobs WHERE id=?`, id).Scan(&st, &number); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT status, max(number, 0) FROM jobs WHERE id=?`, id).Scan(&st, &number); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return noJob(id)
 			}
@@ -537,7 +538,7 @@ func (q *Queue) Retry(ctx context.Context, id int64) (job.Job, error) {
 	var st job.Status
 	var number int64
 	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `SELECT status, ifnull(number, 0) FROM jobs WHERE id=?`, id).Scan(&st, &number); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT status, max(number, 0) FROM jobs WHERE id=?`, id).Scan(&st, &number); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return noJob(id)
 			}

@@ -217,7 +217,10 @@ func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) 
 			for k, n := range blockSizes {
 				if i+n <= len(ps) && !anyDedup(ps[i:i+n]) {
 					if !lastRead {
-						if err := tx.StmtContext(ctx, q.lastNumber).QueryRowContext(ctx).Scan(&last); err != nil {
+						st := tx.StmtContext(ctx, q.lastNumber)
+						err := st.QueryRowContext(ctx).Scan(&last)
+						st.Close()
+						if err != nil {
 							return err
 						}
 						lastRead = true
@@ -235,12 +238,12 @@ func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) 
 			if err != nil {
 				return err
 			}
-			if !existed {
-				last, lastRead = abs(stored), true
-			} else {
+			if existed {
 				if err := tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > ''`, p.DedupKey).Scan(&id); err != nil {
 					return err
 				}
+			} else {
+				last, lastRead = abs(stored), true
 			}
 			ids[i] = id
 			i++
