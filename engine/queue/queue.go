@@ -106,12 +106,14 @@ type Queue struct {
 	// the writer's one connection is taken while a transaction is open.
 	insert     *sql.Stmt   // insertSQL
 	insertRows []*sql.Stmt // insertRowsSQL(blockSizes[i]): plain jobs in blocks, for EnqueueBatch
-	lastNumber *sql.Stmt   // SELECT lastNumber, for EnqueueBatch
 	complete   *sql.Stmt   // completeSQL
 	stmtMu     sync.Mutex
 	claims     map[claimKey]*sql.Stmt // claimSQL(n, f), by number of types and crash filter
 	dueReads   map[dueKey]*sql.Stmt   // anyDueSQL(n) and nextDueSQL(n) on the readers, by number of types
 	tokenSeq   atomic.Int64           // numbers lease tokens
+	// The statements that number jobs (migration 006), prepared in Open too.
+	insertNumbered *sql.Stmt // insertNumberedSQL, for Enqueue of a job without a parent
+	lastNumber     *sql.Stmt // SELECT lastNumber, for EnqueueBatch
 
 	healthMu sync.Mutex
 	health   Health // see health.go
@@ -153,6 +155,10 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 		}
 		q.insertRows = append(q.insertRows, st)
 	}
+	if q.insertNumbered, err = db.W.Prepare(insertNumberedSQL); err != nil {
+		q.closeStmts()
+		return nil, q.dbError(err)
+	}
 	if q.lastNumber, err = db.W.Prepare(`SELECT ` + lastNumber); err != nil {
 		q.closeStmts()
 		return nil, q.dbError(err)
@@ -178,8 +184,10 @@ func (q *Queue) closeStmts() {
 	for _, st := range q.insertRows {
 		st.Close()
 	}
-	if q.lastNumber != nil {
-		q.lastNumber.Close()
+	for _, st := range []*sql.Stmt{q.insertNumbered, q.lastNumber} {
+		if st != nil {
+			st.Close()
+		}
 	}
 	if q.complete != nil {
 		q.complete.Close()
