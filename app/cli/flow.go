@@ -337,22 +337,22 @@ func flowHistory(c *CLI, args []string) int {
 // execution reads an execution named by a job's number (the job a person sees — a CSV import,
 // a conversion, an AI generation — or the execution's own job; see parseJobRef) or by its ARN:
 // the device's, or else the cloud's when the cloud is configured.
-func execution(ctx context.Context, a *app.App, idOrARN string) (app.ExecutionRef, error) {
-	if _, _, ok := parseJobRef(idOrARN); ok {
-		j, err := FindJob(ctx, a, idOrARN)
+func execution(ctx context.Context, a *app.App, jobOrARN string) (app.ExecutionRef, error) {
+	if _, _, ok := parseJobRef(jobOrARN); ok {
+		j, err := FindJob(ctx, a, jobOrARN)
 		if err != nil {
 			return app.ExecutionRef{}, err
 		}
 		return a.ExecutionOf(ctx, j.ID)
 	}
-	_, err := a.Flow().DescribeExecution(ctx, idOrARN)
+	_, err := a.Flow().DescribeExecution(ctx, jobOrARN)
 	var ae *flow.APIError
 	if errors.As(err, &ae) && (ae.Type == "ExecutionDoesNotExist" || ae.Type == "InvalidArn") {
-		if _, cerr := a.CloudHistory(ctx, idOrARN); cerr == nil {
-			return app.ExecutionRef{ARN: idOrARN, Cloud: true}, nil
+		if _, cerr := a.CloudHistory(ctx, jobOrARN); cerr == nil {
+			return app.ExecutionRef{ARN: jobOrARN, Cloud: true}, nil
 		}
 	}
-	return app.ExecutionRef{ARN: idOrARN}, err
+	return app.ExecutionRef{ARN: jobOrARN}, err
 }
 
 // flowRerun is `flow redrive` (the same execution continues from the state that failed; what
