@@ -10,8 +10,8 @@ import (
 )
 
 // Search is the window's list query with its search box and type and date filters: Filter's
-// fields, plus a text that the job's name contains (or its number, "#12", "12" or "#1,234"), and the
-// span its creation falls in.
+// fields, plus a text that the job's name contains (or its number: "#12", "12" or "#1,234"),
+// and the span its creation falls in.
 type Search struct {
 	Filter
 	Text  string    // case-insensitive part of the name, or a job number
