@@ -133,8 +133,8 @@ func (a *App) CloudDetail(ctx context.Context, id int64) (CloudDetail, error) {
 		return CloudDetail{}, err
 	}
 	if j.Target != job.TargetCloud {
-		return CloudDetail{}, job.Errorf(job.E014, "job %d runs on this device, not in the cloud", id).
-			WithJa(fmt.Sprintf("ジョブ %d はこのデバイスで実行されます（クラウドではありません）。", id))
+		return CloudDetail{}, job.Errorf(job.E014, "job %s runs on this device, not in the cloud", j.Ref()).
+			WithJa(fmt.Sprintf("ジョブ %s はこのデバイスで実行されます（クラウドではありません）。", j.Ref()))
 	}
 	evs, err := a.queue.History(ctx, id)
 	if err != nil {

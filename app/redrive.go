@@ -66,8 +66,8 @@ func (a *App) ExecutionOf(ctx context.Context, id int64) (ExecutionRef, error) {
 }
 
 func noExecution(j job.Job) error {
-	return job.Errorf(job.E014, "job %d (%s) has run no workflow execution", j.ID, j.Type).
-		WithJa(fmt.Sprintf("ジョブ %d（%s）はワークフローを実行していません。", j.ID, j.Type))
+	return job.Errorf(job.E014, "job %s (%s) has run no workflow execution", j.Ref(), j.Type).
+		WithJa(fmt.Sprintf("ジョブ %s（%s）はワークフローを実行していません。", j.Ref(), j.Type))
 }
 
 // Redrive runs failed workflow job id again from the state that failed: its execution is redriven
@@ -94,8 +94,8 @@ func (a *App) Redrive(ctx context.Context, id int64) (job.Job, error) {
 	switch j.Status {
 	case job.Failed, job.TimedOut, job.Cancelled:
 	default:
-		return job.Job{}, job.Errorf(job.E014, "job %d is %s; only a failed, timed-out or cancelled workflow job can be redriven", id, j.Status).
-			WithJa(fmt.Sprintf("ジョブ %d は %s です。再開（redrive）できるのは失敗・タイムアウト・キャンセルしたワークフローのジョブだけです。", id, j.Status))
+		return job.Job{}, job.Errorf(job.E014, "job %s is %s; only a failed, timed-out or cancelled workflow job can be redriven", j.Ref(), j.Status).
+			WithJa(fmt.Sprintf("ジョブ %s は %s です。再開（redrive）できるのは失敗・タイムアウト・キャンセルしたワークフローのジョブだけです。", j.Ref(), j.Status))
 	}
 	if err := redrivable(j); err != nil {
 		return job.Job{}, err
@@ -131,11 +131,11 @@ func redrivable(j job.Job) error {
 	}
 	switch {
 	case e.ErrorName() == "ValidationError" || e.Code == job.E014:
-		return job.Errorf(job.E014, "job %d cannot be redriven: its input was not valid (%s: %s); correct it and submit the job again", j.ID, e.Code, e.Message).
-			WithJa(fmt.Sprintf("ジョブ %d は再開できません。入力が正しくありません（%s: %s）。入力を直して、もう一度実行してください。", j.ID, e.Code, e.MessageJa))
+		return job.Errorf(job.E014, "job %s cannot be redriven: its input was not valid (%s: %s); correct it and submit the job again", j.Ref(), e.Code, e.Message).
+			WithJa(fmt.Sprintf("ジョブ %s は再開できません。入力が正しくありません（%s: %s）。入力を直して、もう一度実行してください。", j.Ref(), e.Code, e.MessageJa))
 	case e.Code == job.E004 || e.Code == job.E005 || e.Code == job.E006:
-		return job.Errorf(job.E014, "job %d cannot be redriven: the file itself is the problem (%s: %s), and a redrive reads the same file; fix the file and submit it again", j.ID, e.Code, e.Message).
-			WithJa(fmt.Sprintf("ジョブ %d は再開できません。ファイルそのものに問題があります（%s: %s）。ファイルを直して、もう一度実行してください。", j.ID, e.Code, e.MessageJa))
+		return job.Errorf(job.E014, "job %s cannot be redriven: the file itself is the problem (%s: %s), and a redrive reads the same file; fix the file and submit it again", j.Ref(), e.Code, e.Message).
+			WithJa(fmt.Sprintf("ジョブ %s は再開できません。ファイルそのものに問題があります（%s: %s）。ファイルを直して、もう一度実行してください。", j.Ref(), e.Code, e.MessageJa))
 	}
 	return nil
 }

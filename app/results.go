@@ -69,8 +69,8 @@ func (a *App) CSVErrors(ctx context.Context, id int64, offset, limit int) (CSVEr
 	}
 	path := resultFile(j, "errorsCsv")
 	if path == "" {
-		return CSVErrorPage{}, job.Errorf(job.E014, "job %d has no rejected rows to show", id).
-			WithJa(fmt.Sprintf("ジョブ %d には表示できる不正行がありません。", id))
+		return CSVErrorPage{}, job.Errorf(job.E014, "job %s has no rejected rows to show", j.Ref()).
+			WithJa(fmt.Sprintf("ジョブ %s には表示できる不正行がありません。", j.Ref()))
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -261,8 +261,8 @@ func (a *App) Document(ctx context.Context, id int64) (DocumentView, error) {
 		} `json:"children"`
 	}
 	if json.Unmarshal(j.Result, &res) != nil || localPath(res.OutputPath) == "" {
-		return DocumentView{}, job.Errorf(job.E014, "job %d has no converted document", id).
-			WithJa(fmt.Sprintf("ジョブ %d には変換された文書がありません。", id))
+		return DocumentView{}, job.Errorf(job.E014, "job %s has no converted document", j.Ref()).
+			WithJa(fmt.Sprintf("ジョブ %s には変換された文書がありません。", j.Ref()))
 	}
 	v := DocumentView{File: localPath(res.OutputPath), Reason: res.Reason, ReasonJa: res.ReasonJa,
 		NoTextPages: res.NoTextPages, DamagedPages: res.DamagedPages, OCRPages: res.OCRPages}
@@ -349,7 +349,7 @@ func (a *App) GoalOfJob(ctx context.Context, id int64) (GoalView, error) {
 		gid = goalIDOf(j.Input)
 	}
 	if gid == 0 {
-		return GoalView{}, job.Errorf(job.E014, "job %d has no goal", id).WithJa(fmt.Sprintf("ジョブ %d には目標がありません。", id))
+		return GoalView{}, job.Errorf(job.E014, "job %s has no goal", j.Ref()).WithJa(fmt.Sprintf("ジョブ %s には目標がありません。", j.Ref()))
 	}
 	g, err := ai.Service().LoadGoal(ctx, gid)
 	if err != nil {

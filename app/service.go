@@ -40,6 +40,13 @@ func (a *App) Get(ctx context.Context, id int64) (job.Job, error) {
 	return a.queue.Get(ctx, id)
 }
 
+// JobByNumber returns the job a person started with number n (job.Job.Number: the "#12" the
+// window and the command line show); a number no job has is refused with E014. Jobs with a
+// parent (a workflow's tasks and map items) have no number: Get reaches them by id.
+func (a *App) JobByNumber(ctx context.Context, n int64) (job.Job, error) {
+	return a.queue.GetByNumber(ctx, n)
+}
+
 // Counts returns how many jobs a person submitted (jobs without a parent, as List with TopLevel
 // returns them) are in each status, so that counts shown beside a list agree with it.
 func (a *App) Counts(ctx context.Context) (map[job.Status]int, error) {
@@ -105,12 +112,12 @@ func (a *App) Export(ctx context.Context, id int64, format, out string) error {
 	f, _ := familyOf(a.families, j.Type)
 	ex, ok := f.(family.Exporter)
 	if !ok {
-		return job.Errorf(job.E014, "job %d (%s) has no result file to export", id, j.Type).
-			WithJa(fmt.Sprintf("ジョブ %d（%s）には書き出せる結果ファイルがありません。", id, j.Type))
+		return job.Errorf(job.E014, "job %s (%s) has no result file to export", j.Ref(), j.Type).
+			WithJa(fmt.Sprintf("ジョブ %s（%s）には書き出せる結果ファイルがありません。", j.Ref(), j.Type))
 	}
 	if !j.Status.Final() {
-		return job.Errorf(job.E014, "job %d is still %s; export it when it has finished", id, j.Status).
-			WithJa(fmt.Sprintf("ジョブ %d はまだ完了していません（%s）。完了後に書き出してください。", id, j.Status))
+		return job.Errorf(job.E014, "job %s is still %s; export it when it has finished", j.Ref(), j.Status).
+			WithJa(fmt.Sprintf("ジョブ %s はまだ完了していません（%s）。完了後に書き出してください。", j.Ref(), j.Status))
 	}
 	if format == "" {
 		format = strings.TrimPrefix(strings.ToLower(filepath.Ext(out)), ".")

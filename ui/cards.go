@@ -73,12 +73,12 @@ func (u *UI) cancelledCard(j job.Job) fyne.CanvasObject {
 func (u *UI) confirmCancel(j job.Job) {
 	name := j.Name
 	if name == "" {
-		name = fmt.Sprintf("#%d", j.ID)
+		name = jobNumber(j)
 	}
-	msg := widget.NewLabel(wrapText(u.tr.T("cancel.question", j.ID, name), 48))
+	msg := widget.NewLabel(wrapText(u.tr.T("cancel.question", jobNumber(j), name), 48))
 	d := dialog.NewCustomConfirm(u.tr.T("cancel.title"), u.tr.T("cancel.yes"), u.tr.T("cancel.no"), msg, func(yes bool) {
 		if yes {
-			u.cancelJob(j.ID)
+			u.cancelJob(j)
 		}
 	}, u.Window)
 	u.dialogOpened(d)

@@ -137,7 +137,7 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	d.msg.Wrapping = wrapFor(line)
 
 	cancel := widget.NewButtonWithIcon(tr.T("action.cancel"), theme.CancelIcon(), func() { u.confirmCancel(j) })
-	retry := widget.NewButtonWithIcon(tr.T("action.retry"), theme.ViewRefreshIcon(), func() { u.retryJob(j.ID) })
+	retry := widget.NewButtonWithIcon(tr.T("action.retry"), theme.ViewRefreshIcon(), func() { u.retryJob(j) })
 	retry.Importance = widget.HighImportance
 	setEnabled(cancel, canCancel(j))
 	setEnabled(retry, canRetry(j))
@@ -154,7 +154,7 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 		v.Selectable = true
 		facts = append(facts, k, v)
 	}
-	add("detail.id", fmt.Sprintf("#%d", j.ID))
+	add("detail.id", jobNumber(j))
 	add("detail.attempts", fmt.Sprintf("%d / %d", j.Attempts, j.MaxAttempts))
 	if j.Target == job.TargetCloud {
 		add("detail.target", tr.T("detail.target.cloud"))
@@ -181,7 +181,7 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	}
 	actions := container.NewHBox(cancel, retry)
 	if d.redrivable {
-		redrive := widget.NewButtonWithIcon(tr.T("action.redrive"), theme.MediaSkipNextIcon(), func() { u.redriveJob(j.ID) })
+		redrive := widget.NewButtonWithIcon(tr.T("action.redrive"), theme.MediaSkipNextIcon(), func() { u.redriveJob(j) })
 		actions.Add(redrive)
 	}
 	if u.cloud.Configured && canRunInCloud(j) {

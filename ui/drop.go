@@ -223,7 +223,7 @@ func (u *UI) rerunQuestion(dups []duplicate) string {
 		if !d.job.Status.Final() {
 			key = "dup.one_queued" // waiting or running: not processed yet
 		}
-		return tr.T(key, filepath.Base(d.path), d.job.ID, u.statusText(d.job.Status))
+		return tr.T(key, filepath.Base(d.path), jobNumber(d.job), u.statusText(d.job.Status))
 	}
 	lines := []string{tr.T("dup.many", len(dups))}
 	for i, d := range dups {
@@ -231,7 +231,7 @@ func (u *UI) rerunQuestion(dups []duplicate) string {
 			lines = append(lines, tr.T("dup.more", len(dups)-maxDupNames))
 			break
 		}
-		lines = append(lines, tr.T("dup.item", filepath.Base(d.path), d.job.ID, u.statusText(d.job.Status)))
+		lines = append(lines, tr.T("dup.item", filepath.Base(d.path), jobNumber(d.job), u.statusText(d.job.Status)))
 	}
 	lines = append(lines, "", tr.T("dup.many_question"))
 	return strings.Join(lines, "\n")

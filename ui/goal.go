@@ -69,7 +69,7 @@ func (u *UI) submitGoal(g app.GoalRequest) {
 				u.showError(u.tr.T("goal.failed_title"), err)
 				return
 			}
-			u.setStatus(u.tr.T("goal.added", j.ID))
+			u.setStatus(u.tr.T("goal.added", jobNumber(j)))
 		})
 	}()
 }

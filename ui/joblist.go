@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -48,7 +47,11 @@ func newJobRow(u *UI) *jobRow {
 			u.confirmCancel(u.model.rows[i])
 		}
 	})
-	r.retry = widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), func() { u.retryJob(r.id) })
+	r.retry = widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), func() {
+		if i, ok := u.model.index[r.id]; ok {
+			u.retryJob(u.model.rows[i])
+		}
+	})
 	r.cancel.Importance = widget.LowImportance
 	r.retry.Importance = widget.LowImportance
 	text := container.New(&rowText{}, r.name, r.msg)
@@ -85,7 +88,7 @@ func (r *jobRow) set(j job.Job) {
 	r.badge.set(r.u.statusText(j.Status), statusColor(j.Status))
 	name := j.Name
 	if name == "" {
-		name = fmt.Sprintf("#%d", j.ID)
+		name = jobNumber(j)
 	}
 	if r.name.Text != name {
 		r.name.SetText(name)
@@ -108,7 +111,7 @@ func (r *jobRow) set(j job.Job) {
 // result's summary, else its status), never the last progress report, which is stale once the
 // job is done; a job under way shows the engine's latest message.
 func rowMessage(tr *translator, j job.Job) string {
-	line := fmt.Sprintf("#%d · %s", j.ID, j.CreatedAt.Local().Format("01/02 15:04"))
+	line := jobNumber(j) + " · " + j.CreatedAt.Local().Format("01/02 15:04")
 	if tail := rowTail(tr, j); tail != "" {
 		line += " · " + tail
 	}
@@ -375,61 +378,61 @@ func (u *UI) loadMore() {
 	}()
 }
 
-// cancelJob asks the app to cancel job id; the event stream then updates its row.
-func (u *UI) cancelJob(id int64) {
-	if id == 0 {
+// cancelJob asks the app to cancel job j; the event stream then updates its row.
+func (u *UI) cancelJob(j job.Job) {
+	if j.ID == 0 {
 		return
 	}
 	go func() {
 		ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
 		defer cancel()
-		err := u.app.Cancel(ctx, id)
+		err := u.app.Cancel(ctx, j.ID)
 		u.do(func() {
 			if err != nil {
 				u.showError(u.tr.T("error.cancel_title"), err)
 				return
 			}
-			u.setStatus(u.tr.T("status.cancelled", id))
+			u.setStatus(u.tr.T("status.cancelled", jobNumber(j)))
 		})
 	}()
 }
 
-// retryJob runs job id again (App.Retry: the same job, or for an AI job a new one linked to
+// retryJob runs job old again (App.Retry: the same job, or for an AI job a new one linked to
 // it).
-func (u *UI) retryJob(id int64) {
-	if id == 0 {
+func (u *UI) retryJob(old job.Job) {
+	if old.ID == 0 {
 		return
 	}
 	go func() {
 		ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
 		defer cancel()
-		j, err := u.app.Retry(ctx, id)
+		j, err := u.app.Retry(ctx, old.ID)
 		u.do(func() {
 			if err != nil {
 				u.showError(u.tr.T("error.retry_title"), err)
 				return
 			}
-			if j.ID != id {
-				u.setStatus(u.tr.T("status.retried_new", id, j.ID))
+			if j.ID != old.ID {
+				u.setStatus(u.tr.T("status.retried_new", jobNumber(old), jobNumber(j)))
 				return
 			}
-			u.setStatus(u.tr.T("status.retried", id))
+			u.setStatus(u.tr.T("status.retried", jobNumber(old)))
 		})
 	}()
 }
 
-// redriveJob continues failed workflow job id from the state that did not finish.
-func (u *UI) redriveJob(id int64) {
+// redriveJob continues failed workflow job j from the state that did not finish.
+func (u *UI) redriveJob(j job.Job) {
 	go func() {
 		ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
 		defer cancel()
-		_, err := u.app.Redrive(ctx, id)
+		_, err := u.app.Redrive(ctx, j.ID)
 		u.do(func() {
 			if err != nil {
 				u.showError(u.tr.T("error.retry_title"), err)
 				return
 			}
-			u.setStatus(u.tr.T("status.redriven", id))
+			u.setStatus(u.tr.T("status.redriven", jobNumber(j)))
 		})
 	}()
 }

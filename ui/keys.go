@@ -35,7 +35,7 @@ func (u *UI) setupKeys() {
 	})
 	c.AddShortcut(shortcutRetry, func(fyne.Shortcut) {
 		if j, ok := u.selectedJob(); ok && canRetry(j) {
-			u.retryJob(j.ID)
+			u.retryJob(j)
 		}
 	})
 	c.AddShortcut(shortcutSettings, func(fyne.Shortcut) { u.showSettings() })

@@ -122,7 +122,7 @@ func TestSearchAndFilters(t *testing.T) {
 	h.waitFor("one match", func() bool { return len(u.model.rows) == 1 && u.model.rows[0].ID == jobs[0].ID })
 	u.search.SetText("INVOICE")
 	h.waitFor("case-insensitive", func() bool { return len(u.model.rows) == 1 && u.model.rows[0].ID == jobs[2].ID })
-	u.search.SetText("#" + itoa64(jobs[1].ID))
+	u.search.SetText("#" + itoa64(jobs[1].Number))
 	h.waitFor("by number", func() bool { return len(u.model.rows) == 1 && u.model.rows[0].ID == jobs[1].ID })
 	u.search.SetText("")
 	h.waitFor("all again", func() bool { return len(u.model.rows) == 3 })

@@ -116,7 +116,7 @@ func (u *UI) notificationTitle(j job.Job) string {
 // notificationBody is the job's number and what became of it, as its row in the list says it
 // (the error, or the result's summary: never the last progress report, stale once it ended).
 func (u *UI) notificationBody(j job.Job) string {
-	return u.tr.T("notify.body", j.ID, rowTail(u.tr, j))
+	return u.tr.T("notify.body", jobNumber(j), rowTail(u.tr, j))
 }
 
 // setupTray puts JobDesk in the system tray where the desktop has one: the icon, a line with the

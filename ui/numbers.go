@@ -6,11 +6,22 @@ import (
 	"unicode"
 
 	"jobdesk/app"
+	"jobdesk/engine/job"
 )
 
 // groupInt writes n with a comma between groups of three digits (18,000,000), as the service's
 // result views write figures.
 func groupInt(n int64) string { return app.GroupDigits(n) }
+
+// jobNumber is how the window names job j: its number with digit groups ("#1,234"), the one
+// the command line takes as 1234 or #1234; a job a workflow made has no number and is named
+// as the command line takes it ("id:345").
+func jobNumber(j job.Job) string {
+	if j.Number > 0 {
+		return "#" + groupInt(j.Number)
+	}
+	return j.Ref()
+}
 
 // groupNumbers puts digit groups into the counts of an engine's message ("18000000 行" →
 // "18,000,000 行"). It leaves alone what is not a count: job numbers (#12345), dates and times

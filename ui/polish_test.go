@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -102,7 +103,7 @@ func TestDropSameFileAsksBeforeRerun(t *testing.T) {
 		t.Fatalf("a first drop asked %q", s)
 	}
 
-	question := fmt.Sprintf("report.csv は既に処理済みです（ジョブ %d・完了）。もう一度実行しますか？", id)
+	question := "report.csv は既に処理済みです（ジョブ #1・完了）。もう一度実行しますか？"
 	u.handleDrop(fyne.Position{}, fileURIs(path))
 	h.waitFor("the question", func() bool { return strings.Contains(dialogText(h), question) })
 	if n := len(topLevel(t, h.app)); n != 1 {
@@ -130,6 +131,17 @@ func TestDropSameFileAsksBeforeRerun(t *testing.T) {
 	if s := dialogText(h); s != "" {
 		t.Fatalf("running again asked again: %q", s)
 	}
+	// The first job's workflow made task jobs, whose ids come between: the list still numbers
+	// the two jobs a person started #1 and #2, and so does the detail.
+	first, _ := h.rowState(id)
+	second, _ := h.rowState(again.ID)
+	if again.ID <= id+1 || !strings.HasPrefix(first.message, "#1 · ") || !strings.HasPrefix(second.message, "#2 · ") {
+		t.Fatalf("rows of job ids %d and %d read %q and %q; want #1 and #2", id, again.ID, first.message, second.message)
+	}
+	u.showJob(again.ID)
+	h.waitFor("the second job's detail", func() bool {
+		return slices.Contains(labelTexts(u.detail.root), "#2")
+	})
 }
 
 // TestDropSeveralDuplicatesOneDialog drops a checksum file and seven CSVs, then a new checksum
@@ -151,9 +163,9 @@ func TestDropSeveralDuplicatesOneDialog(t *testing.T) {
 	if s := dialogText(h); s != "" {
 		t.Fatalf("a first drop asked %q", s)
 	}
-	byName := map[string]int64{}
+	byName := map[string]int64{} // numbers
 	for _, j := range u.model.rows {
-		byName[j.Name] = j.ID
+		byName[j.Name] = j.Number
 	}
 
 	// The same bytes as g.csv under another name and folder.
@@ -174,7 +186,7 @@ func TestDropSeveralDuplicatesOneDialog(t *testing.T) {
 		t.Fatalf("dialog %q", text)
 	}
 	for _, name := range []string{"a.csv", "b.csv", "c.csv", "d.csv", "e.csv"} {
-		if want := fmt.Sprintf("%s (job %d, Pending)", name, byName[name]); !strings.Contains(text, want) {
+		if want := fmt.Sprintf("%s (job #%d, Pending)", name, byName[name]); !strings.Contains(text, want) {
 			t.Fatalf("dialog %q lacks %q", text, want)
 		}
 	}

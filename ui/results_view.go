@@ -159,7 +159,10 @@ func resultFolder(j job.Job) string {
 func suggestedName(j job.Job, format string) string {
 	base := strings.TrimSuffix(filepath.Base(j.Name), filepath.Ext(j.Name))
 	if base == "" || base == "." {
-		base = fmt.Sprintf("job-%d", j.ID)
+		base = fmt.Sprintf("job-%d", j.Number) // the number people know it by
+		if j.Number == 0 {
+			base = fmt.Sprintf("job-id%d", j.ID)
+		}
 	}
 	switch format {
 	case "csv":

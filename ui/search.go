@@ -44,7 +44,7 @@ func (q listQuery) matches(j job.Job) bool {
 		return false
 	}
 	if t := strings.TrimSpace(q.text); t != "" {
-		if n, err := strconv.ParseInt(strings.TrimPrefix(t, "#"), 10, 64); err == nil && n == j.ID {
+		if n, err := strconv.ParseInt(strings.ReplaceAll(strings.TrimPrefix(t, "#"), ",", ""), 10, 64); err == nil && n > 0 && n == j.Number {
 			return true
 		}
 		return strings.Contains(strings.ToLower(j.Name), strings.ToLower(t))

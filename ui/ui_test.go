@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -329,12 +328,12 @@ func TestRetryOfAnAIJobStartsALinkedJob(t *testing.T) {
 	}
 	srv.SetScript(nil)
 	test.Tap(h.row(old.ID).retry)
-	var newID int64
+	var newID, newNumber int64
 	h.waitFor("a new job retrying the failed one", func() bool {
 		jobs, _ := h.app.List(ctx, app.ListFilter{})
 		for _, j := range jobs {
 			if j.RetryOf == old.ID {
-				newID = j.ID
+				newID, newNumber = j.ID, j.Number
 			}
 		}
 		return newID != 0
@@ -343,7 +342,7 @@ func TestRetryOfAnAIJobStartsALinkedJob(t *testing.T) {
 	if got, _ := h.app.Get(ctx, old.ID); got.Status != job.Failed || got.Attempts != 1 {
 		t.Fatalf("the old job is %s after %d attempts; it must stay FAILED", got.Status, got.Attempts)
 	}
-	if want := fmt.Sprintf("Job #%d runs again as new job #%d.", old.ID, newID); !strings.HasSuffix(u.status.Text, want) {
+	if want := "Job #1 runs again as new job #2."; old.Number != 1 || newNumber != 2 || !strings.HasSuffix(u.status.Text, want) {
 		t.Errorf("status %q, want %q", u.status.Text, want)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -258,17 +259,17 @@ func (f *Family) SubmitGenerationOn(ctx context.Context, target, typ string, in 
 func (f *Family) RetryGeneration(ctx context.Context, id int64) (job.Job, error) {
 	old, err := f.host.Queue.Get(ctx, id)
 	if err != nil {
-		return job.Job{}, job.Errorf(job.E014, "there is no job %d", id).WithJa(fmt.Sprintf("ジョブ %d は存在しません。", id))
+		return job.Job{}, err
 	}
 	if !old.Status.Final() {
-		return job.Job{}, job.Errorf(job.E014, "job %d is still %s", id, old.Status).WithJa(fmt.Sprintf("ジョブ %d はまだ終わっていません（%s）。", id, old.Status))
+		return job.Job{}, job.Errorf(job.E014, "job %s is still %s", old.Ref(), old.Status).WithJa(fmt.Sprintf("ジョブ %s はまだ終わっていません（%s）。", old.Ref(), old.Status))
 	}
 	known := false
 	for _, t := range aijob.Types {
 		known = known || t == old.Type
 	}
 	if !known {
-		return job.Job{}, job.Errorf(job.E014, "job %d is not an AI job", id).WithJa("AI のジョブではありません。")
+		return job.Job{}, job.Errorf(job.E014, "job %s is not an AI job", old.Ref()).WithJa(fmt.Sprintf("ジョブ %s は AI のジョブではありません。", old.Ref()))
 	}
 	j, _, err := f.host.Queue.Enqueue(ctx, queue.Params{Type: old.Type, Name: old.Name, Input: old.Input, RetryOf: old.ID, Priority: old.Priority, Target: old.Target})
 	return j, err
@@ -293,23 +294,23 @@ func (f *Family) SubmitEligibilityOn(ctx context.Context, target, arg string) (j
 	return j, err
 }
 
-// eligibilitySource resolves `extract-eligibility JOB_ID|FILE` to a Markdown file: a conversion
-// job's Markdown output, or the file itself.
+// eligibilitySource resolves `extract-eligibility JOB|FILE` to a Markdown file: the Markdown
+// output of the conversion job with that number (12 or #12, as the window and `jobdesk ls` show
+// it), or the file itself.
 func (f *Family) eligibilitySource(ctx context.Context, arg string) (aijob.FileInput, error) {
-	var id int64
-	if _, err := fmt.Sscan(arg, &id); err == nil && id > 0 && !strings.ContainsAny(arg, "./\\") {
-		j, err := f.host.Queue.Get(ctx, id)
+	if n, err := strconv.ParseInt(strings.TrimPrefix(arg, "#"), 10, 64); err == nil && n > 0 {
+		j, err := f.host.Queue.GetByNumber(ctx, n)
 		if err != nil {
-			return aijob.FileInput{}, job.Errorf(job.E014, "there is no job %d", id).WithJa(fmt.Sprintf("ジョブ %d は存在しません。", id))
+			return aijob.FileInput{}, err
 		}
 		var res struct {
 			OutputPath string `json:"output_path"`
 		}
 		if len(j.Result) == 0 || json.Unmarshal(j.Result, &res) != nil || res.OutputPath == "" {
-			return aijob.FileInput{}, job.Errorf(job.E014, "job %d has no converted document (convert the file first)", id).
-				WithJa("このジョブには変換済みの文書がありません。先に文書を変換してください。")
+			return aijob.FileInput{}, job.Errorf(job.E014, "job %s has no converted document (convert the file first)", j.Ref()).
+				WithJa(fmt.Sprintf("ジョブ %s には変換済みの文書がありません。先に文書を変換してください。", j.Ref()))
 		}
-		return aijob.FileInput{Path: res.OutputPath, SourceJobID: id}, nil
+		return aijob.FileInput{Path: res.OutputPath, SourceJobID: j.ID}, nil
 	}
 	abs, err := filepath.Abs(arg)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"jobdesk/app"
@@ -17,10 +18,10 @@ import (
 
 // The AI family's subcommands.
 var (
-	generateCommand = Command{"generate", "generate subgoals|actions|tasks (--goal ID | --title T [--description D] [--deadline YYYY-MM-DD]) [--target device|cloud|auto] [--wait] [--json] | generate retry ID",
+	generateCommand = Command{"generate", "generate subgoals|actions|tasks (--goal ID | --title T [--description D] [--deadline YYYY-MM-DD]) [--target device|cloud|auto] [--wait] [--json] | generate retry JOB",
 		"generate a goal's 8 sub-goals, their 8 actions each, or the actions' tasks with the AI model", (*CLI).cmdGenerate}
 	captionCommand     = Command{"caption", "caption IMAGE [--target device|cloud|auto] [--wait] [--json]", "describe a PNG or JPEG image in Japanese with a vision-capable model", (*CLI).cmdCaption}
-	eligibilityCommand = Command{"extract-eligibility", "extract-eligibility JOB_ID|FILE [--target device|cloud|auto] [--wait] [--json]", "extract the eligibility JSON from a converted document (a conversion job or a Markdown file)", (*CLI).cmdExtractEligibility}
+	eligibilityCommand = Command{"extract-eligibility", "extract-eligibility JOB|FILE [--target device|cloud|auto] [--wait] [--json]", "extract the eligibility JSON from a converted document (a conversion job's number or a Markdown file)", (*CLI).cmdExtractEligibility}
 	goalsCommand       = Command{"goals", "goals show ID [--json] | goals ls [--json]", "show a goal's 9×9 chart (sub-goals, actions) and its tasks", (*CLI).cmdGoals}
 )
 
@@ -82,19 +83,15 @@ func (c *CLI) cmdGenerate(args []string) int {
 	}
 	apply()
 	if what == "retry" {
-		id, ok := c.JobID(pos)
-		if !ok {
-			return ExitUsage
-		}
-		a, ok := c.Open()
-		if !ok {
-			return ExitFailed
+		a, old, code := c.openJob(pos)
+		if a == nil {
+			return code
 		}
 		ai, ok := c.ai(a)
 		if !ok {
 			return ExitFailed
 		}
-		return c.submitAndMaybeWait(a, func(ctx context.Context) (job.Job, error) { return ai.RetryGeneration(ctx, id) }, *wait, *asJSON)
+		return c.submitAndMaybeWait(a, func(ctx context.Context) (job.Job, error) { return ai.RetryGeneration(ctx, old.ID) }, *wait, *asJSON)
 	}
 	typ, ok := types[what]
 	if !ok || len(pos) > 0 {
@@ -133,7 +130,7 @@ func (c *CLI) cmdCaption(args []string) int {
 }
 
 func (c *CLI) cmdExtractEligibility(args []string) int {
-	return c.oneInputAIJob("extract-eligibility", "name one conversion job id or Markdown file", args,
+	return c.oneInputAIJob("extract-eligibility", "name one conversion job (its number) or Markdown file", args,
 		func(ctx context.Context, a *app.App, arg, target string) (job.Job, error) {
 			ai, ok := app.FamilyOf[*aifamily.Family](a)
 			if !ok {
@@ -210,7 +207,7 @@ func (c *CLI) cmdGoals(args []string) int {
 		}
 		return ExitOK
 	}
-	id, ok := c.JobID(pos)
+	id, ok := c.goalID(pos)
 	if !ok {
 		return ExitUsage
 	}
@@ -226,6 +223,22 @@ func (c *CLI) cmdGoals(args []string) int {
 	}
 	g.WriteChart(c.Stdout, *cell)
 	return ExitOK
+}
+
+// goalID parses the single goal id in args (as goals ls prints it), printing a usage error
+// when there is none.
+func (c *CLI) goalID(args []string) (int64, bool) {
+	if len(args) != 1 {
+		c.Usage("name one goal id", "目標の ID を 1 つ指定してください。")
+		return 0, false
+	}
+	id, err := strconv.ParseInt(args[0], 10, 64)
+	if err != nil || id <= 0 {
+		c.Usage(fmt.Sprintf("%q is not a goal id (a number such as 3, as goals ls prints it)", args[0]),
+			fmt.Sprintf("%q は目標の ID ではありません（goals ls が表示する 3 のような数字です）。", args[0]))
+		return 0, false
+	}
+	return id, true
 }
 
 // errNoAI refuses an AI command in a build without the AI family.

@@ -217,7 +217,7 @@ func TestAIBadRequestFailsAtOnceAndRetryLinksANewJob(t *testing.T) {
 	assertGoalFailed(t, a, j, "E007")
 	a.Close()
 	srv.SetScript(nil)
-	code, out, errOut := runCLI(t, "--data-dir", dir, "generate", "retry", itoa(j.ID), "--wait", "--json")
+	code, out, errOut := runCLI(t, "--data-dir", dir, "generate", "retry", itoa(j.Number), "--wait", "--json")
 	if code != ExitOK {
 		t.Fatalf("exit %d %s %s", code, out, errOut)
 	}
@@ -292,7 +292,7 @@ func TestAIExtractEligibilityFromFile(t *testing.T) {
 		t.Fatalf("convert: exit %d %s %s", code, out, errOut)
 	}
 	conv := decodeJob(t, out)
-	code, out, errOut = runCLI(t, "--data-dir", dir, "extract-eligibility", itoa(conv.ID), "--wait", "--json")
+	code, out, errOut = runCLI(t, "--data-dir", dir, "extract-eligibility", itoa(conv.Number), "--wait", "--json")
 	if code != ExitOK {
 		t.Fatalf("exit %d %s %s", code, out, errOut)
 	}
@@ -621,8 +621,8 @@ func TestAIRetryCommandStartsALinkedJob(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, out)
 	}
 	srv.SetScript(nil)
-	code, out, errOut := runCLI(t, "--data-dir", dir, "retry", itoa(old.ID))
-	if code != ExitOK || !strings.Contains(out, "a new job retrying job "+itoa(old.ID)) {
+	code, out, errOut := runCLI(t, "--data-dir", dir, "retry", itoa(old.Number))
+	if code != ExitOK || !strings.Contains(out, "a new job retrying job #"+itoa(old.Number)) {
 		t.Fatalf("exit %d %q %q", code, out, errOut)
 	}
 	a, ctx := openTestApp(t, dir)

@@ -54,12 +54,12 @@ func commands() []Command {
 	return []Command{
 		{"run", "run [--type T] [--target device|cloud|auto] [--wait] [--json] [--force] FILE...", "submit one job per file; --wait shows progress and waits", (*CLI).cmdRun},
 		{"ls", "ls [--status S] [--type T] [--limit N] [--all] [--json]", "list jobs, newest first", (*CLI).cmdLs},
-		{"show", "show ID [--json] [--history]", "show one job (and its history)", (*CLI).cmdShow},
-		{"cancel", "cancel ID", "cancel a job (a running one stops within a second)", (*CLI).cmdCancel},
-		{"retry", "retry ID", "run a failed, timed-out, cancelled or partial job again (an AI job: as a new job linked to it)", (*CLI).cmdRetry},
-		{"redrive", "redrive ID", "continue a failed, timed-out or cancelled workflow job from the state that failed (what succeeded is not run again), on the device or in the cloud", (*CLI).cmdRedrive},
+		{"show", "show JOB [--json] [--history]", "show one job (and its history)", (*CLI).cmdShow},
+		{"cancel", "cancel JOB", "cancel a job (a running one stops within a second)", (*CLI).cmdCancel},
+		{"retry", "retry JOB", "run a failed, timed-out, cancelled or partial job again (an AI job: as a new job linked to it)", (*CLI).cmdRetry},
+		{"redrive", "redrive JOB", "continue a failed, timed-out or cancelled workflow job from the state that failed (what succeeded is not run again), on the device or in the cloud", (*CLI).cmdRedrive},
 		{"worker", "worker", "run the engine without a window until SIGINT/SIGTERM", (*CLI).cmdWorker},
-		{"export", "export ID --format F -o FILE", "write a finished job's result file (csv, xlsx, md) elsewhere", (*CLI).cmdExport},
+		{"export", "export JOB --format F -o FILE", "write a finished job's result file (csv, xlsx, md) elsewhere", (*CLI).cmdExport},
 		csvCommand, convertCommand,
 		generateCommand, captionCommand, eligibilityCommand, goalsCommand,
 		flowCommand, serveCommand, cloudCommand, doctorCommand,
@@ -74,6 +74,8 @@ func Usage(w io.Writer) {
 	for _, c := range commands() { // the usage, then what it does, so long usages need no padding
 		fmt.Fprintf(w, "  %s\n      %s\n", c.Usage, c.Help)
 	}
+	fmt.Fprintln(w, "\nJOB is a job's number as ls and the window show it (12 or #12); a job a workflow made, which has")
+	fmt.Fprintln(w, "no number (ls --all lists it), is named id:N.")
 	fmt.Fprintln(w, "\nGlobal: --data-dir DIR (or JOBDESK_DATA_DIR) chooses the data folder.")
 	fmt.Fprintln(w, "Exit codes: 0 all succeeded, 1 a job failed/timed out/was cancelled, 3 partial, 2 usage error.")
 }
@@ -222,8 +224,8 @@ func (c *CLI) cmdRun(args []string) int {
 	}
 	for _, j := range jobs {
 		if !*force && j.CreatedAt.Before(start.Truncate(time.Millisecond)) {
-			fmt.Fprintf(c.Stderr, "jobdesk: %s was already submitted as job %d (%s); add --force to run it again\n", j.Name, j.ID, j.Status)
-			fmt.Fprintf(c.Stderr, "         %s はジョブ %d として登録済みです（%s）。もう一度実行するには --force を付けてください。\n", j.Name, j.ID, j.Status)
+			fmt.Fprintf(c.Stderr, "jobdesk: %s was already submitted as job %s (%s); add --force to run it again\n", j.Name, j.Ref(), j.Status)
+			fmt.Fprintf(c.Stderr, "         %s はジョブ %s として登録済みです（%s）。もう一度実行するには --force を付けてください。\n", j.Name, j.Ref(), j.Status)
 		}
 	}
 	if *wait {
@@ -347,7 +349,7 @@ func (c *CLI) drawProgress(jobs []job.Job, tty bool, printed printedLines) {
 		if j.Status == job.Running && int(j.Progress)%25 != 0 {
 			continue
 		}
-		line := fmt.Sprintf("job %d %s %s %.0f%%", j.ID, j.Name, j.Status, j.Progress)
+		line := fmt.Sprintf("job %s %s %s %.0f%%", j.Ref(), j.Name, j.Status, j.Progress)
 		if msg := strings.TrimSpace(j.Message); msg != "" {
 			line += " · " + msg
 		}
@@ -381,13 +383,13 @@ func (c *CLI) PrintJobs(jobs []job.Job, asJSON bool) {
 		return
 	}
 	tw := newTable(c.Stdout)
-	fmt.Fprintln(tw, "ID\tTYPE\tSTATUS\tPROGRESS\tNAME\tUPDATED\tMESSAGE")
+	fmt.Fprintln(tw, "JOB\tTYPE\tSTATUS\tPROGRESS\tNAME\tUPDATED\tMESSAGE")
 	for _, j := range jobs {
 		msg := j.Message
 		if j.Error != nil {
 			msg = string(j.Error.Code) + ": " + j.Error.Message
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.0f%%\t%s\t%s\t%s\n", j.ID, j.Type, j.Status, j.Progress, j.Name,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f%%\t%s\t%s\t%s\n", jobRef(j), j.Type, j.Status, j.Progress, j.Name,
 			j.UpdatedAt.Local().Format("2006-01-02 15:04:05"), msg)
 	}
 	tw.Flush()
@@ -421,18 +423,52 @@ func (c *CLI) cmdLs(args []string) int {
 	return ExitOK
 }
 
-// JobID parses the single job id in args, printing a usage error when there is none.
-func (c *CLI) JobID(args []string) (int64, bool) {
+// jobRef is how the command line prints a job for a person to name it again: its number (12),
+// or id:345 for a job with a parent, which has no number (ls --all lists those).
+func jobRef(j job.Job) string {
+	if j.Number > 0 {
+		return strconv.FormatInt(j.Number, 10)
+	}
+	return j.Ref()
+}
+
+// parseJobRef reads a job as a person names it: its number (12 or #12), or id:345 (the form
+// jobRef prints for a job without a number). ok is false when s is neither.
+func parseJobRef(s string) (number, id int64, ok bool) {
+	s = strings.TrimSpace(s)
+	if rest, isID := strings.CutPrefix(s, "id:"); isID {
+		id, err := strconv.ParseInt(rest, 10, 64)
+		return 0, id, err == nil && id > 0
+	}
+	n, err := strconv.ParseInt(strings.TrimPrefix(s, "#"), 10, 64)
+	return n, 0, err == nil && n > 0
+}
+
+// JobArg checks that args hold one job as parseJobRef reads it and returns it, printing a
+// usage error when they do not.
+func (c *CLI) JobArg(args []string) (string, bool) {
 	if len(args) != 1 {
-		c.Usage("name one job id", "ジョブ番号を 1 つ指定してください。")
-		return 0, false
+		c.Usage("name one job (its number, such as 12)", "ジョブを 1 つ（12 のような番号で）指定してください。")
+		return "", false
 	}
-	id, err := strconv.ParseInt(args[0], 10, 64)
-	if err != nil || id <= 0 {
-		c.Usage(fmt.Sprintf("%q is not a job id (a number such as 12)", args[0]), fmt.Sprintf("%q はジョブ番号ではありません（12 のような数字です）。", args[0]))
-		return 0, false
+	if _, _, ok := parseJobRef(args[0]); !ok {
+		c.Usage(fmt.Sprintf("%q is not a job number (a number such as 12, or id:345 for a job a workflow made)", args[0]),
+			fmt.Sprintf("%q はジョブ番号ではありません（12 のような数字、ワークフローが作ったジョブは id:345 の形です）。", args[0]))
+		return "", false
 	}
-	return id, true
+	return args[0], true
+}
+
+// FindJob returns the job ref names (a number, or id:N; see parseJobRef), through the App.
+func FindJob(ctx context.Context, a *app.App, ref string) (job.Job, error) {
+	number, id, ok := parseJobRef(ref)
+	switch {
+	case !ok:
+		return job.Job{}, job.Errorf(job.E014, "%q is not a job number", ref).WithJa(fmt.Sprintf("%q はジョブ番号ではありません。", ref))
+	case number > 0:
+		return a.JobByNumber(ctx, number)
+	}
+	return a.Get(ctx, id)
 }
 
 func (c *CLI) cmdShow(args []string) int {
@@ -444,19 +480,12 @@ func (c *CLI) cmdShow(args []string) int {
 	if err != nil {
 		return ExitUsage
 	}
-	id, ok := c.JobID(pos)
-	if !ok {
-		return ExitUsage
-	}
-	a, ok := c.Open()
-	if !ok {
-		return ExitFailed
+	a, j, code := c.openJob(pos)
+	if a == nil {
+		return code
 	}
 	ctx := context.Background()
-	j, err := a.Get(ctx, id)
-	if err != nil {
-		return c.Fail(err)
-	}
+	id := j.ID
 	var events []job.Event
 	if *history {
 		if events, err = a.History(ctx, id); err != nil {
@@ -493,7 +522,7 @@ func (c *CLI) cmdShow(args []string) int {
 	}
 	tw := newTable(c.Stdout)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
-	row("ID", strconv.FormatInt(j.ID, 10))
+	row("Job", j.Ref())
 	row("Name", j.Name)
 	row("Type", j.Type)
 	row("Status", string(j.Status))
@@ -513,7 +542,11 @@ func (c *CLI) cmdShow(args []string) int {
 		row("Completed", j.CompletedAt.Local().Format(time.RFC3339))
 	}
 	if j.ParentID != 0 {
-		row("Parent", strconv.FormatInt(j.ParentID, 10))
+		parent := job.Ref(j.ParentID, 0)
+		if p, err := a.Get(ctx, j.ParentID); err == nil {
+			parent = p.Ref()
+		}
+		row("Parent", parent)
 	}
 	row("Input", string(j.Input))
 	if len(j.Result) > 0 {
@@ -541,58 +574,62 @@ func (c *CLI) cmdShow(args []string) int {
 }
 
 func (c *CLI) cmdCancel(args []string) int {
-	a, id, code := c.openJob(args)
+	a, j, code := c.openJob(args)
 	if a == nil {
 		return code
 	}
 	ctx := context.Background()
-	if err := a.Cancel(ctx, id); err != nil {
+	if err := a.Cancel(ctx, j.ID); err != nil {
 		return c.Fail(err)
 	}
-	if j, err := a.Get(ctx, id); err == nil && j.Status.Final() {
-		fmt.Fprintf(c.Stdout, "job %d: %s\n", id, j.Status)
+	if now, err := a.Get(ctx, j.ID); err == nil && now.Status.Final() {
+		fmt.Fprintf(c.Stdout, "job %s: %s\n", j.Ref(), now.Status)
 	} else {
-		fmt.Fprintf(c.Stdout, "job %d: cancel requested; it stops within a second (or when an engine next starts)\n", id)
+		fmt.Fprintf(c.Stdout, "job %s: cancel requested; it stops within a second (or when an engine next starts)\n", j.Ref())
 	}
 	return ExitOK
 }
 
 func (c *CLI) cmdRetry(args []string) int {
-	a, id, code := c.openJob(args)
+	a, old, code := c.openJob(args)
 	if a == nil {
 		return code
 	}
-	j, err := a.Retry(context.Background(), id)
+	j, err := a.Retry(context.Background(), old.ID)
 	if err != nil {
 		return c.Fail(err)
 	}
-	if j.ID != id {
-		fmt.Fprintf(c.Stdout, "job %d: %s (a new job retrying job %d)\n", j.ID, j.Status, id)
+	if j.ID != old.ID {
+		fmt.Fprintf(c.Stdout, "job %s: %s (a new job retrying job %s)\n", j.Ref(), j.Status, old.Ref())
 		return ExitOK
 	}
-	fmt.Fprintf(c.Stdout, "job %d: %s\n", j.ID, j.Status)
+	fmt.Fprintf(c.Stdout, "job %s: %s\n", j.Ref(), j.Status)
 	return ExitOK
 }
 
 func (c *CLI) cmdRedrive(args []string) int {
-	a, id, code := c.openJob(args)
+	a, j, code := c.openJob(args)
 	if a == nil {
 		return code
 	}
-	return redrive(c, a, strconv.FormatInt(id, 10))
+	return redriveJob(c, a, j)
 }
 
-// openJob reads the job id of a command that acts on one job and opens the App; a is nil when
-// it has printed why not, and code is then the exit code.
-func (c *CLI) openJob(args []string) (a *app.App, id int64, code int) {
-	id, ok := c.JobID(args)
+// openJob reads the job a command acts on (JobArg), opens the App and finds the job; a is nil
+// when it has printed why not, and code is then the exit code.
+func (c *CLI) openJob(args []string) (a *app.App, j job.Job, code int) {
+	ref, ok := c.JobArg(args)
 	if !ok {
-		return nil, 0, ExitUsage
+		return nil, j, ExitUsage
 	}
 	if a, ok = c.Open(); !ok {
-		return nil, 0, ExitFailed
+		return nil, j, ExitFailed
 	}
-	return a, id, ExitOK
+	j, err := FindJob(context.Background(), a, ref)
+	if err != nil {
+		return nil, j, c.Fail(err)
+	}
+	return a, j, ExitOK
 }
 
 func (c *CLI) cmdWorker(args []string) int {
@@ -629,7 +666,7 @@ func (c *CLI) cmdExport(args []string) int {
 	if err != nil {
 		return ExitUsage
 	}
-	id, ok := c.JobID(pos)
+	ref, ok := c.JobArg(pos)
 	if !ok {
 		return ExitUsage
 	}
@@ -643,10 +680,15 @@ func (c *CLI) cmdExport(args []string) int {
 	if !ok {
 		return ExitFailed
 	}
-	if err := a.Export(context.Background(), id, *format, *out); err != nil {
+	ctx := context.Background()
+	j, err := FindJob(ctx, a, ref)
+	if err != nil {
 		return c.Fail(err)
 	}
-	fmt.Fprintf(c.Stdout, "job %d: wrote %s\n", id, *out)
+	if err := a.Export(ctx, j.ID, *format, *out); err != nil {
+		return c.Fail(err)
+	}
+	fmt.Fprintf(c.Stdout, "job %s: wrote %s\n", j.Ref(), *out)
 	return ExitOK
 }
 

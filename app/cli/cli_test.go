@@ -33,7 +33,7 @@ func TestCLIRunWaitJSONAndShow(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &j); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	for _, k := range []string{"id", "type", "name", "status", "progress", "message", "target", "attempts",
+	for _, k := range []string{"id", "number", "type", "name", "status", "progress", "message", "target", "attempts",
 		"max_attempts", "input", "result", "error", "parent_id", "created_at", "started_at", "updated_at", "completed_at"} {
 		if _, ok := j[k]; !ok {
 			t.Errorf("--json output lacks %q", k)
@@ -42,18 +42,24 @@ func TestCLIRunWaitJSONAndShow(t *testing.T) {
 	if j["status"] != "SUCCEEDED" || j["name"] != "売上データ.bin" || j["progress"].(float64) != 100 {
 		t.Fatalf("%v", j)
 	}
-	id := int64(j["id"].(float64))
-	code, out, _ = runCLI(t, "--data-dir", dir, "show", "--history", itoa(id))
-	if code != 0 || !strings.Contains(out, "SUCCEEDED") || !strings.Contains(out, "TaskStarted") || !strings.Contains(out, "sha256") {
+	if j["number"] != 1.0 {
+		t.Fatalf("the first job's number: %v, want 1", j["number"])
+	}
+	code, out, _ = runCLI(t, "--data-dir", dir, "show", "--history", "1")
+	if code != 0 || !strings.Contains(out, "SUCCEEDED") || !strings.Contains(out, "TaskStarted") || !strings.Contains(out, "sha256") ||
+		!strings.Contains(out, "#1") {
 		t.Fatalf("show: %d\n%s", code, out)
+	}
+	if code, again, _ := runCLI(t, "--data-dir", dir, "show", "--history", "#1"); code != 0 || again != out {
+		t.Fatalf("show #1: %d\n%s", code, again)
 	}
 	code, out, _ = runCLI(t, "ls", "--json", "--status", "succeeded", "--data-dir="+dir)
 	if code != 0 || strings.Count(out, "\n") != 1 {
 		t.Fatalf("ls: %d %q", code, out)
 	}
 	// Retrying a succeeded job is refused with a clear message.
-	code, _, errOut = runCLI(t, "--data-dir", dir, "retry", itoa(id))
-	if code != ExitUsage || !strings.Contains(errOut, "E014") || !strings.Contains(errOut, "再実行") {
+	code, _, errOut = runCLI(t, "--data-dir", dir, "retry", "1")
+	if code != ExitUsage || !strings.Contains(errOut, "E014") || !strings.Contains(errOut, "再実行") || !strings.Contains(errOut, "job #1 is SUCCEEDED") {
 		t.Fatalf("retry: %d %s", code, errOut)
 	}
 }
@@ -68,8 +74,9 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"run"}, ExitUsage, "name at least one file"},
 		{[]string{"run", filepath.Join(dir, "nope.csv")}, ExitUsage, "見つからない"},
 		{[]string{"run", "--type", "nosuch", os.Args[0]}, ExitUsage, "unknown job type"},
-		{[]string{"show", "abc"}, ExitUsage, "not a job id"},
-		{[]string{"show", "42"}, ExitUsage, "E014"},
+		{[]string{"show", "abc"}, ExitUsage, "not a job number"},
+		{[]string{"show", "42"}, ExitUsage, "there is no job #42"},
+		{[]string{"show", "id:42"}, ExitUsage, "there is no job with id 42"},
 		{[]string{"cancel", "42"}, ExitUsage, "E014"},
 		{[]string{"ls", "--status", "DONE"}, ExitUsage, "unknown status"},
 		{[]string{"frobnicate"}, ExitUsage, "unknown command"},
@@ -124,7 +131,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // turn.
 func TestWaitLinesWithoutTerminal(t *testing.T) {
 	j := func(st job.Status, pct float64, msg string) []job.Job {
-		return []job.Job{{ID: 2, Name: "目標", Status: st, Progress: pct, Message: msg}}
+		return []job.Job{{ID: 7, Number: 2, Name: "目標", Status: st, Progress: pct, Message: msg}}
 	}
 	steps := [][]job.Job{
 		j(job.Pending, 0, ""),
@@ -145,12 +152,12 @@ func TestWaitLinesWithoutTerminal(t *testing.T) {
 		c.drawProgress(s, false, printed)
 	}
 	want := strings.Join([]string{
-		"job 2 目標 PENDING 0%",
-		"job 2 目標 PENDING 0% · AI provider offline",
-		"job 2 目標 RUNNING 0% · AI provider offline",
-		"job 2 目標 RUNNING 0% · starting the subgoal-generation workflow",
-		"job 2 目標 RUNNING 50% · Sub-goals generated; saving",
-		"job 2 目標 SUCCEEDED 100% · 8 sub-goals generated for goal 1",
+		"job #2 目標 PENDING 0%",
+		"job #2 目標 PENDING 0% · AI provider offline",
+		"job #2 目標 RUNNING 0% · AI provider offline",
+		"job #2 目標 RUNNING 0% · starting the subgoal-generation workflow",
+		"job #2 目標 RUNNING 50% · Sub-goals generated; saving",
+		"job #2 目標 SUCCEEDED 100% · 8 sub-goals generated for goal 1",
 	}, "\n") + "\n"
 	if errb.String() != want {
 		t.Fatalf("lines:\n%s\nwant:\n%s", errb.String(), want)

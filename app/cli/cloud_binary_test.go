@@ -143,7 +143,7 @@ func TestCloudRunsOfTheBuiltBinaryMatchTheDevice(t *testing.T) {
 			if g, w := readFile(t, cs.ErrorsCSV), readFile(t, ds.ErrorsCSV); g != w || g == "" || !strings.HasPrefix(cs.ErrorsCSV, cloudUser) {
 				t.Fatalf("errors.csv differ (%s):\n%s\n%s", cs.ErrorsCSV, g, w)
 			}
-			if g, w := exported(t, bin, cloudUser, cloud.ID, userEnv), exported(t, bin, deviceUser, device.ID, userEnv); g != w || g == "" {
+			if g, w := exported(t, bin, cloudUser, cloud.Number, userEnv), exported(t, bin, deviceUser, device.Number, userEnv); g != w || g == "" {
 				t.Fatalf("jobdesk export differs:\n%.300s\n%.300s", g, w)
 			}
 			if g, w := csvUsers(t, cloudUser), csvUsers(t, deviceUser); g != w || g == "" {
@@ -225,11 +225,11 @@ func csvUsers(t *testing.T, dir string) string {
 	return string(out)
 }
 
-// exported is the job's errors file as `jobdesk export` writes it.
-func exported(t *testing.T, bin, dir string, id int64, env []string) string {
+// exported is the errors file of the job with number n as `jobdesk export` writes it.
+func exported(t *testing.T, bin, dir string, n int64, env []string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "errors.csv")
-	cmd := exec.Command(bin, "--data-dir", dir, "export", fmt.Sprint(id), "--format", "csv", "-o", dst)
+	cmd := exec.Command(bin, "--data-dir", dir, "export", fmt.Sprint(n), "--format", "csv", "-o", dst)
 	cmd.Env = env
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("jobdesk export: %v\n%s", err, out)

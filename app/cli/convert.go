@@ -58,7 +58,7 @@ func (c *CLI) cmdConvert(args []string) int {
 	enc.SetEscapeHTML(false)
 	tw := newTable(c.Stdout)
 	if !*asJSON {
-		fmt.Fprintln(tw, "ID\tSTATUS\tPAGES\tCHARS\tMETHOD\tCACHED\tNAME\tMARKDOWN / REASON")
+		fmt.Fprintln(tw, "JOB\tSTATUS\tPAGES\tCHARS\tMETHOD\tCACHED\tNAME\tMARKDOWN / REASON")
 	}
 	for _, j := range jobs {
 		var res docjob.Result
@@ -77,10 +77,11 @@ func (c *CLI) cmdConvert(args []string) int {
 			}
 			enc.Encode(struct {
 				ID     int64  `json:"id"`
+				Number int64  `json:"number"`
 				Status string `json:"status"`
 				docjob.Result
 				Error *job.Error `json:"error,omitempty"`
-			}{j.ID, string(j.Status), res, j.Error})
+			}{j.ID, j.Number, string(j.Status), res, j.Error})
 			continue
 		}
 		last := res.OutputPath
@@ -90,7 +91,7 @@ func (c *CLI) cmdConvert(args []string) int {
 		if j.Error != nil {
 			last = string(j.Error.Code) + ": " + j.Error.Message
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%t\t%s\t%s\n", j.ID, j.Status, res.PageCount, res.TextLength, res.Method, res.Cached, j.Name, last)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%t\t%s\t%s\n", jobRef(j), j.Status, res.PageCount, res.TextLength, res.Method, res.Cached, j.Name, last)
 	}
 	tw.Flush()
 	return ExitCode(jobs)

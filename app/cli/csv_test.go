@@ -109,6 +109,7 @@ func csvTable(t *testing.T, dataDir string) map[string][2]int64 {
 // csvJob is what `run --json` prints for a CSV job.
 type csvJob struct {
 	ID     int64           `json:"id"`
+	Number int64           `json:"number"`
 	Type   string          `json:"type"`
 	Status string          `json:"status"`
 	Result json.RawMessage `json:"result"`
@@ -239,7 +240,7 @@ func TestCSVToleranceExitCodes(t *testing.T) {
 				t.Fatalf("a failed job wrote %d users", len(got))
 			}
 			// Even a failed job leaves its errors file for export.
-			code, _, errOut = csvMain(t, "--data-dir", dataDir, "export", fmt.Sprint(j.ID), "--format", "csv", "-o", filepath.Join(t.TempDir(), "e.csv"))
+			code, _, errOut = csvMain(t, "--data-dir", dataDir, "export", fmt.Sprint(j.Number), "--format", "csv", "-o", filepath.Join(t.TempDir(), "e.csv"))
 			if code != ExitOK {
 				t.Fatalf("export: %d %s", code, errOut)
 			}
@@ -280,10 +281,10 @@ func TestCSVDuplicateFileAndForce(t *testing.T) {
 	other := writeFile(t, t.TempDir(), "other.csv", []byte(strings.Replace(text, "U00001", "U00099", 1)))
 	code, out, _ = csvMain(t, "--data-dir", dataDir, "run", "--json", other) // queued, no engine yet
 	queued, _ := parseJob(t, out)
-	if code, _, errOut = csvMain(t, "--data-dir", dataDir, "cancel", fmt.Sprint(queued.ID)); code != ExitOK {
+	if code, _, errOut = csvMain(t, "--data-dir", dataDir, "cancel", fmt.Sprint(queued.Number)); code != ExitOK {
 		t.Fatalf("cancel: %d %s", code, errOut)
 	}
-	if code, _, errOut = csvMain(t, "--data-dir", dataDir, "retry", fmt.Sprint(queued.ID)); code != ExitOK {
+	if code, _, errOut = csvMain(t, "--data-dir", dataDir, "retry", fmt.Sprint(queued.Number)); code != ExitOK {
 		t.Fatalf("retry: %d %s", code, errOut)
 	}
 	code, out, errOut = csvMain(t, "--data-dir", dataDir, "run", "--wait", "--json", other)
@@ -312,7 +313,7 @@ func TestCSVExport(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, out)
 	}
 	j, _ := parseJob(t, out)
-	id := fmt.Sprint(j.ID)
+	id := fmt.Sprint(j.Number)
 	xlsx := filepath.Join(outDir, "sub", "report.xlsx")
 	if code, _, errOut := csvMain(t, "--data-dir", dataDir, "export", id, "--format", "xlsx", "-o", xlsx); code != ExitOK {
 		t.Fatalf("export xlsx: %d %s", code, errOut)

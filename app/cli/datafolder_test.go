@@ -52,7 +52,7 @@ func TestReadOnlyDataFolderNamed(t *testing.T) {
 	if _, err := os.Create(filepath.Join(dir, "probe")); err == nil {
 		t.Skip("the remount did not make the folder read-only")
 	}
-	id := strconv.FormatInt(jobs[0].ID, 10)
+	id := strconv.FormatInt(jobs[0].Number, 10)
 	if code, out, errOut := runCLI(t, "--data-dir", dir, "ls"); code != ExitOK || !strings.Contains(out, "見積書.bin") {
 		t.Fatalf("ls on a read-only folder: %d\n%s%s", code, out, errOut)
 	}

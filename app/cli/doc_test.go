@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -51,6 +52,7 @@ func writeTemp(t *testing.T, dir, name string, data []byte) string {
 // docJob is what `run --json` prints for a conversion job, with its result decoded.
 type docJob struct {
 	ID      int64  `json:"id"`
+	Number  int64  `json:"number"`
 	Type    string `json:"type"`
 	Name    string `json:"name"`
 	Status  string `json:"status"`
@@ -101,13 +103,13 @@ func convertCLI(t *testing.T, dataDir string, args ...string) (int, docJob, stri
 	return code, jobs[0], errOut
 }
 
-// exportMD exports job id as Markdown and returns the text.
-func exportMD(t *testing.T, dataDir string, id int64) string {
+// exportMD exports the job with number n as Markdown and returns the text.
+func exportMD(t *testing.T, dataDir string, n int64) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "out.md")
-	code, stdout, errOut := runCLI(t, "--data-dir", dataDir, "export", itoa(id), "--format", "md", "-o", out)
+	code, stdout, errOut := runCLI(t, "--data-dir", dataDir, "export", itoa(n), "--format", "md", "-o", out)
 	if code != ExitOK {
-		t.Fatalf("export %d: exit %d %s %s", id, code, stdout, errOut)
+		t.Fatalf("export %d: exit %d %s %s", n, code, stdout, errOut)
 	}
 	b, err := os.ReadFile(out)
 	if err != nil {
@@ -179,7 +181,7 @@ func TestDocConvertEachFormat(t *testing.T) {
 			if filepath.Dir(r.OutputPath) != filepath.Join(dataDir, "documents") || filepath.Ext(r.OutputPath) != ".md" {
 				t.Fatalf("output path %s", r.OutputPath)
 			}
-			md := exportMD(t, dataDir, j.ID)
+			md := exportMD(t, dataDir, j.Number)
 			for _, w := range tc.want {
 				if !strings.Contains(md, w) {
 					t.Errorf("missing %q in\n%s", w, md)
@@ -259,7 +261,7 @@ func TestDocZipBadEntryPartial(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("children missing: %v", want)
 	}
-	md := exportMD(t, dataDir, j.ID)
+	md := exportMD(t, dataDir, j.Number)
 	if !strings.Contains(md, "補助金申請の手引き") || strings.Contains(md, "junk") {
 		t.Fatalf("exported\n%s", md)
 	}
@@ -333,7 +335,7 @@ func TestDocFailures(t *testing.T) {
 				t.Fatalf("password file called damaged: %+v", j.Error)
 			}
 			out := filepath.Join(t.TempDir(), "x.md")
-			if c, _, e := runCLI(t, "--data-dir", dataDir, "export", itoa(j.ID), "--format", "md", "-o", out); c != ExitUsage || !strings.Contains(e, "E014") {
+			if c, _, e := runCLI(t, "--data-dir", dataDir, "export", itoa(j.Number), "--format", "md", "-o", out); c != ExitUsage || !strings.Contains(e, "E014") {
 				t.Fatalf("export of a failed job: %d %s", c, e)
 			}
 		})
@@ -356,7 +358,7 @@ func TestDocCacheAndForce(t *testing.T) {
 		forced.Result.TextLength != first.Result.TextLength {
 		t.Fatalf("converted again, the result differs: %+v vs %+v", forced.Result, first.Result)
 	}
-	if md := exportMD(t, dataDir, second.ID); !strings.Contains(md, "補助金申請の手引き") {
+	if md := exportMD(t, dataDir, second.Number); !strings.Contains(md, "補助金申請の手引き") {
 		t.Fatalf("export\n%s", md)
 	}
 	// A password failure is remembered as well and stays E005.
@@ -369,11 +371,11 @@ func TestDocCacheAndForce(t *testing.T) {
 	// The convert command prints the summary and the Markdown path (of the job that converted
 	// these bytes last: the forced one).
 	code, out, errOut := runCLI(t, "--data-dir", dataDir, "convert", a)
-	if code != ExitOK || !strings.Contains(out, "SUCCEEDED") || !strings.Contains(out, first.Result.OutputPath) || !strings.Contains(out, itoa(forced.ID)) {
+	if code != ExitOK || !strings.Contains(out, "SUCCEEDED") || !strings.Contains(out, first.Result.OutputPath) || !regexp.MustCompile(`(?m)^`+itoa(forced.Number)+`\s+SUCCEEDED`).MatchString(out) {
 		t.Fatalf("convert: %d\n%s\n%s", code, out, errOut)
 	}
 	// Exporting in another format is refused.
-	if c, _, e := runCLI(t, "--data-dir", dataDir, "export", itoa(first.ID), "--format", "csv", "-o", filepath.Join(in, "x.csv")); c != ExitUsage || !strings.Contains(e, "md") {
+	if c, _, e := runCLI(t, "--data-dir", dataDir, "export", itoa(first.Number), "--format", "csv", "-o", filepath.Join(in, "x.csv")); c != ExitUsage || !strings.Contains(e, "md") {
 		t.Fatalf("export csv: %d %s", c, e)
 	}
 }
@@ -576,7 +578,7 @@ func TestDocZipReused(t *testing.T) {
 	if second.Result.OutputPath != first.Result.OutputPath || second.Result.SHA256 != first.Result.SHA256 || len(second.Result.Children) != 2 {
 		t.Fatalf("reused result differs: %+v vs %+v", second.Result, first.Result)
 	}
-	if md := exportMD(t, dataDir, second.ID); !strings.Contains(md, "本日の議題は予算です。") {
+	if md := exportMD(t, dataDir, second.Number); !strings.Contains(md, "本日の議題は予算です。") {
 		t.Fatalf("export of the reused result:\n%s", md)
 	}
 	// The reuse skipped the Map: no entry conversions ran under the second job's execution.

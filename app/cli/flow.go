@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,7 +26,7 @@ var flowCommand = Command{
 	Run:   runFlow,
 }
 
-const flowUsage = "flow validate FILE | flow start FILE|NAME [--input JSON|@file] [--name N] [--target device|cloud|auto] [--wait] [--json] | flow history ID|ARN [--json] | flow redrive ID|ARN | flow retry ID|ARN (ID: the job number, of the job or of its execution)"
+const flowUsage = "flow validate FILE | flow start FILE|NAME [--input JSON|@file] [--name N] [--target device|cloud|auto] [--wait] [--json] | flow history JOB|ARN [--json] | flow redrive JOB|ARN | flow retry JOB|ARN (JOB: the job's number, 12 or #12, as ls and the window show it)"
 
 func runFlow(c *CLI, args []string) int {
 	if len(args) == 0 {
@@ -199,11 +198,11 @@ func flowStart(c *CLI, args []string) int {
 	if err != nil {
 		return c.Fail(flowError(err))
 	}
+	j, err := a.Get(ctx, x.JobID)
+	if err != nil {
+		return c.Fail(err)
+	}
 	if *wait {
-		j, err := a.Get(ctx, x.JobID)
-		if err != nil {
-			return c.Fail(err)
-		}
 		if _, err := c.RunAndWait(ctx, a, []job.Job{j}); err != nil {
 			return c.Fail(err)
 		}
@@ -214,13 +213,13 @@ func flowStart(c *CLI, args []string) int {
 	if !*wait {
 		// The execution is RUNNING to Step Functions, but until an engine takes its job nothing
 		// runs: say PENDING, as `jobdesk ls` does.
-		if j, err := a.Get(ctx, x.JobID); err == nil && j.Status == job.Pending && x.Status == flow.StatusRunning {
+		if j.Status == job.Pending && x.Status == flow.StatusRunning {
 			x.Status = string(job.Pending)
 		}
-		printExecution(c, x, *asJSON)
+		printExecution(c, x, j, *asJSON)
 		return ExitOK
 	}
-	printExecution(c, x, *asJSON)
+	printExecution(c, x, j, *asJSON)
 	if x.Status == flow.StatusSucceeded {
 		return ExitOK
 	}
@@ -286,16 +285,17 @@ func checkFlowInput(in []byte) error {
 	return nil
 }
 
-func printExecution(c *CLI, x flow.Execution, asJSON bool) {
+// printExecution prints execution x, whose job is j.
+func printExecution(c *CLI, x flow.Execution, j job.Job, asJSON bool) {
 	if asJSON {
 		enc := json.NewEncoder(c.Stdout)
 		enc.SetEscapeHTML(false)
 		enc.Encode(map[string]any{"executionArn": x.ARN, "name": x.Name, "stateMachineArn": x.StateMachineARN, "jobId": x.JobID,
-			"status": x.Status, "input": x.Input, "output": x.Output, "error": x.Error, "cause": x.Cause,
+			"jobNumber": j.Number, "status": x.Status, "input": x.Input, "output": x.Output, "error": x.Error, "cause": x.Cause,
 			"startDate": x.StartDate, "stopDate": x.StopDate, "redriveCount": x.RedriveCount})
 		return
 	}
-	fmt.Fprintf(c.Stdout, "execution %s\njob       %d\nstatus    %s\n", x.ARN, x.JobID, x.Status)
+	fmt.Fprintf(c.Stdout, "execution %s\njob       %s\nstatus    %s\n", x.ARN, jobRef(j), x.Status)
 	if len(x.Output) > 0 {
 		fmt.Fprintf(c.Stdout, "output    %s\n", x.Output)
 	}
@@ -312,7 +312,7 @@ func flowHistory(c *CLI, args []string) int {
 		return ExitUsage
 	}
 	if len(pos) != 1 {
-		return c.Usage("flow history: name one execution (its job id or ARN)", "flow history: 実行を 1 つ（ジョブ番号か ARN で）指定してください。")
+		return c.Usage("flow history: name one execution (its job's number or its ARN)", "flow history: 実行を 1 つ（ジョブ番号か ARN で）指定してください。")
 	}
 	a, ok := c.Open()
 	if !ok {
@@ -334,21 +334,25 @@ func flowHistory(c *CLI, args []string) int {
 	return ExitOK
 }
 
-// execution reads an execution named by a job number (the job a person sees — a CSV import, a
-// conversion, an AI generation — or the execution's own job) or by its ARN: the device's, or
-// else the cloud's when the cloud is configured.
-func execution(ctx context.Context, a *app.App, idOrARN string) (app.ExecutionRef, error) {
-	if id, err := strconv.ParseInt(idOrARN, 10, 64); err == nil {
-		return a.ExecutionOf(ctx, id)
+// execution reads an execution named by a job's number (the job a person sees — a CSV import,
+// a conversion, an AI generation — or the execution's own job; see parseJobRef) or by its ARN:
+// the device's, or else the cloud's when the cloud is configured.
+func execution(ctx context.Context, a *app.App, jobOrARN string) (app.ExecutionRef, error) {
+	if _, _, ok := parseJobRef(jobOrARN); ok {
+		j, err := FindJob(ctx, a, jobOrARN)
+		if err != nil {
+			return app.ExecutionRef{}, err
+		}
+		return a.ExecutionOf(ctx, j.ID)
 	}
-	_, err := a.Flow().DescribeExecution(ctx, idOrARN)
+	_, err := a.Flow().DescribeExecution(ctx, jobOrARN)
 	var ae *flow.APIError
 	if errors.As(err, &ae) && (ae.Type == "ExecutionDoesNotExist" || ae.Type == "InvalidArn") {
-		if _, cerr := a.CloudHistory(ctx, idOrARN); cerr == nil {
-			return app.ExecutionRef{ARN: idOrARN, Cloud: true}, nil
+		if _, cerr := a.CloudHistory(ctx, jobOrARN); cerr == nil {
+			return app.ExecutionRef{ARN: jobOrARN, Cloud: true}, nil
 		}
 	}
-	return app.ExecutionRef{ARN: idOrARN}, err
+	return app.ExecutionRef{ARN: jobOrARN}, err
 }
 
 // flowRerun is `flow redrive` (the same execution continues from the state that failed; what
@@ -361,7 +365,7 @@ func flowRerun(c *CLI, verb string, args []string) int {
 		return ExitUsage
 	}
 	if len(pos) != 1 {
-		return c.Usage("flow "+verb+": name one execution (its job id or ARN)", "flow "+verb+": 実行を 1 つ（ジョブ番号か ARN で）指定してください。")
+		return c.Usage("flow "+verb+": name one execution (its job's number or its ARN)", "flow "+verb+": 実行を 1 つ（ジョブ番号か ARN で）指定してください。")
 	}
 	a, ok := c.Open()
 	if !ok {
@@ -387,29 +391,51 @@ func flowRerun(c *CLI, verb string, args []string) int {
 	if x, err = eng.DescribeExecution(ctx, x.ARN); err != nil {
 		return c.Fail(flowError(err))
 	}
-	fmt.Fprintf(c.Stdout, "job %d\t%s\t%s\n", x.JobID, x.Status, x.ARN)
+	fmt.Fprintf(c.Stdout, "job %s\t%s\t%s\n", executionJob(ctx, a, x), x.Status, x.ARN)
 	return ExitOK
 }
 
-// redrive is `jobdesk redrive ID` and `jobdesk flow redrive ID|ARN`: the job (or the execution)
-// goes on from the state that failed. It prints the job, its status and the execution.
-func redrive(c *CLI, a *app.App, idOrARN string) int {
-	ctx := context.Background()
-	var j job.Job
-	var err error
-	id, perr := strconv.ParseInt(idOrARN, 10, 64)
-	if perr == nil {
-		j, err = a.Redrive(ctx, id)
-	} else {
-		j, err = a.RedriveARN(ctx, idOrARN)
+// executionJob is how the command line prints the job of execution x (jobRef).
+func executionJob(ctx context.Context, a *app.App, x flow.Execution) string {
+	if j, err := a.Get(ctx, x.JobID); err == nil {
+		return jobRef(j)
 	}
+	return job.Ref(x.JobID, 0)
+}
+
+// redrive is `jobdesk flow redrive JOB|ARN`: the job (see parseJobRef), or the execution with
+// that ARN, goes on from the state that failed. It prints the job, its status and the execution.
+func redrive(c *CLI, a *app.App, jobOrARN string) int {
+	if _, _, ok := parseJobRef(jobOrARN); ok {
+		j, err := FindJob(context.Background(), a, jobOrARN)
+		if err != nil {
+			return c.Fail(err)
+		}
+		return redriveJob(c, a, j)
+	}
+	j, err := a.RedriveARN(context.Background(), jobOrARN)
 	if err != nil {
 		return c.Fail(flowError(err))
 	}
 	if j.ID == 0 { // a cloud execution no job here waits on
-		fmt.Fprintf(c.Stdout, "execution %s redriven\n", idOrARN)
+		fmt.Fprintf(c.Stdout, "execution %s redriven\n", jobOrARN)
 		return ExitOK
 	}
+	return printRedriven(c, a, j)
+}
+
+// redriveJob is `jobdesk redrive JOB`: job j goes on from the state that failed.
+func redriveJob(c *CLI, a *app.App, j job.Job) int {
+	j, err := a.Redrive(context.Background(), j.ID)
+	if err != nil {
+		return c.Fail(flowError(err))
+	}
+	return printRedriven(c, a, j)
+}
+
+// printRedriven prints redriven job j, its execution's status and the execution.
+func printRedriven(c *CLI, a *app.App, j job.Job) int {
+	ctx := context.Background()
 	ref, err := a.ExecutionOf(ctx, j.ID)
 	if err != nil {
 		return c.Fail(flowError(err))
@@ -420,7 +446,7 @@ func redrive(c *CLI, a *app.App, idOrARN string) int {
 			status = x.Status
 		}
 	}
-	fmt.Fprintf(c.Stdout, "job %d\t%s\t%s\n", j.ID, status, ref.ARN)
+	fmt.Fprintf(c.Stdout, "job %s\t%s\t%s\n", jobRef(j), status, ref.ARN)
 	return ExitOK
 }
 

@@ -59,6 +59,10 @@ func TestFlowCLIStartWaitHistory(t *testing.T) {
 		t.Fatalf("output %s", outJSON)
 	}
 	jobID := itoa(int64(x["jobId"].(float64)))
+	number := itoa(int64(x["jobNumber"].(float64)))
+	if number != "1" {
+		t.Fatalf("the first execution's job is number %s, want 1", number)
+	}
 
 	// A closed execution with the same name is ExecutionAlreadyExists, as in Step Functions.
 	code, _, errOut = runCLI(t, "--data-dir", dir, "flow", "start", wf, "--input", "@"+in, "--name", "run-1")
@@ -66,7 +70,7 @@ func TestFlowCLIStartWaitHistory(t *testing.T) {
 		t.Fatalf("restart of a closed execution: %d %s", code, errOut)
 	}
 
-	code, out, _ = runCLI(t, "--data-dir", dir, "flow", "history", jobID)
+	code, out, _ = runCLI(t, "--data-dir", dir, "flow", "history", number)
 	for _, want := range []string{"ExecutionStarted", "PassStateEntered", "MapStateEntered", "MapIterationSucceeded", "ChoiceStateEntered", "WaitStateExited", "ExecutionSucceeded"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("history lacks %s:\n%s", want, out)
@@ -95,7 +99,7 @@ func TestFlowCLIStartWaitHistory(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, `"type":"flow.execution"`) || !strings.Contains(out, `"name":"user-activity.asl.json"`) {
 		t.Fatalf("ls: %d %s", code, out)
 	}
-	code, out, _ = runCLI(t, "--data-dir", dir, "show", jobID)
+	code, out, _ = runCLI(t, "--data-dir", dir, "show", number)
 	if code != ExitOK || !strings.Contains(out, "SUCCEEDED") {
 		t.Fatalf("show: %d %s", code, out)
 	}
@@ -137,11 +141,11 @@ func TestFlowCLIFailures(t *testing.T) {
 	var failedID string
 	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
 		var j struct {
-			ID   int64
-			Name string
+			Number int64
+			Name   string
 		}
 		if json.Unmarshal([]byte(line), &j) == nil && j.Name == "fails.asl.json" {
-			failedID = strconv.FormatInt(j.ID, 10)
+			failedID = strconv.FormatInt(j.Number, 10)
 		}
 	}
 	code, out, errOut = runCLI(t, "--data-dir", dir, "flow", "retry", failedID)

@@ -135,8 +135,8 @@ func (f *Family) Export(ctx context.Context, j job.Job, format, out string) erro
 			WithJa(fmt.Sprintf("変換結果は md 形式で書き出せます（%q は使えません）。", format))
 	}
 	if j.Status != job.Succeeded && j.Status != job.Partial {
-		return job.Errorf(job.E014, "job %d ended %s and has no converted document", j.ID, j.Status).
-			WithJa(fmt.Sprintf("ジョブ %d は %s で終了したため、書き出せる変換結果がありません。", j.ID, j.Status))
+		return job.Errorf(job.E014, "job %s ended %s and has no converted document", j.Ref(), j.Status).
+			WithJa(fmt.Sprintf("ジョブ %s は %s で終了したため、書き出せる変換結果がありません。", j.Ref(), j.Status))
 	}
 	var buf bytes.Buffer
 	if err := f.conv.ExportMarkdown(ctx, j.Result, &buf); err != nil {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 )
 
@@ -122,6 +123,7 @@ func InfoFrom(ctx context.Context) (Info, bool) {
 // the workflow engine all use this shape.
 type Job struct {
 	ID          int64           `json:"id"`
+	Number      int64           `json:"number,omitempty"` // what people call the job (#12); 0 for a job with a parent
 	Type        string          `json:"type"`
 	Name        string          `json:"name"`
 	Status      Status          `json:"status"`
@@ -142,6 +144,19 @@ type Job struct {
 	UpdatedAt   time.Time       `json:"updated_at"`
 	CompletedAt *time.Time      `json:"completed_at"`
 }
+
+// Ref is how messages name the job with id and number (Job.Number): "#12" for a job a person
+// started, "id:345" for one that a workflow or a fan-out made (the form in which the command
+// line accepts it).
+func Ref(id, number int64) string {
+	if number > 0 {
+		return "#" + strconv.FormatInt(number, 10)
+	}
+	return "id:" + strconv.FormatInt(id, 10)
+}
+
+// Ref names j as Ref does.
+func (j Job) Ref() string { return Ref(j.ID, j.Number) }
 
 // Targets: where a job runs.
 const (

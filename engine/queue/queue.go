@@ -3,10 +3,11 @@
 // lapses (the worker died) returns the job to the queue, and retryable failures come back after an
 // exponential backoff with jitter. On top of that it keeps what a desktop job runner needs: eight
 // statuses (job.Status), progress and history, cancel of a running job, per-type concurrency and
-// timeouts, dedup keys, parents for fan-out, and events published after each commit. It also
-// survives what a desktop meets: a job that keeps killing its process fails after
-// Options.PoisonLimit deaths (reaper.go), and a full disk pauses the workers until space returns
-// (health.go).
+// timeouts, dedup keys, parents for fan-out, a number for each job a person started (#1, #2, …,
+// apart from the ids that fan-out shares; migration 006), and events published after each
+// commit. It also survives what a desktop meets: a job that keeps killing its process fails
+// after Options.PoisonLimit deaths (reaper.go), and a full disk pauses the workers until space
+// returns (health.go).
 //
 // Several processes may share one database: leases keep them apart, and a watcher on
 // PRAGMA data_version wakes a process when another one commits, so no process polls for work in
@@ -111,6 +112,9 @@ type Queue struct {
 	claims     map[claimKey]*sql.Stmt // claimSQL(n, f), by number of types and crash filter
 	dueReads   map[dueKey]*sql.Stmt   // anyDueSQL(n) and nextDueSQL(n) on the readers, by number of types
 	tokenSeq   atomic.Int64           // numbers lease tokens
+	// The statements that number jobs (migration 006), prepared in Open too.
+	insertNumbered *sql.Stmt // insertNumberedSQL, for Enqueue of a job without a parent
+	lastNumber     *sql.Stmt // SELECT lastNumber, for EnqueueBatch
 
 	writes writeGroup // the writes waiting for the writer (groupcommit.go)
 
@@ -154,6 +158,14 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 		}
 		q.insertRows = append(q.insertRows, st)
 	}
+	if q.insertNumbered, err = db.W.Prepare(insertNumberedSQL); err != nil {
+		q.closeStmts()
+		return nil, q.dbError(err)
+	}
+	if q.lastNumber, err = db.W.Prepare(`SELECT ` + lastNumber); err != nil {
+		q.closeStmts()
+		return nil, q.dbError(err)
+	}
 	if q.complete, err = db.W.Prepare(completeSQL); err != nil {
 		q.closeStmts()
 		return nil, q.dbError(err)
@@ -174,6 +186,11 @@ func (q *Queue) closeStmts() {
 	q.insert.Close()
 	for _, st := range q.insertRows {
 		st.Close()
+	}
+	for _, st := range []*sql.Stmt{q.insertNumbered, q.lastNumber} {
+		if st != nil {
+			st.Close()
+		}
 	}
 	if q.complete != nil {
 		q.complete.Close()
@@ -227,7 +244,7 @@ func dbError(err error) error {
 		WithJa("ジョブのデータベースに書き込めませんでした。")
 }
 
-const jobColumns = `id, type, name, status, priority, target, input, result, error, progress, message,
+const jobColumns = `id, max(number, 0), type, name, status, priority, target, input, result, error, progress, message,
 	attempts, max_attempts, coalesce(parent_id, 0), coalesce(retry_of, 0), coalesce(dedup_key, ''),
 	created_at, started_at, updated_at, completed_at`
 
@@ -239,7 +256,7 @@ func scanJob(s scanner) (job.Job, error) {
 	var errText sql.NullString
 	var created, updated int64
 	var started, completed sql.NullInt64
-	err := s.Scan(&j.ID, &j.Type, &j.Name, &j.Status, &j.Priority, &j.Target, &input, &result, &errText,
+	err := s.Scan(&j.ID, &j.Number, &j.Type, &j.Name, &j.Status, &j.Priority, &j.Target, &input, &result, &errText,
 		&j.Progress, &j.Message, &j.Attempts, &j.MaxAttempts, &j.ParentID, &j.RetryOf, &j.DedupKey,
 		&created, &started, &updated, &completed)
 	if err != nil {
@@ -274,10 +291,45 @@ func scanJob(s scanner) (job.Job, error) {
 func (q *Queue) Get(ctx context.Context, id int64) (job.Job, error) {
 	j, err := scanJob(q.db.R.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id=?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return j, job.Errorf(job.E014, "there is no job %d", id).WithJa(fmt.Sprintf("ジョブ %d は存在しません。", id))
+		return j, noJob(id)
 	}
 	return j, err
 }
+
+// noJob is the error for a job id that does not exist.
+func noJob(id int64) error {
+	return job.Errorf(job.E014, "there is no job with id %d", id).WithJa(fmt.Sprintf("ID %d のジョブは存在しません。", id))
+}
+
+// GetByNumber returns the job a person started with number n (Job.Number, the "#12" people
+// see); a number no job has is refused with E014.
+func (q *Queue) GetByNumber(ctx context.Context, n int64) (job.Job, error) {
+	var j job.Job
+	err := sql.ErrNoRows
+	if n > 0 {
+		j, err = scanJob(q.db.R.QueryRowContext(ctx, byNumberSQL, n))
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return j, job.Errorf(job.E014, "there is no job #%d", n).WithJa(fmt.Sprintf("ジョブ #%d は存在しません。", n))
+	}
+	return j, err
+}
+
+// byNumberSQL finds the job numbered ?1 without an index on numbers (see migration 006): the
+// magnitude of the number column never falls as ids rise, so a binary search over the ids
+// (search narrows [lo, hi] to the first id whose row, or the next row after it, reaches ?1)
+// lands on the job, in about log2(ids) steps of one seek each.
+const byNumberSQL = `WITH RECURSIVE search(lo, hi) AS (
+		SELECT (SELECT min(id) FROM jobs), (SELECT max(id) FROM jobs)
+		UNION ALL
+		SELECT iif(` + reachesNumber + `, lo, (lo + hi) / 2 + 1), iif(` + reachesNumber + `, (lo + hi) / 2, hi)
+		FROM search WHERE lo < hi)
+	SELECT ` + jobColumns + ` FROM jobs WHERE number = ?1 AND number > 0
+		AND id = (SELECT id FROM jobs WHERE id >= (SELECT lo FROM search WHERE lo >= hi) ORDER BY id LIMIT 1)`
+
+// reachesNumber is whether the first row at or after the middle of [lo, hi] has a number
+// column of magnitude ?1 or more.
+const reachesNumber = `(SELECT abs(number) FROM jobs WHERE id >= (lo + hi) / 2 ORDER BY id LIMIT 1) >= ?1`
 
 // Filter selects jobs for List. Zero fields match everything.
 type Filter struct {
@@ -434,11 +486,12 @@ func clampPct(p float64) float64 {
 // job is not.
 func (q *Queue) Cancel(ctx context.Context, id int64) error {
 	var st job.Status
+	var number int64
 	now := nowMs()
 	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `SELECT status FROM jobs WHERE id=?`, id).Scan(&st); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT status, max(number, 0) FROM jobs WHERE id=?`, id).Scan(&st, &number); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
-				return job.Errorf(job.E014, "there is no job %d", id).WithJa(fmt.Sprintf("ジョブ %d は存在しません。", id))
+				return noJob(id)
 			}
 			return err
 		}
@@ -453,8 +506,9 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 		case job.Cancelled:
 			return nil
 		default:
-			return job.Errorf(job.E014, "job %d has already finished (%s)", id, st).
-				WithJa(fmt.Sprintf("ジョブ %d はすでに終了しています（%s）。", id, st))
+			ref := job.Ref(id, number)
+			return job.Errorf(job.E014, "job %s has already finished (%s)", ref, st).
+				WithJa(fmt.Sprintf("ジョブ %s はすでに終了しています（%s）。", ref, st))
 		}
 	})
 	if err != nil {
@@ -493,18 +547,20 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 // it returns to PENDING with its attempts reset, keeping its id and history.
 func (q *Queue) Retry(ctx context.Context, id int64) (job.Job, error) {
 	var st job.Status
+	var number int64
 	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `SELECT status FROM jobs WHERE id=?`, id).Scan(&st); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT status, max(number, 0) FROM jobs WHERE id=?`, id).Scan(&st, &number); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
-				return job.Errorf(job.E014, "there is no job %d", id).WithJa(fmt.Sprintf("ジョブ %d は存在しません。", id))
+				return noJob(id)
 			}
 			return err
 		}
 		switch st {
 		case job.Failed, job.TimedOut, job.Cancelled, job.Partial:
 		default:
-			return job.Errorf(job.E014, "job %d is %s; only a failed, timed-out, cancelled or partial job can be retried", id, st).
-				WithJa(fmt.Sprintf("ジョブ %d は %s です。再実行できるのは失敗・タイムアウト・キャンセル・一部成功のジョブだけです。", id, st))
+			ref := job.Ref(id, number)
+			return job.Errorf(job.E014, "job %s is %s; only a failed, timed-out, cancelled or partial job can be retried", ref, st).
+				WithJa(fmt.Sprintf("ジョブ %s は %s です。再実行できるのは失敗・タイムアウト・キャンセル・一部成功のジョブだけです。", ref, st))
 		}
 		now := nowMs()
 		_, err := tx.ExecContext(ctx, `UPDATE jobs SET status='PENDING', attempts=0, run_at=?, error=NULL, result=NULL,

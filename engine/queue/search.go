@@ -10,8 +10,8 @@ import (
 )
 
 // Search is the window's list query with its search box and type and date filters: Filter's
-// fields, plus a text that the job's name contains (or its number, "#12" or "12"), and the
-// span its creation falls in.
+// fields, plus a text that the job's name contains (or its number: "#12", "12" or "#1,234"),
+// and the span its creation falls in.
 type Search struct {
 	Filter
 	Text  string    // case-insensitive part of the name, or a job number
@@ -45,8 +45,8 @@ func (q *Queue) SearchJobs(ctx context.Context, s Search) ([]job.Job, error) {
 	}
 	if t := strings.TrimSpace(s.Text); t != "" {
 		like := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(strings.ToLower(t)) + "%"
-		if n, err := strconv.ParseInt(strings.TrimPrefix(t, "#"), 10, 64); err == nil {
-			add(`(lower(name) LIKE ? ESCAPE '\' OR id=?)`, like, n)
+		if n, err := strconv.ParseInt(strings.ReplaceAll(strings.TrimPrefix(t, "#"), ",", ""), 10, 64); err == nil && n > 0 {
+			add(`(lower(name) LIKE ? ESCAPE '\' OR number=?)`, like, n)
 		} else {
 			add(`lower(name) LIKE ? ESCAPE '\'`, like)
 		}
