@@ -201,6 +201,11 @@ func Run(a *app.App, fyneApp fyne.App) error {
 		defer u.clicks.close()
 	}
 	u.Start()
+	u.wg.Add(1)
+	go func() {
+		defer u.wg.Done()
+		returnMemory(u.ctx, releaseEvery, freeSlack)
+	}()
 	// The structured job log (logs/jobdesk.log in the data folder) while the window is open.
 	u.wg.Add(1)
 	go func() {
