@@ -3,15 +3,18 @@ package app
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
+	"jobdesk/assets"
 	"jobdesk/engine/job"
 )
 
@@ -129,6 +132,66 @@ var summaryFigures = []summaryFigure{
 	{field: "success_count", words: "result.succeeded"},
 	{field: "failed_count", words: "result.failed"},
 	{field: "sha256", words: "result.sha256", digest: true},
+}
+
+// Headline is the summary in one line in language lang ("ja" or "en"): the result's own
+// sentence in that language first, then in the other, else its figures in words (words gives
+// the sentence of a translation key in lang, with %s for the value), else "".
+func (s ResultSummary) Headline(lang string, words func(key string) (string, bool)) string {
+	first, second := s.SentenceJa, s.Sentence
+	if lang == "en" {
+		first, second = s.Sentence, s.SentenceJa
+	}
+	if first != "" {
+		return first
+	}
+	if second != "" {
+		return second
+	}
+	parts := make([]string, 0, len(s.Figures))
+	for _, f := range s.Figures {
+		w, ok := "", false
+		if f.One {
+			w, ok = words(f.WordsKey + ".one") // "1 page", not "1 pages"
+		}
+		if !ok {
+			if w, ok = words(f.WordsKey); !ok {
+				w = f.WordsKey + " %s"
+			}
+		}
+		parts = append(parts, fmt.Sprintf(w, f.Value))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// englishWords are the window's English sentences, for the command line's summaries.
+var englishWords = sync.OnceValue(func() map[string]string {
+	m := map[string]string{}
+	if b, err := assets.Translations("en"); err == nil {
+		json.Unmarshal(b, &m)
+	}
+	return m
+})
+
+// OutcomeLine says in one English line what became of job j for the command line, as the
+// window's list does: for a job that ended with an error, its code and sentence; for a finished
+// one, its result's headline rather than the last progress report (a workflow's "starting the
+// document-conversion workflow" is stale once it ended), else its last message; for a job under
+// way, its latest message.
+func OutcomeLine(j job.Job) string {
+	switch {
+	case j.Error != nil:
+		return string(j.Error.Code) + ": " + j.Error.Message
+	case !j.Status.Final():
+		return j.Message
+	}
+	if h := SummarizeResult(j).Headline("en", func(k string) (string, bool) {
+		w, ok := englishWords()[k]
+		return w, ok
+	}); h != "" {
+		return h
+	}
+	return j.Message // what the handler said as it ended ("8 sub-goals generated for goal 1")
 }
 
 // SummarizeResult says in one line what finished job j produced: its result's own sentences,

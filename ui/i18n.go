@@ -69,6 +69,15 @@ func (t *translator) T(key string, args ...any) string {
 	return s
 }
 
+// lookup returns key's sentence in this language or the fallback, and whether there is one.
+func (t *translator) lookup(key string) (string, bool) {
+	if s, ok := t.words[key]; ok {
+		return s, true
+	}
+	s, ok := t.fallback[key]
+	return s, ok
+}
+
 // Has reports whether key has a sentence in this language or the fallback.
 func (t *translator) Has(key string) bool {
 	if _, ok := t.words[key]; ok {

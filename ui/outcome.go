@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"strings"
-
 	"jobdesk/app"
 	"jobdesk/engine/job"
 )
@@ -23,23 +21,5 @@ func outcomeText(tr *translator, j job.Job) string {
 // resultHeadline is a result's summary (app.SummarizeResult) in the window's language: its own
 // sentence in that language first, then in the other, else its figures, else "".
 func resultHeadline(tr *translator, s app.ResultSummary) string {
-	first, second := s.SentenceJa, s.Sentence
-	if tr.lang == LangEn {
-		first, second = s.Sentence, s.SentenceJa
-	}
-	if first != "" {
-		return first
-	}
-	if second != "" {
-		return second
-	}
-	parts := make([]string, 0, len(s.Figures))
-	for _, f := range s.Figures {
-		words := f.WordsKey
-		if f.One && tr.Has(words+".one") {
-			words += ".one" // "1 page", not "1 pages"
-		}
-		parts = append(parts, tr.T(words, f.Value))
-	}
-	return strings.Join(parts, " · ")
+	return s.Headline(tr.lang, tr.lookup)
 }

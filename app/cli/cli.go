@@ -336,7 +336,7 @@ func (c *CLI) drawProgress(jobs []job.Job, tty bool, printed printedLines) {
 				break
 			}
 		}
-		msg := j.Message
+		msg := app.OutcomeLine(j)
 		if len([]rune(msg)) > 40 {
 			msg = string([]rune(msg)[:40]) + "…"
 		}
@@ -350,7 +350,7 @@ func (c *CLI) drawProgress(jobs []job.Job, tty bool, printed printedLines) {
 			continue
 		}
 		line := fmt.Sprintf("job %s %s %s %.0f%%", j.Ref(), j.Name, j.Status, j.Progress)
-		if msg := strings.TrimSpace(j.Message); msg != "" {
+		if msg := strings.TrimSpace(app.OutcomeLine(j)); msg != "" {
 			line += " · " + msg
 		}
 		if printed[j.ID] == nil {
@@ -385,12 +385,8 @@ func (c *CLI) PrintJobs(jobs []job.Job, asJSON bool) {
 	tw := newTable(c.Stdout)
 	fmt.Fprintln(tw, "JOB\tTYPE\tSTATUS\tPROGRESS\tNAME\tUPDATED\tMESSAGE")
 	for _, j := range jobs {
-		msg := j.Message
-		if j.Error != nil {
-			msg = string(j.Error.Code) + ": " + j.Error.Message
-		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f%%\t%s\t%s\t%s\n", jobRef(j), j.Type, j.Status, j.Progress, j.Name,
-			j.UpdatedAt.Local().Format("2006-01-02 15:04:05"), msg)
+			j.UpdatedAt.Local().Format("2006-01-02 15:04:05"), app.OutcomeLine(j))
 	}
 	tw.Flush()
 }

@@ -775,3 +775,19 @@ func forgetSubmission(t *testing.T, dataDir string, id int64) {
 		t.Fatal(err)
 	}
 }
+
+// TestListSaysWhatCameOfAJob: a finished conversion's line says what came of it (its pages and
+// characters), as the window's row does, not the workflow's last progress report; the --wait
+// progress lines end the same way.
+func TestListSaysWhatCameOfAJob(t *testing.T) {
+	dataDir, in := t.TempDir(), t.TempDir()
+	pdf := docCorpus(t, in, "report.pdf", "報告書.pdf")
+	code, _, errOut := runCLI(t, "--data-dir", dataDir, "run", "--wait", pdf)
+	if code != ExitOK || !strings.Contains(errOut, "SUCCEEDED 100% · 3 pages · ") {
+		t.Fatalf("run --wait: %d\n%s", code, errOut)
+	}
+	code, out, _ := runCLI(t, "--data-dir", dataDir, "ls")
+	if code != ExitOK || !strings.Contains(out, "3 pages · ") || strings.Contains(out, "starting") {
+		t.Fatalf("ls:\n%s", out)
+	}
+}
