@@ -114,10 +114,7 @@ func (d Device) QueueAI(typ string) dispatch.Handler {
 				case cloudworker.StatusDone, cloudworker.StatusPartial:
 					return d.homeQueueAI(ctx, c, typ, id, local, rep.Result)
 				case cloudworker.StatusFailed:
-					if rep.Error == nil {
-						return nil, job.Errorf(job.E015, "the cloud worker failed the job").WithJa("クラウドのワーカーでジョブが失敗しました。").Permanent()
-					}
-					return nil, rep.Error.Permanent()
+					return nil, workerFailed(rep.Error)
 				case cloudworker.StatusRetrying:
 					msg := "The cloud worker retries"
 					if rep.Error != nil {
@@ -133,6 +130,13 @@ func (d Device) QueueAI(typ string) dispatch.Handler {
 				}
 				if ok {
 					return d.homeQueueAI(ctx, c, typ, id, local, res)
+				}
+				// The worker failed the job for good but its reply did not come (a status queue
+				// that lost it, or none): its failure object says why.
+				if failed, err := queueFailure(ctx, c, id); err != nil && !dispatch.Offline(err) {
+					return nil, err
+				} else if failed != nil {
+					return nil, failed
 				}
 			}
 		}
@@ -190,6 +194,24 @@ func (d Device) queueOutcome(ctx context.Context, c *dispatch.Cloud, id string) 
 		return nil, false, nil // unreadable: the worker replaces it
 	}
 	return res.Result, true, nil
+}
+
+// queueFailure is the error of queue job id when the worker failed it for good (its last
+// failure object says FAILED: not retryable, or out of receives), else nil.
+func queueFailure(ctx context.Context, c *dispatch.Cloud, id string) (*job.Error, error) {
+	f, err := cloudworker.ReadFailure(ctx, c.Blobs, Results(c.Config), id)
+	if err != nil || f == nil || f.Status != cloudworker.StatusFailed {
+		return nil, err
+	}
+	return workerFailed(f.Error), nil
+}
+
+// workerFailed is the error a queue job ends with when the worker failed it for good with e.
+func workerFailed(e *job.Error) *job.Error {
+	if e == nil {
+		return job.Errorf(job.E015, "the cloud worker failed the job").WithJa("クラウドのワーカーでジョブが失敗しました。").Permanent()
+	}
+	return e.Permanent()
 }
 
 // homeQueueAI brings a queue job's outcome home: the calls it made (under the worker's job
