@@ -256,7 +256,8 @@ func (u *UI) buildAlertBanner(tagline fyne.CanvasObject) fyne.CanvasObject {
 	u.alertLabel.Truncation = fyne.TextTruncateEllipsis
 	bg := canvas.NewRectangle(color.NRGBA{0xE0, 0x8A, 0x1E, 0x30})
 	bg.CornerRadius = 8
-	open := widget.NewButtonWithIcon(u.tr.T("metrics.button"), theme.InfoIcon(), func() { u.showMetrics() })
+	// Beside the header's own Metrics button: this one says what it shows.
+	open := widget.NewButtonWithIcon(u.tr.T("alert.details"), theme.InfoIcon(), func() { u.showMetrics() })
 	open.Importance = widget.LowImportance
 	u.alertBanner = container.NewStack(bg, container.NewBorder(nil, nil, widget.NewIcon(theme.WarningIcon()), open, u.alertLabel))
 	u.tagline = tagline

@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
 	"jobdesk/app"
@@ -95,6 +96,16 @@ func TestAlertBannerAndMetrics(t *testing.T) {
 	if !u.alertBanner.Visible() || !strings.Contains(u.alertLabel.Text, "120 jobs") || len(*sent) != 1 {
 		t.Fatalf("banner %v %q, %d notifications", u.alertBanner.Visible(), u.alertLabel.Text, len(*sent))
 	}
+	// Its button says what it opens, unlike the header's Metrics beside it; it opens the metrics.
+	details := buttonIn(u.alertBanner, "Details")
+	if details == nil {
+		t.Fatal("the banner has no Details button")
+	}
+	test.Tap(details)
+	if u.metrics == nil {
+		t.Fatal("Details did not open the metrics")
+	}
+	u.closeTopDialog()
 	u.showAlerts(nil)
 	if u.alertBanner.Visible() {
 		t.Fatal("the banner stays after the rule stopped holding")
