@@ -24,13 +24,15 @@ import (
 // buildDropZone is the band that tells people what to drop, with a file picker and the goal
 // form beside it. The whole window accepts drops; the band only says so.
 func (u *UI) buildDropZone() fyne.CanvasObject {
-	bg := canvas.NewRectangle(color.NRGBA{0x2E, 0x6B, 0xE6, 0x14})
-	bg.StrokeColor = color.NRGBA{0x2E, 0x6B, 0xE6, 0x90}
+	bg := canvas.NewRectangle(dropFill)
+	bg.StrokeColor = dropStroke
 	bg.StrokeWidth = 2
 	bg.CornerRadius = 12
+	u.dropBg = bg
 
 	head := widget.NewLabel(u.tr.T("drop.title"))
 	head.SizeName = theme.SizeNameSubHeadingText
+	u.dropHead = head
 	kinds := hintText(u.tr.T("drop.kinds"), theme.SizeNameText, wrapFor(u.tr.T("drop.kinds")), fyne.TextAlignLeading)
 	icon := widget.NewIcon(theme.UploadIcon())
 	iconBox := container.New(&fixedSize{width: 56, height: 56}, icon)
@@ -43,6 +45,30 @@ func (u *UI) buildDropZone() fyne.CanvasObject {
 	buttons := container.NewHBox(container.NewCenter(u.buildTargetChoice()), container.NewCenter(pick), container.NewCenter(goal))
 	row := container.NewBorder(nil, nil, container.NewCenter(iconBox), buttons, text)
 	return container.NewPadded(container.NewStack(bg, container.NewPadded(row)))
+}
+
+// The drop zone's colours, at rest and while files are dragged over the window.
+var (
+	dropFill        = color.NRGBA{0x2E, 0x6B, 0xE6, 0x14}
+	dropStroke      = color.NRGBA{0x2E, 0x6B, 0xE6, 0x90}
+	dropFillHover   = color.NRGBA{0x2E, 0x6B, 0xE6, 0x40}
+	dropStrokeHover = color.NRGBA{0x2E, 0x6B, 0xE6, 0xFF}
+)
+
+// setDropHover lights the drop zone up while files are dragged over the window (over) and puts
+// it back when they leave or are dropped. Only Windows tells the window about a drag before
+// the drop (drop_windows.go); elsewhere the toolkit reports the drop alone.
+func (u *UI) setDropHover(over bool) {
+	if u.dropBg == nil {
+		return
+	}
+	fill, stroke, width, title := dropFill, dropStroke, float32(2), u.tr.T("drop.title")
+	if over {
+		fill, stroke, width, title = dropFillHover, dropStrokeHover, 4, u.tr.T("drop.release")
+	}
+	u.dropBg.FillColor, u.dropBg.StrokeColor, u.dropBg.StrokeWidth = fill, stroke, width
+	u.dropBg.Refresh()
+	u.dropHead.SetText(title)
 }
 
 // handleDrop is the window's drop callback: every dropped file becomes a job. Folders are

@@ -36,6 +36,7 @@ func (u *UI) acceptVirtualFiles() {
 			}
 			u.do(func() { u.handleDrop(fyne.Position{}, uris) })
 		},
+		OnHover: func(over bool) { u.do(func() { u.setDropHover(over) }) },
 		OnError: func(err error) {
 			e := virtualDropError(err)
 			u.do(func() {

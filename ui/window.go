@@ -105,6 +105,8 @@ type UI struct {
 	detail     *detailPane
 	status     *widget.Label
 	engineInfo *widget.Label
+	dropBg     *canvas.Rectangle // the drop zone's band, lit while files are dragged over (setDropHover)
+	dropHead   *widget.Label
 	cloudInfo  *widget.Label  // the cloud's state, shown only when configured
 	cloudOps   *widget.Button // opens the cloud operations console, shown only when configured
 	targetSel  *widget.Select

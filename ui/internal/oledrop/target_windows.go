@@ -107,6 +107,10 @@ type Options struct {
 	// OnError receives what went wrong in a drop (a file too large, a source that failed),
 	// after OnDrop got the files that did arrive. Same thread as OnDrop.
 	OnError func(error)
+	// OnHover is told when a drag that offers files comes over the window (true) and when it
+	// leaves or is dropped (false), so the window can show where to drop. Same thread as
+	// OnDrop; nil: not told.
+	OnHover func(over bool)
 }
 
 // Target is an IDropTarget written in Go. Its COM object lives outside Go's heap (OLE keeps
@@ -117,7 +121,8 @@ type Target struct {
 	refs int32
 	hwnd uintptr // the window it is registered on (0: none)
 
-	effect uint32 // what DragEnter decided for the drag under way
+	effect   uint32 // what DragEnter decided for the drag under way
+	hovering bool   // OnHover was told true and not false since
 }
 
 var (
@@ -137,7 +142,7 @@ var targetVtbl = dropTargetVtbl{
 	release:        syscall.NewCallback(func(this uintptr) uintptr { return uintptr(lookup(this).release()) }),
 	dragEnter:      syscall.NewCallback(targetDragEnter),
 	dragOver:       syscall.NewCallback(targetDragOver),
-	dragLeave:      syscall.NewCallback(func(this uintptr) uintptr { lookup(this).effect = dropEffectNone; return sOK }),
+	dragLeave:      syscall.NewCallback(targetDragLeave),
 	drop:           syscall.NewCallback(targetDrop),
 }
 
@@ -248,8 +253,27 @@ func targetDragEnter(this, dataObject, keyState, point, effect uintptr) uintptr 
 	t.effect = dropEffectNone
 	if offersFiles(dataObject) {
 		t.effect = dropEffectCopy
+		t.hover(true)
 	}
 	return t.answer(effect)
+}
+
+func targetDragLeave(this uintptr) uintptr {
+	t := lookup(this)
+	t.effect = dropEffectNone
+	t.hover(false)
+	return sOK
+}
+
+// hover tells OnHover when the drag over the window changes.
+func (t *Target) hover(over bool) {
+	if t.hovering == over {
+		return
+	}
+	t.hovering = over
+	if t.opt.OnHover != nil {
+		t.opt.OnHover(over)
+	}
 }
 
 func targetDragOver(this, keyState, point, effect uintptr) uintptr {
@@ -278,6 +302,7 @@ func targetDrop(this, dataObject, keyState, point, effect uintptr) (hr uintptr) 
 			hr = eUnexpected
 		}
 	}()
+	t.hover(false)
 	paths, err := t.receive(dataObject)
 	if len(paths) > 0 && t.opt.OnDrop != nil {
 		t.opt.OnDrop(paths)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -195,15 +196,17 @@ func drop(t *testing.T, target *Target, src *fakeSource) (enter, dropped uint32)
 }
 
 type received struct {
-	paths [][]string
-	errs  []error
+	paths  [][]string
+	errs   []error
+	hovers []bool // what OnHover was told, in order
 }
 
 func newTestTarget(t *testing.T, dir string, lim Limits) (*Target, *received) {
 	got := &received{}
 	target, err := NewTarget(Options{Dir: dir, Limits: lim,
 		OnDrop:  func(p []string) { got.paths = append(got.paths, p) },
-		OnError: func(err error) { got.errs = append(got.errs, err) }})
+		OnError: func(err error) { got.errs = append(got.errs, err) },
+		OnHover: func(over bool) { got.hovers = append(got.hovers, over) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,6 +277,18 @@ func TestExplorerFilesArePassedAsTheyAre(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Error("Explorer's files were copied")
 	}
+	// The window was told the drag came over it, then that it was dropped.
+	if fmt.Sprint(got.hovers) != "[true false]" {
+		t.Errorf("OnHover got %v, want [true false]", got.hovers)
+	}
+	// A drag that comes over the window and leaves again: told both, nothing dropped.
+	obj := target.IDropTarget()
+	effect := uint32(dropEffectAll)
+	comCall(obj, methodDragEnter, src.com, 0, 0, uintptr(unsafe.Pointer(&effect)))
+	comCall(obj, methodDragLeave)
+	if fmt.Sprint(got.hovers) != "[true false true false]" || len(got.paths) != 1 {
+		t.Errorf("after a drag that left: OnHover got %v, %d drops", got.hovers, len(got.paths))
+	}
 }
 
 func TestNoFilesNoDrop(t *testing.T) {
@@ -282,8 +297,8 @@ func TestNoFilesNoDrop(t *testing.T) {
 	if enter, _ := drop(t, target, src); enter != dropEffectNone {
 		t.Errorf("DragEnter effect %d, want none", enter)
 	}
-	if got.paths != nil || got.errs != nil || len(src.asked) != 0 {
-		t.Errorf("a refused drag was read: %v %v %v", got.paths, got.errs, src.asked)
+	if got.paths != nil || got.errs != nil || len(src.asked) != 0 || got.hovers != nil {
+		t.Errorf("a refused drag was read or shown: %v %v %v %v", got.paths, got.errs, src.asked, got.hovers)
 	}
 }
 
