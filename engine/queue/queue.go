@@ -372,7 +372,11 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]job.Job, error) {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
 	query += " ORDER BY id DESC LIMIT ?"
-	args = append(args, f.Limit)
+	return q.queryJobs(ctx, query, append(args, f.Limit)...)
+}
+
+// queryJobs runs a SELECT of jobColumns and returns its jobs in order.
+func (q *Queue) queryJobs(ctx context.Context, query string, args ...any) ([]job.Job, error) {
 	rows, err := q.db.R.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err

@@ -60,20 +60,6 @@ func (q *Queue) SearchJobs(ctx context.Context, s Search) ([]job.Job, error) {
 	if f.Limit <= 0 {
 		f.Limit = 1000
 	}
-	args = append(args, f.Limit)
-	rows, err := q.db.R.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE `+strings.Join(where, " AND ")+
-		` ORDER BY id DESC LIMIT ?`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []job.Job
-	for rows.Next() {
-		j, err := scanJob(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, j)
-	}
-	return out, rows.Err()
+	return q.queryJobs(ctx, `SELECT `+jobColumns+` FROM jobs WHERE `+strings.Join(where, " AND ")+
+		` ORDER BY id DESC LIMIT ?`, append(args, f.Limit)...)
 }
