@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -244,6 +245,24 @@ func Check(s Schema, m map[string]any) error {
 	fields := CommonFields
 	if _, whole := m["input"]; !whole {
 		fields = append(append([]Field(nil), CommonFields...), s.Fields...)
+	}
+	// Every missing field at once, so a body written by hand is mended in one go.
+	var missing []string
+	absent := map[string]bool{}
+	for _, f := range fields {
+		if _, present := lookup(m, f.Name); !f.Required || present {
+			continue
+		}
+		absent[f.Name] = true
+		if i := strings.LastIndex(f.Name, "."); i > 0 && absent[f.Name[:i]] {
+			continue // "data" is missing: not "data.title" as well
+		}
+		missing = append(missing, strconv.Quote(f.Name))
+	}
+	if len(missing) > 1 {
+		list := strings.Join(missing, ", ")
+		return job.Errorf(job.E014, "%s message: fields %s are missing", s.JobType, list).
+			WithJa(fmt.Sprintf("%s のメッセージ: 項目 %s がありません。", s.JobType, list))
 	}
 	for _, f := range fields {
 		if err := checkField(s.JobType, f, m); err != nil {

@@ -71,6 +71,9 @@ func TestPrepareRejectsWithTheField(t *testing.T) {
 		{"EVALUATION", `{"trigger":"NEW_SUBSIDY","job_type":"NOTIFICATION"}`, `"job_type"`},
 		{"EVALUATION", `[1]`, `not one JSON object`},
 		{"NO_SUCH_JOB", `{}`, `unknown job type`},
+		// Every missing field at once (a nested one only when its object is there).
+		{"NOTIFICATION", `{"notification_type":"NEW_MATCH"}`, `fields "user_id", "company_id", "data" are missing`},
+		{"NOTIFICATION", `{"notification_type":"NEW_MATCH","user_id":"u","company_id":"c","data":{}}`, `fields "data.title", "data.message" are missing`},
 	} {
 		_, err := Prepare(c.jobType, []byte(c.body), PrepareOptions{})
 		var je *job.Error
