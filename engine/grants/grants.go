@@ -1,7 +1,9 @@
 // Package grants records the files a person handed to JobDesk (`jobdesk run`, a drop on the
 // window), so that handlers and workflows may read those files although they lie outside the
 // folders JobDesk may use; a path that only an API caller or a workflow definition named is never
-// in it. It owns the granted_files table.
+// in it. It owns the granted_files table. Its migration 002 grants the files of the jobs people
+// submitted before the table existed (it reads the queue's jobs table, so the queue's
+// migrations run first).
 package grants
 
 import (

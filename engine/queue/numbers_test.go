@@ -134,25 +134,45 @@ func TestNumbersCountOnlyJobsWithoutParent(t *testing.T) {
 	}
 }
 
-// An existing database gets numbers for the jobs people started, in id order, and new jobs
-// go on from there.
-func TestNumbersMigrationNumbersExistingJobs(t *testing.T) {
-	dir := t.TempDir()
+// oldQueueDB makes a database in dir with the queue's migrations up to and including last,
+// as a JobDesk of that time left it.
+func oldQueueDB(t *testing.T, dir string, last int) *store.DB {
+	t.Helper()
 	old := fstest.MapFS{}
-	for _, name := range []string{"001_jobs.sql", "002_full_indexes.sql", "003_lean_indexes.sql", "004_due_index.sql", "005_crashes.sql"} {
-		b, err := fs.ReadFile(Migrations.FS, name)
+	ms, err := fs.ReadDir(Migrations.FS, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		var v int
+		fmt.Sscanf(m.Name(), "%d_", &v)
+		if v > last {
+			continue
+		}
+		b, err := fs.ReadFile(Migrations.FS, m.Name())
 		if err != nil {
 			t.Fatal(err)
 		}
-		old[name] = &fstest.MapFile{Data: b}
+		old[m.Name()] = &fstest.MapFile{Data: b}
 	}
 	db, err := store.OpenDir(dir, store.Migrations{Name: Migrations.Name, FS: old})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Ids 1..9: people's jobs at 1, 2, 5, 9; children of 2 and 5 in between (one purged id, 7).
-	parents := map[int64]int64{3: 2, 4: 2, 6: 5, 8: 5}
-	for _, id := range []int64{1, 2, 3, 4, 5, 6, 8, 9} {
+	return db
+}
+
+// An existing database from before numbers existed keeps the numbers its jobs were shown by:
+// the releases before migration 006 showed every job by its id, so a job a person started
+// keeps its id as its number, a workflow's step has none, and new jobs are numbered after
+// every old id (an old id never comes to name another job).
+func TestNumbersMigrationKeepsTheIdsPeopleSaw(t *testing.T) {
+	dir := t.TempDir()
+	db := oldQueueDB(t, dir, 5)
+	// Ids 1..9: people's jobs at 1, 2, 5, 9; children of 2 and 5 in between (one purged id, 7),
+	// and a last child (10) after the last person's job.
+	parents := map[int64]int64{3: 2, 4: 2, 6: 5, 8: 5, 10: 9}
+	for _, id := range []int64{1, 2, 3, 4, 5, 6, 8, 9, 10} {
 		var parent any
 		if p, ok := parents[id]; ok {
 			parent = p
@@ -166,7 +186,7 @@ func TestNumbersMigrationNumbersExistingJobs(t *testing.T) {
 
 	q := openQueue(t, dir)
 	ctx := context.Background()
-	for id, want := range map[int64]int64{1: 1, 2: 2, 3: 0, 4: 0, 5: 3, 6: 0, 8: 0, 9: 4} {
+	for id, want := range map[int64]int64{1: 1, 2: 2, 3: 0, 4: 0, 5: 5, 6: 0, 8: 0, 9: 9, 10: 0} {
 		j, err := q.Get(ctx, id)
 		if err != nil {
 			t.Fatal(err)
@@ -176,13 +196,75 @@ func TestNumbersMigrationNumbersExistingJobs(t *testing.T) {
 		}
 	}
 	next, _, err := q.Enqueue(ctx, Params{Type: "x", Name: "new"})
-	if err != nil || next.Number != 5 {
-		t.Fatalf("the first job after the upgrade: number %d, %v; want 5", next.Number, err)
+	if err != nil || next.Number != 11 {
+		t.Fatalf("the first job after the upgrade: number %d, %v; want 11", next.Number, err)
 	}
-	for n, id := range map[int64]int64{1: 1, 2: 2, 3: 5, 4: 9, 5: next.ID} {
+	for n, id := range map[int64]int64{1: 1, 2: 2, 5: 5, 9: 9, 11: next.ID} {
 		if j, err := q.GetByNumber(ctx, n); err != nil || j.ID != id {
 			t.Errorf("GetByNumber(%d) after the upgrade = id %d, %v; want id %d", n, j.ID, err, id)
 		}
+	}
+	for _, n := range []int64{3, 4, 6, 7, 8, 10} {
+		if j, err := q.GetByNumber(ctx, n); err == nil {
+			t.Errorf("GetByNumber(%d) = id %d; the release showed no job a person started as %d", n, j.ID, n)
+		}
+	}
+}
+
+// A database that migration 006 already counted afresh, with jobs numbered since, gets the
+// old jobs' ids back as their numbers, and the newer jobs move up past them in order, so
+// numbers still rise with the ids and no two jobs share one.
+func TestNumbersMigrationAfterCountedNumbers(t *testing.T) {
+	dir := t.TempDir()
+	db := oldQueueDB(t, dir, 5)
+	for id, parent := range map[int64]any{1: nil, 2: 1, 3: nil, 4: 3} {
+		if _, err := db.W.Exec(`INSERT INTO jobs(id, type, name, status, run_at, parent_id, created_at, updated_at)
+			VALUES(?, 'x', ?, 'SUCCEEDED', 1, ?, 1, 1)`, id, fmt.Sprintf("old %d", id), parent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	db = oldQueueDB(t, dir, 6) // 006 counts: old 1 is #1, old 3 is #2
+	now := time.Now().UnixMilli() + 1000
+	// Jobs made under 006's numbering: #3, a child, #4.
+	for _, r := range []struct {
+		id, parent, number int64
+	}{{5, 0, 3}, {6, 5, -3}, {7, 0, 4}} {
+		var parent any
+		if r.parent > 0 {
+			parent = r.parent
+		}
+		if _, err := db.W.Exec(`INSERT INTO jobs(id, type, name, status, run_at, parent_id, created_at, updated_at, number)
+			VALUES(?, 'x', ?, 'PENDING', 1, ?, ?, ?, ?)`, r.id, fmt.Sprintf("new %d", r.id), parent, now, now, r.number); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var counted int64
+	db.R.QueryRow(`SELECT number FROM jobs WHERE id = 3`).Scan(&counted)
+	db.Close()
+	if counted != 2 {
+		t.Fatalf("006 numbered old job 3 as %d, want 2 (the test's premise)", counted)
+	}
+
+	q := openQueue(t, dir)
+	ctx := context.Background()
+	for id, want := range map[int64]int64{1: 1, 2: 0, 3: 3, 4: 0, 5: 5, 6: 0, 7: 6} {
+		j, err := q.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Number != want {
+			t.Errorf("job id %d (%s): number %d, want %d", id, j.Name, j.Number, want)
+		}
+		if want > 0 {
+			if g, err := q.GetByNumber(ctx, want); err != nil || g.ID != id {
+				t.Errorf("GetByNumber(%d) = id %d, %v; want id %d", want, g.ID, err, id)
+			}
+		}
+	}
+	next, _, err := q.Enqueue(ctx, Params{Type: "x", Name: "next"})
+	if err != nil || next.Number != 7 {
+		t.Fatalf("next job: number %d, %v; want 7", next.Number, err)
 	}
 }
 
