@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -309,5 +310,52 @@ func testReleaseUpgrade(t *testing.T, rel string) {
 	}
 	if got, err := a.JobByNumber(ctx, js[0].Number); err != nil || got.ID != js[0].ID {
 		t.Errorf("#%d: %v, %v", js[0].Number, got.ID, err)
+	}
+}
+
+// A job whose file JobDesk may not read (outside the folders it may use, never submitted by a
+// person) says so in its sentence, in both languages, whichever family reads it; "does not exist
+// or cannot be read" would send the person looking for a file that is there.
+func TestRefusedFileSaysWhy(t *testing.T) {
+	srv := aitest.NewOpenAI(t, nil)
+	t.Setenv(aifamily.EnvEndpoint, srv.URL)
+	t.Setenv(aifamily.EnvModel, "loopback-model")
+	t.Setenv(aifamily.EnvProvider, "openai")
+	a, ctx := openTestApp(t, t.TempDir())
+	files := t.TempDir()
+	src := filepath.Join("testdata", "releases", "files")
+	var paths []string
+	for _, name := range []string{"users.csv", "notes.txt", "data.bin", "photo.png"} {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(files, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	jobs, err := a.Submit(ctx, paths, SubmitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The grants go (as when the files were submitted by a JobDesk that kept none).
+	if _, err := a.db.W.Exec(`DELETE FROM granted_files`); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.StartEngine(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		j, err := a.Wait(ctx, j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Status != job.Failed || j.Error == nil || j.Error.Code != job.E014 ||
+			!strings.Contains(j.Error.Message, "outside the folders JobDesk may use") ||
+			!strings.Contains(j.Error.MessageJa, "JobDesk が使えるフォルダー") {
+			t.Errorf("%s (%s): %s %+v; want E014 saying the file is outside the folders JobDesk may use", j.Name, j.Type, j.Status, j.Error)
+		}
 	}
 }

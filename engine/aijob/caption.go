@@ -47,6 +47,9 @@ func ImageMIME(head []byte) string {
 // anything waits for a provider.
 func (s *Service) CheckImage(ctx context.Context, uri string) (string, error) {
 	unreadable := func(err error) error {
+		if r := blob.Refused(err); r != nil {
+			return r
+		}
 		return job.Wrap(job.E014, err, "the image "+baseName(uri)+" cannot be read").WithJa("画像ファイルが見つからないか、読み取れません。").Permanent()
 	}
 	st, err := s.blobs().Stat(ctx, uri)
@@ -96,6 +99,9 @@ func (s *Service) Caption(ctx context.Context, input json.RawMessage, r job.Repo
 		return nil, err
 	}
 	img, err := blob.ReadAll(ctx, s.blobs(), in.Path)
+	if r := blob.Refused(err); r != nil {
+		return nil, r
+	}
 	if err != nil {
 		return nil, job.Wrap(job.E014, err, "the image cannot be read").WithJa("画像ファイルを読み取れません。").Permanent()
 	}

@@ -72,6 +72,9 @@ func (s *Service) Eligibility(ctx context.Context, input json.RawMessage, r job.
 		return nil, err
 	}
 	raw, err := blob.ReadAll(ctx, s.blobs(), in.Path)
+	if r := blob.Refused(err); r != nil {
+		return nil, r
+	}
 	if err != nil {
 		return nil, job.Wrap(job.E014, err, "the document cannot be read").WithJa("文書ファイルが見つからないか、読み取れません。")
 	}

@@ -583,6 +583,9 @@ func (p *Processor) EventInput(ctx context.Context, uri string, opts Options, jo
 		}
 	}
 	st, err := p.blobs().Stat(ctx, uri)
+	if r := blob.Refused(err); r != nil {
+		return nil, r
+	}
 	if err != nil {
 		return nil, job.Wrap(job.E014, err, baseName(uri)+" does not exist or cannot be read").
 			WithJa(baseName(uri) + " が見つからないか、読み取れません。")

@@ -159,6 +159,9 @@ func Validate(ctx context.Context, bs blob.Store, uri, workDir string, o Options
 		return nil, job.Wrap(job.E010, err, uri+" cannot be read here: this engine has no access to its storage").
 			WithJa("このファイルの保存先にはここからアクセスできません。").Permanent()
 	}
+	if r := blob.Refused(err); r != nil {
+		return nil, r
+	}
 	if err != nil {
 		return nil, job.Wrap(job.E014, err, fmt.Sprintf("%s does not exist or cannot be read", name)).
 			WithJa(fmt.Sprintf("%s が見つからないか、読み取れません。", name)).WithName("ValidationError")
