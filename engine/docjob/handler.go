@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -172,7 +173,9 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 			if in.Mode == ModeIngest {
 				return json.Marshal(cached)
 			}
-			return finish(cached)
+			if c.ownMarkdown(ctx, cached, in) {
+				return finish(cached)
+			}
 		}
 	}
 	switch in.Mode {
@@ -223,7 +226,7 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 		return nil, err
 	}
 	res.fill(d)
-	out, err := c.writeMarkdown(ctx, in.Name, res.SHA256, d.Markdown)
+	out, err := c.writeMarkdown(ctx, markdownName(in), res.SHA256, d.Markdown)
 	if err != nil {
 		return nil, err
 	}
@@ -328,8 +331,15 @@ func outputURI(prefix string, parts ...string) string {
 	return u
 }
 
+// MaxOutputName is the longest file name OutputName and ExtractZip make, in bytes. File systems
+// allow 255 bytes a name (Linux, macOS; NTFS 255 UTF-16 units), and an atomic write first
+// writes its temporary file under a name 16 bytes longer ("." + name + ".NNNNNNNNNN.tmp").
+const MaxOutputName = 255 - 16
+
 // OutputName is the Markdown file name for an input: its name without extension, the first 8
 // hex digits of its SHA-256 (so different files of one name never overwrite each other) and .md.
+// A name too long for that is shortened at a character boundary, keeping the hash and .md, so
+// the result never exceeds MaxOutputName bytes.
 func OutputName(name, sha string) string {
 	base := filepath.Base(strings.ReplaceAll(name, "\\", "/"))
 	stem := strings.TrimSuffix(base, filepath.Ext(base))
@@ -345,7 +355,61 @@ func OutputName(name, sha string) string {
 	if len(sha) > 8 {
 		sha = sha[:8]
 	}
-	return stem + "_" + sha + ".md"
+	return cutUTF8(stem, MaxOutputName-len("_"+sha+".md")) + "_" + sha + ".md"
+}
+
+// cutUTF8 returns s cut to at most n bytes, never inside a UTF-8 sequence.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// fitName returns the file name base with suffix put before its extension (" (2)" in
+// "a (2).txt"), its stem shortened at a character boundary so that the whole takes at most
+// MaxOutputName bytes. An extension too long to keep is cut with the stem.
+func fitName(base, suffix string) string {
+	ext := filepath.Ext(base)
+	stem := strings.TrimSuffix(base, ext)
+	if len(ext)+len(suffix) >= MaxOutputName/2 {
+		stem, ext = base, ""
+	}
+	return cutUTF8(stem, MaxOutputName-len(suffix)-len(ext)) + suffix + ext
+}
+
+// markdownName is the name a conversion's Markdown file is named after: the name of the file a
+// person gave; for an archive's entry (Depth > 0), the name of its extracted file, which
+// ExtractZip made unique within the archive in archive order ("a.txt", "a (2).txt"), so every
+// entry writes a Markdown file of its own whatever order the entries are converted in.
+func markdownName(in Input) string {
+	if in.Depth > 0 && in.Path != "" {
+		return path.Base(filepath.ToSlash(in.Path))
+	}
+	return in.Name
+}
+
+// ownMarkdown makes a stored result (of the same bytes, maybe converted under another name)
+// this input's: when its Markdown is not at this input's own file name it is copied there, so
+// which files a conversion writes never depends on which conversion of those bytes came first.
+// It reports false when the stored Markdown cannot be had (convert again).
+func (c *Converter) ownMarkdown(ctx context.Context, res *Result, in Input) bool {
+	if res.Status == StatusFailed || res.OutputPath == "" {
+		return true
+	}
+	own := outputURI(outputPrefix(ctx), "documents", OutputName(markdownName(in), res.SHA256))
+	if res.OutputPath == own {
+		return true
+	}
+	md, err := blob.ReadAll(ctx, c.blobs(), res.OutputPath)
+	if err != nil || blob.WriteAll(ctx, c.blobs(), own, md) != nil {
+		return false
+	}
+	res.OutputPath = own
+	return true
 }
 
 // writeMarkdown writes md atomically as OUTPUT/documents/NAME_SHA8.md and returns its URI.

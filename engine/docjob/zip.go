@@ -214,10 +214,7 @@ func ExtractZip(ctx context.Context, data []byte, s blob.Store, prefix string) (
 			l.Rejected = append(l.Rejected, rejectUnsafe(e.Name, "not a local path"))
 			continue
 		}
-		for i := 2; used[rel]; i++ {
-			ext := filepath.Ext(rel)
-			rel = strings.TrimSuffix(rel, ext) + fmt.Sprintf(" (%d)", i) + ext
-		}
+		rel = fitEntryPath(rel, used)
 		used[rel] = true
 		uri := outputURI(prefix, filepath.ToSlash(rel))
 		if err := blob.WriteAll(ctx, s, uri, b); err != nil {
@@ -228,6 +225,23 @@ func ExtractZip(ctx context.Context, data []byte, s blob.Store, prefix string) (
 	}
 	l.Entries = kept
 	return l, nil
+}
+
+// fitEntryPath is where ExtractZip writes the entry at relative path rel: each folder and the
+// file name cut to MaxOutputName bytes (a name may be longer inside an archive than on disk),
+// and a file name already used numbered " (2)", " (3)"… in archive order, so every entry has a
+// file of its own, the same whichever order they are converted in.
+func fitEntryPath(rel string, used map[string]bool) string {
+	parts := strings.Split(rel, string(filepath.Separator))
+	for i, p := range parts[:len(parts)-1] {
+		parts[i] = cutUTF8(p, MaxOutputName)
+	}
+	dir, base := filepath.Join(parts[:len(parts)-1]...), parts[len(parts)-1]
+	cand := filepath.Join(dir, fitName(base, ""))
+	for i := 2; used[cand]; i++ {
+		cand = filepath.Join(dir, fitName(base, fmt.Sprintf(" (%d)", i)))
+	}
+	return cand
 }
 
 // ConvertZip converts every safe entry in-process (the direct path, without a workflow) and
