@@ -194,6 +194,18 @@ func OutcomeLine(j job.Job) string {
 	return j.Message // what the handler said as it ended ("8 sub-goals generated for goal 1")
 }
 
+// ShownMessage is job j's message as the command line prints it in `show` and in JSON (`run
+// --wait --json`, `show --json`, `ls --json`): for a finished job, what came of it — its
+// error's sentence (the code is in its error), else its result's headline, as OutcomeLine and
+// the window's row say it — instead of the last progress report ("ConvertEntries: 11 of 20
+// items"), which is stale once the job ended; for a job under way, its latest message.
+func ShownMessage(j job.Job) string {
+	if j.Status.Final() && j.Error != nil {
+		return j.Error.Message
+	}
+	return OutcomeLine(j)
+}
+
 // SummarizeResult says in one line what finished job j produced: its result's own sentences,
 // else the figures of summaryFigures it has; the zero ResultSummary when neither (or when the
 // result is not a JSON object). It is cheap enough to call for every row of a list.

@@ -378,6 +378,7 @@ func (c *CLI) PrintJobs(jobs []job.Job, asJSON bool) {
 		enc := json.NewEncoder(c.Stdout)
 		enc.SetEscapeHTML(false)
 		for _, j := range jobs {
+			j.Message = app.ShownMessage(j)
 			enc.Encode(j)
 		}
 		return
@@ -495,6 +496,7 @@ func (c *CLI) cmdShow(args []string) int {
 			cloud = &d
 		}
 	}
+	j.Message = app.ShownMessage(j)
 	if *asJSON {
 		enc := json.NewEncoder(c.Stdout)
 		enc.SetEscapeHTML(false)
