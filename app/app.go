@@ -91,8 +91,9 @@ func Open(cfg Config) (*App, error) {
 	if err != nil {
 		switch {
 		case errors.Is(err, store.ErrDamaged):
-			return nil, job.Wrap(job.E009, err, fmt.Sprintf("the database in %s is damaged: run `jobdesk doctor --restore` to bring back the newest good backup, or move it aside to start afresh", cfg.DataDir)).
-				WithJa("データベースが壊れています。`jobdesk doctor --restore` で最新の正常なバックアップを復元するか、ファイルを別の場所に移すと新しく始められます。").Permanent()
+			en, ja := store.RepairHint(cfg.DataDir)
+			return nil, job.Wrap(job.E009, err, fmt.Sprintf("the database in %s is damaged. %s", cfg.DataDir, en)).
+				WithJa("データベースが壊れています。" + ja).Permanent()
 		case errors.Is(err, store.ErrNetworkFolder):
 			return nil, job.Wrap(job.E014, err, fmt.Sprintf("the data folder %s is on a network drive, where the database could be damaged; choose a folder on this PC with --data-dir", cfg.DataDir)).
 				WithJa(fmt.Sprintf("データフォルダー %s はネットワークドライブ上にあり、データベースが壊れるおそれがあります。--data-dir でこの PC 上のフォルダーを指定してください。", cfg.DataDir))

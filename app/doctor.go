@@ -1,7 +1,9 @@
 package app
 
 import (
+	"errors"
 	"fmt"
+	"path/filepath"
 
 	"jobdesk/engine/job"
 	"jobdesk/engine/store"
@@ -40,8 +42,19 @@ func Restore(dir, from string) (restored, movedTo string, err error) {
 	}
 	restored, movedTo, err = store.Restore(dir, from)
 	if err != nil {
-		return "", "", job.Wrap(job.E009, err, "no backup could be restored: "+err.Error()).
-			WithJa("バックアップを復元できませんでした。")
+		// The reason in Japanese where JobDesk words it, else SQLite's or the system's own.
+		ja := "バックアップを復元できませんでした: " + err.Error()
+		switch {
+		case errors.Is(err, store.ErrNoBackup):
+			ja = fmt.Sprintf("バックアップを復元できませんでした: %s にバックアップがありません。", filepath.Join(dir, store.BackupDir))
+		case errors.Is(err, store.ErrDamaged):
+			ja = "バックアップを復元できませんでした: 検査に通るバックアップがありません（" + err.Error() + "）。"
+		}
+		return "", "", job.Wrap(job.E009, err, "no backup could be restored: "+err.Error()).WithJa(ja)
 	}
 	return restored, movedTo, nil
 }
+
+// RepairHint says what to do about the damaged database of data folder dir, in English and
+// Japanese: `jobdesk doctor --restore` when a backup exists, else to move the file aside.
+func RepairHint(dir string) (en, ja string) { return store.RepairHint(dir) }

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 
 	"jobdesk/app"
 )
@@ -59,8 +60,9 @@ func (c *CLI) cmdDoctor(args []string) int {
 			for _, p := range r.Problems {
 				fmt.Fprintf(c.Stdout, "  %s\n", p)
 			}
-			fmt.Fprintln(c.Stdout, "Run `jobdesk doctor --restore` to bring back the newest good backup.")
-			fmt.Fprintln(c.Stdout, "`jobdesk doctor --restore` で最新の正常なバックアップを復元できます。")
+			en, ja := app.RepairHint(filepath.Dir(r.Path))
+			fmt.Fprintln(c.Stdout, en+".")
+			fmt.Fprintln(c.Stdout, ja)
 		}
 		for _, b := range r.Backups {
 			fmt.Fprintf(c.Stdout, "backup: %s (%s, %d bytes)\n", b.Path, b.At.Local().Format("2006-01-02 15:04"), b.Size)

@@ -39,8 +39,25 @@ type DamagedError struct {
 }
 
 func (e *DamagedError) Error() string {
-	return fmt.Sprintf("%v: %s (%s); nothing was written to it. Run `jobdesk doctor --restore` to bring back the latest backup, or move the file aside to start afresh",
-		ErrDamaged, e.Path, e.Detail)
+	hint, _ := RepairHint(filepath.Dir(e.Path))
+	return fmt.Sprintf("%v: %s (%s); nothing was written to it. %s", ErrDamaged, e.Path, e.Detail, hint)
+}
+
+// ErrNoBackup is returned (wrapped) by Restore when the data folder holds no backup.
+var ErrNoBackup = errors.New("there is no backup")
+
+// RepairHint says what to do about the damaged database of data folder dir, in English and
+// Japanese: bring back the newest backup with `jobdesk doctor --restore` when the folder holds
+// one; when it holds none there is nothing to restore, so it says so and to move the damaged
+// file aside to start afresh (never to run a restore that can only fail).
+func RepairHint(dir string) (en, ja string) {
+	if b, err := Backups(dir); err == nil && len(b) > 0 {
+		return "Run `jobdesk doctor --restore` to bring back the newest good backup, or move the file aside to start afresh",
+			"`jobdesk doctor --restore` で最新の正常なバックアップを復元するか、ファイルを別の場所に移すと新しく始められます。"
+	}
+	backups := filepath.Join(dir, BackupDir)
+	return fmt.Sprintf("There is no backup to restore (none in %s): move the file aside to start afresh", backups),
+		fmt.Sprintf("復元できるバックアップはありません（%s にありません）。ファイルを別の場所に移すと新しく始められます。", backups)
 }
 
 // Is makes errors.Is(err, ErrDamaged) true.
@@ -296,7 +313,7 @@ func Restore(dir, from string) (restored, movedTo string, err error) {
 			candidates = append(candidates, b.Path)
 		}
 		if len(candidates) == 0 {
-			return "", "", fmt.Errorf("there is no backup in %s", filepath.Join(dir, BackupDir))
+			return "", "", fmt.Errorf("%w in %s", ErrNoBackup, filepath.Join(dir, BackupDir))
 		}
 	}
 	var problems []string
