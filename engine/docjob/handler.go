@@ -393,11 +393,13 @@ func markdownName(in Input) string {
 }
 
 // ownMarkdown makes a stored result (of the same bytes, maybe converted under another name)
-// this input's: when its Markdown is not at this input's own file name it is copied there, so
-// which files a conversion writes never depends on which conversion of those bytes came first.
-// It reports false when the stored Markdown cannot be had (convert again).
+// an archive entry's own: when its Markdown is not at the entry's own file name it is copied
+// there, so which files a ZIP's conversion writes never depends on which of its entries with
+// the same bytes converted first (the Map runs them at once). A file a person gave keeps the
+// stored result's file, as before. It reports false when the stored Markdown cannot be had
+// (convert again).
 func (c *Converter) ownMarkdown(ctx context.Context, res *Result, in Input) bool {
-	if res.Status == StatusFailed || res.OutputPath == "" {
+	if in.Depth == 0 || res.Status == StatusFailed || res.OutputPath == "" {
 		return true
 	}
 	own := outputURI(outputPrefix(ctx), "documents", OutputName(markdownName(in), res.SHA256))
