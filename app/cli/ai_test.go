@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"image"
+	"image/jpeg"
 	"io"
 	"net"
 	"os"
@@ -71,7 +74,8 @@ func TestAIGenerateChartThroughCLI(t *testing.T) {
 	if tr.GoalID != sub.GoalID || tr.GoalStatus != "active" || tr.SuccessCount != 64 || tr.Tasks != 192 {
 		t.Fatalf("%s", j.Result)
 	}
-	if j.Message != "192 tasks generated for 64 of 64 actions" {
+	// The finished job's message is what ls says of it: its result's headline.
+	if j.Message != "64 succeeded · 0 failed" {
 		t.Errorf("message %q", j.Message)
 	}
 	code, out, _ = runCLI(t, "--data-dir", dir, "goals", "show", id)
@@ -241,7 +245,7 @@ func TestAICaptionByDetection(t *testing.T) {
 	aiEnv(t, srv.URL)
 	dir := t.TempDir()
 	img := filepath.Join(t.TempDir(), "会議室.jpg")
-	os.WriteFile(img, append([]byte{0xFF, 0xD8, 0xFF, 0xE0}, make([]byte, 100)...), 0o600)
+	os.WriteFile(img, jpegOf(t, 10, 8), 0o600)
 	code, out, errOut := runCLI(t, "--data-dir", dir, "run", "--wait", "--json", img)
 	if code != ExitOK {
 		t.Fatalf("exit %d %s %s", code, out, errOut)
@@ -260,7 +264,7 @@ func TestAICaptionByDetection(t *testing.T) {
 		t.Fatalf("the same image again: exit %d %s", code, out)
 	}
 	img2 := filepath.Join(t.TempDir(), "廊下.jpg")
-	os.WriteFile(img2, append([]byte{0xFF, 0xD8, 0xFF, 0xE0}, make([]byte, 120)...), 0o600)
+	os.WriteFile(img2, jpegOf(t, 12, 8), 0o600)
 	code, out, _ = runCLI(t, "--data-dir", dir, "caption", "--wait", "--json", img2)
 	j = decodeJob(t, out)
 	if code != ExitFailed || j.Error == nil || !strings.Contains(j.Error.Message, "cannot read images") {
@@ -874,4 +878,14 @@ func TestAICaptionEmptyImage(t *testing.T) {
 func BenchmarkTaskWorkflow64Throttled(b *testing.B) {
 	// Every request of a run is new to ThrottleOnce.
 	benchTaskWorkflow64(b, func(slow aitest.Script) aitest.Script { return aitest.ThrottleOnce("0", slow) })
+}
+
+// jpegOf is a real JPEG image of w × h pixels (a caption reads its size from its header).
+func jpegOf(t *testing.T, w, h int) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, image.NewGray(image.Rect(0, 0, w, h)), nil); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
