@@ -1,12 +1,15 @@
 package aijob_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	"image/png"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -632,7 +635,11 @@ func TestConcurrentGoalsIsolatedAndNoDuplicates(t *testing.T) {
 
 func pngFile(t *testing.T) string {
 	p := filepath.Join(t.TempDir(), "写真.png")
-	os.WriteFile(p, append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 64)...), 0o600)
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, 8, 6))); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p, b.Bytes(), 0o600)
 	return p
 }
 
@@ -922,7 +929,10 @@ func TestCheckImage(t *testing.T) {
 		says, ja string
 	}{
 		{pngFile(t), "image/png", "", "", ""},
-		{write("a.jpg", []byte{0xFF, 0xD8, 0xFF, 0xDB, 0}), "image/jpeg", "", "", ""},
+		{write("a.jpg", jpegBytes(t, 16, 9)), "image/jpeg", "", "", ""},
+		{write("damaged.png", append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 64)...)), "", job.E004, "damaged.png is damaged", "壊れています"},
+		{write("cut.jpg", []byte{0xFF, 0xD8, 0xFF, 0xDB, 0}), "", job.E004, "cut.jpg is damaged", "壊れています"},
+		{write("wide.jpg", jpegBytes(t, MaxImageSide+1, 2)), "", job.E003, "8001 × 2 pixels", "一辺 8000 ピクセルまで"},
 		{write("a.png", []byte("not an image")), "", job.E004, "not a PNG or JPEG image", "PNG または JPEG の画像ではありません"},
 		{write("empty.png", nil), "", job.E004, "empty.png: the file is empty", "ファイルが空です"},
 		{write("empty.jpg", nil), "", job.E004, "empty.jpg: the file is empty", "ファイルが空です"},

@@ -1,9 +1,14 @@
 package aijob
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"image"
+	_ "image/jpeg" // image.DecodeConfig reads JPEG headers
+	_ "image/png"  // and PNG headers
 	"io"
 	"strings"
 
@@ -29,6 +34,13 @@ type CaptionResult struct {
 // MaxImageBytes is the largest image CAPTION_GENERATION sends (providers refuse larger ones).
 const MaxImageBytes = 20 << 20
 
+// MaxImageSide is the most pixels an image CAPTION_GENERATION sends may have on each side (the
+// limit of Amazon Bedrock's Claude models; OpenAI-compatible servers scale larger ones down
+// after decoding them whole). The file size says nothing of it: a 30000 × 30000 PNG of one
+// colour takes under 1 MB and 3.6 GB once decoded, so the size is read from the image's header
+// before anything is sent.
+const MaxImageSide = 8000
+
 // ImageMIME returns image/png or image/jpeg from a file's first bytes, or "".
 func ImageMIME(head []byte) string {
 	switch {
@@ -42,9 +54,10 @@ func ImageMIME(head []byte) string {
 
 // CheckImage returns the MIME type of the image at uri (image/png or image/jpeg) from its first
 // bytes, or the permanent error CAPTION_GENERATION would fail with: E014 when it cannot be read,
-// E003 when it is larger than MaxImageBytes, E004 when it is empty ("the file is empty") or not
-// a PNG or JPEG image. It reads only the file's start, so the CLI and the job check it before
-// anything waits for a provider.
+// E003 when it is larger than MaxImageBytes or wider or taller than MaxImageSide pixels, E004
+// when it is empty ("the file is empty"), not a PNG or JPEG image, or its header is damaged. It
+// reads only the file's start (up to the header giving the image's size), so the CLI and the
+// job check it before anything waits for a provider.
 func (s *Service) CheckImage(ctx context.Context, uri string) (string, error) {
 	unreadable := func(err error) error {
 		if r := blob.Refused(err); r != nil {
@@ -63,16 +76,27 @@ func (s *Service) CheckImage(ctx context.Context, uri string) (string, error) {
 	if st.Size > MaxImageBytes {
 		return "", job.Errorf(job.E003, "the image is larger than %d MB", MaxImageBytes>>20).WithJa("画像が大きすぎます（20MBまで）。").Permanent()
 	}
-	r, err := s.blobs().OpenRange(ctx, uri, 0, 8)
+	r, err := s.blobs().Open(ctx, uri)
 	if err != nil {
 		return "", unreadable(err)
 	}
 	defer r.Close()
-	head := make([]byte, 8)
-	n, _ := io.ReadFull(r, head)
-	mime := ImageMIME(head[:n])
+	br := bufio.NewReader(io.LimitReader(r, MaxImageBytes))
+	head, _ := br.Peek(8)
+	mime := ImageMIME(head)
 	if mime == "" {
 		return "", notImage(uri)
+	}
+	cfg, _, err := image.DecodeConfig(br)
+	if err != nil {
+		return "", job.Wrap(job.E004, err, fmt.Sprintf("%s is damaged: its image header cannot be read", baseName(uri))).
+			WithJa(baseName(uri) + " は壊れています（画像のヘッダーを読み取れません）。").Permanent()
+	}
+	if cfg.Width > MaxImageSide || cfg.Height > MaxImageSide {
+		return "", job.Errorf(job.E003, "the image %s is %d × %d pixels; JobDesk sends images of at most %d pixels a side. Make it smaller and submit it again",
+			baseName(uri), cfg.Width, cfg.Height, MaxImageSide).
+			WithJa(fmt.Sprintf("画像 %s は %d × %d ピクセルで大きすぎます（一辺 %d ピクセルまで）。縮小してからもう一度渡してください。",
+				baseName(uri), cfg.Width, cfg.Height, MaxImageSide)).Permanent()
 	}
 	return mime, nil
 }
