@@ -13,11 +13,14 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"jobdesk/app/aifamily"
 	"jobdesk/engine/aijob/aitest"
+	"jobdesk/engine/grants"
 	"jobdesk/engine/job"
+	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
 )
 
@@ -356,6 +359,49 @@ func TestRefusedFileSaysWhy(t *testing.T) {
 			!strings.Contains(j.Error.Message, "outside the folders JobDesk may use") ||
 			!strings.Contains(j.Error.MessageJa, "JobDesk が使えるフォルダー") {
 			t.Errorf("%s (%s): %s %+v; want E014 saying the file is outside the folders JobDesk may use", j.Name, j.Type, j.Status, j.Error)
+		}
+	}
+}
+
+// The grants carried over are only those of files a person submitted before JobDesk kept
+// grants: never a path a workflow's step or an API caller's execution named, nor one of a job
+// submitted after the table existed (whose file, if a person chose it, was granted then).
+func TestCarriedGrantsAreOnlyPeoplesEarlierFiles(t *testing.T) {
+	dir := t.TempDir()
+	first := store.Migrations{Name: grants.Migrations.Name, FS: fstest.MapFS{}}
+	b, err := fs.ReadFile(grants.Migrations.FS, "001_granted_files.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.FS.(fstest.MapFS)["001_granted_files.sql"] = &fstest.MapFile{Data: b}
+	db, err := store.OpenDir(dir, queue.Migrations, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().UnixMilli() + 60_000
+	for _, r := range []struct {
+		typ, path string
+		parent    any
+		created   int64
+	}{
+		{"csv", "/people/before.csv", nil, 1},
+		{"convert", "/people/before.pdf", nil, 1},
+		{"csv", "/workflow/step.csv", int64(1), 1},
+		{"flow.execution", "/api/anything.csv", nil, 1},
+		{"csv", "/people/after.csv", nil, later},
+	} {
+		in, _ := json.Marshal(map[string]string{"path": r.path})
+		if _, err := db.W.Exec(`INSERT INTO jobs(type, name, status, run_at, input, parent_id, created_at, updated_at)
+			VALUES(?, 'x', 'SUCCEEDED', 1, ?, ?, ?, ?)`, r.typ, in, r.parent, r.created, r.created); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	a, _ := openTestApp(t, dir)
+	for path, want := range map[string]bool{"/people/before.csv": true, "/people/before.pdf": true,
+		"/workflow/step.csv": false, "/api/anything.csv": false, "/people/after.csv": false} {
+		if got := grants.Has(a.db, path); got != want {
+			t.Errorf("%s granted %v, want %v", path, got, want)
 		}
 	}
 }
