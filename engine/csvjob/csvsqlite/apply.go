@@ -57,6 +57,9 @@ func (s *Store) ApplyCloudResult(ctx context.Context, jobID int64, sum csvjob.Su
 			if err != nil {
 				return err
 			}
+			if err := verifyUsers(ctx, tx, rows); err != nil {
+				return err
+			}
 			sum.UsersChanged = n
 		}
 		b, _ := json.Marshal(sum)
