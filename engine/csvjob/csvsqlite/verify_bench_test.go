@@ -16,7 +16,7 @@ func BenchmarkVerifyUsers(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := db.Tx(ctx, func(tx *sql.Tx) error { return verifyUsers(ctx, tx, u) }); err != nil {
+		if err := db.Tx(ctx, func(tx *sql.Tx) error { return verifyUsers(ctx, tx, u, 1) }); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -35,7 +35,7 @@ func usersDB(b *testing.B) (*store.DB, *cloudUsers) {
 		u.post = append(u.post, int64(i%1000))
 	}
 	ctx := context.Background()
-	if err := db.Tx(ctx, func(tx *sql.Tx) error { _, err := upsertUsers(ctx, tx, u, "e", "s", 1); return err }); err != nil {
+	if err := db.Tx(ctx, func(tx *sql.Tx) error { _, err := upsertUsers(ctx, tx, u, "e", "s", 1, 1); return err }); err != nil {
 		b.Fatal(err)
 	}
 	return db, u
