@@ -54,9 +54,11 @@ func (q *Queue) folder() string {
 // diskFullError is the error of a job or a write that failed for want of space.
 func (q *Queue) diskFullError(cause error) *job.Error {
 	dir := q.folder()
-	return job.Wrap(job.E009, cause, fmt.Sprintf("the disk is full: free some space on the disk of %s; JobDesk resumes by itself", dir)).
-		WithJa(fmt.Sprintf("ディスクがいっぱいです。%s のあるディスクの空き容量を増やしてください。空きができると自動的に再開します。", dir)).
-		Permanent()
+	return job.Wrap(job.E009, cause, fmt.Sprintf("the disk is full: free some space on the disk of %s, then retry this job (it is not retried by itself); "+
+		"the jobs still waiting start by themselves once there is room", dir)).
+		WithJa(fmt.Sprintf("ディスクがいっぱいです。%s のあるディスクの空き容量を増やしてから、このジョブを再実行してください（自動では再実行しません）。"+
+			"待機中のジョブは空きができると自動的に始まります。", dir)).
+		WithName("DiskFullError").Permanent()
 }
 
 // diskFull records that the disk is full (pausing the workers; said once) and returns the error
