@@ -274,10 +274,11 @@ func (s *lineSplitter) fast(b []byte, off int64) {
 			} else {
 				s.recordEnds(off+int64(p)+1, line+1)
 				q := bytes.LastIndexByte(b, '\n')
-				if q > p {
-					s.recordEnds(off+int64(q)+1, line+1+bytes.Count(b[p+1:q+1], []byte{'\n'}))
-				}
-				s.checkOpen(off + int64(len(b)))
+				// The record after the last line break starts on the line the walk below ends on.
+				defer func() {
+					s.recStart, s.recLine = off+int64(q)+1, s.line
+					s.checkOpen(off + int64(len(b)))
+				}()
 			}
 		} else {
 			for pos := 0; ; {
