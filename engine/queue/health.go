@@ -58,7 +58,7 @@ func (q *Queue) diskFullError(cause error) *job.Error {
 		"the jobs still waiting start by themselves once there is room", dir)).
 		WithJa(fmt.Sprintf("ディスクがいっぱいです。%s のあるディスクの空き容量を増やしてから、このジョブを再実行してください（自動では再実行しません）。"+
 			"待機中のジョブは空きができると自動的に始まります。", dir)).
-		WithName("DiskFullError").Permanent()
+		Permanent()
 }
 
 // diskFull records that the disk is full (pausing the workers; said once) and returns the error
