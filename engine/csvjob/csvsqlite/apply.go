@@ -57,7 +57,7 @@ func (s *Store) ApplyCloudResult(ctx context.Context, jobID int64, sum csvjob.Su
 			if err != nil {
 				return err
 			}
-			if err := verifyUsers(ctx, tx, rows, jobID); err != nil {
+			if err := checkUsersTable(ctx, tx); err != nil {
 				return err
 			}
 			sum.UsersChanged = n
