@@ -277,6 +277,7 @@ func (c *CLI) WaitJobs(ctx context.Context, a *app.App, jobs []job.Job) ([]job.J
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	lastLine := printedLines{}
+	var fullSince time.Time
 	for {
 		done := 0
 		for i := range jobs {
@@ -300,6 +301,21 @@ func (c *CLI) WaitJobs(ctx context.Context, a *app.App, jobs []job.Job) ([]job.J
 			}
 			return jobs, nil
 		}
+		// The disk is full: the engine is paused and nothing more can be recorded, so waiting
+		// could last forever. Give the jobs that hit it a moment to record their failure, then
+		// end with E009 saying what becomes of each unfinished job.
+		if h := a.Health(); h.DiskFull {
+			if fullSince.IsZero() {
+				fullSince = time.Now()
+			} else if time.Since(fullSince) >= diskFullGrace {
+				if tty {
+					fmt.Fprintln(c.Stderr)
+				}
+				return jobs, diskFullWait(h, jobs)
+			}
+		} else {
+			fullSince = time.Time{}
+		}
 		select {
 		case <-ctx.Done():
 			// Ctrl-C while waiting: cancel what is still running, so nothing is left half done.
@@ -313,6 +329,40 @@ func (c *CLI) WaitJobs(ctx context.Context, a *app.App, jobs []job.Job) ([]job.J
 		case <-tick.C:
 		}
 	}
+}
+
+// diskFullGrace is how long a waiting command still waits once the disk is full, for the jobs
+// that hit it to record their failure.
+const diskFullGrace = 2 * time.Second
+
+// diskFullWait is the error a waiting command ends with on a full disk: E009, what to free, and
+// what becomes of each job that did not finish. A job left RUNNING cannot be recorded as stopped
+// (nothing can be written): its lease lapses and the next JobDesk that runs with room on the disk
+// returns it to the queue and runs it again; a PENDING job runs then too.
+func diskFullWait(h app.Health, jobs []job.Job) *job.Error {
+	var en, ja strings.Builder
+	fmt.Fprintf(&en, "the disk is full: free some space on the disk of %s.", h.Folder)
+	fmt.Fprintf(&ja, "ディスクがいっぱいです。%s のあるディスクの空き容量を増やしてください。", h.Folder)
+	for _, j := range jobs {
+		switch {
+		case j.Status == job.Failed && j.Error != nil && j.Error.Code == job.E009:
+			fmt.Fprintf(&en, " Job %s (%s) failed: once there is room, retry it (jobdesk retry %d).", j.Ref(), j.Name, j.ID)
+			fmt.Fprintf(&ja, "ジョブ %s（%s）は失敗しました。空きができたら再実行してください（jobdesk retry %d）。", j.Ref(), j.Name, j.ID)
+		case j.Status.Final():
+			continue
+		case j.Status == job.Pending:
+			fmt.Fprintf(&en, " Job %s (%s) waits: it runs when JobDesk runs again with room on the disk.", j.Ref(), j.Name)
+			fmt.Fprintf(&ja, "ジョブ %s（%s）は待機中です。空きができた状態で JobDesk を再び動かすと実行されます。", j.Ref(), j.Name)
+		default:
+			fmt.Fprintf(&en, " Job %s (%s) could not finish: it runs again when JobDesk runs again with room on the disk.", j.Ref(), j.Name)
+			fmt.Fprintf(&ja, "ジョブ %s（%s）は完了できませんでした。空きができた状態で JobDesk を再び動かすと、もう一度実行されます。", j.Ref(), j.Name)
+		}
+	}
+	var cause error
+	if h.Error != nil {
+		cause = h.Error.Err
+	}
+	return job.Wrap(job.E009, cause, en.String()).WithJa(ja.String()).WithName("DiskFullError").Permanent()
 }
 
 // printedLines remembers the plain progress lines printed for each job, so that a job going

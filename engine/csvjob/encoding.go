@@ -20,7 +20,7 @@ const (
 )
 
 // DetectEncoding names the encoding of sample (the start of a file) and the length of its byte
-// order mark. The order is BOM, then valid UTF-8, then strict CP932, then EUC-JP: chardet-style
+// order mark. The order is BOM, then UTF-16 without BOM (utf16WithoutBOM), then valid UTF-8, then strict CP932, then EUC-JP: chardet-style
 // guessing called short Shift_JIS files windows-1252, this order was right on every file tried.
 // A sample that is none of them returns "" (the file is binary or in an unknown encoding).
 // atEOF says the sample is the whole file, so a multibyte character cut at its end is an error.
@@ -32,6 +32,9 @@ func DetectEncoding(sample []byte, atEOF bool) (name string, bom int) {
 		return EncUTF16LE, 2
 	case bytes.HasPrefix(sample, []byte{0xFE, 0xFF}):
 		return EncUTF16BE, 2
+	}
+	if enc := utf16WithoutBOM(sample); enc != "" {
+		return enc, 0
 	}
 	if validUTF8(sample, atEOF) {
 		return EncUTF8, 0
@@ -53,6 +56,61 @@ func DetectEncoding(sample []byte, atEOF bool) (name string, bom int) {
 		}
 	}
 	return best, 0
+}
+
+// utf16WithoutBOM names the byte order of a sample that is UTF-16 text without a byte order
+// mark, "" when it is not. CSV text is rich in ASCII (digits, delimiters, line breaks), whose
+// UTF-16 units have a zero high byte: at odd offsets in UTF-16LE, even ones in UTF-16BE. A sample
+// qualifies when at least one unit in eight has that zero byte, zero bytes on the other side are
+// at most an eighth as many (kanji such as U+4E00 and the ideographic space U+3000 have a zero
+// low byte), and every unit decodes to text: no NUL, no control character but tab, CR, LF and
+// form feed, no unpaired surrogate. A binary file with zero bytes fails the last test.
+func utf16WithoutBOM(b []byte) string {
+	n := len(b) &^ 1
+	if n < 4 {
+		return ""
+	}
+	var zeroEven, zeroOdd int
+	for i := 0; i < n; i += 2 {
+		if b[i] == 0 {
+			zeroEven++
+		}
+		if b[i+1] == 0 {
+			zeroOdd++
+		}
+	}
+	units := n / 2
+	le := zeroOdd*8 >= units && zeroEven*8 <= zeroOdd
+	be := zeroEven*8 >= units && zeroOdd*8 <= zeroEven
+	if le == be {
+		return ""
+	}
+	unit := func(i int) uint16 {
+		if le {
+			return uint16(b[i]) | uint16(b[i+1])<<8
+		}
+		return uint16(b[i])<<8 | uint16(b[i+1])
+	}
+	for i := 0; i < n; i += 2 {
+		u := unit(i)
+		switch {
+		case u < 0x20 && u != '\t' && u != '\n' && u != '\r' && u != '\f', u == 0x7F:
+			return ""
+		case u >= 0xD800 && u < 0xDC00: // a high surrogate needs a low one next (unless cut at the end)
+			if i+2 < n {
+				if v := unit(i + 2); v < 0xDC00 || v > 0xDFFF {
+					return ""
+				}
+				i += 2
+			}
+		case u >= 0xDC00 && u <= 0xDFFF:
+			return ""
+		}
+	}
+	if le {
+		return EncUTF16LE
+	}
+	return EncUTF16BE
 }
 
 // countInvalid counts the broken characters of b in enc (resynchronising after each).
@@ -204,10 +262,10 @@ func decoderFor(enc string) encoding.Encoding {
 		return japanese.ShiftJIS
 	case EncEUCJP:
 		return japanese.EUCJP
-	case EncUTF16LE:
-		return unicode.UTF16(unicode.LittleEndian, unicode.ExpectBOM)
+	case EncUTF16LE: // a byte order mark, when there is one, is dropped
+		return unicode.UTF16(unicode.LittleEndian, unicode.UseBOM)
 	case EncUTF16BE:
-		return unicode.UTF16(unicode.BigEndian, unicode.ExpectBOM)
+		return unicode.UTF16(unicode.BigEndian, unicode.UseBOM)
 	}
 	return nil
 }

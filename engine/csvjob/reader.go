@@ -158,6 +158,30 @@ type lineSplitter struct {
 	chunkRows0     int64
 	chunks         []Chunk
 	quoteLine      int // line where the open quoted field began
+
+	// maxRecord, when above 0, is the longest record allowed, in bytes: the first record found
+	// longer sets tooLong and longLine (the line it starts on), and the caller stops reading.
+	maxRecord int64
+	recStart  int64 // offset where the record in progress (or the blank lines before it) starts
+	recLine   int   // the line it starts on
+	tooLong   bool
+	longLine  int
+}
+
+// recordEnds notes that a record (or a blank line) ends at offset end (exclusive), the next one
+// starting on line next, and checks the one that ended against maxRecord.
+func (s *lineSplitter) recordEnds(end int64, next int) {
+	if s.maxRecord > 0 && !s.tooLong && end-s.recStart > s.maxRecord {
+		s.tooLong, s.longLine = true, s.recLine
+	}
+	s.recStart, s.recLine = end, next
+}
+
+// checkOpen checks the record in progress, which reaches offset end, against maxRecord.
+func (s *lineSplitter) checkOpen(end int64) {
+	if s.maxRecord > 0 && !s.tooLong && end-s.recStart > s.maxRecord {
+		s.tooLong, s.longLine = true, s.recLine
+	}
 }
 
 const (
@@ -239,6 +263,36 @@ func countLines(b []byte, startEmpty bool) (nl, blank int64) {
 }
 
 func (s *lineSplitter) fast(b []byte, off int64) {
+	if s.maxRecord > 0 {
+		// Records end at every '\n' here (no quotes, every CR before a LF). A record longer than
+		// the limit either spans the buffer's edges (seen from the first and last line breaks)
+		// or, for a limit below the buffer's size, lies inside it.
+		line := s.line
+		if int64(len(b)) <= s.maxRecord {
+			if p := bytes.IndexByte(b, '\n'); p < 0 {
+				s.checkOpen(off + int64(len(b)))
+			} else {
+				s.recordEnds(off+int64(p)+1, line+1)
+				q := bytes.LastIndexByte(b, '\n')
+				// The record after the last line break starts on the line the walk below ends on.
+				defer func() {
+					s.recStart, s.recLine = off+int64(q)+1, s.line
+					s.checkOpen(off + int64(len(b)))
+				}()
+			}
+		} else {
+			for pos := 0; ; {
+				p := bytes.IndexByte(b[pos:], '\n')
+				if p < 0 {
+					s.checkOpen(off + int64(len(b)))
+					break
+				}
+				line++
+				pos += p + 1
+				s.recordEnds(off+int64(pos), line)
+			}
+		}
+	}
 	// Walk the buffer segment by segment (cut to cut), counting each byte once.
 	pos := 0
 	startEmpty := s.state == sRecStart
@@ -276,6 +330,7 @@ func (s *lineSplitter) fast(b []byte, off int64) {
 }
 
 func (s *lineSplitter) slow(b []byte, off int64) {
+	defer s.checkOpen(off + int64(len(b)))
 	delim := s.delim
 	for i := 0; i < len(b); i++ {
 		c := b[i]
@@ -307,6 +362,7 @@ func (s *lineSplitter) slow(b []byte, off int64) {
 			if c == '\n' || c == '\r' {
 				s.line++
 				s.lastCR = c == '\r'
+				s.recordEnds(off+int64(i)+1, s.line)
 				continue
 			}
 			if at := off + int64(i); at-s.chunkStart >= s.chunkSize {
@@ -321,6 +377,7 @@ func (s *lineSplitter) slow(b []byte, off int64) {
 			s.line++
 			s.lastCR = c == '\r'
 			s.state = sRecStart
+			s.recordEnds(off+int64(i)+1, s.line)
 		case c == delim:
 			s.state = sFieldStart
 		case c == '"' && s.state == sFieldStart:

@@ -28,6 +28,7 @@ type Options struct {
 	TolerancePercent *float64 `json:"tolerate_percent,omitempty"`  // fail above this % of rejected rows (default 5)
 	ToleranceCount   *int     `json:"tolerate_count,omitempty"`    // fail above this many rejected rows (default 50)
 	MaxBytes         int64    `json:"max_bytes,omitempty"`         // refuse larger files with E003 (default DefaultMaxBytes)
+	MaxRecordBytes   int64    `json:"max_record_bytes,omitempty"`  // refuse a file with a longer record with E006 (default DefaultMaxRecordBytes)
 	ChunkBytes       int64    `json:"chunk_bytes,omitempty"`       // target chunk size (default: from file size and CPUs)
 	AuditAll         bool     `json:"audit_all,omitempty"`         // AUDIT_LOGGING records every row, not errors only
 	MaxErrorRecords  int      `json:"max_error_records,omitempty"` // error records kept per chunk (default 10000)
@@ -38,9 +39,13 @@ const (
 	DefaultTolerancePercent = 5.0
 	DefaultToleranceCount   = 50
 	DefaultMaxBytes         = 4 << 30
-	DefaultMaxErrorRecords  = 10000
-	sampleSize              = 64 << 10
-	readBuf                 = 1 << 20
+	// DefaultMaxRecordBytes is the longest record (one row, quoted line breaks included) a CSV
+	// file may hold: the first longer one fails validation with E006, read no further, so a
+	// file with one huge line costs no more memory than a usual one.
+	DefaultMaxRecordBytes  = 16 << 20
+	DefaultMaxErrorRecords = 10000
+	sampleSize             = 64 << 10
+	readBuf                = 1 << 20
 )
 
 func (o *Options) schema() (*Schema, error) {
@@ -301,7 +306,12 @@ func Validate(ctx context.Context, bs blob.Store, uri, workDir string, o Options
 		n := int64(runtime.GOMAXPROCS(0))
 		chunk = max(min(size/n, 8<<20), 1<<20)
 	}
-	sp := &lineSplitter{delim: delim, line: hdr.Line, chunkSize: chunk, chunkStart: dataOffset, chunkStartLine: hdr.Line}
+	maxRecord := o.MaxRecordBytes
+	if maxRecord <= 0 {
+		maxRecord = DefaultMaxRecordBytes
+	}
+	sp := &lineSplitter{delim: delim, line: hdr.Line, chunkSize: chunk, chunkStart: dataOffset, chunkStartLine: hdr.Line,
+		maxRecord: maxRecord, recStart: dataOffset, recLine: hdr.Line}
 	// The hash is computed on another core while this one finds the records.
 	hctx, stopHash := context.WithCancel(ctx)
 	defer stopHash()
@@ -338,6 +348,11 @@ func Validate(ctx context.Context, bs blob.Store, uri, workDir string, o Options
 		}
 		sp.feed(b, off)
 		off += int64(len(b))
+		if sp.tooLong {
+			return nil, validationError(job.E006,
+				fmt.Sprintf("%s: the row on line %d is longer than the limit of %s per row; nothing was written", name, sp.longLine, humanSize(maxRecord)),
+				fmt.Sprintf("%s: %d 行目の行が1行あたりの上限 %s を超えています。何も書き込んでいません。", name, sp.longLine, humanSize(maxRecord)))
+		}
 	}
 	if sp.finish(size) {
 		return nil, validationError(job.E006,

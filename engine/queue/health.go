@@ -54,8 +54,21 @@ func (q *Queue) folder() string {
 // diskFullError is the error of a job or a write that failed for want of space.
 func (q *Queue) diskFullError(cause error) *job.Error {
 	dir := q.folder()
-	return job.Wrap(job.E009, cause, fmt.Sprintf("the disk is full: free some space on the disk of %s; JobDesk resumes by itself", dir)).
-		WithJa(fmt.Sprintf("ディスクがいっぱいです。%s のあるディスクの空き容量を増やしてください。空きができると自動的に再開します。", dir)).
+	return job.Wrap(job.E009, cause, fmt.Sprintf("the disk is full: free some space on the disk of %s, then retry this job (it is not retried by itself); "+
+		"the jobs still waiting start by themselves once there is room", dir)).
+		WithJa(fmt.Sprintf("ディスクがいっぱいです。%s のあるディスクの空き容量を増やしてから、このジョブを再実行してください（自動では再実行しません）。"+
+			"待機中のジョブは空きができると自動的に始まります。", dir)).
+		Permanent()
+}
+
+// pausedError is what Health says while the workers are paused for want of space: what waits
+// starts by itself, what failed does not.
+func (q *Queue) pausedError(cause error) *job.Error {
+	dir := q.folder()
+	return job.Wrap(job.E009, cause, fmt.Sprintf("the disk is full: free some space on the disk of %s. The jobs still waiting start by themselves "+
+		"once there is room; a job that failed for want of space must be retried", dir)).
+		WithJa(fmt.Sprintf("ディスクがいっぱいです。%s のあるディスクの空き容量を増やしてください。待機中のジョブは空きができると自動的に始まります。"+
+			"容量不足で失敗したジョブは再実行が必要です。", dir)).
 		Permanent()
 }
 
@@ -66,7 +79,7 @@ func (q *Queue) diskFull(cause error) *job.Error {
 	q.healthMu.Lock()
 	was := q.health.DiskFull
 	if !was {
-		q.health = Health{DiskFull: true, Folder: q.folder(), Since: time.Now(), Error: e}
+		q.health = Health{DiskFull: true, Folder: q.folder(), Since: time.Now(), Error: q.pausedError(cause)}
 	}
 	q.healthMu.Unlock()
 	if !was {

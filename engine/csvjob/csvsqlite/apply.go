@@ -53,8 +53,11 @@ func (s *Store) ApplyCloudResult(ctx context.Context, jobID int64, sum csvjob.Su
 		}
 		sum.UsersChanged = 0
 		if rows != nil {
-			n, err := upsertUsers(ctx, tx, rows, sum.ExecutionID, sum.SHA256, now)
+			n, err := upsertUsers(ctx, tx, rows, sum.ExecutionID, sum.SHA256, jobID, now)
 			if err != nil {
+				return err
+			}
+			if err := checkUsersTable(ctx, tx); err != nil {
 				return err
 			}
 			sum.UsersChanged = n

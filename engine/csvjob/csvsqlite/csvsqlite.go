@@ -3,7 +3,9 @@
 // files. It owns the tables and
 // their migrations (migration set "csvjob", so existing databases keep working):
 //
-//   - csv_users: the users the CSV jobs reflect (one upsert of the distinct users per file);
+//   - csv_users: the users the CSV jobs reflect (one upsert of the distinct users per file, the
+//     table checked before it commits: a damaged one fails the import with E009 and the doctor's
+//     hint instead of a SUCCESS over wrong rows; the last submitted job's values win);
 //   - csv_stage: chunk results waiting for aggregation, one row per chunk;
 //   - csv_imports: one row per execution, with its Summary or Failure and its result files;
 //   - csv_audit: the audit log, each AUDIT_LOGGING call's records replaceable by its call key.
@@ -99,8 +101,11 @@ func (s *Store) ApplyResult(ctx context.Context, run csvjob.Run, sum *csvjob.Sum
 	now := time.Now().UnixMilli()
 	err := s.DB.Tx(ctx, func(tx *sql.Tx) error {
 		if users != nil {
-			n, err := upsertUsers(ctx, tx, users, run.Execution, sum.SHA256, now)
+			n, err := upsertUsers(ctx, tx, users, run.Execution, sum.SHA256, run.JobID, now)
 			if err != nil {
+				return err
+			}
+			if err := checkUsersTable(ctx, tx); err != nil {
 				return err
 			}
 			sum.UsersChanged = n
@@ -130,8 +135,10 @@ type userRows interface {
 
 // upsertUsers writes the users in one statement per 200 and returns how many rows changed. A
 // user whose values are already in the table is not touched (updated_at stays), so a re-run of
-// the same file changes nothing.
-func upsertUsers(ctx context.Context, tx *sql.Tx, u userRows, execution, sha string, now int64) (int64, error) {
+// the same file changes nothing; nor is a user whose values a later submitted job set (its
+// source_order above order, the job's id): the last submitted file wins, whichever import
+// finishes last.
+func upsertUsers(ctx context.Context, tx *sql.Tx, u userRows, execution, sha string, order, now int64) (int64, error) {
 	const batch = 200
 	var changed int64
 	stmts := map[int]*sql.Stmt{}
@@ -140,23 +147,25 @@ func upsertUsers(ctx context.Context, tx *sql.Tx, u userRows, execution, sha str
 			s.Close()
 		}
 	}()
-	args := make([]any, 0, batch*6)
+	args := make([]any, 0, batch*7)
 	for start := 0; start < u.Len(); start += batch {
 		end := min(start+batch, u.Len())
 		n := end - start
 		st := stmts[n]
 		if st == nil {
 			var q strings.Builder
-			q.WriteString(`INSERT INTO csv_users(user_id, login_count, post_count, updated_at, source_job, source_sha256) VALUES `)
+			q.WriteString(`INSERT INTO csv_users(user_id, login_count, post_count, updated_at, source_job, source_sha256, source_order) VALUES `)
 			for i := 0; i < n; i++ {
 				if i > 0 {
 					q.WriteByte(',')
 				}
-				q.WriteString("(?,?,?,?,?,?)")
+				q.WriteString("(?,?,?,?,?,?,?)")
 			}
 			q.WriteString(` ON CONFLICT(user_id) DO UPDATE SET login_count=excluded.login_count, post_count=excluded.post_count,
-				updated_at=excluded.updated_at, source_job=excluded.source_job, source_sha256=excluded.source_sha256
-				WHERE csv_users.login_count IS NOT excluded.login_count OR csv_users.post_count IS NOT excluded.post_count`)
+				updated_at=excluded.updated_at, source_job=excluded.source_job, source_sha256=excluded.source_sha256,
+				source_order=excluded.source_order
+				WHERE excluded.source_order >= csv_users.source_order AND (csv_users.login_count IS NOT excluded.login_count
+				OR csv_users.post_count IS NOT excluded.post_count)`)
 			var err error
 			if st, err = tx.PrepareContext(ctx, q.String()); err != nil {
 				return 0, err
@@ -166,7 +175,7 @@ func upsertUsers(ctx context.Context, tx *sql.Tx, u userRows, execution, sha str
 		args = args[:0]
 		for i := start; i < end; i++ {
 			id, login, post := u.User(i)
-			args = append(args, string(id), login, post, now, execution, sha)
+			args = append(args, string(id), login, post, now, execution, sha, order)
 		}
 		res, err := st.ExecContext(ctx, args...)
 		if err != nil {

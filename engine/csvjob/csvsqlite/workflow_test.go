@@ -241,7 +241,7 @@ func TestTolerance(t *testing.T) {
 			dir := t.TempDir()
 			path := csvtest.WriteRaw(t, dir, "t.csv", csvjob.EncUTF8, b.String())
 			db := openDB(t)
-			db.W.Exec(`INSERT INTO csv_users VALUES('U00001', 77, 88, 1, 'before', '')`)
+			db.W.Exec(`INSERT INTO csv_users(user_id, login_count, post_count, updated_at, source_job, source_sha256) VALUES('U00001', 77, 88, 1, 'before', '')`)
 			s, err := runWorkflow(context.Background(), db, path, csvjob.Options{TolerancePercent: c.pct, ToleranceCount: c.cnt, ChunkBytes: 512}, nil)
 			if s.Status != c.wantStatus {
 				t.Fatalf("status %s, want %s (%v)", s.Status, c.wantStatus, err)
