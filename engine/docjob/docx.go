@@ -77,6 +77,10 @@ func streamXML(ctx context.Context, r io.Reader, done func(ancestors []*node, n 
 				n.attr = make(map[string]string, len(t.Attr))
 				for _, a := range t.Attr {
 					n.attr[a.Name.Local] = a.Value
+					if a.Name.Space != "" {
+						// also under prefix:name, where one element carries both id and r:id
+						n.attr[a.Name.Space+":"+a.Name.Local] = a.Value
+					}
 				}
 			}
 			p := stack[len(stack)-1]
@@ -95,8 +99,8 @@ func streamXML(ctx context.Context, r io.Reader, done func(ancestors []*node, n 
 		case xml.CharData:
 			top := stack[len(stack)-1]
 			switch top.name {
-			case "t", "delText", "instrText":
-				top.text += string(t)
+			case "t", "delText", "instrText", "v", "text":
+				top.text += string(t) // v: chart caches; text: presentation comments
 			}
 		}
 	}

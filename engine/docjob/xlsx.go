@@ -157,6 +157,12 @@ func sheetRows(ctx context.Context, f *excelize.File, sheet string, withMerges b
 			grid[rr-1] = row
 		}
 	}
+	return tidyGrid(grid), nil
+}
+
+// tidyGrid drops a sheet grid's empty rows, trailing empty cells and the columns empty in every
+// row from the left.
+func tidyGrid(grid [][]string) [][]string {
 	out := grid[:0]
 	width := 0
 	for _, row := range grid {
@@ -196,7 +202,7 @@ func sheetRows(ctx context.Context, f *excelize.File, sheet string, withMerges b
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // iterateRows reads sheet with excelize's row iterator and calls add for every row up to the
