@@ -160,9 +160,13 @@ func (c *cfb) chain(start uint32, table []uint32, from []byte, size int64) ([]by
 		out = make([]byte, 0, size)
 	}
 	s := start
-	for hops := 0; s < cfbEnd-5; hops++ {
-		if hops > len(table) {
-			return nil, errors.New("compound file sector chain loops")
+	seen := make([]bool, len(table)+1)
+	for s < cfbEnd-5 {
+		if int(s) < len(seen) {
+			if seen[s] {
+				return nil, errors.New("compound file sector chain loops")
+			}
+			seen[s] = true
 		}
 		var sec []byte
 		if from == nil {
@@ -200,7 +204,7 @@ func (c *cfb) stream(names ...string) ([]byte, bool, error) {
 			if e.typ != 2 || !strings.EqualFold(e.name, want) {
 				continue
 			}
-			if e.size < uint64(c.cutoff) {
+			if e.size < uint64(c.cutoff) && c.mini != nil {
 				b, err := c.chain(e.start, c.minifat, c.mini, int64(e.size))
 				return b, true, err
 			}

@@ -1,6 +1,7 @@
 package docjob
 
 import (
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -68,7 +69,14 @@ func readChart(root *node) *chartData {
 			if val == nil {
 				val = ser.child("yVal")
 			}
-			for idx, v := range cachedPoints(val) {
+			vals := cachedPoints(val)
+			idxs := make([]int, 0, len(vals))
+			for idx := range vals {
+				idxs = append(idxs, idx)
+			}
+			sort.Ints(idxs)
+			for _, idx := range idxs {
+				v := vals[idx]
 				c := strconv.Itoa(idx + 1)
 				if pts != nil {
 					if name, ok := pts[idx]; ok {

@@ -663,12 +663,12 @@ func formatNumber(v float64, code string, date1904 bool) string {
 			sec = sec[:i]
 		}
 	}
+	if strings.EqualFold(strings.TrimSpace(code), "General") || code == "" || code == "@" {
+		return general(v)
+	}
 	plain := stripFormatLiterals(sec)
 	if isDateFormat(plain) && v >= 0 && v < 2958466 {
 		return formatDate(v, sec, date1904)
-	}
-	if strings.EqualFold(strings.TrimSpace(code), "General") || code == "" || code == "@" {
-		return general(v)
 	}
 	pct := strings.Contains(plain, "%")
 	if pct {
