@@ -832,7 +832,10 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 				boxes = append(boxes, k)
 			case "oMath":
 				if tex := ommlLaTeX(k); tex != "" {
-					b.WriteString(" $" + tex + "$ ")
+					if s := b.String(); s != "" && !strings.HasSuffix(s, " ") && !strings.HasSuffix(s, "\n") {
+						b.WriteByte(' ')
+					}
+					b.WriteString("$" + tex + "$")
 				}
 			case "oMathPara":
 				var eqs []string
