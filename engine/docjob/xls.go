@@ -33,7 +33,8 @@ const (
 // and the other ANSI code pages), numbers formatted by their cell's number format (dates and
 // times, Japanese era dates, percentages, thousands), formulas' cached results, merged ranges
 // repeated in every cell they cover, every worksheet as a "## name" section (hidden ones marked,
-// chart sheets named). An encrypted workbook (FILEPASS) is E005.
+// chart sheets named; blocks of cells set apart by empty rows and columns as separate tables).
+// An encrypted workbook (FILEPASS) is E005.
 func convertXLS(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	c, err := openCFB(data)
 	if err != nil {
@@ -93,19 +94,21 @@ func convertXLS(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 			d.Notes = append(d.Notes, fmt.Sprintf("sheet %s could not be read: %v", sh.name, err))
 			continue
 		}
-		rows := tidyGrid(grid)
-		if len(rows) == 0 {
+		for r := range grid {
+			for c := range grid[r] {
+				grid[r][c] = Clean(grid[r][c])
+			}
+		}
+		tables := splitBlocks(grid)
+		if len(tables) == 0 {
 			b.WriteString("> (empty sheet)\n\n")
 			continue
 		}
-		for r := range rows {
-			for c := range rows[r] {
-				rows[r][c] = Clean(rows[r][c])
-			}
+		for _, rows := range tables {
+			d.Rows += len(rows)
+			writeTable(&b, rows)
+			b.WriteString("\n")
 		}
-		d.Rows += len(rows)
-		writeTable(&b, rows)
-		b.WriteString("\n")
 		if opt.Progress != nil {
 			opt.Progress(float64(i+1)*90/float64(len(x.sheets)), fmt.Sprintf("sheet %d of %d", i+1, len(x.sheets)))
 		}
