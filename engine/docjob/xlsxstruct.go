@@ -135,6 +135,9 @@ func splitBlocks(grid [][]string) [][][]string {
 // order; a threaded comment (Excel 365) gives its thread, each reply with its author and time,
 // instead of the legacy copy Excel keeps beside it.
 func sheetComments(f *excelize.File, x *xlsxParts, sheet string) []string {
+	if x != nil && strings.HasPrefix(x.sheets[sheet], "xl/chartsheets/") {
+		return nil // a chart sheet has no cells; excelize would answer with a worksheet's comments
+	}
 	cs, err := f.GetComments(sheet)
 	if err != nil {
 		cs = nil
