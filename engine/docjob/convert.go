@@ -281,7 +281,11 @@ func finishErr(ctx context.Context, kind Kind, err error) error {
 	return errDamaged(kind, err)
 }
 
-// kindByExt is the converted kind a file name's extension claims (PDF, DOCX, XLSX, ZIP), or "".
+// ClaimedKind is the converted kind a file name's extension claims (PDF, DOCX, XLSX, PPTX, XLS,
+// ZIP), or "": bytes of no known type under such a name are converted, to fail as damaged.
+func ClaimedKind(name string) Kind { return kindByExt(name) }
+
+// kindByExt is the converted kind a file name's extension claims, or "".
 func kindByExt(name string) Kind {
 	switch strings.ToLower(path.Ext(strings.ReplaceAll(name, "\\", "/"))) {
 	case ".pdf":
