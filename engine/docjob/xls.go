@@ -23,9 +23,13 @@ import (
 // declares a cell at row 65535, column 255 does not allocate the whole grid.
 const (
 	xlsMaxCells = 2_000_000
-	xlsMaxRows  = 1 << 20
-	xlsMaxCols  = 1 << 14
+	xlsMaxSlots = 8_000_000 // grid slots (cells and the empty ones before them in their row)
+	xlsMaxRows  = 65536     // BIFF8's own limits
+	xlsMaxCols  = 256
 )
+
+// errSheetTruncated marks a sheet whose cells ran past the limits: the cells read are kept.
+var errSheetTruncated = errors.New("sheet larger than the limits")
 
 // convertXLS reads an Excel 97–2003 workbook (BIFF8, and BIFF5/7 from Excel 95) from its OLE2
 // container, in pure Go: the shared string table (strings continued across CONTINUE records,
@@ -86,6 +90,11 @@ func convertXLS(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 			continue
 		}
 		grid, err := x.sheet(sh.offset)
+		if err == errSheetTruncated {
+			d.TruncatedPages = append(d.TruncatedPages, i+1)
+			d.Notes = append(d.Notes, fmt.Sprintf("sheet %s has more cells than are read; the first ones were kept", sh.name))
+			err = nil
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -437,14 +446,37 @@ func (x *xlsReader) sheet(offset uint32) ([][]string, error) {
 		return nil, errors.New("sheet does not start with a BOF record")
 	}
 	off = next
-	cells := map[[2]int]string{}
-	maxR, maxC := -1, -1
+	var grid [][]string
+	ncells, slots := 0, 0
+	truncated := false
 	set := func(r, c int, v string) {
-		if r >= xlsMaxRows || c >= xlsMaxCols || len(cells) >= xlsMaxCells || v == "" {
+		if v == "" {
 			return
 		}
-		cells[[2]int{r, c}] = v
-		maxR, maxC = max(maxR, r), max(maxC, c)
+		if r >= xlsMaxRows || c >= xlsMaxCols || ncells >= xlsMaxCells || (r < len(grid) && c >= len(grid[r]) && slots+c+1-len(grid[r]) > xlsMaxSlots) ||
+			(r >= len(grid) && slots+c+1 > xlsMaxSlots) {
+			truncated = true
+			return
+		}
+		for len(grid) <= r {
+			grid = append(grid, nil)
+		}
+		row := grid[r]
+		slots += max(0, c+1-len(row))
+		for len(row) <= c {
+			row = append(row, "")
+		}
+		if row[c] == "" {
+			ncells++
+		}
+		row[c] = v
+		grid[r] = row
+	}
+	get := func(r, c int) string {
+		if r < len(grid) && c < len(grid[r]) {
+			return grid[r][c]
+		}
+		return ""
 	}
 	var merges [][4]int
 	pendR, pendC := -1, -1 // a formula whose string result follows in a STRING record
@@ -554,8 +586,8 @@ func (x *xlsReader) sheet(offset uint32) ([][]string, error) {
 		if r2 < r1 || c2 < c1 || r2-r1 > 10000 || c2-c1 > 1000 {
 			continue
 		}
-		v, ok := cells[[2]int{r1, c1}]
-		if !ok {
+		v := get(r1, c1)
+		if v == "" {
 			continue
 		}
 		for r := r1; r <= r2; r++ {
@@ -564,20 +596,8 @@ func (x *xlsReader) sheet(offset uint32) ([][]string, error) {
 			}
 		}
 	}
-	if maxR < 0 {
-		return nil, nil
-	}
-	grid := make([][]string, maxR+1)
-	for k, v := range cells {
-		row := grid[k[0]]
-		if row == nil {
-			row = make([]string, 0, maxC+1)
-		}
-		for len(row) <= k[1] {
-			row = append(row, "")
-		}
-		row[k[1]] = v
-		grid[k[0]] = row
+	if truncated {
+		return grid, errSheetTruncated
 	}
 	return grid, nil
 }

@@ -372,3 +372,27 @@ func TestFormatNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestXLSOverLimits: cells past BIFF8's grid (a damaged or hostile file) are not read, and the
+// conversion says so (partial) instead of passing a shortened sheet off as whole.
+func TestXLSOverLimits(t *testing.T) {
+	var g biff
+	g.rec(0x0809, u16(0x0600, 0x0005, 0, 0, 0, 0, 0, 0))
+	boundAt := g.Len()
+	g.rec(0x0085, cat(u32(0), []byte{0, 0}, xlStr("Sheet1", 1)))
+	g.rec(0x000A, nil)
+	off := g.Len()
+	g.rec(0x0809, u16(0x0600, 0x0010, 0, 0, 0, 0, 0, 0))
+	g.rec(0x0204, cat(u16(0, 0, 0), xlStr("残す", 2)))
+	g.rec(0x0204, cat(u16(1, 300, 0), xlStr("範囲外", 2)))
+	g.rec(0x000A, nil)
+	out := g.Bytes()
+	binary.LittleEndian.PutUint32(out[boundAt+4:], uint32(off))
+	d, err := Convert(context.Background(), makeCFB(t, "Workbook", out), "big.xls", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, why := d.Status(); st != StatusPartial || !strings.Contains(d.Markdown, "残す") || strings.Contains(d.Markdown, "範囲外") || why == "" {
+		t.Fatalf("status %s %q\n%s", st, why, d.Markdown)
+	}
+}
