@@ -543,7 +543,7 @@ func (dr *docxReader) blocks(b *strings.Builder, ks []*node) {
 
 func (dr *docxReader) para(b *strings.Builder, p *node) {
 	text, boxes := dr.paraText(p)
-	text = strings.TrimSpace(text)
+	text = strings.TrimSpace(checkboxes.Replace(text))
 	if m := mathOnly.FindAllString(text, -1); m != nil && strings.TrimSpace(mathOnly.ReplaceAllString(text, "")) == "" && !strings.HasPrefix(text, "$$") {
 		// a paragraph of equations only: each is a display equation
 		for i := range m {
@@ -655,6 +655,9 @@ func (dr *docxReader) para(b *strings.Builder, p *node) {
 			dr.markerWidth[key] = len(marker) + 1
 		}
 		prefix = strings.Repeat(" ", indent) + marker + " "
+	}
+	if prefix == "" && (strings.HasPrefix(text, "[x] ") || strings.HasPrefix(text, "[ ] ")) {
+		prefix = "- " // a checkbox paragraph is a task list item
 	}
 	if text != "" {
 		if strings.HasPrefix(prefix, "\x00") {
@@ -884,6 +887,9 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 	return b.String(), boxes
 }
 
+// checkboxes writes Word's checkbox glyphs as Markdown task-list boxes.
+var checkboxes = strings.NewReplacer("☒", "[x]", "☑", "[x]", "☐", "[ ]")
+
 var mathOnly = regexp.MustCompile(`\$[^$]+\$`)
 
 // walkMath calls fn for each m:oMath under n.
@@ -1054,7 +1060,7 @@ func (dr *docxReader) table(b *strings.Builder, t *node) {
 
 func (dr *docxReader) cellText(tc *node) string {
 	var parts []string
-	for _, line := range strings.Split(dr.blocksText(tc), "\n") {
+	for _, line := range strings.Split(checkboxes.Replace(dr.blocksText(tc)), "\n") {
 		if s := strings.TrimSpace(line); s != "" {
 			parts = append(parts, s)
 		}

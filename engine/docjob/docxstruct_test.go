@@ -135,3 +135,18 @@ func TestDOCXPicturesCommentsCharts(t *testing.T) {
 		t.Fatalf("assets %+v", d.Assets)
 	}
 }
+
+// TestDOCXCheckboxes: checkbox glyphs become task-list boxes, a checkbox paragraph a list item.
+func TestDOCXCheckboxes(t *testing.T) {
+	body := wp("", wr("☒ 設計")) + wp("", wr("☐ 文書化")) +
+		`<w:tbl><w:tr><w:tc>` + wp("", wr("選択: ☑ 朝食 ☐ 夕食")) + `</w:tc><w:tc>` + wp("", wr("備考")) + `</w:tc></w:tr></w:tbl>`
+	d, err := Convert(context.Background(), makeDOCXParts(t, body, nil), "c.docx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"- [x] 設計\n", "- [ ] 文書化\n", "| 選択: [x] 朝食 [ ] 夕食 | 備考 |"} {
+		if !strings.Contains(d.Markdown, want) {
+			t.Errorf("missing %q in\n%s", want, d.Markdown)
+		}
+	}
+}

@@ -222,6 +222,10 @@ func ommlNode(b *strings.Builder, k *node) {
 				rows = append(rows, ommlArg(e))
 			}
 		}
+		if len(rows) == 1 {
+			b.WriteString(rows[0])
+			return
+		}
 		b.WriteString(`\begin{array}{l}` + strings.Join(rows, ` \\ `) + `\end{array}`)
 	case "rPr", "ctrlPr", "fPr", "sSupPr", "sSubPr", "sSubSupPr", "radPr", "naryPr", "dPr", "funcPr",
 		"accPr", "barPr", "limLowPr", "limUppPr", "mPr", "eqArrPr", "oMathParaPr", "boxPr", "borderBoxPr",

@@ -112,7 +112,11 @@ func (pr *pptxReader) readAuthors() {
 		}
 		walk(n, func(k *node) {
 			if k.name == "cmAuthor" || k.name == "author" {
-				pr.authors[k.a("id")] = k.a("name")
+				name := k.a("name")
+				if in := k.a("initials"); in != "" && name != "" {
+					name += " (" + in + ")"
+				}
+				pr.authors[k.a("id")] = name
 			}
 		})
 	}
