@@ -155,6 +155,11 @@ func (c *cfb) chain(start uint32, table []uint32, from []byte, size int64) ([]by
 	if size > limit {
 		return nil, errCFB
 	}
+	if from == nil && size > 0 {
+		if b, ok := c.contiguous(start, table, size); ok {
+			return b, nil // the usual layout: no copy of a large stream
+		}
+	}
 	var out []byte
 	if size >= 0 {
 		out = make([]byte, 0, size)
@@ -195,6 +200,24 @@ func (c *cfb) chain(start uint32, table []uint32, from []byte, size int64) ([]by
 		return nil, errors.New("compound file stream is shorter than its directory entry says")
 	}
 	return out, nil
+}
+
+// contiguous returns the size bytes of a FAT chain that runs through consecutive sectors as a
+// slice of the file itself; ok is false when the chain jumps, ends early or leaves the file.
+func (c *cfb) contiguous(start uint32, table []uint32, size int64) ([]byte, bool) {
+	need := (size + int64(c.ssz) - 1) / int64(c.ssz)
+	off := (int64(start) + 1) * int64(c.ssz)
+	if off+size > int64(len(c.data)) {
+		return nil, false
+	}
+	s := start
+	for i := int64(1); i < need; i++ {
+		if int(s) >= len(table) || table[s] != s+1 {
+			return nil, false
+		}
+		s++
+	}
+	return c.data[off : off+size : off+size], true
 }
 
 // stream returns the first stream named one of names (case-insensitive); ok false when none.

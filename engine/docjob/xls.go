@@ -22,7 +22,7 @@ import (
 // Limits of one legacy workbook: cells kept per sheet and the grid size, so a small file that
 // declares a cell at row 65535, column 255 does not allocate the whole grid.
 const (
-	xlsMaxCells = 2_000_000
+	xlsMaxCells = 1_500_000 // about 300 MB of memory at most for the largest sheets
 	xlsMaxSlots = 8_000_000 // grid slots (cells and the empty ones before them in their row)
 	xlsMaxRows  = 65536     // BIFF8's own limits
 	xlsMaxCols  = 256
@@ -109,10 +109,12 @@ func convertXLS(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 			}
 		}
 		tables := splitBlocks(grid)
+		grid = nil
 		if len(tables) == 0 {
 			b.WriteString("> (empty sheet)\n\n")
 			continue
 		}
+		b.Grow(tablesSize(tables)) // one allocation for a large sheet, not a doubling series
 		for _, rows := range tables {
 			d.Rows += len(rows)
 			writeTable(&b, rows)
@@ -124,6 +126,22 @@ func convertXLS(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	}
 	d.Markdown = b.String()
 	return d, nil
+}
+
+// tablesSize estimates the Markdown bytes of tables (cells, separators, rule lines).
+func tablesSize(tables [][][]string) int {
+	n := 0
+	for _, t := range tables {
+		w := 0
+		for _, r := range t {
+			w = max(w, len(r))
+			for _, c := range r {
+				n += len(c)
+			}
+		}
+		n += (len(t) + 1) * (3*w + 2)
+	}
+	return n
 }
 
 type passwordErr struct{}

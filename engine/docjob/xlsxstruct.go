@@ -112,17 +112,12 @@ func splitBlocks(grid [][]string) [][][]string {
 	})
 	tables := make([][][]string, 0, len(out))
 	for _, b := range out {
+		// a block's rows are slices of the grid's rows (no copy of a large sheet; writeTable
+		// pads a short row)
 		rows := make([][]string, 0, b.r1-b.r0+1)
 		for r := b.r0; r <= b.r1; r++ {
-			row := make([]string, 0, b.c1-b.c0+1)
-			for c := b.c0; c <= b.c1; c++ {
-				v := ""
-				if c < len(grid[r]) {
-					v = grid[r][c]
-				}
-				row = append(row, v)
-			}
-			rows = append(rows, row)
+			g := grid[r]
+			rows = append(rows, g[min(b.c0, len(g)):min(b.c1+1, len(g)):min(b.c1+1, len(g))])
 		}
 		if t := tidyGrid(rows); len(t) > 0 {
 			tables = append(tables, t)
