@@ -45,7 +45,12 @@ func makeStructXLSX(t testing.TB) []byte {
 		{name: "xl/workbook.xml", data: []byte(`<workbook ` + xNS + `><sheets><sheet name="在庫" sheetId="1" r:id="rId1"/><sheet name="グラフ" sheetId="2" r:id="rId2"/></sheets></workbook>`)},
 		{name: "xl/_rels/workbook.xml.rels", data: []byte(`<Relationships ` + relNS + `>` + rel("rId1", "worksheet", "worksheets/sheet1.xml") + rel("rId2", "chartsheet", "chartsheets/sheet1.xml") + `</Relationships>`)},
 		{name: "xl/worksheets/sheet1.xml", data: []byte(sheet)},
-		{name: "xl/worksheets/_rels/sheet1.xml.rels", data: []byte(`<Relationships ` + relNS + `>` + rel("rId2", "drawing", "../drawings/drawing1.xml") + rel("rId3", "vmlDrawing", "../drawings/vmlDrawing1.vml") + rel("rId4", "comments", "../comments1.xml") + `</Relationships>`)},
+		{name: "xl/worksheets/_rels/sheet1.xml.rels", data: []byte(`<Relationships ` + relNS + `>` + rel("rId2", "drawing", "../drawings/drawing1.xml") + rel("rId3", "vmlDrawing", "../drawings/vmlDrawing1.vml") + rel("rId4", "comments", "../comments1.xml") +
+			`<Relationship Id="rId5" Type="http://schemas.microsoft.com/office/2017/10/relationships/threadedComment" Target="../threadedComments/threadedComment1.xml"/></Relationships>`)},
+		{name: "xl/threadedComments/threadedComment1.xml", data: []byte(`<ThreadedComments xmlns="http://schemas.microsoft.com/office/spreadsheetml/2018/threadedcomments">` +
+			`<threadedComment ref="E2" dT="2024-06-01T09:00:00.00" personId="{P1}" id="{T1}"><text>担当を確認</text></threadedComment>` +
+			`<threadedComment ref="E2" dT="2024-06-02T10:00:00.00" personId="{P2}" id="{T2}" parentId="{T1}"><text>確認済み</text></threadedComment></ThreadedComments>`)},
+		{name: "xl/persons/person.xml", data: []byte(`<personList xmlns="http://schemas.microsoft.com/office/spreadsheetml/2018/threadedcomments"><person displayName="高橋" id="{P1}"/><person displayName="伊藤" id="{P2}"/></personList>`)},
 		{name: "xl/comments1.xml", data: []byte(`<comments ` + xNS + `><authors><author>鈴木</author></authors><commentList><comment ref="B3" authorId="0"><text><r><t>鈴木:` + "\n" + `入荷待ち</t></r></text></comment></commentList></comments>`)},
 		{name: "xl/drawings/vmlDrawing1.vml", data: []byte(`<xml/>`)},
 		{name: "xl/drawings/drawing1.xml", data: []byte(drawing)},
@@ -60,7 +65,7 @@ func makeStructXLSX(t testing.TB) []byte {
 }
 
 // TestXLSXStructure: tables side by side and one under the other come out as separate tables,
-// the comment is listed under them, and both the drawn chart and the chart sheet give their data.
+// the comments (a legacy one and a threaded one with its reply) are listed under them in cell order, and both the drawn chart and the chart sheet give their data.
 func TestXLSXStructure(t *testing.T) {
 	d, err := Convert(context.Background(), makeStructXLSX(t), "在庫.xlsx", Options{})
 	if err != nil {
@@ -70,6 +75,8 @@ func TestXLSXStructure(t *testing.T) {
 		"| 商品 | 数量 |\n| --- | --- |\n| りんご | 10 |\n| みかん | 25 |\n\n" +
 		"| 担当 | 地区 |\n| --- | --- |\n| 田中 | 東 |\n\n" +
 		"| 合計 | 35 |\n| --- | --- |\n\n" +
+		"> Comment E2 (高橋, 2024-06-01T09:00:00.00): 担当を確認\n\n" +
+		"> Reply E2 (伊藤, 2024-06-02T10:00:00.00): 確認済み\n\n" +
 		"> Comment B3 (鈴木): 入荷待ち\n\n" +
 		"**数量の内訳** (Pie chart)\n\n| | 数量 |\n| --- | --- |\n| りんご | 10 |\n| みかん | 25 |\n\n\n" +
 		"## グラフ\n\n**グラフシート** (Pie chart)"
