@@ -498,7 +498,7 @@ func (dr *docxReader) blocksText(n *node) string {
 			case "p":
 				t, boxes := dr.paraText(k)
 				if t = strings.TrimSpace(t); t != "" {
-					b.WriteString(t + "\n")
+					b.WriteString(dr.itemPrefix(k) + t + "\n")
 				}
 				for _, bx := range boxes {
 					walk(bx.kids)
@@ -578,45 +578,8 @@ func (dr *docxReader) para(b *strings.Builder, p *node) {
 			}
 		}
 	}
-	if numID == "" && style != "" {
-		if sn, ok := dr.styleNum[style]; ok {
-			numID = sn[0]
-			if ilvl == "" {
-				ilvl = sn[1]
-			}
-		}
-	}
-	if numID != "" && ilvl == "" {
-		ilvl = dr.styleLevel[numID+"/"+style]
-	}
-	if ilvl == "" {
-		ilvl = "0"
-	}
-	label, numbered := "", false
-	depth, _ := strconv.Atoi(ilvl)
-	if depth < 0 || depth > 8 {
-		depth = 0
-	}
+	numID, depth, label, numbered := dr.numberOf(numID, ilvl, style, text != "")
 	key := numID + "/" + strconv.Itoa(depth)
-	if numID != "" && numID != "0" && text != "" {
-		lv := dr.levels[key]
-		if lv.fmt == "" {
-			lv.fmt = dr.numFmt[key]
-		}
-		if lv.fmt != "" && lv.fmt != "bullet" && lv.fmt != "none" {
-			numbered = true
-			if _, ok := dr.counters[key]; !ok && lv.start > 0 {
-				dr.counters[key] = lv.start
-			} else {
-				dr.counters[key]++
-			}
-			// a deeper level restarts when a shallower one advances
-			for l := depth + 1; l < 9; l++ {
-				delete(dr.counters, numID+"/"+strconv.Itoa(l))
-			}
-			label = dr.levelText(numID, depth, lv)
-		}
-	}
 	switch {
 	case title:
 		dr.hasTitle = true
@@ -674,6 +637,80 @@ func (dr *docxReader) para(b *strings.Builder, p *node) {
 		b.WriteString(a + "\n")
 	}
 	dr.after = dr.after[:0]
+}
+
+// itemPrefix is the list marker of a paragraph inside a cell, note or header ("- ", "1. ",
+// "1.2. "), or "" when it is no list item.
+func (dr *docxReader) itemPrefix(p *node) string {
+	ppr := p.child("pPr")
+	if ppr == nil {
+		return ""
+	}
+	np := ppr.child("numPr")
+	if np == nil {
+		return ""
+	}
+	var numID, ilvl string
+	if x := np.child("numId"); x != nil {
+		numID = x.a("val")
+	}
+	if x := np.child("ilvl"); x != nil {
+		ilvl = x.a("val")
+	}
+	if numID == "" || numID == "0" {
+		return ""
+	}
+	_, _, label, numbered := dr.numberOf(numID, ilvl, "", true)
+	if numbered && label != "" {
+		return label + " "
+	}
+	return "- "
+}
+
+// numberOf resolves a paragraph's numbering (its own numId/ilvl, else its style's), advances
+// the counters when the paragraph has text, and returns the numbering instance, the level, the
+// rendered label ("1.2.") and whether the level is numbered (not a bullet).
+func (dr *docxReader) numberOf(numID, ilvl, style string, hasText bool) (string, int, string, bool) {
+	if numID == "" && style != "" {
+		if sn, ok := dr.styleNum[style]; ok {
+			numID = sn[0]
+			if ilvl == "" {
+				ilvl = sn[1]
+			}
+		}
+	}
+	if numID != "" && ilvl == "" {
+		ilvl = dr.styleLevel[numID+"/"+style]
+	}
+	if ilvl == "" {
+		ilvl = "0"
+	}
+	label, numbered := "", false
+	depth, _ := strconv.Atoi(ilvl)
+	if depth < 0 || depth > 8 {
+		depth = 0
+	}
+	key := numID + "/" + strconv.Itoa(depth)
+	if numID != "" && numID != "0" && hasText {
+		lv := dr.levels[key]
+		if lv.fmt == "" {
+			lv.fmt = dr.numFmt[key]
+		}
+		if lv.fmt != "" && lv.fmt != "bullet" && lv.fmt != "none" {
+			numbered = true
+			if _, ok := dr.counters[key]; !ok && lv.start > 0 {
+				dr.counters[key] = lv.start
+			} else {
+				dr.counters[key]++
+			}
+			// a deeper level restarts when a shallower one advances
+			for l := depth + 1; l < 9; l++ {
+				delete(dr.counters, numID+"/"+strconv.Itoa(l))
+			}
+			label = dr.levelText(numID, depth, lv)
+		}
+	}
+	return numID, depth, label, numbered
 }
 
 // levelText renders a numbering level's text (w:lvlText, "%1.%2." → "1.2."), each %N the

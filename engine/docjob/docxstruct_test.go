@@ -150,3 +150,18 @@ func TestDOCXCheckboxes(t *testing.T) {
 		}
 	}
 }
+
+// TestDOCXListsInCells: list paragraphs inside a table cell keep their markers.
+func TestDOCXListsInCells(t *testing.T) {
+	numbering := `<w:abstractNum w:abstractNumId="0"><w:lvl w:ilvl="0"><w:numFmt w:val="decimal"/><w:lvlText w:val="%1."/></w:lvl></w:abstractNum>` +
+		`<w:abstractNum w:abstractNumId="1"><w:lvl w:ilvl="0"><w:numFmt w:val="bullet"/></w:lvl></w:abstractNum>` +
+		`<w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num><w:num w:numId="2"><w:abstractNumId w:val="1"/></w:num>`
+	body := `<w:tbl><w:tr><w:tc>` + wp("", wr("手順")) + listPara(1, 0, "申請") + listPara(1, 0, "審査") + `</w:tc><w:tc>` + listPara(2, 0, "書類") + `</w:tc></w:tr></w:tbl>`
+	d, err := Convert(context.Background(), makeDOCX(t, body, numbering), "l.docx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "| 手順<br>1. 申請<br>2. 審査 | - 書類 |"; !strings.Contains(d.Markdown, want) {
+		t.Fatalf("missing %q in\n%s", want, d.Markdown)
+	}
+}
