@@ -234,14 +234,14 @@ func (a *assets) taken(name string) bool {
 func safeStem(s string) string {
 	var b strings.Builder
 	for _, r := range s {
+		if b.Len() >= 40 {
+			break
+		}
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
 			b.WriteRune(r)
 		case r == ' ':
 			b.WriteByte('_')
-		}
-		if b.Len() >= 40 {
-			break
 		}
 	}
 	return b.String()

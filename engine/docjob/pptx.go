@@ -297,11 +297,18 @@ func (pr *pptxReader) shapes(ks []*node, title *string) []slideItem {
 		}
 		items = append(items, it)
 	}
+	// a shape with no position (and none from its layout) reads where it stands in the tree:
+	// right after the shape before it
+	var last pos
+	for i := range items {
+		if items[i].at.ok {
+			last = items[i].at
+		} else {
+			items[i].at = pos{last.x, last.y, true}
+		}
+	}
 	sort.SliceStable(items, func(a, b int) bool {
 		pa, pb := items[a].at, items[b].at
-		if !pa.ok || !pb.ok {
-			return items[a].order < items[b].order
-		}
 		// shapes whose tops are within a small band read left to right
 		if d := pa.y - pb.y; d > 100000 || d < -100000 {
 			return pa.y < pb.y

@@ -186,3 +186,12 @@ func TestHandlerWritesPictures(t *testing.T) {
 		t.Fatalf("picture not beside the Markdown: %v", err)
 	}
 }
+
+func TestSafeStem(t *testing.T) {
+	for in, want := range map[string]string{"Picture 4": "Picture_4", "図 1": "_1", "../../etc": "etc",
+		strings.Repeat("a", 60): strings.Repeat("a", 40)} {
+		if got := safeStem(in); got != want {
+			t.Errorf("safeStem(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
