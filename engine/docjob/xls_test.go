@@ -77,6 +77,81 @@ func makeCFB(t testing.TB, name string, stream []byte) []byte {
 	return out
 }
 
+// makeCFBMini stores stream (under 4096 bytes) in the compound file's mini stream, as writers
+// other than Excel do for small workbooks: 64-byte mini sectors chained by the mini FAT, inside
+// the root entry's data.
+func makeCFBMini(t testing.TB, name string, stream []byte) []byte {
+	t.Helper()
+	le := binary.LittleEndian
+	if len(stream) >= 4096 {
+		t.Fatalf("stream too large for the mini stream: %d", len(stream))
+	}
+	nmini := (len(stream) + 63) / 64
+	container := make([]byte, ((nmini*64)+511)/512*512)
+	copy(container, stream)
+	nsec := len(container) / 512
+	hdr := make([]byte, 512)
+	copy(hdr, oleMagic)
+	le.PutUint16(hdr[0x18:], 0x3E)
+	le.PutUint16(hdr[0x1A:], 3)
+	le.PutUint16(hdr[0x1C:], 0xFFFE)
+	le.PutUint16(hdr[0x1E:], 9)
+	le.PutUint16(hdr[0x20:], 6)
+	le.PutUint32(hdr[0x2C:], 1)
+	le.PutUint32(hdr[0x30:], 1)
+	le.PutUint32(hdr[0x38:], 4096)
+	le.PutUint32(hdr[0x3C:], 2)
+	le.PutUint32(hdr[0x40:], 1)
+	le.PutUint32(hdr[0x44:], cfbEnd)
+	for i := 0; i < 109; i++ {
+		le.PutUint32(hdr[0x4C+4*i:], cfbFree)
+	}
+	le.PutUint32(hdr[0x4C:], 0)
+	fat := make([]byte, 512)
+	for i := 0; i < 128; i++ {
+		le.PutUint32(fat[4*i:], cfbFree)
+	}
+	le.PutUint32(fat[0:], 0xFFFFFFFD)
+	le.PutUint32(fat[4:], cfbEnd)
+	le.PutUint32(fat[8:], cfbEnd)
+	for i := 0; i < nsec; i++ {
+		next := uint32(3 + i + 1)
+		if i == nsec-1 {
+			next = cfbEnd
+		}
+		le.PutUint32(fat[4*(3+i):], next)
+	}
+	minifat := make([]byte, 512)
+	for i := 0; i < 128; i++ {
+		le.PutUint32(minifat[4*i:], cfbFree)
+	}
+	for i := 0; i < nmini; i++ {
+		next := uint32(i + 1)
+		if i == nmini-1 {
+			next = cfbEnd
+		}
+		le.PutUint32(minifat[4*i:], next)
+	}
+	dir := make([]byte, 512)
+	entry := func(i int, n string, typ byte, child, start uint32, sz int) {
+		e := dir[128*i:]
+		u := utf16std.Encode([]rune(n))
+		for j, c := range u {
+			le.PutUint16(e[2*j:], c)
+		}
+		le.PutUint16(e[64:], uint16(2*len(u)+2))
+		e[66] = typ
+		le.PutUint32(e[68:], cfbFree)
+		le.PutUint32(e[72:], cfbFree)
+		le.PutUint32(e[76:], child)
+		le.PutUint32(e[116:], start)
+		le.PutUint32(e[120:], uint32(sz))
+	}
+	entry(0, "Root Entry", 5, 1, 3, nmini*64)
+	entry(1, name, 2, cfbFree, 0, len(stream))
+	return append(append(append(append(hdr, fat...), dir...), minifat...), container...)
+}
+
 // biff builds a BIFF8 (or BIFF5) workbook stream record by record.
 type biff struct {
 	bytes.Buffer
@@ -329,7 +404,8 @@ func TestXLSBiff5ShiftJIS(t *testing.T) {
 	g.rec(0x000A, nil)
 	out := g.Bytes()
 	binary.LittleEndian.PutUint32(out[boundAt+4:], uint32(off))
-	d, err := Convert(context.Background(), makeCFB(t, "Book", out), "old.xls", Options{})
+	// a small workbook lives in the compound file's mini stream
+	d, err := Convert(context.Background(), makeCFBMini(t, "Book", out), "old.xls", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
