@@ -11,6 +11,7 @@ import (
 	"time"
 	utf16std "unicode/utf16"
 
+	"github.com/xuri/excelize/v2"
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/japanese"
@@ -37,7 +38,7 @@ var errSheetTruncated = errors.New("sheet larger than the limits")
 // and the other ANSI code pages), numbers formatted by their cell's number format (dates and
 // times, Japanese era dates, percentages, thousands), formulas' cached results, merged ranges
 // repeated in every cell they cover, every worksheet as a "## name" section (hidden ones marked,
-// chart sheets named; blocks of cells set apart by empty rows and columns as separate tables).
+// chart sheets named; cell comments listed under the tables; blocks of cells set apart by empty rows and columns as separate tables).
 // An encrypted workbook (FILEPASS) is E005.
 func convertXLS(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	c, err := openCFB(data)
@@ -89,6 +90,7 @@ func convertXLS(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 			b.WriteString("> (macro sheet, not converted)\n\n")
 			continue
 		}
+		x.comments = nil
 		grid, err := x.sheet(sh.offset)
 		if err == errSheetTruncated {
 			d.TruncatedPages = append(d.TruncatedPages, i+1)
@@ -110,7 +112,7 @@ func convertXLS(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 		}
 		tables := splitBlocks(grid)
 		grid = nil
-		if len(tables) == 0 {
+		if len(tables) == 0 && len(x.comments) == 0 {
 			b.WriteString("> (empty sheet)\n\n")
 			continue
 		}
@@ -119,6 +121,9 @@ func convertXLS(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 			d.Rows += len(rows)
 			writeTable(&b, rows)
 			b.WriteString("\n")
+		}
+		for _, c := range x.comments {
+			b.WriteString(c + "\n\n")
 		}
 		if opt.Progress != nil {
 			opt.Progress(float64(i+1)*90/float64(len(x.sheets)), fmt.Sprintf("sheet %d of %d", i+1, len(x.sheets)))
@@ -165,6 +170,7 @@ type xlsReader struct {
 	xfs      []uint16          // XF index → number format index
 	date1904 bool
 	sheets   []xlsSheet
+	comments []string // the comments of the sheet last read
 }
 
 // record reads the record at off: its type, its data and the offset of the next one.
@@ -497,6 +503,14 @@ func (x *xlsReader) sheet(offset uint32) ([][]string, error) {
 		return ""
 	}
 	var merges [][4]int
+	type note struct {
+		r, c   int
+		id     uint16
+		author string
+	}
+	var notes []note
+	texts := map[uint16]string{} // drawing object id → its text box (TXO) text
+	var curObj uint16
 	pendR, pendC := -1, -1 // a formula whose string result follows in a STRING record
 	le := binary.LittleEndian
 	for count := 0; ; count++ {
@@ -518,6 +532,52 @@ func (x *xlsReader) sheet(offset uint32) ([][]string, error) {
 				if !ok || t == 0x000A {
 					break
 				}
+			}
+			continue
+		}
+		switch typ {
+		case 0x005D: // OBJ: its first subrecord (ftCmo) names the object
+			if len(b) >= 8 && le.Uint16(b) == 0x15 {
+				curObj = le.Uint16(b[6:])
+			}
+			continue
+		case 0x01B6: // TXO: a comment's text follows in CONTINUE records
+			var cch int
+			if len(b) >= 12 {
+				cch = int(le.Uint16(b[10:]))
+			}
+			var sb strings.Builder
+			got := 0
+			for {
+				t, cb, n2, ok := x.record(off)
+				if !ok || t != 0x003C {
+					break
+				}
+				off = n2
+				if got >= cch || len(cb) == 0 {
+					continue // the formatting runs
+				}
+				wide := cb[0]&1 != 0
+				cb = cb[1:]
+				if wide {
+					k := min(cch-got, len(cb)/2)
+					sb.WriteString(decodeUTF16LE(cb[:2*k]))
+					got += k
+				} else {
+					k := min(cch-got, len(cb))
+					sb.WriteString(latin1(cb[:k]))
+					got += k
+				}
+			}
+			texts[curObj] = sb.String()
+			continue
+		case 0x001C: // NOTE: the cell a comment belongs to, and its author
+			if x.biff8 && len(b) >= 8 {
+				n := note{r: int(le.Uint16(b)), c: int(le.Uint16(b[2:])), id: le.Uint16(b[6:])}
+				if len(b) > 8 {
+					n.author, _ = x.unicodeString(b[8:], 2)
+				}
+				notes = append(notes, n)
 			}
 			continue
 		}
@@ -613,6 +673,19 @@ func (x *xlsReader) sheet(offset uint32) ([][]string, error) {
 				set(r, c, v)
 			}
 		}
+	}
+	for _, n := range notes {
+		text := oneLine(Clean(texts[n.id]))
+		if text == "" {
+			continue
+		}
+		who := ""
+		if a := oneLine(Clean(n.author)); a != "" {
+			who = " (" + a + ")"
+			text = strings.TrimSpace(strings.TrimPrefix(text, a+":"))
+		}
+		cell, _ := excelize.CoordinatesToCellName(n.c+1, n.r+1)
+		x.comments = append(x.comments, "> Comment "+cell+who+": "+text)
 	}
 	if truncated {
 		return grid, errSheetTruncated

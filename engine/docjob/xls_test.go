@@ -326,6 +326,24 @@ func makeXLS(t testing.TB, filepass bool) []byte {
 	lsst(4, 2, 8)
 	lsst(4, 0, 9)
 	g.rec(0x0205, cat(u16(4, 4, 0), []byte{1, 0}))
+	// a cell comment on D3: the drawing object, its text box with the text in CONTINUE records
+	// (split in two, as long texts are), then the NOTE naming the cell and the author
+	g.rec(0x005D, cat(u16(0x15, 0x12, 0x19, 1), make([]byte, 14), u16(0, 0)))
+	note := "経理部:\n請求書の再発行分"
+	u := utf16std.Encode([]rune(note))
+	g.rec(0x01B6, cat(u16(0x212, 0), make([]byte, 6), u16(len(u), 16), make([]byte, 4)))
+	half := len(u) / 2
+	part := func(us []uint16) []byte {
+		out := []byte{1}
+		for _, c := range us {
+			out = append(out, byte(c), byte(c>>8))
+		}
+		return out
+	}
+	g.rec(0x003C, part(u[:half]))
+	g.rec(0x003C, part(u[half:]))
+	g.rec(0x003C, make([]byte, 16))
+	g.rec(0x001C, cat(u16(2, 3, 0, 1), xlStr("経理部", 2), []byte{0}))
 	g.rec(0x000A, nil)
 	// sheet 2 (hidden): a LABEL record rather than a shared string
 	offsets = append(offsets, g.Len())
@@ -363,6 +381,7 @@ func TestXLS(t *testing.T) {
 		"| 2024/4/1 | 令和6年4月1日 | 現金 | 1,234,567 | 10% |",
 		"| 2024/4/2 | 売上高 | 売掛金 | 5,000 | 7 |",
 		"| 摘要はとても長い文字列で、レコードの境目をまたいで続きます。 |  | 普通預金 | 1,239,567 | TRUE |",
+		"| 1,239,567 | TRUE |\n\n> Comment D3 (経理部): 請求書の再発行分\n\n## 隠し",
 		"## 隠し (hidden)\n\n| 内部メモ |",
 		"## グラフ1\n\n> (chart sheet)",
 	} {
