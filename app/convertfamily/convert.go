@@ -1,9 +1,9 @@
-// Package convertfamily wires document conversion into the app: PDF, Word, Excel, ZIP, CSV and
-// text files to Markdown (seed 003 Jobs B and C). A conversion is one job of type "convert" that
-// runs the document-conversion workflow as its child (see Register); every Task of the workflow
-// is the document-converter function, the same handler the cloud runs as a Lambda function.
-// Results are cached by SHA-256, converter version and options, so converting the same bytes
-// again reuses them unless --force.
+// Package convertfamily wires document conversion into the app: PDF, Word, Excel (XLSX and
+// XLS), PowerPoint, ZIP, CSV and text files to Markdown (seed 003 Jobs B and C). A conversion is
+// one job of type "convert" that runs the document-conversion workflow as its child (see
+// Register); every Task of the workflow is the document-converter function, the same handler
+// the cloud runs as a Lambda function. Results are cached by SHA-256, converter version and
+// options, so converting the same bytes again reuses them unless --force.
 package convertfamily
 
 import (
