@@ -961,6 +961,12 @@ func (dr *docxReader) picture(k *node) string {
 			return ""
 		}
 	}
+	if ids := find(k, "relIds"); ids != nil {
+		if md := smartArt(dr.pkg, dr.rels, ids); md != "" {
+			dr.after = append(dr.after, md+"\n")
+		}
+		return ""
+	}
 	var alt, name string
 	if d := find(k, "docPr"); d != nil {
 		alt, name = d.a("descr"), d.a("name")

@@ -276,3 +276,38 @@ func imageMarkdown(alt, link string) string {
 	}
 	return "![" + alt + "](" + link + ")"
 }
+
+// smartArt renders a SmartArt diagram (dgm:relIds pointing at its data part) as a list of its
+// nodes' text, in the data's order; "" when the data part is missing or has no text.
+func smartArt(p *opc, rels map[string]rel, ids *node) string {
+	r, ok := rels[relID(ids, "dm")]
+	if !ok || r.external {
+		return ""
+	}
+	root, ok, err := p.xml(r.target)
+	if !ok || err != nil {
+		return ""
+	}
+	var b strings.Builder
+	walk(root, func(k *node) {
+		if k.name != "pt" {
+			return
+		}
+		if t := k.a("type"); t != "" && t != "node" {
+			return // parent/sibling transitions, the document node, presentation points
+		}
+		tb := k.child("t")
+		if tb == nil {
+			return
+		}
+		for _, para := range tb.kids {
+			if para.name != "p" {
+				continue
+			}
+			if s := strings.TrimSpace(oneLine(textOf(para))); s != "" {
+				b.WriteString("- " + s + "\n")
+			}
+		}
+	})
+	return strings.TrimRight(b.String(), "\n")
+}

@@ -426,7 +426,8 @@ func autoNumFmt(t string) string {
 	return "decimal"
 }
 
-// graphic renders a graphic frame: a table, a chart's cached data, or nothing.
+// graphic renders a graphic frame: a table, a chart's cached data, a SmartArt diagram's text,
+// or nothing.
 func (pr *pptxReader) graphic(k *node) string {
 	gd := find(k, "graphicData")
 	if gd == nil {
@@ -439,6 +440,9 @@ func (pr *pptxReader) graphic(k *node) string {
 		if r, ok := pr.rels[relID(c, "id")]; ok {
 			return chartMarkdown(pr.p, r.target)
 		}
+	}
+	if ids := gd.child("relIds"); ids != nil {
+		return smartArt(pr.p, pr.rels, ids)
 	}
 	return ""
 }

@@ -50,6 +50,9 @@ func makePPTX(t testing.TB) []byte {
 		`<a:tr><a:tc gridSpan="2"><a:txBody>` + para("地域別") + `</a:txBody></a:tc><a:tc hMerge="1"><a:txBody><a:p/></a:txBody></a:tc></a:tr>` +
 		`<a:tr><a:tc><a:txBody>` + para("東日本") + `</a:txBody></a:tc><a:tc><a:txBody>` + para("120") + `</a:txBody></a:tc></a:tr>` +
 		`</a:tbl></a:graphicData></a:graphic></p:graphicFrame>` +
+		// a SmartArt diagram
+		`<p:graphicFrame><p:nvGraphicFramePr><p:cNvPr id="32" name="d"/><p:cNvGraphicFramePr/><p:nvPr/></p:nvGraphicFramePr><p:xfrm><a:off x="100" y="7000000"/></p:xfrm>` +
+		`<a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/diagram"><dgm:relIds xmlns:dgm="http://schemas.openxmlformats.org/drawingml/2006/diagram" r:dm="rId4" r:lo="rId5"/></a:graphicData></a:graphic></p:graphicFrame>` +
 		`</p:spTree></p:cSld></p:sld>`
 	slide2 := `<p:sld ` + pNS + ` show="0"><p:cSld><p:spTree>` +
 		sp(`<p:ph type="ctrTitle"/>`, "0", "0", para("グラフと写真")) +
@@ -72,7 +75,12 @@ func makePPTX(t testing.TB) []byte {
 		{name: "ppt/presentation.xml", data: []byte(`<p:presentation ` + pNS + `><p:sldIdLst><p:sldId id="256" r:id="rId7"/><p:sldId id="257" r:id="rId2"/></p:sldIdLst></p:presentation>`)},
 		{name: "ppt/_rels/presentation.xml.rels", data: []byte(`<Relationships ` + relNS + `><Relationship Id="rId2" Type="` + relT + `slide" Target="slides/slide1.xml"/><Relationship Id="rId7" Type="` + relT + `slide" Target="slides/slide2.xml"/></Relationships>`)},
 		{name: "ppt/slides/slide1.xml", data: []byte(slide1)},
-		{name: "ppt/slides/_rels/slide1.xml.rels", data: []byte(`<Relationships ` + relNS + `><Relationship Id="rId1" Type="` + relT + `slideLayout" Target="../slideLayouts/slideLayout1.xml"/><Relationship Id="rId2" Type="` + relT + `notesSlide" Target="../notesSlides/notesSlide1.xml"/><Relationship Id="rId3" Type="` + relT + `comments" Target="../comments/comment1.xml"/></Relationships>`)},
+		{name: "ppt/diagrams/data1.xml", data: []byte(`<dgm:dataModel xmlns:dgm="http://schemas.openxmlformats.org/drawingml/2006/diagram" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><dgm:ptLst>` +
+			`<dgm:pt modelId="0" type="doc"><dgm:t><a:p><a:r><a:t>図全体</a:t></a:r></a:p></dgm:t></dgm:pt>` +
+			`<dgm:pt modelId="1"><dgm:t><a:bodyPr/><a:p><a:r><a:t>企画</a:t></a:r></a:p></dgm:t></dgm:pt>` +
+			`<dgm:pt modelId="2" type="parTrans"><dgm:t><a:p><a:r><a:t>線</a:t></a:r></a:p></dgm:t></dgm:pt>` +
+			`<dgm:pt modelId="3"><dgm:t><a:p><a:r><a:t>開発</a:t></a:r></a:p></dgm:t></dgm:pt></dgm:ptLst></dgm:dataModel>`)},
+		{name: "ppt/slides/_rels/slide1.xml.rels", data: []byte(`<Relationships ` + relNS + `><Relationship Id="rId4" Type="` + relT + `diagramData" Target="../diagrams/data1.xml"/><Relationship Id="rId1" Type="` + relT + `slideLayout" Target="../slideLayouts/slideLayout1.xml"/><Relationship Id="rId2" Type="` + relT + `notesSlide" Target="../notesSlides/notesSlide1.xml"/><Relationship Id="rId3" Type="` + relT + `comments" Target="../comments/comment1.xml"/></Relationships>`)},
 		{name: "ppt/slides/slide2.xml", data: []byte(slide2)},
 		{name: "ppt/slides/_rels/slide2.xml.rels", data: []byte(`<Relationships ` + relNS + `><Relationship Id="rId3" Type="` + relT + `chart" Target="../charts/chart1.xml"/><Relationship Id="rId4" Type="` + relT + `image" Target="../media/image1.png"/></Relationships>`)},
 		{name: "ppt/slideLayouts/slideLayout1.xml", data: []byte(layout)},
@@ -85,8 +93,8 @@ func makePPTX(t testing.TB) []byte {
 }
 
 // TestPPTX: slides in the presentation's order, titles, reading order (layout positions, groups
-// left to right), lists, merged table cells, chart data, pictures with alt text, notes, comments
-// and hidden slides.
+// left to right), lists, merged table cells, SmartArt text, chart data, pictures with alt text,
+// notes, comments and hidden slides.
 func TestPPTX(t *testing.T) {
 	data := makePPTX(t)
 	if k := Detect(data, "deck.bin"); k != KindPPTX {
@@ -103,7 +111,7 @@ func TestPPTX(t *testing.T) {
 		"![倉庫の写真](deck_files/Picture4.png)",
 		"## Slide 2: 第3四半期の報告 営業部",
 		"- 売上は前年比 12%増", "  - 東日本が牽引", "\n\n補足なし",
-		"| 地域別 | 地域別 |", "| 東日本 | 120 |",
+		"| 地域別 | 地域別 |", "| 東日本 | 120 |", "\n\n- 企画\n- 開発\n\n",
 		"左の箱", "右の箱",
 		"> Comment (山田 (Y), 2024-04-01T10:00:00.000): 数字を確認",
 		"### Notes\n\nここで質問を受ける",
