@@ -27,6 +27,8 @@ type node struct {
 	kids  []*node
 	text  string // character data directly inside (only kept for w:t-like elements)
 	space string // namespace URI
+	// unclosed is set on the root when the XML ended with elements still open (a cut part)
+	unclosed bool
 }
 
 func (n *node) a(name string) string { return n.attr[name] }
@@ -59,6 +61,9 @@ func streamXML(ctx context.Context, r io.Reader, done func(ancestors []*node, n 
 	for {
 		tok, err := dec.RawToken()
 		if err == io.EOF {
+			if len(stack) > 1 {
+				root.unclosed = true
+			}
 			break
 		}
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"path"
 	"strings"
@@ -90,6 +91,9 @@ func (p *opc) xml(name string) (*node, bool, error) {
 		return nil, ok, err
 	}
 	n, err := parseXML(p.ctx, bytes.NewReader(b))
+	if err == nil && n.unclosed {
+		err = errors.New("the part " + name + " ends before its elements close")
+	}
 	return n, true, err
 }
 

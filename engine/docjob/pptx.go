@@ -43,11 +43,17 @@ func convertPPTX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 		return nil, errDamaged(KindPPTX, reason("the presentation part (ppt/presentation.xml) is missing"))
 	}
 	prels := p.rels("ppt/presentation.xml")
-	var slides []string
+	var slides []string // part names; "" for a listed slide whose part is missing
 	if lst := find(pres, "sldIdLst"); lst != nil {
 		for _, s := range lst.kids {
-			if r, ok := prels[relID(s, "id")]; ok && s.name == "sldId" && p.has(r.target) {
+			if s.name != "sldId" {
+				continue
+			}
+			r, ok := prels[relID(s, "id")]
+			if ok && p.has(r.target) {
 				slides = append(slides, r.target)
+			} else {
+				slides = append(slides, "")
 			}
 		}
 	}
@@ -60,8 +66,21 @@ func convertPPTX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := pr.slide(&b, i+1, s, d); err != nil {
-			return nil, wrap(err)
+		var err error
+		if s == "" {
+			err = errors.New("the slide's part is missing")
+		} else {
+			err = pr.slide(&b, i+1, s, d)
+		}
+		if err != nil {
+			var je *job.Error
+			if errors.As(err, &je) || ctx.Err() != nil {
+				return nil, wrap(err)
+			}
+			// one damaged slide: the others are still converted, and the result says which
+			logDetail(KindPPTX, fmt.Sprintf("slide %d: %v", i+1, err))
+			fmt.Fprintf(&b, "## Slide %d\n\n> (this slide could not be read)\n\n", i+1)
+			d.DamagedPages = append(d.DamagedPages, i+1)
 		}
 		if opt.Progress != nil {
 			opt.Progress(float64(i+1)*90/float64(len(slides)), fmt.Sprintf("slide %d of %d", i+1, len(slides)))

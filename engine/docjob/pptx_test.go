@@ -203,3 +203,25 @@ func TestSafeStem(t *testing.T) {
 		}
 	}
 }
+
+// TestPPTXDamagedSlide: a slide that cannot be parsed or whose part is missing is marked, the
+// other slides are converted, and the result is partial naming them.
+func TestPPTXDamagedSlide(t *testing.T) {
+	good := `<p:sld ` + pNS + `><p:cSld><p:spTree>` + sp(`<p:ph type="title"/>`, "0", "0", para("読める")) + `</p:spTree></p:cSld></p:sld>`
+	data := makeZip(t, []zipEntry{
+		{name: "[Content_Types].xml", data: []byte(`<Types/>`)},
+		{name: "ppt/presentation.xml", data: []byte(`<p:presentation ` + pNS + `><p:sldIdLst><p:sldId id="256" r:id="rId1"/><p:sldId id="257" r:id="rId2"/><p:sldId id="258" r:id="rId3"/></p:sldIdLst></p:presentation>`)},
+		{name: "ppt/_rels/presentation.xml.rels", data: []byte(`<Relationships ` + relNS + `><Relationship Id="rId1" Type="` + relT + `slide" Target="slides/slide1.xml"/><Relationship Id="rId2" Type="` + relT + `slide" Target="slides/slide2.xml"/><Relationship Id="rId3" Type="` + relT + `slide" Target="slides/slide9.xml"/></Relationships>`)},
+		{name: "ppt/slides/slide1.xml", data: []byte(good)},
+		{name: "ppt/slides/slide2.xml", data: []byte(`<p:sld ` + pNS + `><p:cSld><p:spTree><p:sp>`)},
+	})
+	d, err := Convert(context.Background(), data, "d.pptx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, why := d.Status()
+	if st != StatusPartial || !strings.Contains(why, "2, 3") || !strings.Contains(d.Markdown, "## Slide 1: 読める") ||
+		!strings.Contains(d.Markdown, "## Slide 2\n\n> (this slide could not be read)") || d.ReasonJa() == "" {
+		t.Fatalf("status %s %q\n%s", st, why, d.Markdown)
+	}
+}
