@@ -225,3 +225,16 @@ func TestPPTXDamagedSlide(t *testing.T) {
 		t.Fatalf("status %s %q\n%s", st, why, d.Markdown)
 	}
 }
+
+// TestPPTXInZip: a deck inside a ZIP converted in-process keeps its pictures' alt text and links
+// to no file (the archive's conversion writes no pictures for its entries).
+func TestPPTXInZip(t *testing.T) {
+	data := makeZip(t, []zipEntry{{name: "deck.pptx", data: makePPTX(t)}})
+	d, err := ConvertKind(context.Background(), data, "a.zip", KindZIP, Options{assetDir: "a_files"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.Markdown, "[image: 倉庫の写真]") || strings.Contains(d.Markdown, "a_files/") || len(d.Assets) != 0 {
+		t.Fatalf("assets %+v\n%s", d.Assets, d.Markdown)
+	}
+}
