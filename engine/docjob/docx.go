@@ -276,6 +276,7 @@ func convertDOCX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 		}
 		dr.setPart(name)
 		t := strings.TrimSpace(dr.blocksText(n))
+		dr.after = dr.after[:0] // a header's chart is not carried into the body
 		if t == "" || seen[t] {
 			continue
 		}
@@ -291,6 +292,7 @@ func convertDOCX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 		b.WriteString("> Header: " + oneLine(h) + "\n\n")
 	}
 	dr.setPart("word/document.xml")
+	dr.after = dr.after[:0]
 	// The body is rendered block by block as each closes (a paragraph, a table, a content
 	// control), so a document.xml of tens of MB never stands in memory as one tree.
 	_, ok, err := zipPartStream(ctx, zr, "word/document.xml", func(anc []*node, n *node) bool {
@@ -1104,6 +1106,11 @@ func (dr *docxReader) table(b *strings.Builder, t *node) {
 	}
 	writeTable(b, rows)
 	b.WriteString("\n")
+	// charts and diagrams drawn in cells follow the table
+	for _, a := range dr.after {
+		b.WriteString(a + "\n")
+	}
+	dr.after = dr.after[:0]
 }
 
 func (dr *docxReader) cellText(tc *node) string {

@@ -165,3 +165,20 @@ func TestDOCXListsInCells(t *testing.T) {
 		t.Fatalf("missing %q in\n%s", want, d.Markdown)
 	}
 }
+
+// TestDOCXChartInCell: a chart drawn in a table cell is written right after its table.
+func TestDOCXChartInCell(t *testing.T) {
+	chart := `<w:r><w:drawing><wp:inline><wp:docPr id="2" name="Chart 1"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/chart"><c:chart r:id="rId6"/></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`
+	body := `<w:tbl><w:tr><w:tc>` + wp("", wr("図")) + `</w:tc><w:tc>` + wp("", chart) + `</w:tc></w:tr></w:tbl>` + wp("", wr("本文"))
+	parts := map[string]string{
+		"word/_rels/document.xml.rels": `<Relationships ` + relNS + `><Relationship Id="rId6" Type="` + relT + `chart" Target="charts/chart1.xml"/></Relationships>`,
+		"word/charts/chart1.xml":       `<c:chartSpace xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart"><c:chart><c:plotArea><c:barChart><c:ser><c:val><c:numLit><c:pt idx="0"><c:v>7</c:v></c:pt></c:numLit></c:val></c:ser></c:barChart></c:plotArea></c:chart></c:chartSpace>`,
+	}
+	d, err := Convert(context.Background(), makeDOCXParts(t, body, parts), "c.docx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i, j := strings.Index(d.Markdown, "**Bar chart**"), strings.Index(d.Markdown, "本文"); i < 0 || j < i {
+		t.Fatalf("chart not after its table:\n%s", d.Markdown)
+	}
+}
