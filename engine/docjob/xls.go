@@ -23,7 +23,7 @@ import (
 // Limits of one legacy workbook: cells kept per sheet and the grid size, so a small file that
 // declares a cell at row 65535, column 255 does not allocate the whole grid.
 const (
-	xlsMaxCells = 1_500_000 // about 300 MB of memory at most for the largest sheets
+	xlsMaxCells = 1_200_000 // well under 300 MB of memory for the largest sheets
 	xlsMaxSlots = 8_000_000 // grid slots (cells and the empty ones before them in their row)
 	xlsMaxRows  = 65536     // BIFF8's own limits
 	xlsMaxCols  = 256
