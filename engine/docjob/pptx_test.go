@@ -59,6 +59,7 @@ func makePPTX(t testing.TB) []byte {
 		`<p:graphicFrame><p:nvGraphicFramePr><p:cNvPr id="31" name="c"/><p:cNvGraphicFramePr/><p:nvPr/></p:nvGraphicFramePr><p:xfrm><a:off x="0" y="2000000"/></p:xfrm>` +
 		`<a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/chart"><c:chart xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart" r:id="rId3"/></a:graphicData></a:graphic></p:graphicFrame>` +
 		`<p:pic><p:nvPicPr><p:cNvPr id="40" name="Picture 4" descr="倉庫の写真"/><p:cNvPicPr/><p:nvPr/></p:nvPicPr><p:blipFill><a:blip r:embed="rId4"/></p:blipFill><p:spPr><a:xfrm><a:off x="0" y="6000000"/></a:xfrm></p:spPr></p:pic>` +
+		`<p:pic><p:nvPicPr><p:cNvPr id="41" name="Picture 5" descr="ロゴ"/><p:cNvPicPr/><p:nvPr/></p:nvPicPr><p:blipFill><a:blip r:link="rId5"/></p:blipFill><p:spPr><a:xfrm><a:off x="0" y="7000000"/></a:xfrm></p:spPr></p:pic>` +
 		`</p:spTree></p:cSld></p:sld>`
 	chart := `<c:chartSpace xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><c:chart>` +
 		`<c:title><c:tx><c:rich><a:p><a:r><a:t>月別件数</a:t></a:r></a:p></c:rich></c:tx></c:title><c:plotArea><c:barChart>` +
@@ -82,7 +83,7 @@ func makePPTX(t testing.TB) []byte {
 			`<dgm:pt modelId="3"><dgm:t><a:p><a:r><a:t>開発</a:t></a:r></a:p></dgm:t></dgm:pt></dgm:ptLst></dgm:dataModel>`)},
 		{name: "ppt/slides/_rels/slide1.xml.rels", data: []byte(`<Relationships ` + relNS + `><Relationship Id="rId4" Type="` + relT + `diagramData" Target="../diagrams/data1.xml"/><Relationship Id="rId1" Type="` + relT + `slideLayout" Target="../slideLayouts/slideLayout1.xml"/><Relationship Id="rId2" Type="` + relT + `notesSlide" Target="../notesSlides/notesSlide1.xml"/><Relationship Id="rId3" Type="` + relT + `comments" Target="../comments/comment1.xml"/></Relationships>`)},
 		{name: "ppt/slides/slide2.xml", data: []byte(slide2)},
-		{name: "ppt/slides/_rels/slide2.xml.rels", data: []byte(`<Relationships ` + relNS + `><Relationship Id="rId3" Type="` + relT + `chart" Target="../charts/chart1.xml"/><Relationship Id="rId4" Type="` + relT + `image" Target="../media/image1.png"/></Relationships>`)},
+		{name: "ppt/slides/_rels/slide2.xml.rels", data: []byte(`<Relationships ` + relNS + `><Relationship Id="rId3" Type="` + relT + `chart" Target="../charts/chart1.xml"/><Relationship Id="rId4" Type="` + relT + `image" Target="../media/image1.png"/><Relationship Id="rId5" Type="` + relT + `image" Target="https://example.jp/logo.png" TargetMode="External"/></Relationships>`)},
 		{name: "ppt/slideLayouts/slideLayout1.xml", data: []byte(layout)},
 		{name: "ppt/notesSlides/notesSlide1.xml", data: []byte(notes)},
 		{name: "ppt/comments/comment1.xml", data: []byte(comments)},
@@ -108,7 +109,7 @@ func TestPPTX(t *testing.T) {
 	order := []string{
 		"## Slide 1: グラフと写真 (hidden)",
 		"**月別件数** (Bar chart)", "| | 東京 |", "| 4月 | 2003 |", "| 5月 | 17 |",
-		"![倉庫の写真](deck_files/Picture4.png)",
+		"![倉庫の写真](deck_files/Picture4.png)", "![ロゴ](https://example.jp/logo.png)",
 		"## Slide 2: 第3四半期の報告 営業部",
 		"- 売上は前年比 12%増", "  - 東日本が牽引", "\n\n補足なし",
 		"| 地域別 | 地域別 |", "| 東日本 | 120 |", "\n\n- 企画\n- 開発\n\n",
