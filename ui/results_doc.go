@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -118,7 +119,11 @@ func (v *docView) render() {
 		l.Wrapping = fyne.TextWrapBreak
 		o = l
 	} else {
-		o = markdownView(md)
+		dir := ""
+		if v.doc.File != "" {
+			dir = filepath.Dir(v.doc.File)
+		}
+		o = markdownView(pictureLinks(md, dir))
 	}
 	v.body.Objects = []fyne.CanvasObject{o}
 	if cut {

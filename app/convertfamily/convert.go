@@ -1,9 +1,9 @@
-// Package convertfamily wires document conversion into the app: PDF, Word, Excel, ZIP, CSV and
-// text files to Markdown (seed 003 Jobs B and C). A conversion is one job of type "convert" that
-// runs the document-conversion workflow as its child (see Register); every Task of the workflow
-// is the document-converter function, the same handler the cloud runs as a Lambda function.
-// Results are cached by SHA-256, converter version and options, so converting the same bytes
-// again reuses them unless --force.
+// Package convertfamily wires document conversion into the app: PDF, Word, Excel (XLSX and
+// XLS), PowerPoint, ZIP, CSV and text files to Markdown (seed 003 Jobs B and C). A conversion is
+// one job of type "convert" that runs the document-conversion workflow as its child (see
+// Register); every Task of the workflow is the document-converter function, the same handler
+// the cloud runs as a Lambda function. Results are cached by SHA-256, converter version and
+// options, so converting the same bytes again reuses them unless --force.
 package convertfamily
 
 import (
@@ -71,9 +71,9 @@ func (*Family) RunFlags() []family.RunFlag {
 	}
 }
 
-// Detect takes PDF, Office and ZIP files by their content, and plain text named as text (.txt,
-// .md, .markdown, .text, .log or no extension). Office formats JobDesk does not convert (.doc,
-// .xls, .pptx, OpenDocument, RTF) are taken too, so the person hears "unsupported file type" (E004)
+// Detect takes PDF, Office (Word, Excel, PowerPoint, Excel 97-2003) and ZIP files by their
+// content, and plain text named as text (.txt, .md, .markdown, .text, .log or no extension).
+// Office formats JobDesk does not convert (.doc, OpenDocument, RTF) are taken too, so the person hears "unsupported file type" (E004)
 // instead of getting a checksum. A .csv is left to the CSV family, which is asked first; any text
 // file can still be converted with --type convert.
 func (*Family) Detect(path string, head []byte) string {
@@ -83,10 +83,17 @@ func (*Family) Detect(path string, head []byte) string {
 		docjob.KindOffice, docjob.KindDOC, docjob.KindXLS, docjob.KindRTF:
 		return Type
 	case docjob.KindOLE:
-		// An encrypted OOXML file is an OLE container; its EncryptionInfo stream may lie past
-		// the first 8 KiB, so the extension decides here and the converter checks the content.
+		// An encrypted OOXML file is an OLE container; its EncryptionInfo stream (and an Excel
+		// 97-2003 workbook's directory) may lie past the first 8 KiB, so the extension decides
+		// here and the converter checks the content.
 		switch ext {
-		case ".docx", ".docm", ".xlsx", ".xlsm":
+		case ".docx", ".docm", ".xlsx", ".xlsm", ".pptx", ".pptm", ".xls":
+			return Type
+		}
+	case docjob.KindUnknown:
+		// bytes of no known type named as a converted one: the conversion fails with E004
+		// "damaged" naming the type, instead of a checksum job that succeeds
+		if docjob.ClaimedKind(path) != "" {
 			return Type
 		}
 	case docjob.KindText, docjob.KindCSV:

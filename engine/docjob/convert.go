@@ -64,6 +64,10 @@ type Options struct {
 	// Progress, when set, receives progress of long conversions (pages done, entries done).
 	Progress func(percent float64, message string)
 
+	// assetDir is the folder, relative to the Markdown, that pictures are extracted into and
+	// linked from (set by the handler); empty: pictures are named by their alt text only.
+	assetDir string
+
 	depth  int    // archive nesting level of this file (0 = top level)
 	budget *int64 // remaining expanded bytes shared by an archive and its nested archives
 }
@@ -93,6 +97,9 @@ type Doc struct {
 	BadBytes int `json:"bad_bytes,omitempty"`
 	// Notes are remarks for people: OCR not available, hidden sheets, skipped entries.
 	Notes []string `json:"notes,omitempty"`
+	// Assets are the pictures extracted beside the Markdown (PPTX, DOCX), linked from it as
+	// assetDir/Name; written by the handler.
+	Assets []Asset `json:"-"`
 	// Children are an archive's entries and how each converted.
 	Children []Child `json:"children,omitempty"`
 }
@@ -274,7 +281,11 @@ func finishErr(ctx context.Context, kind Kind, err error) error {
 	return errDamaged(kind, err)
 }
 
-// kindByExt is the converted kind a file name's extension claims (PDF, DOCX, XLSX, ZIP), or "".
+// ClaimedKind is the converted kind a file name's extension claims (PDF, DOCX, XLSX, PPTX, XLS,
+// ZIP), or "": bytes of no known type under such a name are converted, to fail as damaged.
+func ClaimedKind(name string) Kind { return kindByExt(name) }
+
+// kindByExt is the converted kind a file name's extension claims, or "".
 func kindByExt(name string) Kind {
 	switch strings.ToLower(path.Ext(strings.ReplaceAll(name, "\\", "/"))) {
 	case ".pdf":
@@ -283,6 +294,10 @@ func kindByExt(name string) Kind {
 		return KindDOCX
 	case ".xlsx", ".xlsm":
 		return KindXLSX
+	case ".pptx", ".pptm":
+		return KindPPTX
+	case ".xls":
+		return KindXLS
 	case ".zip":
 		return KindZIP
 	}
@@ -305,6 +320,10 @@ func convertKind(ctx context.Context, data []byte, name string, kind Kind, opt O
 		return convertDOCX(ctx, data, opt)
 	case KindXLSX:
 		return convertXLSX(ctx, data, opt)
+	case KindPPTX:
+		return convertPPTX(ctx, data, opt)
+	case KindXLS:
+		return convertXLS(ctx, data, opt)
 	case KindZIP:
 		return ConvertZip(ctx, data, name, opt)
 	case KindCSV:

@@ -62,7 +62,7 @@ func (k Kind) Label() string {
 // Supported reports whether JobDesk converts this kind.
 func (k Kind) Supported() bool {
 	switch k {
-	case KindPDF, KindDOCX, KindXLSX, KindZIP, KindCSV, KindText, KindOffice:
+	case KindPDF, KindDOCX, KindXLSX, KindZIP, KindCSV, KindText, KindOffice, KindPPTX, KindXLS:
 		return true
 	}
 	return false
@@ -115,6 +115,8 @@ func Detect(data []byte, name string) Kind {
 				return KindDOCX
 			case ".xlsx", ".xlsm":
 				return KindXLSX
+			case ".pptx", ".pptm":
+				return KindPPTX
 			}
 			return KindOffice
 		case bytes.Contains(data, oleWordDocument):
@@ -162,7 +164,7 @@ func detectZip(data []byte, ext string) Kind {
 			return KindDOCX
 		case ".xlsx", ".xlsm":
 			return KindXLSX
-		case ".pptx":
+		case ".pptx", ".pptm":
 			return KindPPTX
 		}
 		return KindZIP

@@ -1,5 +1,5 @@
-// Package docjob owns JobDesk's document conversion: it turns PDF, Word (DOCX), Excel (XLSX),
-// CSV, plain text and ZIP archives into Markdown that a person or an AI model can read, offline
+// Package docjob owns JobDesk's document conversion: it turns PDF, Word (DOCX), Excel (XLSX and
+// 97-2003 XLS), PowerPoint (PPTX), CSV, plain text and ZIP archives into Markdown that a person or an AI model can read, offline
 // and Japanese-correct. The same functions serve the desktop engine and the cloud worker, so a
 // file converts to the same Markdown wherever it runs.
 //
@@ -9,6 +9,12 @@
 //     the gaps between words placed one by one, fonts with predefined Adobe-Japan1 CMaps decoded
 //     through tables embedded from cmaps/, and scanned pages read by OCR when tesseract is
 //     installed (marked in the Markdown and in ocr_pages so figures get checked).
+//   - Office Open XML packages (DOCX, PPTX, XLSX charts) are read part by part through one
+//     reader (ooxml.go) that bounds every part and the package's expanded size; pictures are
+//     extracted beside the Markdown (Doc.Assets, written by the handler into NAME_SHA8_files/),
+//     charts give their cached data as tables (chart.go), equations become LaTeX (omml.go).
+//     Excel 97-2003 workbooks are read from their OLE2 container (cfb.go) by a BIFF8/BIFF5
+//     reader (xls.go); sheets of either Excel format split into one table per block of cells.
 //   - Detect decides a file's kind from its bytes (magic numbers, container contents), using the
 //     name only to break ties, so a renamed file is still read correctly.
 //   - Convert runs the converter for that kind under recover() and a deadline, and returns a
@@ -38,7 +44,7 @@ package docjob
 
 // Version is the converter version. A stored result is reused only when it was made by the same
 // version, so bump it whenever the Markdown a converter writes changes.
-const Version = "docjob/6"
+const Version = "docjob/7"
 
 // FunctionName is the job type and the Lambda function name of the converter; it is the same on
 // the device and in the cloud so a workflow's Task Resource names it once.

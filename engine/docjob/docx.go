@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +27,8 @@ type node struct {
 	kids  []*node
 	text  string // character data directly inside (only kept for w:t-like elements)
 	space string // namespace URI
+	// unclosed is set on the root when the XML ended with elements still open (a cut part)
+	unclosed bool
 }
 
 func (n *node) a(name string) string { return n.attr[name] }
@@ -58,6 +61,9 @@ func streamXML(ctx context.Context, r io.Reader, done func(ancestors []*node, n 
 	for {
 		tok, err := dec.RawToken()
 		if err == io.EOF {
+			if len(stack) > 1 {
+				root.unclosed = true
+			}
 			break
 		}
 		if err != nil {
@@ -77,6 +83,10 @@ func streamXML(ctx context.Context, r io.Reader, done func(ancestors []*node, n 
 				n.attr = make(map[string]string, len(t.Attr))
 				for _, a := range t.Attr {
 					n.attr[a.Name.Local] = a.Value
+					if a.Name.Space != "" {
+						// also under prefix:name, where one element carries both id and r:id
+						n.attr[a.Name.Space+":"+a.Name.Local] = a.Value
+					}
 				}
 			}
 			p := stack[len(stack)-1]
@@ -95,8 +105,8 @@ func streamXML(ctx context.Context, r io.Reader, done func(ancestors []*node, n 
 		case xml.CharData:
 			top := stack[len(stack)-1]
 			switch top.name {
-			case "t", "delText", "instrText":
-				top.text += string(t)
+			case "t", "delText", "instrText", "v", "text":
+				top.text += string(t) // v: chart caches; text: presentation comments
 			}
 		}
 	}
@@ -175,6 +185,25 @@ type docxReader struct {
 	noteOrder   []string // "f:id" / "e:id" in reference order
 	counters    map[string]int
 	markerWidth map[string]int // numId/ilvl: width of the last marker written at that level, with its space
+
+	levels     map[string]numLevel  // numId/ilvl → the level's format, text and start
+	styleNum   map[string][2]string // paragraph style id → numId, ilvl of the numbering it carries
+	styleLevel map[string]string    // abstract level linked to a style: numId → style id → ilvl
+	titles     map[string]bool      // style ids of the Title style
+	hasTitle   bool                 // a paragraph in the Title style was written
+	pkg        *opc
+	rels       map[string]rel // relationships of the part being rendered
+	assets     *assets
+	comments   map[string]string // comment id → "author, date: text"
+	cmOrder    []string
+	after      []string // blocks to write after the current paragraph (charts)
+}
+
+// numLevel is one level of a numbering definition.
+type numLevel struct {
+	fmt, text string
+	start     int
+	style     string // paragraph style linked to the level (headings)
 }
 
 // convertDOCX reads WordprocessingML directly: styles for headings, numbering for lists,
@@ -190,7 +219,9 @@ func convertDOCX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	}
 	dr := &docxReader{ctx: ctx, opt: opt, headings: map[string]int{}, numFmt: map[string]string{},
 		footnotes: map[string]string{}, endnotes: map[string]string{}, counters: map[string]int{},
-		markerWidth: map[string]int{}}
+		markerWidth: map[string]int{}, levels: map[string]numLevel{}, styleNum: map[string][2]string{},
+		titles: map[string]bool{}, comments: map[string]string{}, assets: &assets{dir: opt.assetDir}}
+	dr.pkg, _ = newOPC(ctx, KindDOCX, data)
 	wrap := func(err error) error {
 		var je *job.Error
 		if errors.As(err, &je) {
@@ -224,6 +255,11 @@ func convertDOCX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 			dr.readNotes(n, part.tag, part.into)
 		}
 	}
+	if n, ok, err := zipPart(ctx, zr, "word/comments.xml"); err != nil {
+		return nil, wrap(err)
+	} else if ok {
+		dr.readComments(n)
+	}
 	var headers, footers []string
 	var names []string
 	for _, f := range zr.File {
@@ -238,7 +274,9 @@ func convertDOCX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 		if err != nil {
 			return nil, wrap(err)
 		}
+		dr.setPart(name)
 		t := strings.TrimSpace(dr.blocksText(n))
+		dr.after = dr.after[:0] // a header's chart is not carried into the body
 		if t == "" || seen[t] {
 			continue
 		}
@@ -253,6 +291,8 @@ func convertDOCX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	for _, h := range headers {
 		b.WriteString("> Header: " + oneLine(h) + "\n\n")
 	}
+	dr.setPart("word/document.xml")
+	dr.after = dr.after[:0]
 	// The body is rendered block by block as each closes (a paragraph, a table, a content
 	// control), so a document.xml of tens of MB never stands in memory as one tree.
 	_, ok, err := zipPartStream(ctx, zr, "word/document.xml", func(anc []*node, n *node) bool {
@@ -284,14 +324,22 @@ func convertDOCX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 			fmt.Fprintf(&b, "[%s]: %s\n", label, oneLine(txt))
 		}
 	}
+	if len(dr.cmOrder) > 0 {
+		b.WriteString("\n### Comments\n\n")
+		for _, id := range dr.cmOrder {
+			if c := dr.comments[id]; c != "" {
+				b.WriteString("> Comment " + c + "\n\n")
+			}
+		}
+	}
 	for _, f := range footers {
 		b.WriteString("\n> Footer: " + oneLine(f) + "\n")
 	}
-	md := strings.TrimSpace(Clean(b.String()))
+	md := strings.TrimSpace(Clean(dr.headingMarks(b.String())))
 	if md != "" {
 		md += "\n"
 	}
-	return &Doc{Kind: KindDOCX, Markdown: md, Pages: 1, Method: MethodNative}, nil
+	return &Doc{Kind: KindDOCX, Markdown: md, Pages: 1, Method: MethodNative, Assets: dr.assets.files}, nil
 }
 
 func oneLine(s string) string {
@@ -324,6 +372,23 @@ func (dr *docxReader) readStyles(root *node) {
 				}
 			}
 		}
+		if name == "title" {
+			dr.titles[id] = true
+		}
+		if ppr := s.child("pPr"); ppr != nil {
+			if np := ppr.child("numPr"); np != nil {
+				var num, il string
+				if x := np.child("numId"); x != nil {
+					num = x.a("val")
+				}
+				if x := np.child("ilvl"); x != nil {
+					il = x.a("val")
+				}
+				if num != "" {
+					dr.styleNum[id] = [2]string{num, il}
+				}
+			}
+		}
 		if lvl == 0 && strings.HasPrefix(strings.ToLower(id), "heading") {
 			lvl, _ = strconv.Atoi(strings.TrimPrefix(strings.ToLower(id), "heading"))
 		}
@@ -341,31 +406,71 @@ func (dr *docxReader) readNumbering(root *node) {
 	if nb == nil {
 		return
 	}
-	abs := map[string]map[string]string{}
+	abs := map[string]map[string]numLevel{}
 	for _, a := range nb.kids {
 		if a.name != "abstractNum" {
 			continue
 		}
-		lv := map[string]string{}
+		lv := map[string]numLevel{}
 		for _, l := range a.kids {
 			if l.name == "lvl" {
-				if f := l.child("numFmt"); f != nil {
-					lv[l.a("ilvl")] = f.a("val")
-				}
+				lv[l.a("ilvl")] = readLevel(l, numLevel{start: 1})
 			}
 		}
 		abs[a.a("abstractNumId")] = lv
 	}
+	dr.styleLevel = map[string]string{}
 	for _, n := range nb.kids {
 		if n.name != "num" {
 			continue
 		}
+		id := n.a("numId")
 		if an := n.child("abstractNumId"); an != nil {
-			for ilvl, f := range abs[an.a("val")] {
-				dr.numFmt[n.a("numId")+"/"+ilvl] = f
+			for ilvl, l := range abs[an.a("val")] {
+				dr.levels[id+"/"+ilvl] = l
+				dr.numFmt[id+"/"+ilvl] = l.fmt
+				if l.style != "" {
+					dr.styleLevel[id+"/"+l.style] = ilvl
+				}
 			}
 		}
+		for _, o := range n.kids {
+			if o.name != "lvlOverride" {
+				continue
+			}
+			key := id + "/" + o.a("ilvl")
+			l := dr.levels[key]
+			if so := o.child("startOverride"); so != nil {
+				if v, err := strconv.Atoi(so.a("val")); err == nil {
+					l.start = v
+				}
+			}
+			if lv := o.child("lvl"); lv != nil {
+				l = readLevel(lv, l)
+			}
+			dr.levels[key] = l
+			dr.numFmt[key] = l.fmt
+		}
 	}
+}
+
+// readLevel reads a w:lvl over the level def.
+func readLevel(l *node, def numLevel) numLevel {
+	if f := l.child("numFmt"); f != nil {
+		def.fmt = f.a("val")
+	}
+	if t := l.child("lvlText"); t != nil {
+		def.text = t.a("val")
+	}
+	if st := l.child("start"); st != nil {
+		if v, err := strconv.Atoi(st.a("val")); err == nil {
+			def.start = v
+		}
+	}
+	if ps := l.child("pStyle"); ps != nil {
+		def.style = ps.a("val")
+	}
+	return def
 }
 
 func (dr *docxReader) readNotes(root *node, tag string, into map[string]string) {
@@ -400,7 +505,7 @@ func (dr *docxReader) blocksText(n *node) string {
 			case "p":
 				t, boxes := dr.paraText(k)
 				if t = strings.TrimSpace(t); t != "" {
-					b.WriteString(t + "\n")
+					b.WriteString(dr.itemPrefix(k) + t + "\n")
 				}
 				for _, bx := range boxes {
 					walk(bx.kids)
@@ -445,65 +550,87 @@ func (dr *docxReader) blocks(b *strings.Builder, ks []*node) {
 
 func (dr *docxReader) para(b *strings.Builder, p *node) {
 	text, boxes := dr.paraText(p)
-	text = strings.TrimSpace(text)
-	prefix := ""
-	if ppr := p.child("pPr"); ppr != nil {
-		if ps := ppr.child("pStyle"); ps != nil {
-			if lvl := dr.headings[ps.a("val")]; lvl > 0 {
-				prefix = strings.Repeat("#", lvl) + " "
-			}
+	text = strings.TrimSpace(checkboxes.Replace(text))
+	if m := mathOnly.FindAllString(text, -1); m != nil && strings.TrimSpace(mathOnly.ReplaceAllString(text, "")) == "" && !strings.HasPrefix(text, "$$") {
+		// a paragraph of equations only: each is a display equation
+		for i := range m {
+			m[i] = "$" + strings.TrimSpace(m[i]) + "$"
 		}
-		if prefix == "" {
+		text = strings.Join(m, "\n\n")
+	}
+	prefix := ""
+	style, numID, ilvl := "", "", ""
+	hl := 0
+	title := false
+	ppr := p.child("pPr")
+	if ppr != nil {
+		if ps := ppr.child("pStyle"); ps != nil {
+			style = ps.a("val")
+			hl = dr.headings[style]
+			title = dr.titles[style]
+		}
+		if hl == 0 {
 			if o := ppr.child("outlineLvl"); o != nil {
 				if v, err := strconv.Atoi(o.a("val")); err == nil && v < 6 {
-					prefix = strings.Repeat("#", v+1) + " "
+					hl = v + 1
 				}
 			}
 		}
-		if np := ppr.child("numPr"); np != nil && prefix == "" {
-			ilvl, numID := "0", ""
+		if np := ppr.child("numPr"); np != nil {
 			if x := np.child("ilvl"); x != nil {
 				ilvl = x.a("val")
 			}
 			if x := np.child("numId"); x != nil {
 				numID = x.a("val")
 			}
-			if numID != "" && numID != "0" {
-				depth, _ := strconv.Atoi(ilvl)
-				if depth < 0 || depth > 8 {
-					depth = 0
-				}
-				marker := "-"
-				key := numID + "/" + strconv.Itoa(depth)
-				if f := dr.numFmt[numID+"/"+ilvl]; f != "" && f != "bullet" && f != "none" {
-					dr.counters[key]++
-					// a deeper level restarts when a shallower one advances
-					for l := depth + 1; l < 9; l++ {
-						delete(dr.counters, numID+"/"+strconv.Itoa(l))
-					}
-					marker = listMarker(f, dr.counters[key])
-				}
-				// A nested item is indented to where its parent's text starts (the width of the
-				// parent's marker and space: 2 under "- ", 3 under "1. ", 4 under "10. "), as
-				// CommonMark needs.
-				indent := 0
-				for l := 0; l < depth; l++ {
-					w, ok := dr.markerWidth[numID+"/"+strconv.Itoa(l)]
-					if !ok {
-						w = 2
-						if f := dr.numFmt[numID+"/"+strconv.Itoa(l)]; f != "" && f != "bullet" && f != "none" {
-							w = 3
-						}
-					}
-					indent += w
-				}
-				dr.markerWidth[key] = len(marker) + 1
-				prefix = strings.Repeat(" ", indent) + marker + " "
-			}
 		}
 	}
+	numID, depth, label, numbered := dr.numberOf(numID, ilvl, style, text != "")
+	key := numID + "/" + strconv.Itoa(depth)
+	switch {
+	case title:
+		dr.hasTitle = true
+		prefix = "\x00T\x00"
+	case hl > 0:
+		prefix = "\x00H" + strconv.Itoa(hl) + "\x00"
+		if label != "" {
+			prefix += label + " "
+		}
+	case numID != "" && numID != "0" && text != "":
+		marker := "-"
+		if numbered {
+			if isListMarker(label) {
+				marker = label
+			} else if label != "" {
+				marker = "- " + label
+			}
+		}
+		// A nested item is indented to where its parent's text starts (the width of the
+		// parent's marker and space: 2 under "- ", 3 under "1. ", 4 under "10. "), as
+		// CommonMark needs.
+		indent := 0
+		for l := 0; l < depth; l++ {
+			w, ok := dr.markerWidth[numID+"/"+strconv.Itoa(l)]
+			if !ok {
+				w = 2
+				if f := dr.numFmt[numID+"/"+strconv.Itoa(l)]; f != "" && f != "bullet" && f != "none" {
+					w = 3
+				}
+			}
+			indent += w
+		}
+		if strings.HasPrefix(marker, "- ") {
+			dr.markerWidth[key] = 2
+		} else {
+			dr.markerWidth[key] = len(marker) + 1
+		}
+		prefix = strings.Repeat(" ", indent) + marker + " "
+	}
+	if prefix == "" && (strings.HasPrefix(text, "[x] ") || strings.HasPrefix(text, "[ ] ")) {
+		prefix = "- " // a checkbox paragraph is a task list item
+	}
 	if text != "" {
-		if strings.HasPrefix(prefix, "#") {
+		if strings.HasPrefix(prefix, "\x00") {
 			text = oneLine(text)
 		} else if prefix != "" {
 			text = strings.ReplaceAll(text, "\n", " ")
@@ -513,6 +640,143 @@ func (dr *docxReader) para(b *strings.Builder, p *node) {
 	for _, bx := range boxes {
 		dr.blocks(b, bx.kids)
 	}
+	for _, a := range dr.after {
+		b.WriteString(a + "\n")
+	}
+	dr.after = dr.after[:0]
+}
+
+// itemPrefix is the list marker of a paragraph inside a cell, note or header ("- ", "1. ",
+// "1.2. "), or "" when it is no list item.
+func (dr *docxReader) itemPrefix(p *node) string {
+	ppr := p.child("pPr")
+	if ppr == nil {
+		return ""
+	}
+	np := ppr.child("numPr")
+	if np == nil {
+		return ""
+	}
+	var numID, ilvl string
+	if x := np.child("numId"); x != nil {
+		numID = x.a("val")
+	}
+	if x := np.child("ilvl"); x != nil {
+		ilvl = x.a("val")
+	}
+	if numID == "" || numID == "0" {
+		return ""
+	}
+	_, _, label, numbered := dr.numberOf(numID, ilvl, "", true)
+	if numbered && label != "" {
+		return label + " "
+	}
+	return "- "
+}
+
+// numberOf resolves a paragraph's numbering (its own numId/ilvl, else its style's), advances
+// the counters when the paragraph has text, and returns the numbering instance, the level, the
+// rendered label ("1.2.") and whether the level is numbered (not a bullet).
+func (dr *docxReader) numberOf(numID, ilvl, style string, hasText bool) (string, int, string, bool) {
+	if numID == "" && style != "" {
+		if sn, ok := dr.styleNum[style]; ok {
+			numID = sn[0]
+			if ilvl == "" {
+				ilvl = sn[1]
+			}
+		}
+	}
+	if numID != "" && ilvl == "" {
+		ilvl = dr.styleLevel[numID+"/"+style]
+	}
+	if ilvl == "" {
+		ilvl = "0"
+	}
+	label, numbered := "", false
+	depth, _ := strconv.Atoi(ilvl)
+	if depth < 0 || depth > 8 {
+		depth = 0
+	}
+	key := numID + "/" + strconv.Itoa(depth)
+	if numID != "" && numID != "0" && hasText {
+		lv := dr.levels[key]
+		if lv.fmt == "" {
+			lv.fmt = dr.numFmt[key]
+		}
+		if lv.fmt != "" && lv.fmt != "bullet" && lv.fmt != "none" {
+			numbered = true
+			if _, ok := dr.counters[key]; !ok && lv.start > 0 {
+				dr.counters[key] = lv.start
+			} else {
+				dr.counters[key]++
+			}
+			// a deeper level restarts when a shallower one advances
+			for l := depth + 1; l < 9; l++ {
+				delete(dr.counters, numID+"/"+strconv.Itoa(l))
+			}
+			label = dr.levelText(numID, depth, lv)
+		}
+	}
+	return numID, depth, label, numbered
+}
+
+// levelText renders a numbering level's text (w:lvlText, "%1.%2." → "1.2."), each %N the
+// counter of level N in that level's format; without a text, the list marker of the level.
+func (dr *docxReader) levelText(numID string, depth int, lv numLevel) string {
+	if lv.text == "" {
+		return listMarker(lv.fmt, dr.counters[numID+"/"+strconv.Itoa(depth)])
+	}
+	var b strings.Builder
+	t := lv.text
+	for i := 0; i < len(t); i++ {
+		if t[i] == '%' && i+1 < len(t) && t[i+1] >= '1' && t[i+1] <= '9' {
+			l := int(t[i+1] - '1')
+			k := numID + "/" + strconv.Itoa(l)
+			n, ok := dr.counters[k]
+			if !ok {
+				n = max(dr.levels[k].start, 1)
+			}
+			f := dr.levels[k].fmt
+			if l == depth {
+				f = lv.fmt
+			}
+			b.WriteString(strings.TrimSuffix(listMarker(f, n), "."))
+			i++
+			continue
+		}
+		b.WriteByte(t[i])
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// isListMarker reports whether s can open a CommonMark ordered list item ("1." or "1)"); a
+// letter or roman marker ("a.") is kept as a list item too, as Word shows it.
+func isListMarker(s string) bool {
+	if len(s) < 2 || (s[len(s)-1] != '.' && s[len(s)-1] != ')') {
+		return false
+	}
+	body := s[:len(s)-1]
+	if strings.ContainsAny(body, ".() ") {
+		return false
+	}
+	return len(body) <= 9
+}
+
+// headingMarks writes the heading marks para left in md: the Title style is "#", and headings
+// move one level down when the document has a title, so "Heading 1" under a title is "##".
+func (dr *docxReader) headingMarks(md string) string {
+	if !strings.Contains(md, "\x00") {
+		return md
+	}
+	shift := 0
+	if dr.hasTitle {
+		shift = 1
+	}
+	pairs := []string{"\x00T\x00", "# "}
+	for l := 1; l <= 9; l++ {
+		pairs = append(pairs, "\x00H"+strconv.Itoa(l)+"\x00", strings.Repeat("#", min(6, l+shift))+" ")
+	}
+	return strings.NewReplacer(pairs...).Replace(md)
 }
 
 // listMarker is the marker of the n-th item (1-based) of a numbered level in Word's numFmt:
@@ -613,6 +877,46 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 				dr.noteOrder = appendUnique(dr.noteOrder, key)
 			case "txbxContent":
 				boxes = append(boxes, k)
+			case "oMath":
+				if tex := ommlLaTeX(k); tex != "" {
+					if s := b.String(); s != "" && !strings.HasSuffix(s, " ") && !strings.HasSuffix(s, "\n") {
+						b.WriteByte(' ')
+					}
+					b.WriteString("$" + tex + "$")
+				}
+			case "oMathPara":
+				var eqs []string
+				walkMath(k, func(m *node) {
+					if tex := ommlLaTeX(m); tex != "" {
+						eqs = append(eqs, tex)
+					}
+				})
+				if len(eqs) > 0 {
+					b.WriteString("\n\n$$" + strings.Join(eqs, ` \\ `) + "$$\n\n")
+				}
+			case "drawing", "pict", "object":
+				if s := dr.picture(k); s != "" {
+					b.WriteString(s)
+				}
+				walk(k.kids)
+			case "hyperlink":
+				r, ok := dr.rels[relID(k, "id")]
+				if !ok || !r.external || inField > 0 {
+					walk(k.kids)
+					continue
+				}
+				start := b.Len()
+				walk(k.kids)
+				inner := b.String()[start:]
+				if strings.TrimSpace(inner) != "" && !strings.ContainsAny(inner, "[]\n") && !strings.ContainsAny(r.target, " ()") {
+					rest := b.String()[:start]
+					b.Reset()
+					b.WriteString(rest + "[" + inner + "](" + r.target + ")")
+				}
+			case "commentReference":
+				if id := k.a("id"); dr.comments[id] != "" {
+					dr.cmOrder = appendUnique(dr.cmOrder, id)
+				}
 			default:
 				walk(k.kids)
 			}
@@ -625,6 +929,94 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 		walk([]*node{k})
 	}
 	return b.String(), boxes
+}
+
+// checkboxes writes Word's checkbox glyphs as Markdown task-list boxes.
+var checkboxes = strings.NewReplacer("☒", "[x]", "☑", "[x]", "☐", "[ ]")
+
+var mathOnly = regexp.MustCompile(`\$[^$]+\$`)
+
+// walkMath calls fn for each m:oMath under n.
+func walkMath(n *node, fn func(*node)) {
+	for _, k := range n.kids {
+		if k.name == "oMath" {
+			fn(k)
+		} else {
+			walkMath(k, fn)
+		}
+	}
+}
+
+// setPart makes part's relationships the ones pictures and charts are looked up in.
+func (dr *docxReader) setPart(part string) {
+	if dr.pkg != nil {
+		dr.rels = dr.pkg.rels(part)
+	}
+}
+
+// picture renders a w:drawing or VML picture: an image link to the extracted file with its alt
+// text, or a chart's cached data (written after the paragraph). "" when it holds neither.
+func (dr *docxReader) picture(k *node) string {
+	if dr.pkg == nil {
+		return ""
+	}
+	if c := find(k, "chart"); c != nil {
+		if r, ok := dr.rels[relID(c, "id")]; ok {
+			if md := chartMarkdown(dr.pkg, r.target); md != "" {
+				dr.after = append(dr.after, md)
+			}
+			return ""
+		}
+	}
+	if ids := find(k, "relIds"); ids != nil {
+		if md := smartArt(dr.pkg, dr.rels, ids); md != "" {
+			dr.after = append(dr.after, md+"\n")
+		}
+		return ""
+	}
+	var alt, name string
+	if d := find(k, "docPr"); d != nil {
+		alt, name = d.a("descr"), d.a("name")
+		if alt == "" {
+			alt = d.a("title")
+		}
+	}
+	id := ""
+	if blip := find(k, "blip"); blip != nil {
+		id = relID(blip, "embed")
+	} else if im := find(k, "imagedata"); im != nil {
+		id = relID(im, "id")
+		if alt == "" {
+			alt = im.a("title")
+		}
+	}
+	if id == "" {
+		return ""
+	}
+	r, ok := dr.rels[id]
+	if !ok || r.external {
+		return " " + imageMarkdown(alt, "") + " "
+	}
+	return " " + imageMarkdown(alt, dr.assets.add(dr.pkg, r.target, strings.ReplaceAll(name, " ", ""))) + " "
+}
+
+// readComments reads word/comments.xml: each comment's author, date and text.
+func (dr *docxReader) readComments(root *node) {
+	walk(root, func(k *node) {
+		if k.name != "comment" {
+			return
+		}
+		who := k.a("author")
+		if who == "" {
+			who = "anonymous"
+		}
+		if d := k.a("date"); d != "" {
+			who += ", " + d
+		}
+		if t := oneLine(dr.blocksText(k)); t != "" {
+			dr.comments[k.a("id")] = "(" + who + "): " + t
+		}
+	})
 }
 
 func collectT(n *node, b *strings.Builder) {
@@ -650,6 +1042,23 @@ func appendUnique(xs []string, x string) []string {
 // merged ones (vMerge) repeat the merged cell's text in every grid cell they cover, so each row
 // reads on its own.
 func (dr *docxReader) table(b *strings.Builder, t *node) {
+	// a table of one cell is a frame around its content (a layout, not data): its blocks are
+	// written as they are, lists and nested tables included
+	var trs, tcs []*node
+	for _, tr := range t.kids {
+		if tr.name == "tr" {
+			trs = append(trs, tr)
+			for _, tc := range tr.kids {
+				if tc.name == "tc" {
+					tcs = append(tcs, tc)
+				}
+			}
+		}
+	}
+	if len(trs) == 1 && len(tcs) == 1 {
+		dr.blocks(b, tcs[0].kids)
+		return
+	}
 	var rows [][]string
 	var prev []string
 	for _, tr := range t.kids {
@@ -697,11 +1106,16 @@ func (dr *docxReader) table(b *strings.Builder, t *node) {
 	}
 	writeTable(b, rows)
 	b.WriteString("\n")
+	// charts and diagrams drawn in cells follow the table
+	for _, a := range dr.after {
+		b.WriteString(a + "\n")
+	}
+	dr.after = dr.after[:0]
 }
 
 func (dr *docxReader) cellText(tc *node) string {
 	var parts []string
-	for _, line := range strings.Split(dr.blocksText(tc), "\n") {
+	for _, line := range strings.Split(checkboxes.Replace(dr.blocksText(tc)), "\n") {
 		if s := strings.TrimSpace(line); s != "" {
 			parts = append(parts, s)
 		}

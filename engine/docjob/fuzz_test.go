@@ -45,6 +45,8 @@ func FuzzPDF(f *testing.F) {
 }
 func FuzzDOCX(f *testing.F) { fuzzKind(f, KindDOCX, "report.docx", "truncated.docx") }
 func FuzzXLSX(f *testing.F) { fuzzKind(f, KindXLSX, "book.xlsx") }
+func FuzzPPTX(f *testing.F) { f.Add(makePPTX(f)); fuzzKind(f, KindPPTX) }
+func FuzzXLS(f *testing.F)  { f.Add(makeXLS(f, false)); fuzzKind(f, KindXLS) }
 func FuzzCSV(f *testing.F)  { fuzzKind(f, KindCSV, "sjis.csv", "bom.csv") }
 func FuzzText(f *testing.F) { fuzzKind(f, KindText, "eucjp.txt") }
 

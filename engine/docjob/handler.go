@@ -216,6 +216,7 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 	if in.Depth > 0 && res.Kind == KindZIP && in.Depth >= MaxZipDepth {
 		opt.depth = in.Depth
 	}
+	opt.assetDir = AssetDir(in.Name, res.SHA256)
 	d, err := ConvertKind(ctx, data, in.Name, res.Kind, opt)
 	if err != nil {
 		je := job.AsError(err)
@@ -226,6 +227,12 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 		return nil, err
 	}
 	res.fill(d)
+	for _, a := range d.Assets {
+		uri := outputURI(outputPrefix(ctx), "documents", opt.assetDir, a.Name)
+		if err := blob.WriteAll(ctx, c.blobs(), uri, a.Data); err != nil {
+			return nil, job.Wrap(job.E009, err, "could not write a picture beside the Markdown file").WithJa("Markdownファイルの横に画像を書き込めませんでした。")
+		}
+	}
 	out, err := c.writeMarkdown(ctx, markdownName(in), res.SHA256, d.Markdown)
 	if err != nil {
 		return nil, err
@@ -412,6 +419,12 @@ func (c *Converter) ownMarkdown(ctx context.Context, res *Result, in Input) bool
 	}
 	res.OutputPath = own
 	return true
+}
+
+// AssetDir is the folder beside a conversion's Markdown (OutputName without ".md", then
+// "_files") that holds the pictures it links to.
+func AssetDir(name, sha string) string {
+	return strings.TrimSuffix(OutputName(name, sha), ".md") + "_files"
 }
 
 // writeMarkdown writes md atomically as OUTPUT/documents/NAME_SHA8.md and returns its URI.

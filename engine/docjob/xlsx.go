@@ -29,7 +29,9 @@ func xlsxOptions() excelize.Options {
 	}
 }
 
-// convertXLSX writes every sheet as a "## name" section holding one Markdown table. Values are
+// convertXLSX writes every sheet as a "## name" section: each block of cells set apart by empty
+// rows and columns is its own Markdown table, the sheet's cell comments follow, then its charts'
+// cached data (chart sheets and charts drawn on a worksheet). Values are
 // what the cell shows (number formats applied: dates, Japanese-era dates, currency, percentages;
 // Japanese culture for built-in formats); formulas give their cached value, computed when the
 // file has none; a merged range repeats its value in every cell it covers; hidden sheets are
@@ -54,6 +56,7 @@ func convertXLSX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	fast := newFastWorkbook(f)
 	defer fast.close()
 	d := &Doc{Kind: KindXLSX, Pages: len(sheets), Method: MethodNative}
+	parts := newXLSXParts(ctx, data)
 	var b strings.Builder
 	for si, sheet := range sheets {
 		if err := ctx.Err(); err != nil {
@@ -66,7 +69,7 @@ func convertXLSX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 			d.Notes = append(d.Notes, "hidden sheet: "+sheet)
 		}
 		b.WriteString(title + "\n\n")
-		rows, err := sheetRows(ctx, f, sheet, merges, fast)
+		grid, err := sheetGrid(ctx, f, sheet, merges, fast)
 		if err != nil {
 			var je *job.Error
 			if errors.As(err, &je) || ctx.Err() != nil {
@@ -76,13 +79,24 @@ func convertXLSX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 			d.Notes = append(d.Notes, fmt.Sprintf("sheet %s could not be read: %v", sheet, err))
 			continue
 		}
-		if len(rows) == 0 {
+		tables := splitBlocks(grid)
+		charts := parts.charts(sheet)
+		comments := sheetComments(f, parts, sheet)
+		if len(tables) == 0 && len(charts) == 0 && len(comments) == 0 {
 			b.WriteString("> (empty sheet)\n\n")
 			continue
 		}
-		d.Rows += len(rows)
-		writeTable(&b, rows)
-		b.WriteString("\n")
+		for _, rows := range tables {
+			d.Rows += len(rows)
+			writeTable(&b, rows)
+			b.WriteString("\n")
+		}
+		for _, c := range comments {
+			b.WriteString(c + "\n\n")
+		}
+		for _, c := range charts {
+			b.WriteString(c + "\n")
+		}
 		if opt.Progress != nil {
 			opt.Progress(float64(si+1)*90/float64(len(sheets)), fmt.Sprintf("sheet %d of %d", si+1, len(sheets)))
 		}
@@ -95,6 +109,16 @@ func convertXLSX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 // drops empty rows and trailing empty columns. The fast reader reads the sheet when it takes it
 // (fast may be nil), excelize's row iterator otherwise; both give the same cells.
 func sheetRows(ctx context.Context, f *excelize.File, sheet string, withMerges bool, fast *fastWorkbook) ([][]string, error) {
+	grid, err := sheetGrid(ctx, f, sheet, withMerges, fast)
+	if err != nil {
+		return nil, err
+	}
+	return tidyGrid(grid), nil
+}
+
+// sheetGrid is sheetRows before the empty rows and columns are dropped: row r (0-based) of the
+// grid is the sheet's row r+1.
+func sheetGrid(ctx context.Context, f *excelize.File, sheet string, withMerges bool, fast *fastWorkbook) ([][]string, error) {
 	var grid [][]string
 	lookups := 0
 	add := func(r int, cols []string) {
@@ -157,6 +181,12 @@ func sheetRows(ctx context.Context, f *excelize.File, sheet string, withMerges b
 			grid[rr-1] = row
 		}
 	}
+	return grid, nil
+}
+
+// tidyGrid drops a sheet grid's empty rows, trailing empty cells and the columns empty in every
+// row from the left.
+func tidyGrid(grid [][]string) [][]string {
 	out := grid[:0]
 	width := 0
 	for _, row := range grid {
@@ -196,7 +226,7 @@ func sheetRows(ctx context.Context, f *excelize.File, sheet string, withMerges b
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // iterateRows reads sheet with excelize's row iterator and calls add for every row up to the

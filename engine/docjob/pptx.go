@@ -1,0 +1,609 @@
+package docjob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"jobdesk/engine/job"
+)
+
+// convertPPTX reads PresentationML directly: one "## Slide N: title" section per slide in the
+// presentation's order (hidden slides marked), the text frames in reading order (top to bottom,
+// then left to right; grouped shapes in place, positions inherited from the layout), bulleted and
+// numbered paragraphs as lists, tables as Markdown tables (merged cells repeated), charts' cached
+// data as tables, pictures extracted beside the Markdown with their alt text, then the slide's
+// comments and speaker notes.
+func convertPPTX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
+	if isEncryptedOLE(data) {
+		return nil, errPassword(KindPPTX)
+	}
+	p, err := newOPC(ctx, KindPPTX, data)
+	if err != nil {
+		return nil, err
+	}
+	wrap := func(err error) error {
+		var je *job.Error
+		if errors.As(err, &je) {
+			return je
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return errDamaged(KindPPTX, err)
+	}
+	pres, ok, err := p.xml("ppt/presentation.xml")
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if !ok {
+		return nil, errDamaged(KindPPTX, reason("the presentation part (ppt/presentation.xml) is missing"))
+	}
+	prels := p.rels("ppt/presentation.xml")
+	var slides []string // part names; "" for a listed slide whose part is missing
+	if lst := find(pres, "sldIdLst"); lst != nil {
+		for _, s := range lst.kids {
+			if s.name != "sldId" {
+				continue
+			}
+			r, ok := prels[relID(s, "id")]
+			if ok && p.has(r.target) {
+				slides = append(slides, r.target)
+			} else {
+				slides = append(slides, "")
+			}
+		}
+	}
+	pr := &pptxReader{p: p, ctx: ctx, assets: &assets{dir: opt.assetDir}, authors: map[string]string{},
+		layouts: map[string]map[string]pos{}}
+	pr.readAuthors()
+	d := &Doc{Kind: KindPPTX, Pages: len(slides), Method: MethodNative}
+	var b strings.Builder
+	for i, s := range slides {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var err error
+		if s == "" {
+			err = errors.New("the slide's part is missing")
+		} else {
+			err = pr.slide(&b, i+1, s, d)
+		}
+		if err != nil {
+			var je *job.Error
+			if errors.As(err, &je) || ctx.Err() != nil {
+				return nil, wrap(err)
+			}
+			// one damaged slide: the others are still converted, and the result says which
+			logDetail(KindPPTX, fmt.Sprintf("slide %d: %v", i+1, err))
+			fmt.Fprintf(&b, "## Slide %d\n\n> (this slide could not be read)\n\n", i+1)
+			d.DamagedPages = append(d.DamagedPages, i+1)
+		}
+		if opt.Progress != nil {
+			opt.Progress(float64(i+1)*90/float64(len(slides)), fmt.Sprintf("slide %d of %d", i+1, len(slides)))
+		}
+	}
+	if len(slides) == 0 {
+		b.WriteString("> (the presentation has no slides)\n")
+	}
+	d.Markdown = strings.TrimSpace(Clean(b.String())) + "\n"
+	d.Assets = pr.assets.files
+	return d, nil
+}
+
+// relID is the relationship id attribute name of n (r:id, r:embed, …) whatever the prefix.
+func relID(n *node, name string) string {
+	if v, ok := n.attr["r:"+name]; ok {
+		return v
+	}
+	for k, v := range n.attr {
+		if strings.HasSuffix(k, ":"+name) {
+			return v
+		}
+	}
+	return ""
+}
+
+type pos struct {
+	x, y int64
+	ok   bool
+}
+
+type pptxReader struct {
+	p       *opc
+	ctx     context.Context
+	assets  *assets
+	authors map[string]string
+	layouts map[string]map[string]pos // layout part → placeholder key → position
+	rels    map[string]rel            // the current slide's relationships
+	place   map[string]pos            // the current slide's layout placeholders
+}
+
+// readAuthors reads the comment authors (legacy commentAuthors.xml and modern authors.xml).
+func (pr *pptxReader) readAuthors() {
+	for _, part := range []string{"ppt/commentAuthors.xml", "ppt/authors.xml"} {
+		n, ok, err := pr.p.xml(part)
+		if !ok || err != nil {
+			continue
+		}
+		walk(n, func(k *node) {
+			if k.name == "cmAuthor" || k.name == "author" {
+				name := k.a("name")
+				if in := k.a("initials"); in != "" && name != "" {
+					name += " (" + in + ")"
+				}
+				pr.authors[k.a("id")] = name
+			}
+		})
+	}
+}
+
+// slideItem is one rendered shape and where it stands on the slide.
+type slideItem struct {
+	at    pos
+	order int
+	text  string
+}
+
+func (pr *pptxReader) slide(b *strings.Builder, num int, part string, d *Doc) error {
+	root, _, err := pr.p.xml(part)
+	if err != nil {
+		return err
+	}
+	pr.rels = pr.p.rels(part)
+	pr.place = nil
+	for _, r := range pr.rels {
+		if r.typ == "slideLayout" {
+			pr.place = pr.layout(r.target)
+		}
+	}
+	hidden := false
+	if s := find(root, "sld"); s != nil && (s.a("show") == "0" || s.a("show") == "false") {
+		hidden = true
+	}
+	var title string
+	var items []slideItem
+	if tree := find(root, "spTree"); tree != nil {
+		items = pr.shapes(tree.kids, &title)
+	}
+	head := "## Slide " + strconv.Itoa(num)
+	if title != "" {
+		head += ": " + oneLine(title)
+	}
+	if hidden {
+		head += " (hidden)"
+		d.Notes = append(d.Notes, fmt.Sprintf("hidden slide: %d", num))
+	}
+	b.WriteString(head + "\n\n")
+	for _, it := range items {
+		if t := strings.TrimSpace(it.text); t != "" {
+			b.WriteString(t + "\n\n")
+		}
+	}
+	for _, r := range pr.rels {
+		if r.typ == "comments" || r.typ == "comment" {
+			pr.comments(b, r.target)
+		}
+	}
+	for _, r := range pr.rels {
+		if r.typ == "notesSlide" {
+			if notes := pr.notes(r.target); notes != "" {
+				b.WriteString("### Notes\n\n" + notes + "\n\n")
+			}
+		}
+	}
+	return pr.ctx.Err()
+}
+
+// layout reads a slide layout's placeholder positions (key "type:idx"), cached per layout.
+func (pr *pptxReader) layout(part string) map[string]pos {
+	if m, ok := pr.layouts[part]; ok {
+		return m
+	}
+	m := map[string]pos{}
+	pr.layouts[part] = m
+	root, ok, err := pr.p.xml(part)
+	if !ok || err != nil {
+		return m
+	}
+	walk(root, func(k *node) {
+		if k.name != "sp" {
+			return
+		}
+		ph := find(k.child("nvSpPr"), "ph")
+		if ph == nil {
+			return
+		}
+		if at := offset(k.child("spPr")); at.ok {
+			m[phKey(ph)] = at
+			m["type:"+phType(ph)] = at
+			if idx := ph.a("idx"); idx != "" {
+				m["idx:"+idx] = at
+			}
+		}
+	})
+	return m
+}
+
+func phType(ph *node) string {
+	if t := ph.a("type"); t != "" {
+		return t
+	}
+	return "body"
+}
+
+func phKey(ph *node) string { return phType(ph) + ":" + ph.a("idx") }
+
+// offset is the a:off of the a:xfrm under n.
+func offset(n *node) pos {
+	x := find(n, "xfrm")
+	if x == nil {
+		return pos{}
+	}
+	off := x.child("off")
+	if off == nil {
+		return pos{}
+	}
+	xv, err1 := strconv.ParseInt(off.a("x"), 10, 64)
+	yv, err2 := strconv.ParseInt(off.a("y"), 10, 64)
+	return pos{xv, yv, err1 == nil && err2 == nil}
+}
+
+// shapes renders the shapes of a shape tree or group, sorted into reading order. The first
+// title placeholder's text becomes the slide title.
+func (pr *pptxReader) shapes(ks []*node, title *string) []slideItem {
+	var items []slideItem
+	for i, k := range ks {
+		if pr.ctx.Err() != nil {
+			break
+		}
+		var it slideItem
+		it.order = i
+		switch k.name {
+		case "sp":
+			nv := k.child("nvSpPr")
+			ph := find(nv, "ph")
+			it.at = offset(k.child("spPr"))
+			if !it.at.ok && ph != nil && pr.place != nil {
+				for _, key := range []string{phKey(ph), "idx:" + ph.a("idx"), "type:" + phType(ph)} {
+					if at, ok := pr.place[key]; ok {
+						it.at = at
+						break
+					}
+				}
+			}
+			if ph != nil && (ph.a("type") == "title" || ph.a("type") == "ctrTitle") && *title == "" {
+				*title = oneLine(paragraphsText(k.child("txBody"), " "))
+				if *title != "" {
+					continue
+				}
+			}
+			body := ph != nil && (phType(ph) == "body" || ph.a("type") == "obj")
+			it.text = pr.textBody(k.child("txBody"), body)
+		case "grpSp":
+			it.at = offset(k.child("grpSpPr"))
+			var parts []string
+			for _, sub := range pr.shapes(k.kids, title) {
+				if t := strings.TrimSpace(sub.text); t != "" {
+					parts = append(parts, t)
+				}
+			}
+			it.text = strings.Join(parts, "\n\n")
+		case "graphicFrame":
+			it.at = offset(k.child("xfrm"))
+			if !it.at.ok {
+				it.at = offset(k)
+			}
+			it.text = pr.graphic(k)
+		case "pic":
+			it.at = offset(k.child("spPr"))
+			it.text = pr.picture(k)
+		case "cxnSp":
+			continue
+		case "AlternateContent":
+			if c := k.child("Choice"); c != nil {
+				sub := pr.shapes(c.kids, title)
+				if len(sub) > 0 {
+					it = sub[0]
+					it.order = i
+				}
+			}
+		default:
+			continue
+		}
+		items = append(items, it)
+	}
+	// a shape with no position (and none from its layout) reads where it stands in the tree:
+	// right after the shape before it
+	var last pos
+	for i := range items {
+		if items[i].at.ok {
+			last = items[i].at
+		} else {
+			items[i].at = pos{last.x, last.y, true}
+		}
+	}
+	sort.SliceStable(items, func(a, b int) bool {
+		pa, pb := items[a].at, items[b].at
+		// shapes whose tops are within a small band read left to right
+		if d := pa.y - pb.y; d > 100000 || d < -100000 {
+			return pa.y < pb.y
+		}
+		if pa.x != pb.x {
+			return pa.x < pb.x
+		}
+		return items[a].order < items[b].order
+	})
+	return items
+}
+
+// textBody renders a:p paragraphs: bulleted ones (a:buChar, or a body placeholder's default) as
+// "- " items, auto-numbered ones (a:buAutoNum) as "1." items, indented by their level.
+func (pr *pptxReader) textBody(tb *node, bodyDefault bool) string {
+	if tb == nil {
+		return ""
+	}
+	var lines []string
+	counters := map[int]int{}
+	for _, p := range tb.kids {
+		if p.name != "p" {
+			continue
+		}
+		text := strings.TrimSpace(drawingParaText(p))
+		lvl := 0
+		bullet, number := bodyDefault, ""
+		if ppr := p.child("pPr"); ppr != nil {
+			if v, err := strconv.Atoi(ppr.a("lvl")); err == nil && v > 0 && v < 9 {
+				lvl = v
+			}
+			switch {
+			case ppr.child("buNone") != nil:
+				bullet = false
+			case ppr.child("buAutoNum") != nil:
+				bullet = true
+				counters[lvl]++
+				for l := lvl + 1; l < 9; l++ {
+					delete(counters, l)
+				}
+				number = listMarker(autoNumFmt(ppr.child("buAutoNum").a("type")), counters[lvl])
+			case ppr.child("buChar") != nil || ppr.child("buBlip") != nil:
+				bullet = true
+			}
+		}
+		if number == "" {
+			delete(counters, lvl)
+		}
+		if text == "" {
+			lines = append(lines, "")
+			continue
+		}
+		if bullet {
+			marker := "-"
+			if number != "" {
+				marker = number
+			}
+			text = strings.Repeat("  ", lvl) + marker + " " + strings.ReplaceAll(text, "\n", " ")
+			lines = append(lines, text)
+			continue
+		}
+		lines = append(lines, "", text, "")
+	}
+	// collapse the blank lines around plain paragraphs; list items stay together
+	var out []string
+	for _, l := range lines {
+		if l == "" && (len(out) == 0 || out[len(out)-1] == "") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// paragraphsText joins the text of txBody's paragraphs with sep.
+func paragraphsText(tb *node, sep string) string {
+	if tb == nil {
+		return ""
+	}
+	var ps []string
+	for _, p := range tb.kids {
+		if p.name == "p" {
+			ps = append(ps, drawingParaText(p))
+		}
+	}
+	return strings.Join(ps, sep)
+}
+
+// drawingParaText is the text of an a:p: its runs and fields, line breaks as newlines.
+func drawingParaText(p *node) string {
+	var t strings.Builder
+	for _, r := range p.kids {
+		switch r.name {
+		case "r", "fld":
+			t.WriteString(textOf(r))
+		case "br":
+			t.WriteString("\n")
+		}
+	}
+	return t.String()
+}
+
+// autoNumFmt maps a:buAutoNum's scheme to the list marker style listMarker knows.
+func autoNumFmt(t string) string {
+	switch {
+	case strings.HasPrefix(t, "alphaLc"):
+		return "lowerLetter"
+	case strings.HasPrefix(t, "alphaUc"):
+		return "upperLetter"
+	case strings.HasPrefix(t, "romanLc"):
+		return "lowerRoman"
+	case strings.HasPrefix(t, "romanUc"):
+		return "upperRoman"
+	}
+	return "decimal"
+}
+
+// graphic renders a graphic frame: a table, a chart's cached data, a SmartArt diagram's text,
+// or nothing.
+func (pr *pptxReader) graphic(k *node) string {
+	gd := find(k, "graphicData")
+	if gd == nil {
+		return ""
+	}
+	if tbl := gd.child("tbl"); tbl != nil {
+		return pr.table(tbl)
+	}
+	if c := gd.child("chart"); c != nil {
+		if r, ok := pr.rels[relID(c, "id")]; ok {
+			return chartMarkdown(pr.p, r.target)
+		}
+	}
+	if ids := gd.child("relIds"); ids != nil {
+		return smartArt(pr.p, pr.rels, ids)
+	}
+	return ""
+}
+
+// chartMarkdown reads chart part and renders its cached data ("" when it cannot be read).
+func chartMarkdown(p *opc, part string) string {
+	root, ok, err := p.xml(part)
+	if !ok || err != nil {
+		return ""
+	}
+	cd := readChart(root)
+	if cd == nil {
+		return ""
+	}
+	var b strings.Builder
+	cd.markdown(&b)
+	return b.String()
+}
+
+// table renders a:tbl; a merged cell's text repeats in every grid cell it covers.
+func (pr *pptxReader) table(tbl *node) string {
+	var rows [][]string
+	var prev []string
+	for _, tr := range tbl.kids {
+		if tr.name != "tr" {
+			continue
+		}
+		var row []string
+		for _, tc := range tr.kids {
+			if tc.name != "tc" {
+				continue
+			}
+			col := len(row)
+			var paras []string
+			if tb := tc.child("txBody"); tb != nil {
+				for _, p := range tb.kids {
+					if p.name == "p" {
+						if s := strings.TrimSpace(textOf(p)); s != "" {
+							paras = append(paras, s)
+						}
+					}
+				}
+			}
+			text := strings.Join(paras, "\n")
+			switch {
+			case tc.a("hMerge") == "1" || tc.a("hMerge") == "true":
+				if col > 0 {
+					text = row[col-1]
+				}
+			case tc.a("vMerge") == "1" || tc.a("vMerge") == "true":
+				if col < len(prev) {
+					text = prev[col]
+				}
+			}
+			row = append(row, text)
+		}
+		rows = append(rows, row)
+		prev = row
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	writeTable(&b, rows)
+	return b.String()
+}
+
+// picture renders p:pic as an image link to the extracted file, with its alt text.
+func (pr *pptxReader) picture(k *node) string {
+	var alt, name string
+	if c := find(k.child("nvPicPr"), "cNvPr"); c != nil {
+		alt, name = c.a("descr"), c.a("name")
+		if alt == "" {
+			alt = c.a("title")
+		}
+	}
+	link := ""
+	if blip := find(k.child("blipFill"), "blip"); blip != nil {
+		if r, ok := pr.rels[relID(blip, "embed")]; ok && !r.external {
+			link = pr.assets.add(pr.p, r.target, strings.ReplaceAll(name, " ", ""))
+		} else if r, ok := pr.rels[relID(blip, "link")]; ok && r.external &&
+			(strings.HasPrefix(r.target, "https://") || strings.HasPrefix(r.target, "http://")) && !strings.ContainsAny(r.target, " ()<>") {
+			link = r.target // a picture linked from the web, not stored in the deck
+		}
+	}
+	return imageMarkdown(alt, link)
+}
+
+// comments renders a slide's comments part (legacy p:cm or modern p188:cm with replies) as
+// quoted lines naming the author.
+func (pr *pptxReader) comments(b *strings.Builder, part string) {
+	root, ok, err := pr.p.xml(part)
+	if !ok || err != nil {
+		return
+	}
+	walk(root, func(k *node) {
+		if k.name != "cm" && k.name != "reply" {
+			return
+		}
+		var text string
+		if t := k.child("text"); t != nil {
+			text = t.text
+		} else {
+			text = paragraphsText(k.child("txBody"), " ")
+		}
+		text = oneLine(text)
+		if text == "" {
+			return
+		}
+		who := pr.authors[k.a("authorId")]
+		if who == "" {
+			who = "comment"
+		}
+		when := k.a("dt")
+		if when == "" {
+			when = k.a("created")
+		}
+		if when != "" {
+			who += ", " + when
+		}
+		fmt.Fprintf(b, "> Comment (%s): %s\n\n", oneLine(who), text)
+	})
+}
+
+// notes returns the speaker notes of a notes slide: its body placeholder's text.
+func (pr *pptxReader) notes(part string) string {
+	root, ok, err := pr.p.xml(part)
+	if !ok || err != nil {
+		return ""
+	}
+	var parts []string
+	walk(root, func(k *node) {
+		if k.name != "sp" {
+			return
+		}
+		ph := find(k.child("nvSpPr"), "ph")
+		if ph == nil || phType(ph) != "body" {
+			return
+		}
+		if t := pr.textBody(k.child("txBody"), false); t != "" {
+			parts = append(parts, t)
+		}
+	})
+	return strings.Join(parts, "\n\n")
+}
