@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -263,6 +264,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 	var failed []int
 	texts := make([]string, n)
 	var empty, truncated []int
+	var unreadable []UnreadablePage
 	fonts := fontCache{}
 	for i := 1; i <= n; i++ {
 		if err := ctx.Err(); err != nil {
@@ -287,6 +289,11 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 			if err != nil {
 				return err
 			}
+			var bad []string
+			bad, spans = unreadableFonts(spans)
+			if len(bad) > 0 {
+				unreadable = append(unreadable, UnreadablePage{Page: i, Fonts: bad})
+			}
 			text = layoutText(spans)
 			return nil
 		})
@@ -299,16 +306,20 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 		}
 		text = pageText(text)
 		texts[i-1] = text
-		if text == "" && perr == nil {
+		if text == "" && perr == nil && unreadableOn(unreadable, i) == nil {
 			empty = append(empty, i)
 		}
 		if opt.Progress != nil && (i%8 == 0 || i == n) {
 			opt.Progress(float64(i)*90/float64(n), fmt.Sprintf("page %d of %d", i, n))
 		}
 	}
-	if len(empty) > 0 && !opt.NoOCR {
+	if (len(empty) > 0 || len(unreadable) > 0) && !opt.NoOCR {
 		if ok, _ := OCRAvailable(); ok {
-			ocr := ocrPages(ctx, body, empty)
+			want := append([]int(nil), empty...)
+			for _, u := range unreadable {
+				want = append(want, u.Page)
+			}
+			ocr := ocrPages(ctx, body, want)
 			var still []int
 			for _, p := range empty {
 				if t := pageText(normalizeOCR(ocr[p])); t != "" {
@@ -319,15 +330,34 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 				}
 			}
 			empty = still
+			// A page whose text layer is unreadable is read from its image instead: OCR is
+			// checked against the original, garbled text never is.
+			for k, u := range unreadable {
+				if t := pageText(normalizeOCR(ocr[u.Page])); t != "" {
+					texts[u.Page-1] = t
+					unreadable[k].OCR = true
+					d.OCRPages = append(d.OCRPages, u.Page)
+				}
+			}
+			slices.Sort(d.OCRPages)
 		} else {
 			d.Notes = append(d.Notes, "OCR is not available (install tesseract-ocr and tesseract-ocr-jpn to read scanned pages)")
 		}
 	}
+	d.UnreadablePages = unreadable
 	for i, t := range texts {
 		fmt.Fprintf(&b, "## Page %d\n\n", i+1)
 		if t == "" && containsInt(failed, i+1) {
 			b.WriteString("> (this page is damaged and could not be read)\n\n")
 			continue
+		}
+		u := unreadableOn(unreadable, i+1)
+		if u != nil && !u.OCR {
+			fmt.Fprintf(&b, "> (text in %s on this page could not be decoded and is left out / このページの %s の文字は読み取れないため省きました)\n\n",
+				strings.Join(u.Fonts, ", "), strings.Join(u.Fonts, "、"))
+			if t == "" {
+				continue
+			}
 		}
 		if t == "" {
 			b.WriteString("> (no text layer)\n\n")
@@ -343,7 +373,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 	d.Markdown = b.String()
 	d.NoTextPages = empty
 	switch {
-	case len(empty) > 0 || len(failed) > 0 || len(truncated) > 0 || d.PageLimit > 0:
+	case len(empty) > 0 || len(failed) > 0 || len(truncated) > 0 || d.PageLimit > 0 || len(unreadable) > 0:
 		d.Method = MethodPartial
 	case len(d.OCRPages) > 0:
 		d.Method = MethodOCR
@@ -474,4 +504,21 @@ func containsInt(xs []int, x int) bool {
 		}
 	}
 	return false
+}
+
+// UnreadablePage is a PDF page whose text layer, in the fonts named, is not readable text
+// (see pdfplausible.go); OCR: the page was read by OCR instead.
+type UnreadablePage struct {
+	Page  int      `json:"page"`
+	Fonts []string `json:"fonts"`
+	OCR   bool     `json:"ocr,omitempty"`
+}
+
+func unreadableOn(us []UnreadablePage, page int) *UnreadablePage {
+	for i := range us {
+		if us[i].Page == page {
+			return &us[i]
+		}
+	}
+	return nil
 }

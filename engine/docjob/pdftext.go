@@ -22,6 +22,8 @@ type span struct {
 	// rest: a stretch after the first of a string split at wide runs of spaces (splitWide);
 	// continuing a line, it counts as starting where the string does.
 	rest bool
+	// font is the font the string is shown in (nil for a word-gap mark).
+	font *pageFont
 }
 
 type mat [6]float64
@@ -131,7 +133,7 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 		if upright && strings.Contains(s, "  ") && splitWide(&ts, m, size, raw, kerns, add) {
 			return
 		}
-		add(span{x: m[4], y: m[5], size: size, end: end, text: s, upright: upright})
+		add(span{x: m[4], y: m[5], size: size, end: end, text: s, upright: upright, font: enc})
 	}
 	num := func(v operand) float64 { return v.num }
 	nextLine := func() {
@@ -366,7 +368,7 @@ func splitWide(ts *textState, m mat, size float64, raw string, kerns []kern, add
 		}
 		x0, x1 := glyphs[lo].start, glyphs[hi].end
 		add(span{x: m[4] + x0*m[0], y: m[5] + x0*m[1], size: size, end: m[4] + x1*m[0],
-			text: f.decode(raw[from:to]), upright: true, rest: k > 0})
+			text: f.decode(raw[from:to]), upright: true, rest: k > 0, font: f})
 	}
 	return true
 }
@@ -464,6 +466,11 @@ type pageFont struct {
 	codes  map[string]string // the text of each code, when width > 0 and the memo is on
 	// vertical: the font writes top to bottom (an -V encoding); strings do not advance x.
 	vertical bool
+	// name is the font's BaseFont without a subset tag; symbol: it is a symbol font (its
+	// private-use code points are pictures); cjk: a Chinese, Japanese or Korean font (a CJK
+	// character collection or predefined CMap); undecodable: no source of its text is known.
+	name                     string
+	symbol, cjk, undecodable bool
 	// Glyph advances in thousandths of an em: widths[code-first] of a simple font, cidWidths
 	// (from W) or dw of a CID font; 0 where unknown, estimated from the text.
 	first     int
@@ -660,7 +667,12 @@ func (c fontCache) font(res *pageFonts, name string) *pageFont {
 
 func newPageFont(f pdf.Font) *pageFont {
 	pf := &pageFont{vertical: strings.HasSuffix(f.V.Key("Encoding").Name(), "-V")}
+	pf.name = baseFontName(f.V.Key("BaseFont").Name())
+	pf.symbol = symbolFontName(pf.name)
 	pf.readWidths(f.V)
+	if f.V.Key("Subtype").Name() == "Type0" {
+		pf.classifyType0(f.V)
+	}
 	if f.V.Key("Subtype").Name() == "Type0" {
 		// A predefined CMap named as the encoding (the reader knows only Identity-H):
 		// decode through the embedded Adobe-Japan1 tables.

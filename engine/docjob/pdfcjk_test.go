@@ -1,0 +1,208 @@
+package docjob
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+	utf16x "unicode/utf16"
+)
+
+// cidFont describes a composite (Type0) font for cjkPDF: its BaseFont, encoding (a CMap name),
+// the Ordering of its CIDSystemInfo, and optionally a ToUnicode map (code → text) and Subtype
+// of its descendant (CIDFontType0 when empty).
+type cidFont struct {
+	base, encoding, ordering string
+	toUnicode                map[uint16]string
+	rawToUnicode             map[uint16][]uint16 // targets as UTF-16 units, written as they are
+}
+
+// cjkPDF writes a one-page PDF: font F1 is f, font F2 Helvetica; content is the page's stream.
+func cjkPDF(f cidFont, content string) []byte {
+	objs := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 5 0 R /F2 4 0 R >> >> /Contents 6 0 R >>",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+		"", // 5: the Type0 font
+		pdfStream([]byte(content)),
+		fmt.Sprintf("<< /Type /Font /Subtype /CIDFontType0 /BaseFont /%s /CIDSystemInfo << /Registry (Adobe) /Ordering (%s) /Supplement 6 >> /DW 1000 >>", f.base, f.ordering),
+	}
+	tu := ""
+	if f.toUnicode != nil || f.rawToUnicode != nil {
+		var b strings.Builder
+		b.WriteString("/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n/CMapName /T def\n1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n")
+		n := len(f.toUnicode) + len(f.rawToUnicode)
+		fmt.Fprintf(&b, "%d beginbfchar\n", n)
+		for c, s := range f.toUnicode {
+			fmt.Fprintf(&b, "<%04X> <", c)
+			for _, u := range utf16x.Encode([]rune(s)) {
+				fmt.Fprintf(&b, "%04X", u)
+			}
+			b.WriteString(">\n")
+		}
+		for c, us := range f.rawToUnicode {
+			fmt.Fprintf(&b, "<%04X> <", c)
+			for _, u := range us {
+				fmt.Fprintf(&b, "%04X", u)
+			}
+			b.WriteString(">\n")
+		}
+		b.WriteString("endbfchar\nendcmap\nCMapName currentdict /CMap defineresource pop\nend\nend\n")
+		objs = append(objs, pdfStream([]byte(b.String())))
+		tu = " /ToUnicode 8 0 R"
+	}
+	objs[4] = fmt.Sprintf("<< /Type /Font /Subtype /Type0 /BaseFont /%s /Encoding /%s /DescendantFonts [7 0 R]%s >>", f.base, f.encoding, tu)
+	return rawPDF(objs...)
+}
+
+// hexCodes writes codes as a PDF hex string of 2-byte codes.
+func hexCodes(codes []uint16) string {
+	var b strings.Builder
+	b.WriteByte('<')
+	for _, c := range codes {
+		fmt.Fprintf(&b, "%04X", c)
+	}
+	b.WriteByte('>')
+	return b.String()
+}
+
+func convertStatus(t *testing.T, data []byte) (*Doc, Status, string, string) {
+	t.Helper()
+	d, err := convertPDF(t.Context(), data, Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, en, ja := d.status()
+	return d, st, en, ja
+}
+
+// A CID font with Identity-H, no ToUnicode and a character collection JobDesk has no table
+// for: its codes are glyph numbers of a font it does not have. The page's English line is kept,
+// the font's text is left out (never shown as Latin-1 soup), and the conversion is partial,
+// naming the page and the font in both languages.
+func TestPDFUndecodableFontIsPartial(t *testing.T) {
+	codes := []uint16{0x0201, 0x0341, 0x0452, 0x0563, 0x0674}
+	content := "BT /F2 12 Tf 72 760 Td (An English line) Tj ET\nBT /F1 12 Tf 72 700 Td " + hexCodes(codes) + " Tj ET\n"
+	d, st, en, ja := convertStatus(t, cjkPDF(cidFont{base: "GlyphOnlyFont", encoding: "Identity-H", ordering: "Identity"}, content))
+	if st != StatusPartial || !strings.Contains(en, "GlyphOnlyFont") || !strings.Contains(en, "pages 1") || !strings.Contains(ja, "GlyphOnlyFont") {
+		t.Fatalf("status %s: %q / %q", st, en, ja)
+	}
+	if !strings.Contains(d.Markdown, "An English line") {
+		t.Fatalf("the readable line was lost:\n%s", d.Markdown)
+	}
+	for _, l := range strings.Split(d.Markdown, "\n") {
+		if l != "" && l != "## Page 1" && l != "An English line" && !strings.HasPrefix(l, "> (text in GlyphOnlyFont") {
+			t.Fatalf("garbage shown: %q in\n%s", l, d.Markdown)
+		}
+	}
+	if len(d.UnreadablePages) != 1 || d.UnreadablePages[0].Page != 1 || len(d.NoTextPages) != 0 {
+		t.Fatalf("unreadable %+v, no text %v", d.UnreadablePages, d.NoTextPages)
+	}
+}
+
+// A ToUnicode map whose targets are replacement characters and private-use code points (the
+// Chinese case of the issue: 8 × U+FFFD) never ends ready.
+func TestPDFWrongToUnicodeIsPartial(t *testing.T) {
+	tu := map[uint16][]uint16{}
+	var codes []uint16
+	for i := uint16(1); i <= 8; i++ {
+		tu[i] = []uint16{0xFFFD}
+		if i%2 == 0 {
+			tu[i] = []uint16{0xE000 + i}
+		}
+		codes = append(codes, i)
+	}
+	_, st, en, _ := convertStatus(t, cjkPDF(cidFont{base: "SimSun", encoding: "Identity-H", ordering: "Identity", rawToUnicode: tu},
+		"BT /F1 12 Tf 72 700 Td "+hexCodes(codes)+" Tj ET\n"))
+	if st != StatusPartial || !strings.Contains(en, "SimSun") {
+		t.Fatalf("status %s: %q", st, en)
+	}
+}
+
+// Property: a ToUnicode map drawn at random (uniform over all code points; or plausible
+// Japanese with some targets replaced by controls, U+FFFD, private-use, noncharacters or
+// unassigned code points; or, in a Japanese font, accented Latin letters) never ends ready
+// when at least 1 in 10 of the characters shown are such garbage, and plausible Japanese
+// alone always ends ready.
+func TestPDFRandomCodeTablesNeverReadyWithGarbage(t *testing.T) {
+	rng := rand.New(rand.NewSource(23))
+	japanese := []rune("あいうえおかきくけこ日本語文書請求書株式会社東京都千代田区年月日円税込合計アイウエオカキクケコ")
+	bad := []rune{0xFFFD, 0x01, 0x1F, 0x85, 0x9C, 0xE000, 0xF8FF, 0xFDD0, 0xFFFE, 0x0378, 0x0380, 0x2FE0}
+	soup := []rune("ÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖØÙÚÛÜÝÞßàáâãäåæçèéêëìíîïðñòóôõöøùúûüýþÿĀāĂăǶǺɐɑʡ̸سש")
+	kinds := []string{"uniform", "bad", "soup", "clean"}
+	seen := map[string]int{}
+	for iter := 0; iter < 120; iter++ {
+		kind := kinds[iter%len(kinds)]
+		n := 10 + rng.Intn(60)
+		tu := map[uint16][]uint16{}
+		garbage := 0
+		var codes []uint16
+		ordering := "Identity"
+		if kind == "soup" {
+			ordering = "Japan1"
+		}
+		for i := 0; i < n; i++ {
+			c := uint16(0x2000 + rng.Intn(4000))
+			var r rune
+			switch kind {
+			case "uniform":
+				r = rune(rng.Intn(0x110000))
+				if r >= 0xD800 && r <= 0xDFFF {
+					r = 0xFFFD
+				}
+			case "bad":
+				r = japanese[rng.Intn(len(japanese))]
+				if rng.Intn(4) == 0 {
+					r = bad[rng.Intn(len(bad))]
+				}
+			case "soup":
+				r = japanese[rng.Intn(len(japanese))]
+				if rng.Intn(3) == 0 {
+					r = soup[rng.Intn(len(soup))]
+				}
+			default:
+				r = japanese[rng.Intn(len(japanese))]
+			}
+			if _, dup := tu[c]; dup {
+				continue
+			}
+			tu[c] = utf16x.Encode([]rune{r})
+			codes = append(codes, c)
+			if isGarbageTarget(r, kind == "soup") {
+				garbage++
+			}
+		}
+		content := "BT /F1 12 Tf 72 700 Td " + hexCodes(codes) + " Tj ET\n"
+		data := cjkPDF(cidFont{base: "RandomMincho", encoding: "Identity-H", ordering: ordering, rawToUnicode: tu}, content)
+		d, err := convertPDF(t.Context(), data, Options{NoOCR: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, why, _ := d.status()
+		switch {
+		case garbage*10 >= len(codes) && st == StatusReady:
+			t.Fatalf("%s table %d: %d of %d characters garbage, yet ready:\n%q", kind, iter, garbage, len(codes), d.Markdown)
+		case kind == "clean" && st != StatusReady:
+			t.Fatalf("clean Japanese table %d ended %s: %s\n%q", iter, st, why, d.Markdown)
+		}
+		if st != StatusReady {
+			seen[kind]++
+		}
+	}
+	if seen["uniform"] == 0 || seen["bad"] == 0 || seen["soup"] == 0 {
+		t.Fatalf("no garbage table was caught: %v", seen)
+	}
+}
+
+// isGarbageTarget is the test's own idea of garbage: what no Japanese text holds.
+func isGarbageTarget(r rune, soup bool) bool {
+	switch {
+	case r == 0xFFFD, r < 0x20, r >= 0x7F && r < 0xA0, r >= 0xE000 && r <= 0xF8FF, r >= 0xF0000,
+		r >= 0xFDD0 && r <= 0xFDEF, r&0xFFFE == 0xFFFE, r == 0x0378, r == 0x0380, r == 0x2FE0:
+		return true
+	case soup && r >= 0xC0 && r <= 0x6FF:
+		return true
+	}
+	return false
+}
