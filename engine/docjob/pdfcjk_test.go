@@ -206,3 +206,86 @@ func isGarbageTarget(r rune, soup bool) bool {
 	}
 	return false
 }
+
+// Each font setup of real Japanese, Chinese and Korean office PDFs reads right and ends ready:
+// CID fonts without ToUnicode through their character collection (Identity-H/V), predefined
+// CMaps by name through the collection of the CMap, an embedded CFF program without ToUnicode,
+// and a ToUnicode whose targets are placeholders falling back to the collection.
+func TestPDFCJKFontPaths(t *testing.T) {
+	// CIDs in Adobe's collections: Japan1 あ 843, 日 3284, 本 3722, 語 1952, A 34, B 35;
+	// GB1 中 4559, 文 3795; CNS1 中 661, 文 726; Korea1 한 3296, 국 1204.
+	cases := []struct {
+		name    string
+		font    cidFont
+		codes   string // the shown string, as PDF hex
+		want    string
+		extraFD string
+	}{
+		{"Identity-H Japan1, not embedded", cidFont{base: "Ryumin-Light", encoding: "Identity-H", ordering: "Japan1"},
+			hexCodes([]uint16{843, 3284, 3722, 1952}), "あ日本語", ""},
+		{"Identity-H GB1", cidFont{base: "SimSun", encoding: "Identity-H", ordering: "GB1"}, hexCodes([]uint16{4559, 3795, 4559, 3795}), "中文中文", ""},
+		{"Identity-H CNS1", cidFont{base: "MingLiU", encoding: "Identity-H", ordering: "CNS1"}, hexCodes([]uint16{661, 726, 661, 726}), "中文中文", ""},
+		{"Identity-H Korea1", cidFont{base: "Batang", encoding: "Identity-H", ordering: "Korea1"}, hexCodes([]uint16{3296, 1204, 3296, 1204}), "한국한국", ""},
+		{"predefined H, Ryumin", cidFont{base: "Ryumin-Light", encoding: "H", ordering: "Japan1"}, "<2422467C4B5C386C>", "あ日本語", ""},
+		{"predefined 90ms-RKSJ-H", cidFont{base: "HeiseiMin-W3", encoding: "90ms-RKSJ-H", ordering: "Japan1"}, "<82A093FA967B8CEA>", "あ日本語", ""},
+		{"predefined EUC-H", cidFont{base: "HeiseiMin-W3", encoding: "EUC-H", ordering: "Japan1"}, "<A4A2C6FCCBDCB8EC>", "あ日本語", ""},
+		{"predefined UniJIS-UTF16-H", cidFont{base: "KozMinPro-Regular", encoding: "UniJIS-UTF16-H", ordering: "Japan1"}, "<304265E5672C8A9E>", "あ日本語", ""},
+		{"predefined GBK-EUC-H", cidFont{base: "SimSun", encoding: "GBK-EUC-H", ordering: "GB1"}, "<D6D0CEC4D6D0CEC4>", "中文中文", ""},
+		{"predefined UniGB-UCS2-H", cidFont{base: "STSong-Light", encoding: "UniGB-UCS2-H", ordering: "GB1"}, "<4E2D65874E2D6587>", "中文中文", ""},
+		{"predefined B5pc-H", cidFont{base: "MingLiU", encoding: "B5pc-H", ordering: "CNS1"}, "<A4A4A4E5A4A4A4E5>", "中文中文", ""},
+		{"predefined KSCms-UHC-H", cidFont{base: "Batang", encoding: "KSCms-UHC-H", ordering: "Korea1"}, "<C7D1B1B9C7D1B1B9>", "한국한국", ""},
+		{"embedded CFF without ToUnicode", cidFont{base: "ABCDEF+KozGoPro-Medium", encoding: "Identity-H", ordering: "Japan1"},
+			hexCodes([]uint16{34, 35, 843, 3284, 3722, 1952}), "ABあ日本語", " /FontDescriptor 9 0 R"},
+		{"ToUnicode to placeholders falls back", cidFont{base: "MS-Mincho", encoding: "Identity-H", ordering: "Japan1",
+			rawToUnicode: map[uint16][]uint16{843: {0xFFFD}, 3284: {0xE001}, 3722: {0x0001}, 1952: {0xFFFD}}},
+			hexCodes([]uint16{843, 3284, 3722, 1952}), "あ日本語", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			data := cjkPDF(c.font, "BT /F1 12 Tf 72 700 Td "+c.codes+" Tj ET\n")
+			if c.extraFD != "" {
+				data = withEmbeddedCFF(t, c.font, c.codes)
+			}
+			d, st, en, _ := convertStatus(t, data)
+			if st != StatusReady || !strings.Contains(d.Markdown, c.want) {
+				t.Fatalf("status %s %q, want %q in\n%s", st, en, c.want, d.Markdown)
+			}
+		})
+	}
+}
+
+// withEmbeddedCFF is cjkPDF with a font descriptor whose FontFile3 (CIDFontType0C) is a CFF
+// program (its bytes do not matter: the text comes from the character collection).
+func withEmbeddedCFF(t *testing.T, f cidFont, codes string) []byte {
+	objs := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 5 0 R /F2 4 0 R >> >> /Contents 6 0 R >>",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+		fmt.Sprintf("<< /Type /Font /Subtype /Type0 /BaseFont /%s /Encoding /%s /DescendantFonts [7 0 R] >>", f.base, f.encoding),
+		pdfStream([]byte("BT /F1 12 Tf 72 700 Td " + codes + " Tj ET\n")),
+		fmt.Sprintf("<< /Type /Font /Subtype /CIDFontType0 /BaseFont /%s /CIDSystemInfo << /Registry (Adobe) /Ordering (%s) /Supplement 4 >> /DW 1000 /FontDescriptor 8 0 R >>", f.base, f.ordering),
+		fmt.Sprintf("<< /Type /FontDescriptor /FontName /%s /Flags 4 /FontBBox [0 -120 1000 880] /ItalicAngle 0 /Ascent 880 /Descent -120 /CapHeight 700 /StemV 80 /FontFile3 9 0 R >>", f.base),
+		"<< /Length 8 /Subtype /CIDFontType0C >>\nstream\n\x01\x00\x04\x02\x00\x01\x01\x01\nendstream",
+	}
+	return rawPDF(objs...)
+}
+
+// Vertical writing (Identity-V and the -V CMaps) reads its columns right to left, each top to
+// bottom, whatever order the content stream draws them in.
+func TestPDFVerticalColumnsRightToLeft(t *testing.T) {
+	for _, enc := range []string{"Identity-V", "V"} {
+		left, right := hexCodes([]uint16{3722, 1952}), hexCodes([]uint16{843, 3284}) // 本語, あ日
+		if enc == "V" {
+			left, right = "<4B5C386C>", "<2422467C>"
+		}
+		// The left column is drawn first; each column's glyphs are shown one string each.
+		content := "BT /F1 12 Tf 1 0 0 1 300 700 Tm " + left[:5] + "> Tj 1 0 0 1 300 688 Tm <" + left[5:] + " Tj ET\n" +
+			"BT /F1 12 Tf 1 0 0 1 320 700 Tm " + right[:5] + "> Tj 1 0 0 1 320 688 Tm <" + right[5:] + " Tj ET\n"
+		d, st, en, _ := convertStatus(t, cjkPDF(cidFont{base: "Ryumin-Light", encoding: enc, ordering: "Japan1"}, content))
+		body := strings.ReplaceAll(strings.TrimPrefix(d.Markdown, "## Page 1\n\n"), "\n", "")
+		if st != StatusReady || !strings.HasPrefix(body, "あ日本語") {
+			t.Fatalf("%s: status %s %q, text %q", enc, st, en, body)
+		}
+	}
+}

@@ -666,7 +666,8 @@ func (c fontCache) font(res *pageFonts, name string) *pageFont {
 }
 
 func newPageFont(f pdf.Font) *pageFont {
-	pf := &pageFont{vertical: strings.HasSuffix(f.V.Key("Encoding").Name(), "-V")}
+	encName := f.V.Key("Encoding").Name()
+	pf := &pageFont{vertical: encName == "V" || strings.HasSuffix(encName, "-V")}
 	pf.name = baseFontName(f.V.Key("BaseFont").Name())
 	pf.symbol = symbolFontName(pf.name)
 	pf.readWidths(f.V)
@@ -674,10 +675,19 @@ func newPageFont(f pdf.Font) *pageFont {
 		pf.classifyType0(f.V)
 	}
 	if f.V.Key("Subtype").Name() == "Type0" {
-		// A predefined CMap named as the encoding (the reader knows only Identity-H):
-		// decode through the embedded Adobe-Japan1 tables.
-		if p := newPredefinedEncoding(f.V.Key("Encoding").Name()); p != nil {
-			pf.enc, pf.predef = p, p
+		// The reader knows only Identity-H with a ToUnicode map: composite fonts are decoded
+		// here, through the ToUnicode map, the predefined CMap and the character collection.
+		if e := newType0Encoding(f.V, pf.symbol); e != nil {
+			pf.enc = e
+			pf.undecodable = !e.decodable()
+			if e.identity {
+				pf.width = 2
+				if cacheCodes {
+					pf.codes = map[string]string{}
+				}
+			} else {
+				pf.predef = e.predef
+			}
 			return pf
 		}
 	}
