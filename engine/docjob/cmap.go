@@ -44,7 +44,7 @@ type codeSpace struct {
 type cidCMap struct {
 	ordering string
 	spaces   []codeSpace
-	ranges []cidRange // sorted by n, then lo
+	ranges   []cidRange // sorted by n, then lo
 }
 
 // cid returns the CID of code (n bytes) and whether the CMap maps it.
