@@ -244,7 +244,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 		return nil, nil, errDamaged(KindPDF, err)
 	}
 	limit := opt.maxPages()
-	var pages []pdf.Page
+	var pages []treePage
 	_ = safeCall(func() error { pdfPages(r, limit+1, &pages); return nil })
 	n := len(pages)
 	if declared > n && declared <= limit {
@@ -274,14 +274,14 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 		perr := safeCall(func() error {
 			// Only pages the bounded walk found are read: the reader's own lookup loops for ever
 			// on a page tree that contains itself.
-			var p pdf.Page
+			var p treePage
 			if i <= len(pages) {
 				p = pages[i-1]
 			}
 			if p.V.IsNull() {
 				return errors.New("missing page object")
 			}
-			spans, err := pageSpans(ctx, p, fonts)
+			spans, err := pageSpansIn(ctx, p.Page, p.res, fonts)
 			if errors.Is(err, errPageTooLarge) {
 				truncated = append(truncated, i)
 				err = nil
@@ -384,14 +384,23 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 	return d, failed, nil
 }
 
+// treePage is a page found in the page tree with the resources it inherits from its
+// ancestors (Null when none has any).
+type treePage struct {
+	pdf.Page
+	res pdf.Value
+}
+
 // pdfPages appends the document's pages to out in order, walking the page tree once: the
 // reader's Page(i) walks it from the root for every page, which made a 240-page file quadratic.
-// It stops after max pages or 4×max+1024 tree nodes (a cyclic tree); a node that cannot be read
-// stands for one missing page.
-func pdfPages(r *pdf.Reader, max int, out *[]pdf.Page) {
+// Each node is read once, and the resources a node passes down are carried along the walk
+// rather than looked up through each page's /Parent (which reads the parent, with its array of
+// tens of thousands of kids, again for every page). It stops after max pages or 4×max+1024
+// tree nodes (a cyclic tree); a node that cannot be read stands for one missing page.
+func pdfPages(r *pdf.Reader, max int, out *[]treePage) {
 	budget := 4*max + 1024
-	var walk func(v pdf.Value, depth int)
-	walk = func(v pdf.Value, depth int) {
+	var walk func(v pdf.Value, inherited pdf.Value, depth int)
+	walk = func(v pdf.Value, inherited pdf.Value, depth int) {
 		budget--
 		if depth > 64 || budget < 0 || len(*out) >= max {
 			return
@@ -400,20 +409,23 @@ func pdfPages(r *pdf.Reader, max int, out *[]pdf.Page) {
 			if recover() != nil && len(*out) < max {
 				// A damaged node: its page (one, as far as can be told) is missing, and the
 				// pages after it keep their numbers.
-				*out = append(*out, pdf.Page{})
+				*out = append(*out, treePage{})
 			}
 		}()
+		if res := v.Key("Resources"); res.Kind() == pdf.Dict {
+			inherited = res
+		}
 		switch v.Key("Type").Name() {
 		case "Pages":
 			kids := v.Key("Kids")
 			for i := 0; i < kids.Len() && len(*out) < max && budget >= 0; i++ {
-				walk(kids.Index(i), depth+1)
+				walk(kids.Index(i), inherited, depth+1)
 			}
 		case "Page":
-			*out = append(*out, pdf.Page{V: v})
+			*out = append(*out, treePage{Page: pdf.Page{V: v}, res: inherited})
 		}
 	}
-	walk(r.Trailer().Key("Root").Key("Pages"), 0)
+	walk(r.Trailer().Key("Root").Key("Pages"), pdf.Value{}, 0)
 }
 
 // pageText cleans one page's raw text: normalised characters, trimmed lines, at most one blank

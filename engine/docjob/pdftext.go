@@ -80,6 +80,11 @@ type kern struct {
 // It panics on malformed content (callers recover). docFonts keeps the fonts read on earlier pages
 // of the document (nil: none kept).
 func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span, err error) {
+	return pageSpansIn(ctx, p, p.Resources(), docFonts)
+}
+
+// pageSpansIn is pageSpans for a page whose resources (its own or inherited) are res.
+func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCache) (out []span, err error) {
 	if p.V.IsNull() || p.V.Key("Contents").Kind() == pdf.Null {
 		return nil, nil
 	}
@@ -94,7 +99,7 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 	}()
 	ops := 0
 	fonts := map[string]*pageFont{} // by resource name
-	res := pageFonts{p: p}
+	pres := pageFonts{res: res}
 	ts := textState{ctm: identity, size: 1, scale: 1}
 	tm, tlm := identity, identity
 	var stack []textState
@@ -167,7 +172,7 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 				name := args[0].name()
 				f, ok := fonts[name]
 				if !ok {
-					f = docFonts.font(&res, name)
+					f = docFonts.font(&pres, name)
 					fonts[name] = f
 				}
 				ts.font = f
@@ -630,7 +635,7 @@ const maxFontKey = 16 << 10
 
 // pageFonts are the font resources of one page, read when a string is first shown.
 type pageFonts struct {
-	p    pdf.Page
+	res  pdf.Value // the page's resources
 	read bool
 	dict pdf.Value // the page's /Font resources
 	key  string    // dict as written
@@ -639,7 +644,7 @@ type pageFonts struct {
 // font returns the pageFont of the font named name in the page's resources.
 func (c fontCache) font(res *pageFonts, name string) *pageFont {
 	if !res.read {
-		res.dict, res.read = res.p.Resources().Key("Font"), true
+		res.dict, res.read = res.res.Key("Font"), true
 		if c != nil {
 			res.key = res.dict.String()
 		}

@@ -1,0 +1,70 @@
+package docjob
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// wideTreePDF writes a PDF whose one /Pages node has n kids that all inherit their resources
+// (the font) from it and share one content stream: the page tree of the 1.2 MB file,
+// where each page's resources used to be found through its /Parent, reading the 40,000-entry
+// Kids array again for every page.
+func wideTreePDF(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.4\n")
+	offs := make([]int, 0, n+4)
+	obj := func(s string) {
+		offs = append(offs, b.Len())
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offs), s)
+	}
+	obj("<< /Type /Catalog /Pages 2 0 R >>")
+	var kids strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&kids, "%d 0 R ", i+5)
+	}
+	obj(fmt.Sprintf("<< /Type /Pages /Count %d /Resources << /Font << /F1 3 0 R >> >> /MediaBox [0 0 595 842] /Kids [%s] >>", n, kids.String()))
+	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+	obj(pdfStream([]byte("BT /F1 12 Tf 72 700 Td (Inherited font text) Tj ET")))
+	for i := 0; i < n; i++ {
+		obj("<</Type/Page/Parent 2 0 R/Contents 4 0 R>>")
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offs)+1)
+	for _, o := range offs {
+		fmt.Fprintf(&b, "%010d 00000 n \n", o)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offs)+1, xref)
+	return b.Bytes()
+}
+
+// Pages that inherit their font from a /Pages node with thousands of kids read with it: the
+// first page and the last one read show the text, and the page limit applies.
+func TestPDFWideTreeInheritsResources(t *testing.T) {
+	d, err := convertPDF(context.Background(), wideTreePDF(3000), Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Pages != DefaultMaxPages || d.PageLimit != DefaultMaxPages {
+		t.Fatalf("pages %d, limit %d", d.Pages, d.PageLimit)
+	}
+	if n := strings.Count(d.Markdown, "Inherited font text"); n != DefaultMaxPages {
+		t.Fatalf("%d pages read the inherited font, want %d", n, DefaultMaxPages)
+	}
+}
+
+// BenchmarkPDFPageTree40k converts the 40,000-kids page tree (its first DefaultMaxPages pages,
+// each inheriting its font): each object is parsed once, so it costs milliseconds, where
+// reading resources through every page's /Parent took about 20 s.
+func BenchmarkPDFPageTree40k(b *testing.B) {
+	data := wideTreePDF(40000)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := convertPDF(context.Background(), data, Options{NoOCR: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
