@@ -85,7 +85,7 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 
 // pageSpansIn is pageSpans for a page whose resources (its own or inherited) are res.
 func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCache) (out []span, err error) {
-	if p.V.IsNull() || p.V.Key("Contents").Kind() == pdf.Null {
+	if p.V.IsNull() || (p.V.Key("Contents").Kind() == pdf.Null && p.V.Key("Annots").Kind() == pdf.Null) {
 		return nil, nil
 	}
 	defer func() {
@@ -146,7 +146,31 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 		tm = tlm
 	}
 	var kerns []kern
-	interpretContent(contentReader(p.V.Key("Contents")), func(op string, args []operand) {
+	forms, formDepth := 0, 0
+	var handle func(op string, args []operand)
+	// drawForm interprets the content of the form XObject (or annotation appearance) xo, drawn
+	// with the extra matrix m, in a graphics state of its own.
+	drawForm := func(xo pdf.Value, m mat) {
+		if forms >= maxPageForms || formDepth >= maxFormDepth {
+			return
+		}
+		forms++
+		formDepth++
+		savedTS, savedTm, savedTlm, savedStack, savedFonts, savedRes := ts, tm, tlm, stack, fonts, pres
+		if mx := xo.Key("Matrix"); mx.Len() == 6 {
+			m = mat{mx.Index(0).Float64(), mx.Index(1).Float64(), mx.Index(2).Float64(),
+				mx.Index(3).Float64(), mx.Index(4).Float64(), mx.Index(5).Float64()}.mul(m)
+		}
+		ts.ctm = m.mul(ts.ctm)
+		stack = nil
+		if r := xo.Key("Resources"); r.Kind() == pdf.Dict {
+			fonts, pres = map[string]*pageFont{}, pageFonts{res: r}
+		}
+		interpretContent(xo.Reader(), handle)
+		ts, tm, tlm, stack, fonts, pres = savedTS, savedTm, savedTlm, savedStack, savedFonts, savedRes
+		formDepth--
+	}
+	handle = func(op string, args []operand) {
 		if ops++; ops&1023 == 0 && ctx.Err() != nil {
 			panic(stopPage{ctx.Err()})
 		}
@@ -208,6 +232,13 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 				tlm = mat{num(args[0]), num(args[1]), num(args[2]), num(args[3]), num(args[4]), num(args[5])}
 				tm = tlm
 			}
+		case "Do":
+			if n == 1 {
+				xo := pres.res.Key("XObject").Key(args[0].name())
+				if xo.Kind() == pdf.Stream && xo.Key("Subtype").Name() == "Form" {
+					drawForm(xo, identity)
+				}
+			}
 		case "T*":
 			nextLine()
 		case "Tj":
@@ -260,9 +291,51 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 				show(b.String(), kerns)
 			}
 		}
-	})
+	}
+	if p.V.Key("Contents").Kind() != pdf.Null {
+		interpretContent(contentReader(p.V.Key("Contents")), handle)
+	}
+	// Filled-in form fields and text boxes are drawn by their annotations' appearances.
+	annots := p.V.Key("Annots")
+	for i := 0; i < annots.Len() && i < maxPageForms; i++ {
+		a := annots.Index(i)
+		if st := a.Key("Subtype").Name(); st != "Widget" && st != "FreeText" {
+			continue
+		}
+		if a.Key("F").Int64()&(2|32) != 0 { // hidden, no view
+			continue
+		}
+		ap := a.Key("AP").Key("N")
+		if ap.Kind() == pdf.Dict {
+			ap = ap.Key(a.Key("AS").Name())
+		}
+		rect, bbox := a.Key("Rect"), ap.Key("BBox")
+		if ap.Kind() != pdf.Stream || rect.Len() != 4 || bbox.Len() != 4 {
+			continue
+		}
+		rx0, ry0 := math.Min(rect.Index(0).Float64(), rect.Index(2).Float64()), math.Min(rect.Index(1).Float64(), rect.Index(3).Float64())
+		bx0, by0 := math.Min(bbox.Index(0).Float64(), bbox.Index(2).Float64()), math.Min(bbox.Index(1).Float64(), bbox.Index(3).Float64())
+		sx, sy := 1.0, 1.0
+		if bw, rw := math.Abs(bbox.Index(2).Float64()-bbox.Index(0).Float64()), math.Abs(rect.Index(2).Float64()-rect.Index(0).Float64()); bw > 0 && rw > 0 {
+			sx = rw / bw
+		}
+		if bh, rh := math.Abs(bbox.Index(3).Float64()-bbox.Index(1).Float64()), math.Abs(rect.Index(3).Float64()-rect.Index(1).Float64()); bh > 0 && rh > 0 {
+			sy = rh / bh
+		}
+		ts = textState{ctm: identity, size: 1, scale: 1}
+		tm, tlm, stack = identity, identity, nil
+		fonts, pres = map[string]*pageFont{}, pageFonts{res: res}
+		drawForm(ap, mat{sx, 0, 0, sy, rx0 - bx0*sx, ry0 - by0*sy})
+	}
 	return out, nil
 }
+
+// Form XObjects: a page draws at most maxPageForms of them (and annotation appearances), nested
+// at most maxFormDepth deep (a form that draws itself stops there).
+const (
+	maxPageForms = 4096
+	maxFormDepth = 8
+)
 
 // splitWide shows raw (its text has two spaces in a row), drawn with the text rendering matrix
 // m at the device font size size, as one span per stretch of text between wide runs of spaces:

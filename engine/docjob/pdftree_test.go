@@ -68,3 +68,35 @@ func BenchmarkPDFPageTree40k(b *testing.B) {
 		}
 	}
 }
+
+// Text drawn by a form XObject (with its own font resources and matrix) and by a filled-in form
+// field's appearance is read with the page's own text.
+func TestPDFFormXObjectAndFieldText(t *testing.T) {
+	data := rawPDF(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> /XObject << /X1 6 0 R >> >> /Contents 5 0 R /Annots [7 0 R] >>",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+		pdfStream([]byte("BT /F1 12 Tf 72 760 Td (Page text) Tj ET q 1 0 0 1 72 600 cm /X1 Do Q")),
+		formStream("/BBox [0 0 300 50] /Matrix [1 0 0 1 0 0] /Resources << /Font << /G1 4 0 R >> >>", "BT /G1 10 Tf 0 20 Td (Form text) Tj ET"),
+		"<< /Type /Annot /Subtype /Widget /FT /Tx /Rect [72 400 372 420] /V (Field value) /AP << /N 8 0 R >> >>",
+		formStream("/BBox [0 0 300 20] /Resources << /Font << /H1 4 0 R >> >>", "BT /H1 10 Tf 2 5 Td (Field value) Tj ET"),
+	)
+	d, err := convertPDF(context.Background(), data, Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Page text", "Form text", "Field value"} {
+		if !strings.Contains(d.Markdown, want) {
+			t.Fatalf("%q missing:\n%s", want, d.Markdown)
+		}
+	}
+	if i, j := strings.Index(d.Markdown, "Form text"), strings.Index(d.Markdown, "Field value"); i > j {
+		t.Fatalf("the form above the field reads after it:\n%s", d.Markdown)
+	}
+}
+
+// formStream is a form XObject with the entries dict and the content.
+func formStream(dict, content string) string {
+	return fmt.Sprintf("<< /Type /XObject /Subtype /Form %s /Length %d >>\nstream\n%s\nendstream", dict, len(content), content)
+}
