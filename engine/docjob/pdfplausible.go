@@ -47,7 +47,15 @@ func (t *fontTally) add(f *pageFont, s string) {
 			}
 			continue
 		}
-		if unicode.IsSpace(r) {
+		switch {
+		case r >= 0x4E00 && r <= 0x9FFF, r >= 0x3400 && r <= 0x4DBF: // CJK ideographs (fast path)
+			t.runes++
+			t.han++
+			continue
+		case r >= 0x3040 && r <= 0x30FF, r >= 0x3001 && r <= 0x303F, r >= 0xFF01 && r <= 0xFFEF && r != 0xFFFD, r >= 0xAC00 && r <= 0xD7A3:
+			t.runes++ // kana, CJK punctuation, full-width forms, Hangul syllables
+			continue
+		case unicode.IsSpace(r):
 			continue
 		}
 		t.runes++
