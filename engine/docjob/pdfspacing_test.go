@@ -322,3 +322,29 @@ BT /F1 7 Tf 1 0 0 1 107 697 Tm (1) Tj ET`
 		t.Errorf("got %q", got)
 	}
 }
+
+// Words of a tightly set line (LaTeX: the spaces are TJ moves of a quarter em or less, the
+// kerning between letters a few hundredths) keep their spaces, judged against the font's own
+// space width; kerning inside a word and moves between Japanese characters add none.
+func TestTightLineSpaces(t *testing.T) {
+	latex := makePDF(t, []byte(`BT /F1 10 Tf 72 700 Td
+[(Large)-248(language)-247(mo)-28(dels)-248(\(LLMs\))-249(are)-150(b)-28(ecoming)]TJ ET`))
+	d, err := convertPDF(t.Context(), latex, Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.Markdown, "Large language models (LLMs) are becoming") {
+		t.Fatalf("tight line:\n%s", d.Markdown)
+	}
+	// Courier's space is 0.6 em: a move of 0.2 em is no word gap, 0.35 em is.
+	d, err = convertPDF(t.Context(), courierPDF(`BT /F1 10 Tf 72 700 Td [(ab)-200(cd)-350(ef)]TJ ET`), Options{NoOCR: true})
+	if err != nil || !strings.Contains(d.Markdown, "abcd ef") {
+		t.Fatalf("%v:\n%s", err, d.Markdown)
+	}
+	ja := cjkPDF(cidFont{base: "Ryumin-Light", encoding: "Identity-H", ordering: "Japan1"},
+		"BT /F1 10 Tf 72 700 Td ["+hexCodes([]uint16{843, 3284})+" -150 "+hexCodes([]uint16{3722, 1952})+"] TJ ET")
+	d, err = convertPDF(t.Context(), ja, Options{NoOCR: true})
+	if err != nil || !strings.Contains(d.Markdown, "あ日本語") {
+		t.Fatalf("%v:\n%s", err, d.Markdown)
+	}
+}

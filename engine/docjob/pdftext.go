@@ -270,12 +270,14 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 					if x.kind != opNumber {
 						continue
 					}
-					// a large negative kerning is a word gap in Latin text
-					if x.num < -250 && b.Len() > 0 {
+					// A large negative kerning is a gap between words: from a quarter em always,
+					// from tjWordGap em between Latin letters (a tightly set line, where the
+					// spaces are only moves), judged again when the lines are joined.
+					if gap := -x.num / 1000; b.Len() > 0 && (gap > 0.25 || gap >= latinSpaceGap(ts.font) && !endsCJK(ts.font, b.String())) {
 						show(b.String(), kerns)
 						b.Reset()
 						kerns = kerns[:0]
-						out = append(out, span{x: math.NaN()})
+						out = append(out, span{x: math.NaN(), size: gap, font: ts.font})
 					}
 					if ts.font == nil || ts.font.vertical {
 						continue
@@ -462,11 +464,14 @@ func spansText(spans []span) string {
 	have := false
 	vertical := false
 	pendingSpace := false
+	var pendingGap float64 // the widest TJ gap since the last string, in ems
+	var pendingFont *pageFont
 	var lend float64
 	var lastRune rune
 	for _, s := range spans {
 		if math.IsNaN(s.x) {
 			pendingSpace = true
+			pendingGap, pendingFont = math.Max(pendingGap, s.size), s.font
 			continue
 		}
 		size := s.size
@@ -486,6 +491,9 @@ func spansText(spans []span) string {
 		}
 		if cont {
 			gap := !vertical && lend > 0 && s.x-lend > size*wordGap(lastRune, s.text)
+			if pendingSpace && pendingGap <= 0.25 && pendingGap < spaceGap(pendingFont, lastRune, s.text) {
+				pendingSpace = false // a kerning between letters, not a word gap
+			}
 			if (pendingSpace || gap) && lastRune != ' ' && !strings.HasPrefix(s.text, " ") {
 				b.WriteByte(' ')
 			}
@@ -493,7 +501,7 @@ func spansText(spans []span) string {
 			b.WriteByte('\n')
 			vertical = false
 		}
-		pendingSpace = false
+		pendingSpace, pendingGap = false, 0
 		b.WriteString(s.text)
 		if !s.rest || !cont {
 			lx = s.x
@@ -523,6 +531,48 @@ func wordGap(r rune, s string) float64 {
 		return 0.5
 	}
 	return 0.15
+}
+
+// tjWordGap is the narrowest move between two strings of a TJ array, in ems, that can be a
+// word gap (LaTeX sets interword spaces as moves of 0.2–0.35 em; kerning between letters stays
+// under 0.07 em).
+const tjWordGap = 0.1
+
+// spaceGap is the move, in ems, from which a TJ gap after the character r before s is a space:
+// between Latin characters latinSpaceGap, next to CJK text the wider gaps of wordGap.
+func spaceGap(f *pageFont, r rune, s string) float64 {
+	if g := wordGap(r, s); g > 0.15 {
+		return g
+	}
+	return latinSpaceGap(f)
+}
+
+// latinSpaceGap is the narrowest word gap between Latin letters in font f, in ems: half the
+// font's own space width (between tjWordGap and 0.3 em), or 0.15 em when it gives none, as
+// pdftotext weighs a gap against the font's space.
+func latinSpaceGap(f *pageFont) float64 {
+	if f != nil && f.spaceEm > 0 {
+		return math.Min(0.3, math.Max(tjWordGap, f.spaceEm/2))
+	}
+	return 0.15
+}
+
+// endsCJK reports whether the codes raw of font f end in a CJK character.
+func endsCJK(f *pageFont, raw string) bool {
+	if f == nil || raw == "" {
+		return false
+	}
+	n := 1
+	if f.width > 0 {
+		n = f.width
+	} else if f.predef != nil {
+		n = min(2, len(raw))
+	}
+	if n > len(raw) {
+		n = len(raw)
+	}
+	r, _ := utf8.DecodeLastRuneInString(f.decode(raw[len(raw)-n:]))
+	return isJapanese(r) || (r >= 0xAC00 && r <= 0xD7A3)
 }
 
 func isJapanese(r rune) bool {
@@ -555,6 +605,7 @@ type pageFont struct {
 	widths    []float64
 	cidWidths map[int]float64
 	dw        float64
+	spaceEm   float64 // the width of a simple font's space (code 32) in ems, 0 when not given
 }
 
 // metrics measures raw (its text s) for its advance: the sum of its glyphs' widths in ems, from
@@ -658,6 +709,9 @@ func (f *pageFont) readWidths(v pdf.Value) {
 		f.widths = make([]float64, n)
 		for i := 0; i < n; i++ {
 			f.widths[i] = w.Index(i).Float64()
+		}
+		if k := 32 - f.first; k >= 0 && k < n && f.widths[k] > 0 {
+			f.spaceEm = f.widths[k] / 1000
 		}
 		return
 	}
