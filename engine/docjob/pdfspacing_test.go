@@ -348,3 +348,22 @@ func TestTightLineSpaces(t *testing.T) {
 		t.Fatalf("%v:\n%s", err, d.Markdown)
 	}
 }
+
+// Words placed one by one are weighed against the font's own space too: in a font whose space
+// is a quarter em, words 0.13 em apart are words (a fixed 0.15 em would glue them), letters
+// 0.05 em apart are not.
+func TestPositionedWordsNarrowSpace(t *testing.T) {
+	widths := "250" + strings.Repeat(" 500", 94)
+	data := rawPDF("<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Narrow-Roman /FirstChar 32 /LastChar 126 /Widths ["+widths+"] >>",
+		// 10 points: "two" ends at 115; "words" starts 1.3 points (0.13 em) later; "ab" then
+		// "cd" 0.5 points (0.05 em) after it.
+		pdfStream([]byte("BT /F1 10 Tf 1 0 0 1 100 700 Tm (two) Tj 1 0 0 1 116.3 700 Tm (words) Tj ET\n"+
+			"BT /F1 10 Tf 1 0 0 1 100 680 Tm (ab) Tj 1 0 0 1 110.5 680 Tm (cd) Tj ET\n")))
+	d, err := convertPDF(t.Context(), data, Options{NoOCR: true})
+	if err != nil || !strings.Contains(d.Markdown, "two words") || !strings.Contains(d.Markdown, "abcd") {
+		t.Fatalf("%v:\n%s", err, d.Markdown)
+	}
+}
