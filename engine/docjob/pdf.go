@@ -353,7 +353,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 		}
 		u := unreadableOn(unreadable, i+1)
 		if u != nil && !u.OCR {
-			fmt.Fprintf(&b, "> (text in %s on this page could not be decoded and is left out / このページの %s の文字は読み取れないため省きました)\n\n",
+			fmt.Fprintf(&b, "> (characters in %s on this page could not be decoded and are left out / このページの %s の文字は読み取れないため省きました)\n\n",
 				strings.Join(u.Fonts, ", "), strings.Join(u.Fonts, "、"))
 			if t == "" {
 				continue

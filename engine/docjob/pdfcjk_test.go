@@ -92,7 +92,7 @@ func TestPDFUndecodableFontIsPartial(t *testing.T) {
 		t.Fatalf("the readable line was lost:\n%s", d.Markdown)
 	}
 	for _, l := range strings.Split(d.Markdown, "\n") {
-		if l != "" && l != "## Page 1" && l != "An English line" && !strings.HasPrefix(l, "> (text in GlyphOnlyFont") {
+		if l != "" && l != "## Page 1" && l != "An English line" && !strings.HasPrefix(l, "> (characters in GlyphOnlyFont") {
 			t.Fatalf("garbage shown: %q in\n%s", l, d.Markdown)
 		}
 	}
@@ -287,5 +287,21 @@ func TestPDFVerticalColumnsRightToLeft(t *testing.T) {
 		if st != StatusReady || !strings.HasPrefix(body, "あ日本語") {
 			t.Fatalf("%s: status %s %q, text %q", enc, st, en, body)
 		}
+	}
+}
+
+// A ToUnicode map with holes (codes it has no text for, and no collection to fall back to):
+// the characters it does map are kept, the holes are left out (no U+FFFD in the Markdown), and
+// the conversion is partial naming the font.
+func TestPDFToUnicodeWithHolesKeepsTheRest(t *testing.T) {
+	tu := map[uint16]string{1: "차", 2: "세", 3: "대", 4: " ", 5: "보", 6: "안", 7: "기", 8: "술"}
+	codes := []uint16{1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3, 10}
+	d, st, en, ja := convertStatus(t, cjkPDF(cidFont{base: "NotoSansCJKkr-Bold", encoding: "Identity-H", ordering: "Identity", toUnicode: tu},
+		"BT /F1 12 Tf 72 700 Td "+hexCodes(codes)+" Tj ET\n"))
+	if st != StatusPartial || !strings.Contains(en, "NotoSansCJKkr-Bold") || !strings.Contains(ja, "NotoSansCJKkr-Bold") {
+		t.Fatalf("status %s: %q", st, en)
+	}
+	if !strings.Contains(d.Markdown, "차세대 보안기술차세대") || strings.ContainsRune(d.Markdown, '\uFFFD') {
+		t.Fatalf("%q", d.Markdown)
 	}
 }

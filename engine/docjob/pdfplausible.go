@@ -2,6 +2,7 @@ package docjob
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -143,10 +144,14 @@ func unreadableFonts(spans []span) (names []string, kept []span) {
 		}
 		tallies[k].add(f, spans[i].text)
 	}
-	var bad []*pageFont
+	var bad, holes []*pageFont
 	for k, f := range fonts {
 		if tallies[k].unreadable(f) {
-			bad = append(bad, f)
+			if tallies[k].mostlyReadable(f) {
+				holes = append(holes, f)
+			} else {
+				bad = append(bad, f)
+			}
 			name := f.name
 			if name == "" {
 				name = "(unnamed font)"
@@ -156,23 +161,37 @@ func unreadableFonts(spans []span) (names []string, kept []span) {
 			}
 		}
 	}
-	if len(bad) == 0 {
+	if len(names) == 0 {
 		return nil, spans
 	}
 	kept = make([]span, 0, len(spans))
 	for _, s := range spans {
-		drop := false
-		for _, f := range bad {
-			if s.font == f {
-				drop = true
-				break
-			}
+		if slices.Contains(bad, s.font) {
+			continue
 		}
-		if !drop {
-			kept = append(kept, s)
+		if slices.Contains(holes, s.font) {
+			s.text = dropBadRunes(s.text, s.font.symbol)
 		}
+		kept = append(kept, s)
 	}
 	return names, kept
+}
+
+// mostlyReadable: the font's text on the page is language with holes (codes it has no text
+// for, as U+FFFD or private use) rather than garbage: fewer than half its characters are bad,
+// and no other measure finds it unreadable. Its readable characters are kept.
+func (t *fontTally) mostlyReadable(f *pageFont) bool {
+	return !f.undecodable && t.bad*2 < t.runes && !(t.soup >= 2 && t.soup*10 >= t.runes) && !(t.supp >= 16 && t.supp*2 > t.han)
+}
+
+// dropBadRunes removes the characters badRune finds in s (and C0 controls).
+func dropBadRunes(s string, symbol bool) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\t' && r != '\n' || r == 0x7F || r >= 0x80 && badRune(r, symbol) {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 func containsString(xs []string, x string) bool {
