@@ -29,6 +29,13 @@ type type0Encoding struct {
 	toUni    *toUnicodeMap       // nil: none
 	ordering string              // character collection whose table is shipped ("": none)
 	symbol   bool                // a symbol font: private-use targets are its pictures
+	// The embedded program, read when a code first needs it (no ToUnicode text, no collection):
+	// its glyphs' text, and the CID → glyph map (nil: the CID is the glyph).
+	desc       pdf.Value
+	progRead   bool
+	glyphs     map[uint16]rune
+	cidToGID   []byte
+	hasProgram bool
 }
 
 // newType0Encoding returns the decoder of the composite font v, or nil when its encoding is
@@ -48,19 +55,52 @@ func newType0Encoding(v pdf.Value, symbol bool) *type0Encoding {
 	if tu := v.Key("ToUnicode"); tu.Kind() == pdf.Stream {
 		e.toUni = readToUnicode(tu)
 	}
-	ordering := v.Key("DescendantFonts").Index(0).Key("CIDSystemInfo").Key("Ordering").Text()
+	e.desc = v.Key("DescendantFonts").Index(0)
+	ordering := e.desc.Key("CIDSystemInfo").Key("Ordering").Text()
 	if e.predef != nil && e.predef.cmap.ordering != "" {
 		ordering = e.predef.cmap.ordering // the CMap's CIDs are of its own collection
 	}
 	if hasCollection(ordering) {
 		e.ordering = ordering
 	}
+	if e.ordering == "" && e.identity && e.toUni == nil {
+		e.readProgram() // the only source left: read it now, so decodable knows
+	}
 	return e
+}
+
+// readProgram reads the embedded font program once: a CID-keyed CFF's own collection, else a
+// TrueType's glyph → text map.
+func (e *type0Encoding) readProgram() {
+	if e.progRead {
+		return
+	}
+	e.progRead = true
+	prog := fontProgram(e.desc)
+	if prog == nil {
+		return
+	}
+	if o := cffOrdering(prog); hasCollection(o) {
+		e.ordering = o
+		e.hasProgram = true
+		return
+	}
+	if g := glyphText(prog); g != nil {
+		e.glyphs = g
+		e.hasProgram = true
+		if m := e.desc.Key("CIDToGIDMap"); m.Kind() == pdf.Stream {
+			_ = safeCall(func() error {
+				var err error
+				e.cidToGID, err = io.ReadAll(io.LimitReader(m.Reader(), 1<<18))
+				return err
+			})
+		}
+	}
 }
 
 // decodable reports whether some source of text is known for the font's codes.
 func (e *type0Encoding) decodable() bool {
-	return e.toUni != nil || e.ordering != "" || (e.predef != nil && e.predef.unicode != "")
+	return e.toUni != nil || e.ordering != "" || (e.predef != nil && e.predef.unicode != "") || e.hasProgram
 }
 
 func (e *type0Encoding) codeLen(s string) int {
@@ -108,8 +148,24 @@ func (e *type0Encoding) Decode(raw string) string {
 func (e *type0Encoding) fromCollection(c string, n int, code uint32) rune {
 	switch {
 	case e.identity:
-		if e.ordering != "" && n == 2 {
+		if n != 2 {
+			return 0
+		}
+		if e.ordering == "" {
+			e.readProgram()
+		}
+		if e.ordering != "" {
 			return cidText(e.ordering, code)
+		}
+		if e.glyphs != nil {
+			gid := code
+			if len(e.cidToGID) > 0 {
+				if int(2*code+1) >= len(e.cidToGID) {
+					return 0
+				}
+				gid = uint32(e.cidToGID[2*code])<<8 | uint32(e.cidToGID[2*code+1])
+			}
+			return e.glyphs[uint16(gid)]
 		}
 		return 0
 	case e.predef.unicode != "":

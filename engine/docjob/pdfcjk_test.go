@@ -305,3 +305,75 @@ func TestPDFToUnicodeWithHolesKeepsTheRest(t *testing.T) {
 		t.Fatalf("%q", d.Markdown)
 	}
 }
+
+// embeddedFontPDF is a one-page PDF whose font F1 is a composite font with Identity-H,
+// Ordering Identity, no ToUnicode, and the embedded program prog (as FontFile2 when key says so,
+// else FontFile3 of subtype sub), showing codes.
+func embeddedFontPDF(cidSubtype, key, sub string, prog []byte, codes string) []byte {
+	subEntry := ""
+	if sub != "" {
+		subEntry = " /Subtype /" + sub
+	}
+	return rawPDF(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+		"<< /Type /Font /Subtype /Type0 /BaseFont /ABCDEF+Embedded /Encoding /Identity-H /DescendantFonts [6 0 R] >>",
+		pdfStream([]byte("BT /F1 12 Tf 72 700 Td "+codes+" Tj ET\n")),
+		"<< /Type /Font /Subtype /"+cidSubtype+" /BaseFont /ABCDEF+Embedded /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /DW 1000 /CIDToGIDMap /Identity /FontDescriptor 7 0 R >>",
+		"<< /Type /FontDescriptor /FontName /ABCDEF+Embedded /Flags 4 /FontBBox [0 -120 1000 880] /ItalicAngle 0 /Ascent 880 /Descent -120 /CapHeight 700 /StemV 80 /"+key+" 8 0 R >>",
+		fmt.Sprintf("<< /Length %d%s >>\nstream\n%s\nendstream", len(prog), subEntry, prog),
+	)
+}
+
+// trueTypeWithCmap is a TrueType program holding only a cmap table (3,10, format 12) that maps
+// each rune to its glyph.
+func trueTypeWithCmap(glyphs map[rune]uint32) []byte {
+	var sub []byte
+	be32 := func(b []byte, v uint32) []byte { return append(b, byte(v>>24), byte(v>>16), byte(v>>8), byte(v)) }
+	sub = append(sub, 0, 12, 0, 0)
+	sub = be32(sub, uint32(16+12*len(glyphs)))
+	sub = be32(sub, 0)
+	sub = be32(sub, uint32(len(glyphs)))
+	for r := rune(0); r < 0x10000; r++ { // in code order
+		if g, ok := glyphs[r]; ok {
+			sub = be32(be32(be32(sub, uint32(r)), uint32(r)), g)
+		}
+	}
+	cmap := append([]byte{0, 0, 0, 1, 0, 3, 0, 10}, be32(nil, 12)...)
+	cmap = append(cmap, sub...)
+	font := []byte{0, 1, 0, 0, 0, 1, 0, 16, 0, 0, 0, 0}
+	font = append(font, "cmap"...)
+	font = be32(be32(be32(font, 0), 28), uint32(len(cmap)))
+	return append(font, cmap...)
+}
+
+// cidCFF is a CID-keyed CFF program whose ROS names Adobe-ordering (no glyphs: only its header,
+// name, Top DICT and strings).
+func cidCFF(ordering string) []byte {
+	strs := "Adobe" + ordering
+	b := []byte{1, 0, 4, 1}
+	b = append(b, 0, 1, 1, 1, 5) // Name INDEX: one name, "Test"
+	b = append(b, "Test"...)
+	dict := []byte{28, 0x01, 0x87, 28, 0x01, 0x88, 145, 12, 30} // 391 392 6 ROS
+	b = append(b, 0, 1, 1, 1, byte(1+len(dict)))
+	b = append(b, dict...)
+	b = append(b, 0, 2, 1, 1, 6, byte(6+len(ordering))) // String INDEX: "Adobe", ordering
+	return append(b, strs...)
+}
+
+// A composite font embedded without ToUnicode, whose PDF says only Identity, reads through its
+// own program: a TrueType's cmap read backwards (glyph → text), a CID-keyed CFF's ROS naming
+// Adobe-Japan1 (the slides case of the issue, Latin letters included).
+func TestPDFEmbeddedProgramWithoutToUnicode(t *testing.T) {
+	tt := trueTypeWithCmap(map[rune]uint32{'の': 5, '削': 6, '除': 7, 'J': 8, 'a': 9})
+	d, st, en, _ := convertStatus(t, embeddedFontPDF("CIDFontType2", "FontFile2", "", tt, hexCodes([]uint16{8, 9, 6, 7, 5})))
+	if st != StatusReady || !strings.Contains(d.Markdown, "Ja削除の") {
+		t.Fatalf("TrueType: %s %q\n%s", st, en, d.Markdown)
+	}
+	cff := cidCFF("Japan1")
+	d, st, en, _ = convertStatus(t, embeddedFontPDF("CIDFontType0", "FontFile3", "CIDFontType0C", cff, hexCodes([]uint16{34, 35, 843, 3284, 3722, 1952})))
+	if st != StatusReady || !strings.Contains(d.Markdown, "ABあ日本語") {
+		t.Fatalf("CFF: %s %q\n%s", st, en, d.Markdown)
+	}
+}
