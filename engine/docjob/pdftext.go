@@ -465,7 +465,7 @@ func spansText(spans []span) string {
 	vertical := false
 	pendingSpace := false
 	var pendingGap float64 // the widest TJ gap since the last string, in ems
-	var pendingFont *pageFont
+	var pendingFont, lastFont *pageFont
 	var lend float64
 	var lastRune rune
 	for _, s := range spans {
@@ -490,7 +490,7 @@ func spansText(spans []span) string {
 			}
 		}
 		if cont {
-			gap := !vertical && lend > 0 && s.x-lend > size*wordGap(lastRune, s.text)
+			gap := !vertical && lend > 0 && s.x-lend > size*spaceGap(lastFont, lastRune, s.text)
 			if pendingSpace && pendingGap <= 0.25 && pendingGap < spaceGap(pendingFont, lastRune, s.text) {
 				pendingSpace = false // a kerning between letters, not a word gap
 			}
@@ -512,6 +512,7 @@ func spansText(spans []span) string {
 			lend = 0 // no advance known
 		}
 		lastRune, _ = utf8.DecodeLastRuneInString(s.text)
+		lastFont = s.font
 	}
 	return b.String()
 }
