@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -101,5 +102,89 @@ func TestOCRInvoiceAmount(t *testing.T) {
 	}
 	if !strings.Contains(string(md), "￥128,700（税込）") || !strings.Contains(string(md), ocrNote) {
 		t.Fatalf("markdown:\n%s", md)
+	}
+}
+
+// A scan of several pages is read by OCR a page per core at a time, and progress says which:
+// "OCR: page n of N" for every page, the bar moving forward, each page's text in its section.
+func TestOCRPagesInParallelWithProgress(t *testing.T) {
+	if ok, why := OCRAvailable(); !ok {
+		t.Skipf("OCR not available: %s", why)
+	}
+	if _, err := exec.LookPath("convert"); err != nil {
+		t.Skip("ImageMagick (convert) is not installed")
+	}
+	font := "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"
+	if _, err := os.Stat(font); err != nil {
+		t.Skip("fonts-noto-cjk is not installed")
+	}
+	dir := t.TempDir()
+	words := []string{"Alpha invoice", "Bravo receipt", "Charlie estimate"}
+	var objs []string
+	objs = append(objs, "<< /Type /Catalog /Pages 2 0 R >>", "")
+	var kids []string
+	for i, w := range words {
+		pngPath := filepath.Join(dir, fmt.Sprintf("p%d.png", i))
+		if out, err := exec.Command("convert", "-size", "1200x400", "xc:white", "-font", font, "-pointsize", "60", "-fill", "black",
+			"-annotate", "+100+200", w, "-type", "Grayscale", pngPath).CombinedOutput(); err != nil {
+			t.Fatalf("convert: %v\n%s", err, out)
+		}
+		f, err := os.Open(pngPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var raw bytes.Buffer
+		bd := img.Bounds()
+		for y := bd.Min.Y; y < bd.Max.Y; y++ {
+			for x := bd.Min.X; x < bd.Max.X; x++ {
+				raw.WriteByte(color.GrayModel.Convert(img.At(x, y)).(color.Gray).Y)
+			}
+		}
+		var z bytes.Buffer
+		zw := zlib.NewWriter(&z)
+		zw.Write(raw.Bytes())
+		zw.Close()
+		wpt, hpt := float64(bd.Dx())*72/150, float64(bd.Dy())*72/150
+		page := len(objs) + 1
+		objs = append(objs,
+			fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f] /Resources << /XObject << /Im1 %d 0 R >> >> /Contents %d 0 R >>", wpt, hpt, page+1, page+2),
+			fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n%s\nendstream",
+				bd.Dx(), bd.Dy(), z.Len(), z.Bytes()),
+			pdfStream([]byte(fmt.Sprintf("q %.2f 0 0 %.2f 0 0 cm /Im1 Do Q", wpt, hpt))))
+		kids = append(kids, fmt.Sprintf("%d 0 R", page))
+	}
+	objs[1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), len(kids))
+	var msgs []string
+	var pcts []float64
+	d, err := convertPDF(t.Context(), rawPDF(objs...), Options{Progress: func(p float64, m string) {
+		msgs = append(msgs, m)
+		pcts = append(pcts, p)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		if !slices.Contains(msgs, fmt.Sprintf("OCR: page %d of 3", i)) {
+			t.Fatalf("no progress for OCR page %d: %q", i, msgs)
+		}
+	}
+	for i := 1; i < len(pcts); i++ {
+		if pcts[i] < pcts[i-1] {
+			t.Fatalf("progress went back: %v %q", pcts, msgs)
+		}
+	}
+	if len(d.OCRPages) != 3 {
+		t.Fatalf("ocr pages %v:\n%s", d.OCRPages, d.Markdown)
+	}
+	for i, w := range []string{"Alpha", "Bravo", "Charlie"} {
+		sec := strings.Split(d.Markdown, "## Page ")[i+1]
+		if !strings.Contains(sec, w) {
+			t.Fatalf("page %d lacks %q:\n%s", i+1, w, d.Markdown)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -266,6 +267,14 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 	var empty, truncated []int
 	var unreadable []UnreadablePage
 	fonts := fontCache{}
+	// Progress: reading the text layer takes the bar to 90 %; where OCR may run (it takes a
+	// few seconds a page, reading text milliseconds), to 10 %, and OCR the rest.
+	ocrFrom := 90.0
+	if !opt.NoOCR {
+		if ok, _ := OCRAvailable(); ok {
+			ocrFrom = 10
+		}
+	}
 	for i := 1; i <= n; i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -310,7 +319,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 			empty = append(empty, i)
 		}
 		if opt.Progress != nil && (i%8 == 0 || i == n) {
-			opt.Progress(float64(i)*90/float64(n), fmt.Sprintf("page %d of %d", i, n))
+			opt.Progress(float64(i)*ocrFrom/float64(n), fmt.Sprintf("page %d of %d", i, n))
 		}
 	}
 	if (len(empty) > 0 || len(unreadable) > 0) && !opt.NoOCR {
@@ -319,7 +328,11 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 			for _, u := range unreadable {
 				want = append(want, u.Page)
 			}
-			ocr := ocrPages(ctx, body, want)
+			ocr := ocrPages(ctx, body, want, func(done, total int) {
+				if opt.Progress != nil {
+					opt.Progress(ocrFrom+(99-ocrFrom)*float64(done)/float64(total), fmt.Sprintf("OCR: page %d of %d", done, total))
+				}
+			})
 			var still []int
 			for _, p := range empty {
 				if t := pageText(normalizeOCR(ocr[p])); t != "" {
@@ -479,8 +492,11 @@ func OCRAvailable() (ok bool, reason string) {
 	return ocrOK, ocrReason
 }
 
-// ocrPages renders each listed page with pdftoppm and reads it with tesseract (jpn+eng).
-func ocrPages(ctx context.Context, body []byte, pages []int) map[int]string {
+// ocrPages renders each listed page with pdftoppm and reads it with tesseract (jpn+eng), the
+// pages in parallel, as many at a time as the machine has cores (each tesseract on one thread,
+// so they do not crowd each other out). progress, when set, is told each page done (done of
+// total), from one goroutine at a time.
+func ocrPages(ctx context.Context, body []byte, pages []int, progress func(done, total int)) map[int]string {
 	res := map[int]string{}
 	dir, err := os.MkdirTemp("", "jobdesk-ocr-")
 	if err != nil {
@@ -491,22 +507,54 @@ func ocrPages(ctx context.Context, body []byte, pages []int) map[int]string {
 	if os.WriteFile(in, body, 0o600) != nil {
 		return res
 	}
+	workers := min(runtime.NumCPU(), len(pages))
+	var mu sync.Mutex
+	done := 0
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range next {
+				text, ok := ocrPage(ctx, dir, in, p)
+				mu.Lock()
+				if ok {
+					res[p] = text
+				}
+				done++
+				if progress != nil {
+					progress(done, len(pages))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
 	for _, p := range pages {
 		if ctx.Err() != nil {
 			break
 		}
-		prefix := filepath.Join(dir, fmt.Sprintf("p%d", p))
-		ps := fmt.Sprint(p)
-		if err := exec.CommandContext(ctx, "pdftoppm", "-r", "300", "-gray", "-png", "-singlefile", "-f", ps, "-l", ps, in, prefix).Run(); err != nil {
-			continue
-		}
-		out, err := exec.CommandContext(ctx, "tesseract", prefix+".png", "stdout", "-l", "jpn+eng").Output()
-		if err != nil {
-			continue
-		}
-		res[p] = strings.ReplaceAll(string(out), "\f", "")
+		next <- p
 	}
+	close(next)
+	wg.Wait()
 	return res
+}
+
+// ocrPage renders page p of the PDF at in into dir and reads it.
+func ocrPage(ctx context.Context, dir, in string, p int) (string, bool) {
+	prefix := filepath.Join(dir, fmt.Sprintf("p%d", p))
+	ps := fmt.Sprint(p)
+	if err := exec.CommandContext(ctx, "pdftoppm", "-r", "300", "-gray", "-png", "-singlefile", "-f", ps, "-l", ps, in, prefix).Run(); err != nil {
+		return "", false
+	}
+	cmd := exec.CommandContext(ctx, "tesseract", prefix+".png", "stdout", "-l", "jpn+eng")
+	cmd.Env = append(os.Environ(), "OMP_THREAD_LIMIT=1")
+	out, err := cmd.Output()
+	if err != nil {
+		return "", false
+	}
+	return strings.ReplaceAll(string(out), "\f", ""), true
 }
 
 func containsInt(xs []int, x int) bool {
