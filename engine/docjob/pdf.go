@@ -303,7 +303,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 			if len(bad) > 0 {
 				unreadable = append(unreadable, UnreadablePage{Page: i, Fonts: bad})
 			}
-			text = layoutText(spans)
+			text = logicalOrder(layoutText(spans))
 			return nil
 		})
 		if err := ctx.Err(); err != nil {

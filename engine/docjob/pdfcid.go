@@ -126,7 +126,7 @@ func (e *type0Encoding) Decode(raw string) string {
 		if e.toUni != nil {
 			tu, haveTU = e.toUni.lookup(n, code)
 			if haveTU && plausibleTarget(tu, e.symbol) {
-				b.WriteString(tu)
+				b.WriteString(rtlGlyph(tu))
 				continue
 			}
 		}

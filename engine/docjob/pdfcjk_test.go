@@ -377,3 +377,48 @@ func TestPDFEmbeddedProgramWithoutToUnicode(t *testing.T) {
 		t.Fatalf("CFF: %s %q\n%s", st, en, d.Markdown)
 	}
 }
+
+// Arabic drawn in visual order (each line's glyphs left to right as seen) reads in logical
+// order: the line turned round, a left-to-right word inside it ("Python") kept as it is, and a
+// lam-alef ligature (one glyph, its text "لا") in the right order.
+func TestPDFRightToLeftLogicalOrder(t *testing.T) {
+	tu := map[uint16]string{}
+	code := map[string]uint16{}
+	next := uint16(1)
+	encode := func(glyphs []string) string {
+		var cs []uint16
+		for _, g := range glyphs {
+			c, ok := code[g]
+			if !ok {
+				c = next
+				next++
+				code[g], tu[c] = c, g
+			}
+			cs = append(cs, c)
+		}
+		return hexCodes(cs)
+	}
+	split := func(s string) []string {
+		var gs []string
+		for _, r := range s {
+			gs = append(gs, string(r))
+		}
+		return gs
+	}
+	reverse := func(gs []string) []string {
+		out := make([]string, len(gs))
+		for i, g := range gs {
+			out[len(gs)-1-i] = g
+		}
+		return out
+	}
+	// Line 1, logical "سلام عليكم": visual order is its glyphs reversed, "لا" one glyph.
+	line1 := reverse(append([]string{"س", "لا", "م", " "}, split("عليكم")...))
+	// Line 2, logical "تعتبر Python لغة": visual "ةغل Python ربتعت".
+	line2 := append(append(reverse(split("لغة")), split(" Python ")...), reverse(split("تعتبر"))...)
+	content := "BT /F1 12 Tf 72 700 Td " + encode(line1) + " Tj ET\nBT /F1 12 Tf 72 680 Td " + encode(line2) + " Tj ET\n"
+	d, st, en, _ := convertStatus(t, cjkPDF(cidFont{base: "ArabicSans", encoding: "Identity-H", ordering: "Identity", toUnicode: tu}, content))
+	if st != StatusReady || !strings.Contains(d.Markdown, "سلام عليكم\nتعتبر Python لغة") {
+		t.Fatalf("status %s %q:\n%s", st, en, d.Markdown)
+	}
+}

@@ -846,7 +846,11 @@ func (f *pageFont) decode(raw string) string {
 	if f == nil || f.enc == nil {
 		return ""
 	}
-	if f.codes == nil || len(raw)%f.width != 0 {
+	if f.width == 0 || len(raw)%f.width != 0 {
+		return f.enc.Decode(raw)
+	}
+	_, composite := f.enc.(*type0Encoding) // it turns right-to-left ligatures round itself
+	if f.codes == nil && composite {
 		return f.enc.Decode(raw)
 	}
 	var b strings.Builder
@@ -856,7 +860,12 @@ func (f *pageFont) decode(raw string) string {
 		s, ok := f.codes[c]
 		if !ok {
 			s = f.enc.Decode(c)
-			f.codes[c] = s
+			if !composite {
+				s = rtlGlyph(s)
+			}
+			if f.codes != nil {
+				f.codes[c] = s
+			}
 		}
 		b.WriteString(s)
 	}
