@@ -259,6 +259,16 @@ func readToUnicode(v pdf.Value) (m *toUnicodeMap) {
 	if err != nil && len(data) == 0 {
 		return nil
 	}
+	return parseToUnicode(data)
+}
+
+// parseToUnicode parses the bytes of a ToUnicode CMap (see readToUnicode).
+func parseToUnicode(data []byte) (m *toUnicodeMap) {
+	defer func() {
+		if recover() != nil {
+			m = nil
+		}
+	}()
 	toks := cmapTokens(data)
 	m = &toUnicodeMap{chars: map[uint64]string{}}
 	count := 0

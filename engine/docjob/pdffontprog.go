@@ -97,6 +97,7 @@ func glyphText(data []byte) map[uint16]rune {
 	}
 	sub := cm[best:]
 	out := map[uint16]rune{}
+	budget := 1 << 18 // codes looked at: a cmap covers the BMP once, a hostile one no more
 	put := func(r rune, g uint32) {
 		if g == 0 || g > 0xFFFF || r <= 0 {
 			return
@@ -122,7 +123,8 @@ func glyphText(data []byte) map[uint16]rune {
 			if start > end || end == 0xFFFF && start == 0xFFFF {
 				continue
 			}
-			for c := start; c <= end; c++ {
+			for c := start; c <= end && budget > 0; c++ {
+				budget--
 				if ro == 0 {
 					put(rune(c), uint32(uint16(c)+delta))
 					continue
@@ -141,13 +143,14 @@ func glyphText(data []byte) map[uint16]rune {
 			return nil
 		}
 		groups := int(binary.BigEndian.Uint32(sub[12:]))
-		for k := 0; k < groups && 16+12*k+12 <= len(sub) && len(out) < 1<<16; k++ {
+		for k := 0; k < groups && 16+12*k+12 <= len(sub) && budget > 0; k++ {
 			g := sub[16+12*k:]
 			start, end, gid := binary.BigEndian.Uint32(g), binary.BigEndian.Uint32(g[4:]), binary.BigEndian.Uint32(g[8:])
 			if end < start || end-start > 0x10FFFF {
 				continue
 			}
-			for c := start; c <= end && c <= 0x10FFFF; c++ {
+			for c := start; c <= end && c <= 0x10FFFF && budget > 0; c++ {
+				budget--
 				put(rune(c), gid+c-start)
 			}
 		}

@@ -100,3 +100,21 @@ func TestPDFFormXObjectAndFieldText(t *testing.T) {
 func formStream(dict, content string) string {
 	return fmt.Sprintf("<< /Type /XObject /Subtype /Form %s /Length %d >>\nstream\n%s\nendstream", dict, len(content), content)
 }
+
+// FuzzFontParsers: ToUnicode maps, CFF programs and TrueType cmap tables from any bytes never
+// panic and never run long (the parsers bound what they read).
+func FuzzFontParsers(f *testing.F) {
+	f.Add([]byte("1 begincodespacerange <0000> <FFFF> endcodespacerange 2 beginbfrange <0001> <0005> <3042> <0010> <0012> [<41> <42> <43>] endbfrange"))
+	f.Add(cidCFF("Japan1"))
+	f.Add(trueTypeWithCmap(map[rune]uint32{'あ': 3, 'A': 4}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_ = cffOrdering(data)
+		_ = glyphText(data)
+		toks := cmapTokens(data)
+		_ = toks
+		m := parseToUnicode(data)
+		if m != nil {
+			m.lookup(2, 0x0001)
+		}
+	})
+}
