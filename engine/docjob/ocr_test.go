@@ -188,3 +188,65 @@ func TestOCRPagesInParallelWithProgress(t *testing.T) {
 		}
 	}
 }
+
+// A scanned page whose hidden text layer is in a font nothing decodes (an Identity-H CID font
+// without ToUnicode, of no known collection) is read by OCR from its image instead of its
+// text layer: the OCR text is the page's, the garbage never is, and the job says so.
+func TestOCRReadsPageWithUnreadableTextLayer(t *testing.T) {
+	if ok, why := OCRAvailable(); !ok {
+		t.Skipf("OCR not available: %s", why)
+	}
+	font := "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"
+	if _, err := exec.LookPath("convert"); err != nil {
+		t.Skip("ImageMagick (convert) is not installed")
+	}
+	if _, err := os.Stat(font); err != nil {
+		t.Skip("fonts-noto-cjk is not installed")
+	}
+	pngPath := filepath.Join(t.TempDir(), "scan.png")
+	if out, err := exec.Command("convert", "-size", "1200x400", "xc:white", "-font", font, "-pointsize", "60", "-fill", "black",
+		"-annotate", "+100+200", "Delta quotation", "-type", "Grayscale", pngPath).CombinedOutput(); err != nil {
+		t.Fatalf("convert: %v\n%s", err, out)
+	}
+	f, err := os.Open(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw bytes.Buffer
+	bd := img.Bounds()
+	for y := bd.Min.Y; y < bd.Max.Y; y++ {
+		for x := bd.Min.X; x < bd.Max.X; x++ {
+			raw.WriteByte(color.GrayModel.Convert(img.At(x, y)).(color.Gray).Y)
+		}
+	}
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	zw.Write(raw.Bytes())
+	zw.Close()
+	w, h := float64(bd.Dx())*72/150, float64(bd.Dy())*72/150
+	content := fmt.Sprintf("q %.2f 0 0 %.2f 0 0 cm /Im1 Do Q BT 3 Tr /F1 20 Tf 50 100 Td <0201034104520563067407850896> Tj ET", w, h)
+	data := rawPDF("<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f] /Resources << /XObject << /Im1 4 0 R >> /Font << /F1 6 0 R >> >> /Contents 5 0 R >>", w, h),
+		fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n%s\nendstream",
+			bd.Dx(), bd.Dy(), z.Len(), z.Bytes()),
+		pdfStream([]byte(content)),
+		"<< /Type /Font /Subtype /Type0 /BaseFont /GlyphOnlyFont /Encoding /Identity-H /DescendantFonts [7 0 R] >>",
+		"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /GlyphOnlyFont /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /DW 1000 >>")
+	d, err := convertPDF(t.Context(), data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, en, ja := d.status()
+	if st != StatusPartial || !strings.Contains(en, "GlyphOnlyFont") || !strings.Contains(en, "read by OCR instead") || !strings.Contains(ja, "OCR") {
+		t.Fatalf("status %s %q %q", st, en, ja)
+	}
+	if len(d.OCRPages) != 1 || !strings.Contains(d.Markdown, "Delta") || !strings.Contains(d.Markdown, ocrNote) {
+		t.Fatalf("ocr pages %v:\n%s", d.OCRPages, d.Markdown)
+	}
+}

@@ -298,10 +298,10 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 			if err != nil {
 				return err
 			}
-			var bad []string
-			bad, spans = unreadableFonts(spans)
+			bad, kept, dropped := unreadableFonts(spans)
+			spans = kept
 			if len(bad) > 0 {
-				unreadable = append(unreadable, UnreadablePage{Page: i, Fonts: bad})
+				unreadable = append(unreadable, UnreadablePage{Page: i, Fonts: bad, dropped: dropped})
 			}
 			text = logicalOrder(layoutText(spans))
 			return nil
@@ -326,7 +326,9 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 		if ok, _ := OCRAvailable(); ok {
 			want := append([]int(nil), empty...)
 			for _, u := range unreadable {
-				want = append(want, u.Page)
+				if u.dropped { // a page with holes only keeps its own text: OCR may know its script less well
+					want = append(want, u.Page)
+				}
 			}
 			ocr := ocrPages(ctx, body, want, func(done, total int) {
 				if opt.Progress != nil {
@@ -346,7 +348,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 			// A page whose text layer is unreadable is read from its image instead: OCR is
 			// checked against the original, garbled text never is.
 			for k, u := range unreadable {
-				if t := pageText(normalizeOCR(ocr[u.Page])); t != "" {
+				if t := pageText(normalizeOCR(ocr[u.Page])); t != "" && u.dropped {
 					texts[u.Page-1] = t
 					unreadable[k].OCR = true
 					d.OCRPages = append(d.OCRPages, u.Page)
@@ -572,6 +574,9 @@ type UnreadablePage struct {
 	Page  int      `json:"page"`
 	Fonts []string `json:"fonts"`
 	OCR   bool     `json:"ocr,omitempty"`
+	// dropped: some font's text was left out whole (the page then goes to OCR); else only
+	// characters the fonts have no text for were.
+	dropped bool
 }
 
 func unreadableOn(us []UnreadablePage, page int) *UnreadablePage {

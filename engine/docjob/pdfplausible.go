@@ -121,8 +121,9 @@ func soupRune(r rune) bool {
 }
 
 // unreadableFonts measures spans by font and returns the fonts whose text on the page is
-// unreadable (their BaseFont names, in the order first shown) and the spans without them.
-func unreadableFonts(spans []span) (names []string, kept []span) {
+// unreadable (their BaseFont names, in the order first shown) and the spans without their bad
+// text; dropped: some font's text was left out whole (not only its holes).
+func unreadableFonts(spans []span) (names []string, kept []span, dropped bool) {
 	var fonts []*pageFont
 	var tallies []fontTally
 	for i := range spans {
@@ -162,7 +163,7 @@ func unreadableFonts(spans []span) (names []string, kept []span) {
 		}
 	}
 	if len(names) == 0 {
-		return nil, spans
+		return nil, spans, false
 	}
 	kept = make([]span, 0, len(spans))
 	for _, s := range spans {
@@ -174,7 +175,7 @@ func unreadableFonts(spans []span) (names []string, kept []span) {
 		}
 		kept = append(kept, s)
 	}
-	return names, kept
+	return names, kept, len(bad) > 0
 }
 
 // mostlyReadable: the font's text on the page is language with holes (codes it has no text
