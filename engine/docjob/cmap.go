@@ -12,12 +12,15 @@ import (
 	"unicode/utf8"
 )
 
-// Predefined CMaps: older Japanese report generators write text in a font JobDesk does not have
-// (HeiseiMin-W3, HeiseiKakuGo-W5, not embedded), naming one of Adobe's predefined CMaps as its
-// encoding (90ms-RKSJ-H, UniJIS-UCS2-H, …) and giving no ToUnicode map. The text is then read
-// code → CID through that CMap and CID → Unicode through Adobe-Japan1's table, both shipped in
-// cmaps/ (generated from Adobe's files by scripts/gencmaps; licence in cmaps/LICENSE), so
-// conversion stays offline.
+// Predefined CMaps: older Japanese, Chinese and Korean report generators write text in a font
+// JobDesk does not have (HeiseiMin-W3, Ryumin-Light, SimSun, not embedded), naming one of
+// Adobe's predefined CMaps as its encoding (90ms-RKSJ-H, UniJIS-UCS2-H, GBK-EUC-H, B5pc-H,
+// KSCms-UHC-H, …) and giving no ToUnicode map; others name Identity-H/V and give only their
+// character collection (CIDSystemInfo's Ordering). The text is then read code → CID through
+// that CMap (or the code is the CID) and CID → Unicode through the collection's table
+// (Adobe-Japan1, -GB1, -CNS1, -Korea1), all shipped in cmaps/ (generated from Adobe's files by
+// scripts/gencmaps; each collection's licence beside its tables: cmaps/LICENSE for Japan1,
+// cmaps/LICENSE-GB1, …), so conversion stays offline.
 
 //go:generate go run ../../scripts/gencmaps -src /usr/share/poppler -out cmaps
 
@@ -37,10 +40,11 @@ type codeSpace struct {
 	lo, hi [4]byte
 }
 
-// cidCMap is a predefined CMap: code → CID.
+// cidCMap is a predefined CMap: code → CID in its character collection (ordering).
 type cidCMap struct {
-	spaces []codeSpace
-	ranges []cidRange // sorted by n, then lo
+	ordering string
+	spaces   []codeSpace
+	ranges   []cidRange // sorted by n, then lo
 }
 
 // cid returns the CID of code (n bytes) and whether the CMap maps it.
@@ -81,8 +85,8 @@ func (m *cidCMap) codeLen(s string) int {
 var (
 	cmapMu     sync.Mutex
 	cmapLoaded = map[string]*cidCMap{}
-	japan1Once sync.Once
-	japan1UCS  []rune // CID → Unicode (0: none)
+	ucsMu      sync.Mutex
+	ucsLoaded  = map[string][]rune{} // ordering → CID → Unicode (0: none)
 )
 
 // loadCMap returns the embedded CMap name (a horizontal one), or nil when it is not shipped.
@@ -101,6 +105,8 @@ func loadCMap(name string) *cidCMap {
 			for sc.Scan() {
 				fs := strings.Fields(sc.Text())
 				switch {
+				case len(fs) == 2 && fs[0] == "ordering":
+					m.ordering = fs[1]
 				case len(fs) == 4 && fs[0] == "space":
 					n, _ := strconv.Atoi(fs[1])
 					if n < 1 || n > 4 || len(fs[2]) != 2*n || len(fs[3]) != 2*n {
@@ -126,44 +132,61 @@ func loadCMap(name string) *cidCMap {
 	return m
 }
 
-// japan1Text returns the Unicode text of an Adobe-Japan1 CID (0 when it has none).
-func japan1Text(cid uint32) rune {
-	japan1Once.Do(func() {
-		f, err := cmapFiles.Open("cmaps/Adobe-Japan1-UCS.gz")
-		if err != nil {
-			return
-		}
-		defer f.Close()
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			return
-		}
-		sc := bufio.NewScanner(zr)
-		for sc.Scan() {
-			v, _ := strconv.ParseUint(strings.TrimSpace(sc.Text()), 16, 32)
-			if v == 0xA0 {
-				v = ' '
-			}
-			japan1UCS = append(japan1UCS, rune(v))
-		}
-	})
-	if int(cid) < len(japan1UCS) {
-		return japan1UCS[cid]
+// cidText returns the Unicode text of a CID of the character collection ordering (Japan1, GB1,
+// CNS1, Korea1), or 0 when it has none or the collection is not shipped.
+func cidText(ordering string, cid uint32) rune {
+	t := ucsTable(ordering)
+	if int(cid) < len(t) {
+		return t[cid]
 	}
 	return 0
 }
 
-// predefinedEncoding decodes strings shown in a font whose encoding is a predefined
-// Adobe-Japan1 CMap.
+// hasCollection reports whether the table of the character collection ordering is shipped.
+func hasCollection(ordering string) bool { return len(ucsTable(ordering)) > 0 }
+
+func ucsTable(ordering string) []rune {
+	ucsMu.Lock()
+	defer ucsMu.Unlock()
+	if t, ok := ucsLoaded[ordering]; ok {
+		return t
+	}
+	var t []rune
+	if strings.IndexByte(ordering, '/') < 0 && strings.IndexByte(ordering, '.') < 0 && ordering != "" {
+		if f, err := cmapFiles.Open("cmaps/Adobe-" + ordering + "-UCS.gz"); err == nil {
+			if zr, err := gzip.NewReader(f); err == nil {
+				sc := bufio.NewScanner(zr)
+				for sc.Scan() {
+					v, _ := strconv.ParseUint(strings.TrimSpace(sc.Text()), 16, 32)
+					if v == 0xA0 {
+						v = ' '
+					}
+					t = append(t, rune(v))
+				}
+			}
+			f.Close()
+		}
+	}
+	ucsLoaded[ordering] = t
+	return t
+}
+
+// predefinedEncoding decodes strings shown in a font whose encoding is a predefined CMap.
 type predefinedEncoding struct {
 	unicode string   // "UCS2", "UTF16", "UTF32", "UTF8" for a Unicode-keyed CMap, else ""
-	cmap    *cidCMap // the CMap (UniJIS-UTF32-H for the Unicode-keyed ones)
+	cmap    *cidCMap // the CMap (Uni…-UTF32-H of its collection for the Unicode-keyed ones)
 }
 
 // newPredefinedEncoding returns the decoder of the predefined CMap name, or nil when JobDesk
 // does not ship it. A vertical CMap (-V) reads as its horizontal one: vertical glyph variants
 // stand for the same text.
 func newPredefinedEncoding(name string) *predefinedEncoding {
+	if name == "H" || name == "V" { // JIS X 0208 codes, Adobe-Japan1
+		if m := loadCMap("H"); m != nil {
+			return &predefinedEncoding{cmap: m}
+		}
+		return nil
+	}
 	base, ok := strings.CutSuffix(name, "-V")
 	if !ok {
 		base, ok = strings.CutSuffix(name, "-H")
@@ -171,10 +194,13 @@ func newPredefinedEncoding(name string) *predefinedEncoding {
 	if !ok {
 		return nil
 	}
-	if strings.HasPrefix(base, "UniJIS") {
+	for _, uni := range []string{"UniJIS", "UniGB", "UniCNS", "UniKS"} {
+		if !strings.HasPrefix(base, uni+"-") {
+			continue
+		}
 		for _, u := range []string{"UCS2", "UTF16", "UTF32", "UTF8"} {
 			if strings.HasSuffix(base, "-"+u) || strings.HasSuffix(base, "-"+u+"-HW") {
-				if m := loadCMap("UniJIS-UTF32-H"); m != nil {
+				if m := loadCMap(uni + "-UTF32-H"); m != nil {
 					return &predefinedEncoding{unicode: u, cmap: m}
 				}
 			}
@@ -188,14 +214,15 @@ func newPredefinedEncoding(name string) *predefinedEncoding {
 }
 
 // Decode returns the text of raw, a string of codes: code → CID through the CMap, CID → Unicode
-// through Adobe-Japan1. A Unicode-keyed code whose CID has no text keeps its own code point.
+// through its collection. A Unicode-keyed code whose CID has no text keeps its own code point;
+// a byte-keyed code without text reads as U+FFFD (so an unmapped code is seen, not lost).
 func (e *predefinedEncoding) Decode(raw string) string {
 	var b strings.Builder
 	if e.unicode != "" {
 		for _, cp := range unicodeCodes(e.unicode, raw) {
 			r := cp
 			if cid, ok := e.cmap.cid(4, uint32(cp)); ok {
-				if t := japan1Text(cid); t != 0 {
+				if t := cidText(e.cmap.ordering, cid); t != 0 {
 					r = t
 				}
 			}
@@ -212,11 +239,7 @@ func (e *predefinedEncoding) Decode(raw string) string {
 			code = code<<8 | uint32(raw[k])
 		}
 		raw = raw[n:]
-		if cid, ok := e.cmap.cid(n, code); ok {
-			if t := japan1Text(cid); t != 0 {
-				b.WriteRune(t)
-			}
-		}
+		b.WriteRune(e.cidRune(n, code))
 	}
 	return b.String()
 }
@@ -247,4 +270,14 @@ func unicodeCodes(form, raw string) []rune {
 		}
 	}
 	return out
+}
+
+// cidRune is the text of a byte-keyed code of n bytes, U+FFFD when it has none.
+func (e *predefinedEncoding) cidRune(n int, code uint32) rune {
+	if cid, ok := e.cmap.cid(n, code); ok {
+		if t := cidText(e.cmap.ordering, cid); t != 0 {
+			return t
+		}
+	}
+	return '\uFFFD'
 }

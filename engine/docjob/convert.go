@@ -92,6 +92,9 @@ type Doc struct {
 	PageLimit int `json:"page_limit,omitempty"`
 	// OCRPages lists the pages whose text came from OCR.
 	OCRPages []int `json:"ocr_pages,omitempty"`
+	// UnreadablePages lists the PDF pages whose text layer is not readable text in some font
+	// (mojibake), with the fonts; their text in those fonts is never reported as converted.
+	UnreadablePages []UnreadablePage `json:"unreadable_pages,omitempty"`
 	// BadBytes counts the bytes of a UTF-8 text or CSV file that could not be read and were
 	// replaced with U+FFFD (the conversion is then partial).
 	BadBytes int `json:"bad_bytes,omitempty"`
@@ -150,6 +153,10 @@ func (d *Doc) status() (st Status, en, ja string) {
 	if d.PageLimit > 0 {
 		why = append(why, fmt.Sprintf("only the first %d pages were read (the limit is %d pages per document)", d.PageLimit, d.PageLimit))
 		whyJa = append(whyJa, fmt.Sprintf("先頭の %d ページだけを読み取りました（1 文書あたりの上限は %d ページです）", d.PageLimit, d.PageLimit))
+	}
+	if len(d.UnreadablePages) > 0 {
+		en, ja := unreadableReason(d.UnreadablePages)
+		why, whyJa = append(why, en), append(whyJa, ja)
 	}
 	if d.BadBytes > 0 {
 		unit, verb := "bytes", "were"

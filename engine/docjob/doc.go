@@ -6,9 +6,12 @@
 // The pieces:
 //
 //   - PDF text is read page by page (at most Options.MaxPages pages), with spaces put back from
-//     the gaps between words placed one by one, fonts with predefined Adobe-Japan1 CMaps decoded
-//     through tables embedded from cmaps/, and scanned pages read by OCR when tesseract is
-//     installed (marked in the Markdown and in ocr_pages so figures get checked).
+//     the gaps between words placed one by one, composite fonts decoded through their ToUnicode
+//     map, predefined CMaps and the Adobe-Japan1, -GB1, -CNS1 and -Korea1 tables embedded from
+//     cmaps/ (pdfcid.go), vertical writing read right to left, and scanned pages read by OCR
+//     when tesseract is installed (marked in the Markdown and in ocr_pages so figures get
+//     checked). Text that is no language in some font (pdfplausible.go) is never reported as
+//     converted: it is left out or read by OCR, and the conversion is partial.
 //   - Office Open XML packages (DOCX, PPTX, XLSX charts) are read part by part through one
 //     reader (ooxml.go) that bounds every part and the package's expanded size; pictures are
 //     extracted beside the Markdown (Doc.Assets, written by the handler into NAME_SHA8_files/),

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -243,7 +245,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 		return nil, nil, errDamaged(KindPDF, err)
 	}
 	limit := opt.maxPages()
-	var pages []pdf.Page
+	var pages []treePage
 	_ = safeCall(func() error { pdfPages(r, limit+1, &pages); return nil })
 	n := len(pages)
 	if declared > n && declared <= limit {
@@ -263,7 +265,16 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 	var failed []int
 	texts := make([]string, n)
 	var empty, truncated []int
+	var unreadable []UnreadablePage
 	fonts := fontCache{}
+	// Progress: reading the text layer takes the bar to 90 %; where OCR may run (it takes a
+	// few seconds a page, reading text milliseconds), to 10 %, and OCR the rest.
+	ocrFrom := 90.0
+	if !opt.NoOCR {
+		if ok, _ := OCRAvailable(); ok {
+			ocrFrom = 10
+		}
+	}
 	for i := 1; i <= n; i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -272,14 +283,14 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 		perr := safeCall(func() error {
 			// Only pages the bounded walk found are read: the reader's own lookup loops for ever
 			// on a page tree that contains itself.
-			var p pdf.Page
+			var p treePage
 			if i <= len(pages) {
 				p = pages[i-1]
 			}
 			if p.V.IsNull() {
 				return errors.New("missing page object")
 			}
-			spans, err := pageSpans(ctx, p, fonts)
+			spans, err := pageSpansIn(ctx, p.Page, p.res, fonts)
 			if errors.Is(err, errPageTooLarge) {
 				truncated = append(truncated, i)
 				err = nil
@@ -287,7 +298,12 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 			if err != nil {
 				return err
 			}
-			text = layoutText(spans)
+			bad, kept, dropped := unreadableFonts(spans)
+			spans = kept
+			if len(bad) > 0 {
+				unreadable = append(unreadable, UnreadablePage{Page: i, Fonts: bad, dropped: dropped})
+			}
+			text = logicalOrder(layoutText(spans))
 			return nil
 		})
 		if err := ctx.Err(); err != nil {
@@ -299,16 +315,26 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 		}
 		text = pageText(text)
 		texts[i-1] = text
-		if text == "" && perr == nil {
+		if text == "" && perr == nil && unreadableOn(unreadable, i) == nil {
 			empty = append(empty, i)
 		}
 		if opt.Progress != nil && (i%8 == 0 || i == n) {
-			opt.Progress(float64(i)*90/float64(n), fmt.Sprintf("page %d of %d", i, n))
+			opt.Progress(float64(i)*ocrFrom/float64(n), fmt.Sprintf("page %d of %d", i, n))
 		}
 	}
-	if len(empty) > 0 && !opt.NoOCR {
+	if (len(empty) > 0 || len(unreadable) > 0) && !opt.NoOCR {
 		if ok, _ := OCRAvailable(); ok {
-			ocr := ocrPages(ctx, body, empty)
+			want := append([]int(nil), empty...)
+			for _, u := range unreadable {
+				if u.dropped { // a page with holes only keeps its own text: OCR may know its script less well
+					want = append(want, u.Page)
+				}
+			}
+			ocr := ocrPages(ctx, body, want, func(done, total int) {
+				if opt.Progress != nil {
+					opt.Progress(ocrFrom+(99-ocrFrom)*float64(done)/float64(total), fmt.Sprintf("OCR: page %d of %d", done, total))
+				}
+			})
 			var still []int
 			for _, p := range empty {
 				if t := pageText(normalizeOCR(ocr[p])); t != "" {
@@ -319,15 +345,34 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 				}
 			}
 			empty = still
+			// A page whose text layer is unreadable is read from its image instead: OCR is
+			// checked against the original, garbled text never is.
+			for k, u := range unreadable {
+				if t := pageText(normalizeOCR(ocr[u.Page])); t != "" && u.dropped {
+					texts[u.Page-1] = t
+					unreadable[k].OCR = true
+					d.OCRPages = append(d.OCRPages, u.Page)
+				}
+			}
+			slices.Sort(d.OCRPages)
 		} else {
 			d.Notes = append(d.Notes, "OCR is not available (install tesseract-ocr and tesseract-ocr-jpn to read scanned pages)")
 		}
 	}
+	d.UnreadablePages = unreadable
 	for i, t := range texts {
 		fmt.Fprintf(&b, "## Page %d\n\n", i+1)
 		if t == "" && containsInt(failed, i+1) {
 			b.WriteString("> (this page is damaged and could not be read)\n\n")
 			continue
+		}
+		u := unreadableOn(unreadable, i+1)
+		if u != nil && !u.OCR {
+			fmt.Fprintf(&b, "> (characters in %s on this page could not be decoded and are left out / このページの %s の文字は読み取れないため省きました)\n\n",
+				strings.Join(u.Fonts, ", "), strings.Join(u.Fonts, "、"))
+			if t == "" {
+				continue
+			}
 		}
 		if t == "" {
 			b.WriteString("> (no text layer)\n\n")
@@ -343,7 +388,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 	d.Markdown = b.String()
 	d.NoTextPages = empty
 	switch {
-	case len(empty) > 0 || len(failed) > 0 || len(truncated) > 0 || d.PageLimit > 0:
+	case len(empty) > 0 || len(failed) > 0 || len(truncated) > 0 || d.PageLimit > 0 || len(unreadable) > 0:
 		d.Method = MethodPartial
 	case len(d.OCRPages) > 0:
 		d.Method = MethodOCR
@@ -354,14 +399,23 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 	return d, failed, nil
 }
 
+// treePage is a page found in the page tree with the resources it inherits from its
+// ancestors (Null when none has any).
+type treePage struct {
+	pdf.Page
+	res pdf.Value
+}
+
 // pdfPages appends the document's pages to out in order, walking the page tree once: the
 // reader's Page(i) walks it from the root for every page, which made a 240-page file quadratic.
-// It stops after max pages or 4×max+1024 tree nodes (a cyclic tree); a node that cannot be read
-// stands for one missing page.
-func pdfPages(r *pdf.Reader, max int, out *[]pdf.Page) {
+// Each node is read once, and the resources a node passes down are carried along the walk
+// rather than looked up through each page's /Parent (which reads the parent, with its array of
+// tens of thousands of kids, again for every page). It stops after max pages or 4×max+1024
+// tree nodes (a cyclic tree); a node that cannot be read stands for one missing page.
+func pdfPages(r *pdf.Reader, max int, out *[]treePage) {
 	budget := 4*max + 1024
-	var walk func(v pdf.Value, depth int)
-	walk = func(v pdf.Value, depth int) {
+	var walk func(v pdf.Value, inherited pdf.Value, depth int)
+	walk = func(v pdf.Value, inherited pdf.Value, depth int) {
 		budget--
 		if depth > 64 || budget < 0 || len(*out) >= max {
 			return
@@ -370,20 +424,23 @@ func pdfPages(r *pdf.Reader, max int, out *[]pdf.Page) {
 			if recover() != nil && len(*out) < max {
 				// A damaged node: its page (one, as far as can be told) is missing, and the
 				// pages after it keep their numbers.
-				*out = append(*out, pdf.Page{})
+				*out = append(*out, treePage{})
 			}
 		}()
+		if res := v.Key("Resources"); res.Kind() == pdf.Dict {
+			inherited = res
+		}
 		switch v.Key("Type").Name() {
 		case "Pages":
 			kids := v.Key("Kids")
 			for i := 0; i < kids.Len() && len(*out) < max && budget >= 0; i++ {
-				walk(kids.Index(i), depth+1)
+				walk(kids.Index(i), inherited, depth+1)
 			}
 		case "Page":
-			*out = append(*out, pdf.Page{V: v})
+			*out = append(*out, treePage{Page: pdf.Page{V: v}, res: inherited})
 		}
 	}
-	walk(r.Trailer().Key("Root").Key("Pages"), 0)
+	walk(r.Trailer().Key("Root").Key("Pages"), pdf.Value{}, 0)
 }
 
 // pageText cleans one page's raw text: normalised characters, trimmed lines, at most one blank
@@ -437,8 +494,11 @@ func OCRAvailable() (ok bool, reason string) {
 	return ocrOK, ocrReason
 }
 
-// ocrPages renders each listed page with pdftoppm and reads it with tesseract (jpn+eng).
-func ocrPages(ctx context.Context, body []byte, pages []int) map[int]string {
+// ocrPages renders each listed page with pdftoppm and reads it with tesseract (jpn+eng), the
+// pages in parallel, as many at a time as the machine has cores (each tesseract on one thread,
+// so they do not crowd each other out). progress, when set, is told each page done (done of
+// total), from one goroutine at a time.
+func ocrPages(ctx context.Context, body []byte, pages []int, progress func(done, total int)) map[int]string {
 	res := map[int]string{}
 	dir, err := os.MkdirTemp("", "jobdesk-ocr-")
 	if err != nil {
@@ -449,22 +509,54 @@ func ocrPages(ctx context.Context, body []byte, pages []int) map[int]string {
 	if os.WriteFile(in, body, 0o600) != nil {
 		return res
 	}
+	workers := min(runtime.NumCPU(), len(pages))
+	var mu sync.Mutex
+	done := 0
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range next {
+				text, ok := ocrPage(ctx, dir, in, p)
+				mu.Lock()
+				if ok {
+					res[p] = text
+				}
+				done++
+				if progress != nil {
+					progress(done, len(pages))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
 	for _, p := range pages {
 		if ctx.Err() != nil {
 			break
 		}
-		prefix := filepath.Join(dir, fmt.Sprintf("p%d", p))
-		ps := fmt.Sprint(p)
-		if err := exec.CommandContext(ctx, "pdftoppm", "-r", "300", "-gray", "-png", "-singlefile", "-f", ps, "-l", ps, in, prefix).Run(); err != nil {
-			continue
-		}
-		out, err := exec.CommandContext(ctx, "tesseract", prefix+".png", "stdout", "-l", "jpn+eng").Output()
-		if err != nil {
-			continue
-		}
-		res[p] = strings.ReplaceAll(string(out), "\f", "")
+		next <- p
 	}
+	close(next)
+	wg.Wait()
 	return res
+}
+
+// ocrPage renders page p of the PDF at in into dir and reads it.
+func ocrPage(ctx context.Context, dir, in string, p int) (string, bool) {
+	prefix := filepath.Join(dir, fmt.Sprintf("p%d", p))
+	ps := fmt.Sprint(p)
+	if err := exec.CommandContext(ctx, "pdftoppm", "-r", "300", "-gray", "-png", "-singlefile", "-f", ps, "-l", ps, in, prefix).Run(); err != nil {
+		return "", false
+	}
+	cmd := exec.CommandContext(ctx, "tesseract", prefix+".png", "stdout", "-l", "jpn+eng")
+	cmd.Env = append(os.Environ(), "OMP_THREAD_LIMIT=1")
+	out, err := cmd.Output()
+	if err != nil {
+		return "", false
+	}
+	return strings.ReplaceAll(string(out), "\f", ""), true
 }
 
 func containsInt(xs []int, x int) bool {
@@ -474,4 +566,24 @@ func containsInt(xs []int, x int) bool {
 		}
 	}
 	return false
+}
+
+// UnreadablePage is a PDF page whose text layer, in the fonts named, is not readable text
+// (see pdfplausible.go); OCR: the page was read by OCR instead.
+type UnreadablePage struct {
+	Page  int      `json:"page"`
+	Fonts []string `json:"fonts"`
+	OCR   bool     `json:"ocr,omitempty"`
+	// dropped: some font's text was left out whole (the page then goes to OCR); else only
+	// characters the fonts have no text for were.
+	dropped bool
+}
+
+func unreadableOn(us []UnreadablePage, page int) *UnreadablePage {
+	for i := range us {
+		if us[i].Page == page {
+			return &us[i]
+		}
+	}
+	return nil
 }

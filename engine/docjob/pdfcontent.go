@@ -55,7 +55,7 @@ var contentOps = map[string]string{}
 
 func init() {
 	for _, op := range []string{"q", "Q", "cm", "BT", "ET", "Tf", "TL", "Tc", "Tw", "Tz", "Td", "TD",
-		"Tm", "T*", "Tj", "'", "\"", "TJ"} {
+		"Tm", "T*", "Tj", "'", "\"", "TJ", "Do"} {
 		contentOps[op] = op
 	}
 }

@@ -37,6 +37,9 @@ const (
 
 // layoutText returns a page's text in reading order (see above).
 func layoutText(spans []span) string {
+	if v, ok := verticalOrder(spans); ok {
+		return spansText(v)
+	}
 	l := newLayout(spans)
 	if l == nil {
 		return spansText(spans)
@@ -554,4 +557,62 @@ func (l *layout) render() string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// verticalOrder returns a page written vertically only (every string in a vertical font) in
+// reading order: its columns right to left, each top to bottom (strings at one height keep
+// stream order). ok is false when some string is horizontal.
+func verticalOrder(spans []span) (out []span, ok bool) {
+	for _, s := range spans {
+		if s.font != nil && !s.font.vertical {
+			return nil, false
+		}
+		if s.font == nil && !math.IsNaN(s.x) {
+			return nil, false
+		}
+	}
+	for _, s := range spans {
+		if s.font != nil && !math.IsNaN(s.x) && !math.IsNaN(s.y) && !math.IsInf(s.x, 0) && !math.IsInf(s.y, 0) {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, false
+	}
+	slices.SortStableFunc(out, func(a, b span) int {
+		switch {
+		case a.x > b.x:
+			return -1
+		case a.x < b.x:
+			return 1
+		}
+		return 0
+	})
+	// Columns: strings whose x lies within 0.6 em of the column's first.
+	for i := 0; i < len(out); {
+		size := out[i].size
+		if size <= 0 || math.IsNaN(size) {
+			size = 10
+		}
+		j := i + 1
+		for j < len(out) && out[i].x-out[j].x <= 0.6*size {
+			j++
+		}
+		col := out[i:j]
+		slices.SortStableFunc(col, func(a, b span) int {
+			switch {
+			case a.y > b.y:
+				return -1
+			case a.y < b.y:
+				return 1
+			}
+			return 0
+		})
+		// one column, one x: spansText joins its strings top to bottom
+		for k := range col {
+			col[k].x = col[0].x
+		}
+		i = j
+	}
+	return out, true
 }

@@ -322,3 +322,48 @@ BT /F1 7 Tf 1 0 0 1 107 697 Tm (1) Tj ET`
 		t.Errorf("got %q", got)
 	}
 }
+
+// Words of a tightly set line (LaTeX: the spaces are TJ moves of a quarter em or less, the
+// kerning between letters a few hundredths) keep their spaces, judged against the font's own
+// space width; kerning inside a word and moves between Japanese characters add none.
+func TestTightLineSpaces(t *testing.T) {
+	latex := makePDF(t, []byte(`BT /F1 10 Tf 72 700 Td
+[(Large)-248(language)-247(mo)-28(dels)-248(\(LLMs\))-249(are)-150(b)-28(ecoming)]TJ ET`))
+	d, err := convertPDF(t.Context(), latex, Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.Markdown, "Large language models (LLMs) are becoming") {
+		t.Fatalf("tight line:\n%s", d.Markdown)
+	}
+	// Courier's space is 0.6 em: a move of 0.2 em is no word gap, 0.35 em is.
+	d, err = convertPDF(t.Context(), courierPDF(`BT /F1 10 Tf 72 700 Td [(ab)-200(cd)-350(ef)]TJ ET`), Options{NoOCR: true})
+	if err != nil || !strings.Contains(d.Markdown, "abcd ef") {
+		t.Fatalf("%v:\n%s", err, d.Markdown)
+	}
+	ja := cjkPDF(cidFont{base: "Ryumin-Light", encoding: "Identity-H", ordering: "Japan1"},
+		"BT /F1 10 Tf 72 700 Td ["+hexCodes([]uint16{843, 3284})+" -150 "+hexCodes([]uint16{3722, 1952})+"] TJ ET")
+	d, err = convertPDF(t.Context(), ja, Options{NoOCR: true})
+	if err != nil || !strings.Contains(d.Markdown, "あ日本語") {
+		t.Fatalf("%v:\n%s", err, d.Markdown)
+	}
+}
+
+// Words placed one by one are weighed against the font's own space too: in a font whose space
+// is a quarter em, words 0.13 em apart are words (a fixed 0.15 em would glue them), letters
+// 0.05 em apart are not.
+func TestPositionedWordsNarrowSpace(t *testing.T) {
+	widths := "250" + strings.Repeat(" 500", 94)
+	data := rawPDF("<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Narrow-Roman /FirstChar 32 /LastChar 126 /Widths ["+widths+"] >>",
+		// 10 points: "two" ends at 115; "words" starts 1.3 points (0.13 em) later; "ab" then
+		// "cd" 0.5 points (0.05 em) after it.
+		pdfStream([]byte("BT /F1 10 Tf 1 0 0 1 100 700 Tm (two) Tj 1 0 0 1 116.3 700 Tm (words) Tj ET\n"+
+			"BT /F1 10 Tf 1 0 0 1 100 680 Tm (ab) Tj 1 0 0 1 110.5 680 Tm (cd) Tj ET\n")))
+	d, err := convertPDF(t.Context(), data, Options{NoOCR: true})
+	if err != nil || !strings.Contains(d.Markdown, "two words") || !strings.Contains(d.Markdown, "abcd") {
+		t.Fatalf("%v:\n%s", err, d.Markdown)
+	}
+}

@@ -22,6 +22,8 @@ type span struct {
 	// rest: a stretch after the first of a string split at wide runs of spaces (splitWide);
 	// continuing a line, it counts as starting where the string does.
 	rest bool
+	// font is the font the string is shown in (nil for a word-gap mark).
+	font *pageFont
 }
 
 type mat [6]float64
@@ -78,7 +80,12 @@ type kern struct {
 // It panics on malformed content (callers recover). docFonts keeps the fonts read on earlier pages
 // of the document (nil: none kept).
 func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span, err error) {
-	if p.V.IsNull() || p.V.Key("Contents").Kind() == pdf.Null {
+	return pageSpansIn(ctx, p, p.Resources(), docFonts)
+}
+
+// pageSpansIn is pageSpans for a page whose resources (its own or inherited) are res.
+func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCache) (out []span, err error) {
+	if p.V.IsNull() || (p.V.Key("Contents").Kind() == pdf.Null && p.V.Key("Annots").Kind() == pdf.Null) {
 		return nil, nil
 	}
 	defer func() {
@@ -92,7 +99,7 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 	}()
 	ops := 0
 	fonts := map[string]*pageFont{} // by resource name
-	res := pageFonts{p: p}
+	pres := pageFonts{res: res}
 	ts := textState{ctm: identity, size: 1, scale: 1}
 	tm, tlm := identity, identity
 	var stack []textState
@@ -131,7 +138,7 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 		if upright && strings.Contains(s, "  ") && splitWide(&ts, m, size, raw, kerns, add) {
 			return
 		}
-		add(span{x: m[4], y: m[5], size: size, end: end, text: s, upright: upright})
+		add(span{x: m[4], y: m[5], size: size, end: end, text: s, upright: upright, font: enc})
 	}
 	num := func(v operand) float64 { return v.num }
 	nextLine := func() {
@@ -139,7 +146,31 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 		tm = tlm
 	}
 	var kerns []kern
-	interpretContent(contentReader(p.V.Key("Contents")), func(op string, args []operand) {
+	forms, formDepth := 0, 0
+	var handle func(op string, args []operand)
+	// drawForm interprets the content of the form XObject (or annotation appearance) xo, drawn
+	// with the extra matrix m, in a graphics state of its own.
+	drawForm := func(xo pdf.Value, m mat) {
+		if forms >= maxPageForms || formDepth >= maxFormDepth {
+			return
+		}
+		forms++
+		formDepth++
+		savedTS, savedTm, savedTlm, savedStack, savedFonts, savedRes := ts, tm, tlm, stack, fonts, pres
+		if mx := xo.Key("Matrix"); mx.Len() == 6 {
+			m = mat{mx.Index(0).Float64(), mx.Index(1).Float64(), mx.Index(2).Float64(),
+				mx.Index(3).Float64(), mx.Index(4).Float64(), mx.Index(5).Float64()}.mul(m)
+		}
+		ts.ctm = m.mul(ts.ctm)
+		stack = nil
+		if r := xo.Key("Resources"); r.Kind() == pdf.Dict {
+			fonts, pres = map[string]*pageFont{}, pageFonts{res: r}
+		}
+		interpretContent(xo.Reader(), handle)
+		ts, tm, tlm, stack, fonts, pres = savedTS, savedTm, savedTlm, savedStack, savedFonts, savedRes
+		formDepth--
+	}
+	handle = func(op string, args []operand) {
 		if ops++; ops&1023 == 0 && ctx.Err() != nil {
 			panic(stopPage{ctx.Err()})
 		}
@@ -165,7 +196,7 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 				name := args[0].name()
 				f, ok := fonts[name]
 				if !ok {
-					f = docFonts.font(&res, name)
+					f = docFonts.font(&pres, name)
 					fonts[name] = f
 				}
 				ts.font = f
@@ -201,6 +232,13 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 				tlm = mat{num(args[0]), num(args[1]), num(args[2]), num(args[3]), num(args[4]), num(args[5])}
 				tm = tlm
 			}
+		case "Do":
+			if n == 1 {
+				xo := pres.res.Key("XObject").Key(args[0].name())
+				if xo.Kind() == pdf.Stream && xo.Key("Subtype").Name() == "Form" {
+					drawForm(xo, identity)
+				}
+			}
 		case "T*":
 			nextLine()
 		case "Tj":
@@ -232,12 +270,14 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 					if x.kind != opNumber {
 						continue
 					}
-					// a large negative kerning is a word gap in Latin text
-					if x.num < -250 && b.Len() > 0 {
+					// A large negative kerning is a gap between words: from a quarter em always,
+					// from tjWordGap em between Latin letters (a tightly set line, where the
+					// spaces are only moves), judged again when the lines are joined.
+					if gap := -x.num / 1000; b.Len() > 0 && (gap > 0.25 || gap >= latinSpaceGap(ts.font) && !endsCJK(ts.font, b.String())) {
 						show(b.String(), kerns)
 						b.Reset()
 						kerns = kerns[:0]
-						out = append(out, span{x: math.NaN()})
+						out = append(out, span{x: math.NaN(), size: gap, font: ts.font})
 					}
 					if ts.font == nil || ts.font.vertical {
 						continue
@@ -253,9 +293,51 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 				show(b.String(), kerns)
 			}
 		}
-	})
+	}
+	if p.V.Key("Contents").Kind() != pdf.Null {
+		interpretContent(contentReader(p.V.Key("Contents")), handle)
+	}
+	// Filled-in form fields and text boxes are drawn by their annotations' appearances.
+	annots := p.V.Key("Annots")
+	for i := 0; i < annots.Len() && i < maxPageForms; i++ {
+		a := annots.Index(i)
+		if st := a.Key("Subtype").Name(); st != "Widget" && st != "FreeText" {
+			continue
+		}
+		if a.Key("F").Int64()&(2|32) != 0 { // hidden, no view
+			continue
+		}
+		ap := a.Key("AP").Key("N")
+		if ap.Kind() == pdf.Dict {
+			ap = ap.Key(a.Key("AS").Name())
+		}
+		rect, bbox := a.Key("Rect"), ap.Key("BBox")
+		if ap.Kind() != pdf.Stream || rect.Len() != 4 || bbox.Len() != 4 {
+			continue
+		}
+		rx0, ry0 := math.Min(rect.Index(0).Float64(), rect.Index(2).Float64()), math.Min(rect.Index(1).Float64(), rect.Index(3).Float64())
+		bx0, by0 := math.Min(bbox.Index(0).Float64(), bbox.Index(2).Float64()), math.Min(bbox.Index(1).Float64(), bbox.Index(3).Float64())
+		sx, sy := 1.0, 1.0
+		if bw, rw := math.Abs(bbox.Index(2).Float64()-bbox.Index(0).Float64()), math.Abs(rect.Index(2).Float64()-rect.Index(0).Float64()); bw > 0 && rw > 0 {
+			sx = rw / bw
+		}
+		if bh, rh := math.Abs(bbox.Index(3).Float64()-bbox.Index(1).Float64()), math.Abs(rect.Index(3).Float64()-rect.Index(1).Float64()); bh > 0 && rh > 0 {
+			sy = rh / bh
+		}
+		ts = textState{ctm: identity, size: 1, scale: 1}
+		tm, tlm, stack = identity, identity, nil
+		fonts, pres = map[string]*pageFont{}, pageFonts{res: res}
+		drawForm(ap, mat{sx, 0, 0, sy, rx0 - bx0*sx, ry0 - by0*sy})
+	}
 	return out, nil
 }
+
+// Form XObjects: a page draws at most maxPageForms of them (and annotation appearances), nested
+// at most maxFormDepth deep (a form that draws itself stops there).
+const (
+	maxPageForms = 4096
+	maxFormDepth = 8
+)
 
 // splitWide shows raw (its text has two spaces in a row), drawn with the text rendering matrix
 // m at the device font size size, as one span per stretch of text between wide runs of spaces:
@@ -366,7 +448,7 @@ func splitWide(ts *textState, m mat, size float64, raw string, kerns []kern, add
 		}
 		x0, x1 := glyphs[lo].start, glyphs[hi].end
 		add(span{x: m[4] + x0*m[0], y: m[5] + x0*m[1], size: size, end: m[4] + x1*m[0],
-			text: f.decode(raw[from:to]), upright: true, rest: k > 0})
+			text: f.decode(raw[from:to]), upright: true, rest: k > 0, font: f})
 	}
 	return true
 }
@@ -382,11 +464,14 @@ func spansText(spans []span) string {
 	have := false
 	vertical := false
 	pendingSpace := false
+	var pendingGap float64 // the widest TJ gap since the last string, in ems
+	var pendingFont, lastFont *pageFont
 	var lend float64
 	var lastRune rune
 	for _, s := range spans {
 		if math.IsNaN(s.x) {
 			pendingSpace = true
+			pendingGap, pendingFont = math.Max(pendingGap, s.size), s.font
 			continue
 		}
 		size := s.size
@@ -405,7 +490,10 @@ func spansText(spans []span) string {
 			}
 		}
 		if cont {
-			gap := !vertical && lend > 0 && s.x-lend > size*wordGap(lastRune, s.text)
+			gap := !vertical && lend > 0 && s.x-lend > size*spaceGap(lastFont, lastRune, s.text)
+			if pendingSpace && pendingGap <= 0.25 && pendingGap < spaceGap(pendingFont, lastRune, s.text) {
+				pendingSpace = false // a kerning between letters, not a word gap
+			}
 			if (pendingSpace || gap) && lastRune != ' ' && !strings.HasPrefix(s.text, " ") {
 				b.WriteByte(' ')
 			}
@@ -413,7 +501,7 @@ func spansText(spans []span) string {
 			b.WriteByte('\n')
 			vertical = false
 		}
-		pendingSpace = false
+		pendingSpace, pendingGap = false, 0
 		b.WriteString(s.text)
 		if !s.rest || !cont {
 			lx = s.x
@@ -424,6 +512,7 @@ func spansText(spans []span) string {
 			lend = 0 // no advance known
 		}
 		lastRune, _ = utf8.DecodeLastRuneInString(s.text)
+		lastFont = s.font
 	}
 	return b.String()
 }
@@ -445,6 +534,48 @@ func wordGap(r rune, s string) float64 {
 	return 0.15
 }
 
+// tjWordGap is the narrowest move between two strings of a TJ array, in ems, that can be a
+// word gap (LaTeX sets interword spaces as moves of 0.2–0.35 em; kerning between letters stays
+// under 0.07 em).
+const tjWordGap = 0.1
+
+// spaceGap is the move, in ems, from which a TJ gap after the character r before s is a space:
+// between Latin characters latinSpaceGap, next to CJK text the wider gaps of wordGap.
+func spaceGap(f *pageFont, r rune, s string) float64 {
+	if g := wordGap(r, s); g > 0.15 {
+		return g
+	}
+	return latinSpaceGap(f)
+}
+
+// latinSpaceGap is the narrowest word gap between Latin letters in font f, in ems: half the
+// font's own space width (between tjWordGap and 0.3 em), or 0.15 em when it gives none, as
+// pdftotext weighs a gap against the font's space.
+func latinSpaceGap(f *pageFont) float64 {
+	if f != nil && f.spaceEm > 0 {
+		return math.Min(0.3, math.Max(tjWordGap, f.spaceEm/2))
+	}
+	return 0.15
+}
+
+// endsCJK reports whether the codes raw of font f end in a CJK character.
+func endsCJK(f *pageFont, raw string) bool {
+	if f == nil || raw == "" {
+		return false
+	}
+	n := 1
+	if f.width > 0 {
+		n = f.width
+	} else if f.predef != nil {
+		n = min(2, len(raw))
+	}
+	if n > len(raw) {
+		n = len(raw)
+	}
+	r, _ := utf8.DecodeLastRuneInString(f.decode(raw[len(raw)-n:]))
+	return isJapanese(r) || (r >= 0xAC00 && r <= 0xD7A3)
+}
+
 func isJapanese(r rune) bool {
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana) ||
 		(r >= 0x3000 && r <= 0x303F) || (r >= 0xFF00 && r <= 0xFFEF) || r == 'ー'
@@ -464,12 +595,18 @@ type pageFont struct {
 	codes  map[string]string // the text of each code, when width > 0 and the memo is on
 	// vertical: the font writes top to bottom (an -V encoding); strings do not advance x.
 	vertical bool
+	// name is the font's BaseFont without a subset tag; symbol: it is a symbol font (its
+	// private-use code points are pictures); cjk: a Chinese, Japanese or Korean font (a CJK
+	// character collection or predefined CMap); undecodable: no source of its text is known.
+	name                     string
+	symbol, cjk, undecodable bool
 	// Glyph advances in thousandths of an em: widths[code-first] of a simple font, cidWidths
 	// (from W) or dw of a CID font; 0 where unknown, estimated from the text.
 	first     int
 	widths    []float64
 	cidWidths map[int]float64
 	dw        float64
+	spaceEm   float64 // the width of a simple font's space (code 32) in ems, 0 when not given
 }
 
 // metrics measures raw (its text s) for its advance: the sum of its glyphs' widths in ems, from
@@ -574,6 +711,9 @@ func (f *pageFont) readWidths(v pdf.Value) {
 		for i := 0; i < n; i++ {
 			f.widths[i] = w.Index(i).Float64()
 		}
+		if k := 32 - f.first; k >= 0 && k < n && f.widths[k] > 0 {
+			f.spaceEm = f.widths[k] / 1000
+		}
 		return
 	}
 	desc := v.Key("DescendantFonts").Index(0)
@@ -623,7 +763,7 @@ const maxFontKey = 16 << 10
 
 // pageFonts are the font resources of one page, read when a string is first shown.
 type pageFonts struct {
-	p    pdf.Page
+	res  pdf.Value // the page's resources
 	read bool
 	dict pdf.Value // the page's /Font resources
 	key  string    // dict as written
@@ -632,7 +772,7 @@ type pageFonts struct {
 // font returns the pageFont of the font named name in the page's resources.
 func (c fontCache) font(res *pageFonts, name string) *pageFont {
 	if !res.read {
-		res.dict, res.read = res.p.Resources().Key("Font"), true
+		res.dict, res.read = res.res.Key("Font"), true
 		if c != nil {
 			res.key = res.dict.String()
 		}
@@ -659,13 +799,28 @@ func (c fontCache) font(res *pageFonts, name string) *pageFont {
 }
 
 func newPageFont(f pdf.Font) *pageFont {
-	pf := &pageFont{vertical: strings.HasSuffix(f.V.Key("Encoding").Name(), "-V")}
+	encName := f.V.Key("Encoding").Name()
+	pf := &pageFont{vertical: encName == "V" || strings.HasSuffix(encName, "-V")}
+	pf.name = baseFontName(f.V.Key("BaseFont").Name())
+	pf.symbol = symbolFontName(pf.name)
 	pf.readWidths(f.V)
 	if f.V.Key("Subtype").Name() == "Type0" {
-		// A predefined CMap named as the encoding (the reader knows only Identity-H):
-		// decode through the embedded Adobe-Japan1 tables.
-		if p := newPredefinedEncoding(f.V.Key("Encoding").Name()); p != nil {
-			pf.enc, pf.predef = p, p
+		pf.classifyType0(f.V)
+	}
+	if f.V.Key("Subtype").Name() == "Type0" {
+		// The reader knows only Identity-H with a ToUnicode map: composite fonts are decoded
+		// here, through the ToUnicode map, the predefined CMap and the character collection.
+		if e := newType0Encoding(f.V, pf.symbol); e != nil {
+			pf.enc = e
+			pf.undecodable = !e.decodable()
+			if e.identity {
+				pf.width = 2
+				if cacheCodes {
+					pf.codes = map[string]string{}
+				}
+			} else {
+				pf.predef = e.predef
+			}
 			return pf
 		}
 	}
@@ -691,7 +846,11 @@ func (f *pageFont) decode(raw string) string {
 	if f == nil || f.enc == nil {
 		return ""
 	}
-	if f.codes == nil || len(raw)%f.width != 0 {
+	if f.width == 0 || len(raw)%f.width != 0 {
+		return f.enc.Decode(raw)
+	}
+	_, composite := f.enc.(*type0Encoding) // it turns right-to-left ligatures round itself
+	if f.codes == nil && composite {
 		return f.enc.Decode(raw)
 	}
 	var b strings.Builder
@@ -701,7 +860,12 @@ func (f *pageFont) decode(raw string) string {
 		s, ok := f.codes[c]
 		if !ok {
 			s = f.enc.Decode(c)
-			f.codes[c] = s
+			if !composite {
+				s = rtlGlyph(s)
+			}
+			if f.codes != nil {
+				f.codes[c] = s
+			}
 		}
 		b.WriteString(s)
 	}

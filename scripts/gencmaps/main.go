@@ -1,16 +1,19 @@
-// Command gencmaps generates the Adobe-Japan1 tables that engine/docjob embeds to read Japanese
-// PDFs whose fonts use a predefined CMap (90ms-RKSJ-H, UniJIS-UCS2-H, …) and carry no
-// ToUnicode map. It reads Adobe's CMap files as Debian's poppler-data package installs them
-// (apt-get install poppler-data) and writes, into the output folder:
+// Command gencmaps generates the Adobe-Japan1, -GB1, -CNS1 and -Korea1 tables that
+// engine/docjob embeds to read Japanese, Chinese and Korean PDFs whose fonts use a predefined
+// CMap (90ms-RKSJ-H, UniJIS-UCS2-H, GBK-EUC-H, …) or name their character collection with
+// Identity-H/V, and carry no ToUnicode map. It reads Adobe's CMap files as Debian's
+// poppler-data package installs them (apt-get install poppler-data) and writes, into the output
+// folder:
 //
-//   - Adobe-Japan1-UCS.gz: the Unicode text of every CID, one hexadecimal value per line (line
+//   - Adobe-ORDERING-UCS.gz: the Unicode text of every CID, one hexadecimal value per line (line
 //     N is CID N; an empty line has none);
-//   - NAME.gz for each horizontal CMap: its codespace ranges ("space N LO HI", hexadecimal) and
-//     its code → CID ranges ("LO HI CID"), usecmap resolved and later definitions winning, so a
-//     reader needs no PostScript. UniJIS-UTF32-H stands for every Unicode-keyed CMap
+//   - NAME.gz for each horizontal CMap: its character collection ("ordering ORDERING"), its
+//     codespace ranges ("space N LO HI", hexadecimal) and its code → CID ranges ("LO HI CID"), usecmap resolved and later definitions winning, so a
+//     reader needs no PostScript. Uni…-UTF32-H stands for every Unicode-keyed CMap
 //     (UCS2, UTF-16, UTF-8 codes are decoded to code points first), and a vertical CMap reads
 //     as its horizontal one (vertical glyph variants have the same text);
-//   - LICENSE: Adobe's licence of the CMap files, copied from their header.
+//   - LICENSE (Japan1), LICENSE-GB1, LICENSE-CNS1, LICENSE-Korea1: Adobe's licence of each
+//     collection's files, copied from their header, beside the tables made from them.
 //
 // Run from engine/docjob: go generate (see cmap.go), or
 // go run ./scripts/gencmaps -src /usr/share/poppler -out engine/docjob/cmaps
@@ -30,12 +33,30 @@ import (
 	"strings"
 )
 
-// cmaps are the horizontal Adobe-Japan1 CMaps shipped: every byte-keyed one a Japanese PDF
-// producer names, and UniJIS-UTF32-H for the Unicode-keyed family.
-var cmaps = []string{
-	"H", "EUC-H", "RKSJ-H", "78-H", "78-EUC-H", "78-RKSJ-H", "78ms-RKSJ-H", "83pv-RKSJ-H",
-	"90ms-RKSJ-H", "90msp-RKSJ-H", "90pv-RKSJ-H", "Add-H", "Add-RKSJ-H", "Ext-H", "Ext-RKSJ-H",
-	"NWP-H", "UniJIS-UTF32-H",
+// collections are the character collections shipped, each with its horizontal CMaps: every
+// byte-keyed one a producer names, and Uni…-UTF32-H for the Unicode-keyed family of each.
+var collections = []struct {
+	ordering, licenceFrom string
+	cmaps                 []string
+}{
+	{"Japan1", "90ms-RKSJ-H", []string{
+		"H", "EUC-H", "RKSJ-H", "78-H", "78-EUC-H", "78-RKSJ-H", "78ms-RKSJ-H", "83pv-RKSJ-H",
+		"90ms-RKSJ-H", "90msp-RKSJ-H", "90pv-RKSJ-H", "Add-H", "Add-RKSJ-H", "Ext-H", "Ext-RKSJ-H",
+		"NWP-H", "UniJIS-UTF32-H",
+	}},
+	{"GB1", "GBK-EUC-H", []string{
+		"GB-H", "GB-EUC-H", "GBpc-EUC-H", "GBK-EUC-H", "GBKp-EUC-H", "GBK2K-H", "GBT-H", "GBT-EUC-H",
+		"GBTpc-EUC-H", "UniGB-UTF32-H",
+	}},
+	{"CNS1", "B5pc-H", []string{
+		"B5-H", "B5pc-H", "ETen-B5-H", "ETenms-B5-H", "ETHK-B5-H", "HKscs-B5-H", "HKdla-B5-H",
+		"HKdlb-B5-H", "HKgccs-B5-H", "HKm314-B5-H", "HKm471-B5-H", "CNS-EUC-H", "CNS1-H", "CNS2-H",
+		"UniCNS-UTF32-H",
+	}},
+	{"Korea1", "KSCms-UHC-H", []string{
+		"KSC-H", "KSC-EUC-H", "KSCpc-EUC-H", "KSCms-UHC-H", "KSCms-UHC-HW-H", "KSC-Johab-H",
+		"UniKS-UTF32-H",
+	}},
 }
 
 type key struct {
@@ -52,30 +73,37 @@ func main() {
 	src := flag.String("src", "/usr/share/poppler", "poppler-data's folder (holding cMap/ and cidToUnicode/)")
 	out := flag.String("out", "cmaps", "output folder")
 	flag.Parse()
-	dir := filepath.Join(*src, "cMap", "Adobe-Japan1")
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		log.Fatal(err)
 	}
-	for _, name := range cmaps {
-		m := &cmap{cids: map[key]uint32{}}
-		if err := m.read(dir, name, 0); err != nil {
+	for _, c := range collections {
+		dir := filepath.Join(*src, "cMap", "Adobe-"+c.ordering)
+		for _, name := range c.cmaps {
+			m := &cmap{cids: map[key]uint32{}}
+			if err := m.read(dir, name, 0); err != nil {
+				log.Fatal(err)
+			}
+			writeGz(filepath.Join(*out, name+".gz"), append([]byte("ordering "+c.ordering+"\n"), m.encode()...))
+		}
+		ucs, err := os.ReadFile(filepath.Join(*src, "cidToUnicode", "Adobe-"+c.ordering))
+		if err != nil {
 			log.Fatal(err)
 		}
-		writeGz(filepath.Join(*out, name+".gz"), m.encode())
-	}
-	ucs, err := os.ReadFile(filepath.Join(*src, "cidToUnicode", "Adobe-Japan1"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	writeGz(filepath.Join(*out, "Adobe-Japan1-UCS.gz"), ucs)
-	lic, err := licence(filepath.Join(dir, "90ms-RKSJ-H"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	header := "The tables in this folder are generated by scripts/gencmaps from Adobe's Adobe-Japan1 CMap\n" +
-		"and CID-to-Unicode files, as distributed in Debian's poppler-data package. Their licence:\n\n"
-	if err := os.WriteFile(filepath.Join(*out, "LICENSE"), []byte(header+lic), 0o644); err != nil {
-		log.Fatal(err)
+		writeGz(filepath.Join(*out, "Adobe-"+c.ordering+"-UCS.gz"), ucs)
+		lic, err := licence(filepath.Join(dir, c.licenceFrom))
+		if err != nil {
+			log.Fatal(err)
+		}
+		header := "The Adobe-" + c.ordering + " tables in this folder (Adobe-" + c.ordering + "-UCS.gz and the CMaps\n" +
+			strings.Join(c.cmaps, ", ") + ")\nare generated by scripts/gencmaps from Adobe's Adobe-" + c.ordering +
+			" CMap and CID-to-Unicode files,\nas distributed in Debian's poppler-data package. Their licence:\n\n"
+		name := "LICENSE"
+		if c.ordering != "Japan1" {
+			name = "LICENSE-" + c.ordering
+		}
+		if err := os.WriteFile(filepath.Join(*out, name), []byte(header+lic), 0o644); err != nil {
+			log.Fatal(err)
+		}
 	}
 }
 
