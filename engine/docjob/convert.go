@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -215,10 +214,8 @@ func ConvertKind(ctx context.Context, data []byte, name string, kind Kind, opt O
 	if len(data) == 0 {
 		return nil, errEmpty()
 	}
-	if kind == KindUnknown {
-		if claimed := kindByExt(name); claimed != "" {
-			return nil, errDamaged(claimed, reason(fmt.Sprintf("the content is not a %s file", claimed.Label())))
-		}
+	if err := mismatch(kind, name); err != nil {
+		return nil, err
 	}
 	if !kind.Supported() {
 		return nil, errUnsupported(kind)
@@ -274,21 +271,6 @@ func finishErr(ctx context.Context, kind Kind, err error) error {
 	return errDamaged(kind, err)
 }
 
-// kindByExt is the converted kind a file name's extension claims (PDF, DOCX, XLSX, ZIP), or "".
-func kindByExt(name string) Kind {
-	switch strings.ToLower(path.Ext(strings.ReplaceAll(name, "\\", "/"))) {
-	case ".pdf":
-		return KindPDF
-	case ".docx", ".docm":
-		return KindDOCX
-	case ".xlsx", ".xlsm":
-		return KindXLSX
-	case ".zip":
-		return KindZIP
-	}
-	return ""
-}
-
 func firstLines(s string, n int) string {
 	lines := strings.SplitN(s, "\n", n+1)
 	if len(lines) > n {
@@ -314,5 +296,5 @@ func convertKind(ctx context.Context, data []byte, name string, kind Kind, opt O
 	case KindOffice:
 		return nil, errPassword(kind)
 	}
-	return nil, errUnsupported(kind)
+	return convertMore(ctx, data, name, kind, opt)
 }

@@ -65,7 +65,7 @@ func (k Kind) Supported() bool {
 	case KindPDF, KindDOCX, KindXLSX, KindZIP, KindCSV, KindText, KindOffice:
 		return true
 	}
-	return false
+	return moreSupported[k]
 }
 
 var oleMagic = []byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}
@@ -109,6 +109,8 @@ func Detect(data []byte, name string) Kind {
 		return detectZip(data, ext)
 	case bytes.HasPrefix(data, oleMagic):
 		switch {
+		case isMSG(data):
+			return KindMSG
 		case bytes.Contains(data, oleEncryptionInfo):
 			switch ext {
 			case ".docx", ".docm":
@@ -134,6 +136,9 @@ func Detect(data []byte, name string) Kind {
 	}
 	if !looksText(data) {
 		return KindUnknown
+	}
+	if k := sniffText(data, ext); k != "" {
+		return k
 	}
 	if ext == ".csv" || ext == ".tsv" {
 		return KindCSV
@@ -197,6 +202,9 @@ func detectZip(data []byte, ext string) Kind {
 				rc.Close()
 				if bytes.HasPrefix(b[:n], []byte("application/vnd.oasis.opendocument")) {
 					return KindODF
+				}
+				if bytes.HasPrefix(b[:n], []byte("application/epub+zip")) {
+					return KindEPUB
 				}
 			}
 		}
