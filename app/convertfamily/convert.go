@@ -71,17 +71,32 @@ func (*Family) RunFlags() []family.RunFlag {
 	}
 }
 
-// Detect takes PDF, Office and ZIP files by their content, and plain text named as text (.txt,
-// .md, .markdown, .text, .log or no extension). Office formats JobDesk does not convert (.doc,
-// .xls, .pptx, OpenDocument, RTF) are taken too, so the person hears "unsupported file type" (E004)
-// instead of getting a checksum. A .csv is left to the CSV family, which is asked first; any text
+// Detect takes PDF, Office, ZIP, mail (EML, MSG), web pages, EPUB, JSON, XML, notebooks and
+// feeds by their content, files whose name claims one of them, images when OCR is installed,
+// and plain text named as text (.txt, .md, .markdown, .text, .log or no extension). Office
+// formats JobDesk does not convert (.doc, .xls, .pptx, OpenDocument, RTF) are taken too, so the
+// person hears "unsupported file type" (E004) instead of getting a checksum. A .csv is left to the CSV family, which is asked first; any text
 // file can still be converted with --type convert.
 func (*Family) Detect(path string, head []byte) string {
 	ext := strings.ToLower(filepath.Ext(path))
-	switch docjob.Detect(head, filepath.Base(path)) {
-	case docjob.KindPDF, docjob.KindDOCX, docjob.KindXLSX, docjob.KindZIP, docjob.KindPPTX, docjob.KindODF,
-		docjob.KindOffice, docjob.KindDOC, docjob.KindXLS, docjob.KindRTF:
+	kind := docjob.Detect(head, filepath.Base(path))
+	if claimed := docjob.ClaimedKind(path); claimed != "" && kind != docjob.KindCSV {
+		// A name that claims a document (report.pdf, mail.msg) is converted whatever its bytes
+		// are, so content that is not what the name says fails E004 instead of getting a checksum.
 		return Type
+	}
+	switch kind {
+	case docjob.KindPDF, docjob.KindDOCX, docjob.KindXLSX, docjob.KindZIP, docjob.KindPPTX, docjob.KindODF,
+		docjob.KindOffice, docjob.KindDOC, docjob.KindXLS, docjob.KindRTF,
+		docjob.KindHTML, docjob.KindEPUB, docjob.KindJSON, docjob.KindXML, docjob.KindNotebook, docjob.KindFeed,
+		docjob.KindEML, docjob.KindMSG:
+		return Type
+	case docjob.KindImage:
+		// Asked after the AI family: an image comes here when no AI service is set up and OCR
+		// can read its text.
+		if ok, _ := docjob.ImageOCRAvailable(); ok {
+			return Type
+		}
 	case docjob.KindOLE:
 		// An encrypted OOXML file is an OLE container; its EncryptionInfo stream may lie past
 		// the first 8 KiB, so the extension decides here and the converter checks the content.
