@@ -14,6 +14,8 @@ import (
 
 	"jobdesk/app"
 	"jobdesk/app/aifamily"
+	"jobdesk/app/convertfamily"
+	"jobdesk/app/family"
 	"jobdesk/engine/aijob"
 	"jobdesk/engine/docjob"
 	"jobdesk/engine/job"
@@ -118,5 +120,20 @@ func TestRunWaitGivesUpWhileProviderOffline(t *testing.T) {
 	js, err := a.List(ctx, app.ListFilter{})
 	if err != nil || len(js) != 1 || js[0].Status.Final() {
 		t.Fatalf("the job must stay queued: %v %+v", err, js)
+	}
+}
+
+// A file named as a document whose bytes are not that document (text saved as report.pdf) is a
+// conversion that fails E004 naming the claimed type, not a checksum job that succeeds.
+func TestNamedPDFThatIsTextFails(t *testing.T) {
+	in := t.TempDir()
+	p := writeTemp(t, in, "報告書.pdf", []byte("これは PDF ではなくテキストです。\n"))
+	if got := (&convertfamily.Family{}).Detect(p, family.ReadHead(p)); got != convertfamily.Type {
+		t.Fatalf("detected as %q", got)
+	}
+	code, j, errOut := convertCLI(t, t.TempDir(), p)
+	if code != ExitFailed || j.Type != convertfamily.Type || j.Status != "FAILED" || j.Error == nil || j.Error.Code != "E004" ||
+		!strings.Contains(j.Error.Message, "PDF") || j.Error.MessageJa == "" {
+		t.Fatalf("exit %d %s %+v\n%s", code, j.Status, j.Error, errOut)
 	}
 }

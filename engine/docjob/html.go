@@ -58,7 +58,7 @@ func convertHTML(data []byte) (*Doc, error) {
 func htmlMarkdown(s string, withTitle bool) string {
 	doc, err := html.Parse(strings.NewReader(s))
 	if err != nil {
-		return ""
+		return htmlPlainText(s) // nested deeper than the parser allows: keep the text
 	}
 	root := doc
 	if m := findMain(doc); m != nil {
@@ -73,6 +73,32 @@ func htmlMarkdown(s string, withTitle bool) string {
 		}
 	}
 	return out
+}
+
+// htmlPlainText is the text of markup the parser refuses, one block per text run, without
+// scripts and styles.
+func htmlPlainText(s string) string {
+	z := html.NewTokenizer(strings.NewReader(s))
+	var b strings.Builder
+	skip := 0
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return tidyMarkdown(b.String())
+		case html.StartTagToken:
+			if n, _ := z.TagName(); string(n) == "script" || string(n) == "style" {
+				skip++
+			}
+		case html.EndTagToken:
+			if n, _ := z.TagName(); (string(n) == "script" || string(n) == "style") && skip > 0 {
+				skip--
+			}
+		case html.TextToken:
+			if t := oneLine(string(z.Text())); t != "" && skip == 0 {
+				b.WriteString(t + "\n\n")
+			}
+		}
+	}
 }
 
 // findMain returns the one <main> (or role="main") element of a page, or nil.

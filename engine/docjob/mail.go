@@ -52,6 +52,11 @@ const (
 // entries are (same size, total and nesting limits; a failed attachment makes the mail
 // partial).
 func renderMail(ctx context.Context, m *mailMessage, kind Kind, opt Options) (*Doc, error) {
+	depth := opt.depth + 1
+	if depth > MaxZipDepth {
+		return nil, job.Errorf(job.E003, "attachments are nested more than %d deep", MaxZipDepth).
+			WithJa(fmt.Sprintf("添付ファイルの入れ子が深すぎます（上限 %d 階層）。", MaxZipDepth)).WithName(ErrNameTooLarge)
+	}
 	var b strings.Builder
 	b.WriteString("# Email Message\n\n")
 	for _, f := range []struct{ k, v string }{{"From", m.From}, {"To", m.To}, {"Cc", m.Cc}, {"Date", m.Date}, {"Subject", m.Subject}} {
@@ -70,7 +75,6 @@ func renderMail(ctx context.Context, m *mailMessage, kind Kind, opt Options) (*D
 	if len(m.Attachments) > 0 {
 		b.WriteString("## Attachments\n\n")
 	}
-	depth := opt.depth + 1
 	if opt.budget == nil {
 		bud := int64(MaxTotalSize)
 		opt.budget = &bud
@@ -88,9 +92,6 @@ func renderMail(ctx context.Context, m *mailMessage, kind Kind, opt Options) (*D
 		err := a.Err
 		switch {
 		case err != nil:
-		case depth > MaxZipDepth:
-			err = job.Errorf(job.E003, "attachments are nested more than %d deep", MaxZipDepth).
-				WithJa(fmt.Sprintf("添付ファイルの入れ子が深すぎます（上限 %d 階層）。", MaxZipDepth)).WithName(ErrNameTooLarge)
 		case a.Message != nil:
 			copt := opt
 			copt.depth, copt.Progress = depth, nil
