@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"jobdesk/app"
-	"jobdesk/engine/flow"
 	"jobdesk/engine/aijob"
+	"jobdesk/engine/flow"
 	"jobdesk/engine/job"
 )
 
