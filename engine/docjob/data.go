@@ -228,6 +228,9 @@ func indentXML(data []byte) (string, error) {
 			depth++
 			open = true
 		case xml.EndElement:
+			if depth == 0 {
+				return "", errors.New("end tag without a start tag")
+			}
 			depth--
 			if open {
 				b.WriteString(esc(text) + "</" + name(t.Name) + ">")
