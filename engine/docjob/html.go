@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -29,7 +30,9 @@ func decodeHTML(data []byte) (text, enc string, ok bool) {
 		b, err := e.NewDecoder().Bytes(data)
 		return string(b), name, err == nil
 	case utf8.Valid(data):
-		return string(data), EncUTF8, true
+		// The page's bytes are never changed once read, so the text shares them instead of
+		// copying a page of up to MaxFileSize.
+		return unsafe.String(unsafe.SliceData(data), len(data)), EncUTF8, true
 	case name != "utf-8" && (name != "windows-1252" || bytes.Contains(bytes.ToLower(head), []byte("charset"))):
 		if b, err := e.NewDecoder().Bytes(data); err == nil {
 			return string(b), name, true
@@ -45,6 +48,7 @@ func convertHTML(data []byte) (*Doc, error) {
 	if !ok {
 		return nil, errEncoding(KindHTML)
 	}
+	data = nil // the text is all that is read from here on
 	md := htmlMarkdown(s, true)
 	return &Doc{Kind: KindHTML, Markdown: md, Method: MethodNative, Encoding: enc, Pages: 1}, nil
 }
@@ -56,6 +60,9 @@ func convertHTML(data []byte) (*Doc, error) {
 // written as their target. withTitle puts the <title> first as a heading when the content has
 // no level-1 heading of its own.
 func htmlMarkdown(s string, withTitle bool) string {
+	if len(s) > largeHTML {
+		return htmlStreamMarkdown(s)
+	}
 	doc, err := html.Parse(strings.NewReader(s))
 	if err != nil {
 		return htmlPlainText(s) // nested deeper than the parser allows: keep the text

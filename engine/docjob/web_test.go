@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -243,7 +244,25 @@ func FuzzHTML(f *testing.F) {
 	f.Add([]byte("<table><tr><td colspan=3><table><tr><td>x</td></tr></table></td></tr></table><ol><li><ul><li>y"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		convertHTML(data)
+		htmlStreamMarkdown(string(data))
 		convertXML(data, KindFeed)
 		convertJSON(data, KindNotebook)
 	})
+}
+
+// A page over largeHTML converts in one pass without a tree (memory a small multiple of the
+// page): headings, emphasis, links, lists, tables row by row; scripts, styles and navigation
+// dropped — the same constructs as the tree path on the same markup.
+func TestHTMLLargePageStreams(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`<html><head><title>t</title><script>var secret = 1;</script><style>p{}</style></head><body><nav>メニュー</nav><h1>売上一覧</h1>`)
+	b.WriteString(`<p>今月は<b>好調</b>です。<a href="https://example.jp/r" title="x">詳細</a></p><ol start="2"><li>一</li><li>二<ul><li>二の一</li></ul></li></ol><table><tr><th>店舗</th><th>売上</th></tr>`)
+	for i := 0; b.Len() < largeHTML+1024; i++ {
+		fmt.Fprintf(&b, "<tr><td>店舗%d</td><td>%d</td></tr>", i, i*100)
+	}
+	b.WriteString(`</table><blockquote>引用です</blockquote><pre>code  kept</pre></body></html>`)
+	d := convertOK(t, []byte(b.String()), "big.html")
+	wantIn(t, d.Markdown, []string{"# 売上一覧", "今月は**好調**です。[詳細](https://example.jp/r)", "2. 一", "3. 二", "  * 二の一",
+		"| 店舗 | 売上 |\n| --- | --- |\n| 店舗0 | 0 |\n| 店舗1 | 100 |", "> 引用です", "```\ncode  kept\n```"},
+		[]string{"secret", "p{}", "メニュー", "<td>"})
 }
