@@ -136,7 +136,7 @@ func renderMail(ctx context.Context, m *mailMessage, kind Kind, opt Options) (*D
 			d.Method = MethodPartial
 		}
 	}
-	d.Markdown = strings.TrimSpace(b.String()) + "\n"
+	d.Markdown = strings.TrimRight(b.String(), "\n") + "\n"
 	return d, nil
 }
 
@@ -238,17 +238,23 @@ func convertEML(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 
 // parseEML parses one message; depth counts messages attached inside messages.
 func parseEML(data []byte, depth int) (*mailMessage, error) {
-	msg, err := mail.ReadMessage(bufio.NewReader(bytes.NewReader(data)))
+	// The header is parsed on its own and the body sliced from data, so a large mail is not
+	// copied once more.
+	hdrEnd, sep := bytes.Index(data, []byte("\r\n\r\n")), 4
+	if i := bytes.Index(data, []byte("\n\n")); i >= 0 && (hdrEnd < 0 || i < hdrEnd) {
+		hdrEnd, sep = i, 2
+	}
+	if hdrEnd < 0 {
+		hdrEnd, sep = len(data), 0
+	}
+	msg, err := mail.ReadMessage(bufio.NewReader(bytes.NewReader(append(data[:hdrEnd:hdrEnd], "\r\n\r\n"...))))
 	if err != nil {
 		return nil, reason("the mail header cannot be read")
 	}
 	h := msg.Header
 	m := &mailMessage{From: decodeAddresses(h.Get("From")), To: decodeAddresses(h.Get("To")), Cc: decodeAddresses(h.Get("Cc")),
 		Date: h.Get("Date"), Subject: decodeHeader(h.Get("Subject"))}
-	body, err := io.ReadAll(io.LimitReader(msg.Body, MaxFileSize+1))
-	if err != nil {
-		return nil, err
-	}
+	body := data[hdrEnd+sep:]
 	parts := 0
 	w := &emlWalker{m: m, parts: &parts, depth: depth}
 	w.part(textproto.MIMEHeader(h), body, 0, false)
@@ -362,18 +368,10 @@ func extByType(ct string) string {
 func decodeTransfer(cte string, body []byte) []byte {
 	switch strings.ToLower(strings.TrimSpace(cte)) {
 	case "base64":
-		clean := bytes.Map(func(r rune) rune {
-			if r == ' ' || r == '\r' || r == '\n' || r == '\t' {
-				return -1
-			}
-			return r
-		}, body)
-		out := make([]byte, base64.StdEncoding.DecodedLen(len(clean))+3)
-		n, err := base64.StdEncoding.Decode(out, clean)
-		if err != nil {
-			n, _ = base64.RawStdEncoding.Decode(out, bytes.TrimRight(clean, "="))
-		}
-		return out[:n]
+		// The decoder skips line breaks; what decoded before a bad byte is kept.
+		out := bytes.NewBuffer(make([]byte, 0, base64.StdEncoding.DecodedLen(len(body))))
+		io.Copy(out, base64.NewDecoder(base64.StdEncoding, bytes.NewReader(bytes.TrimRight(body, " \t\r\n"))))
+		return out.Bytes()
 	case "quoted-printable":
 		out, _ := io.ReadAll(quotedprintable.NewReader(bytes.NewReader(body)))
 		return out
