@@ -208,7 +208,7 @@ func (c *CLI) cmdRun(args []string) int {
 	fs := c.Flags("run")
 	typ := fs.String("type", "", "job type (default: detected from each file)")
 	wait := fs.Bool("wait", false, "wait for the jobs, showing progress on stderr")
-	timeout := fs.Duration("timeout", -1, "with --wait: give up waiting after this long, e.g. 90s or 10m; the jobs stay queued (default: no limit, but 5m while the AI provider is offline; 0: wait for ever)")
+	timeout := fs.String("timeout", "", "with --wait: give up waiting after this long, e.g. 90s or 10m; the jobs stay queued (default: no limit, but 5m while the AI provider is offline; 0: wait for ever)")
 	asJSON := fs.Bool("json", false, "print the jobs as JSON")
 	force := fs.Bool("force", false, "run again even when the same file was already processed")
 	target := targetFlag(fs)
@@ -222,8 +222,13 @@ func (c *CLI) cmdRun(args []string) int {
 	if len(files) == 0 {
 		return c.Usage("run: name at least one file", "run: ファイルを 1 つ以上指定してください。")
 	}
-	if *timeout >= 0 {
-		c.waitLimit, c.waitLimitSet = *timeout, true
+	if *timeout != "" {
+		d, err := time.ParseDuration(*timeout)
+		if err != nil || d < 0 {
+			return c.Usage(fmt.Sprintf("run: --timeout %q is not a duration such as 90s or 10m", *timeout),
+				fmt.Sprintf("run: --timeout %q は 90s や 10m のような時間ではありません。", *timeout))
+		}
+		c.waitLimit, c.waitLimitSet = d, true
 	}
 	a, ok := c.Open()
 	if !ok {

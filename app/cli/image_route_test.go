@@ -137,3 +137,12 @@ func TestNamedPDFThatIsTextFails(t *testing.T) {
 		t.Fatalf("exit %d %s %+v\n%s", code, j.Status, j.Error, errOut)
 	}
 }
+
+// --timeout takes a duration; anything else is a usage error in both languages.
+func TestRunTimeoutMustBeADuration(t *testing.T) {
+	img := blankPNG(t, "a.png")
+	code, _, errOut := runCLI(t, "--data-dir", t.TempDir(), "run", "--wait", "--timeout", "soon", img)
+	if code != ExitUsage || !strings.Contains(errOut, "90s") || !strings.Contains(errOut, "時間ではありません") {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+}
