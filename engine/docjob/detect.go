@@ -134,7 +134,7 @@ func Detect(data []byte, name string) Kind {
 	case bytes.Contains(head, []byte("%PDF-")):
 		return KindPDF // some producers put junk before the header
 	}
-	if looksMail(head) {
+	if looksMail(head) && sniffText(head, ext) == KindEML {
 		return KindEML // a mail may carry 8-bit binary parts
 	}
 	if !looksText(data) {

@@ -266,3 +266,15 @@ func TestHTMLLargePageStreams(t *testing.T) {
 		"| 店舗 | 売上 |\n| --- | --- |\n| 店舗0 | 0 |\n| 店舗1 | 100 |", "> 引用です", "```\ncode  kept\n```"},
 		[]string{"secret", "p{}", "メニュー", "<td>"})
 }
+
+// A memo saved as .txt that starts like a mail header stays text; without an extension it is a
+// mail.
+func TestMemoWithMailHeaderStaysText(t *testing.T) {
+	memo := []byte("To: 営業部各位\nFrom: 総務部\nSubject: 連絡\n\n来週の会議について。\n")
+	if k := Detect(memo, "連絡.txt"); k != KindText {
+		t.Errorf(".txt: %s", k)
+	}
+	if k := Detect(memo, "連絡"); k != KindEML {
+		t.Errorf("no extension: %s", k)
+	}
+}
