@@ -9,6 +9,11 @@
 //     the gaps between words placed one by one, fonts with predefined Adobe-Japan1 CMaps decoded
 //     through tables embedded from cmaps/, and scanned pages read by OCR when tesseract is
 //     installed (marked in the Markdown and in ocr_pages so figures get checked).
+//   - HTML pages become Markdown through one HTML path (html.go; pages over 4 MB in one pass,
+//     htmlstream.go) that EPUB chapters (epub.go), mail bodies and feed items reuse; JSON, XML,
+//     notebooks and RSS/Atom are rendered in data.go; EML (mail.go) and Outlook MSG (msg.go, on
+//     the compound-file reader cfb.go) become a header list, the body and their attachments
+//     converted as children; images are read by OCR (image.go).
 //   - Detect decides a file's kind from its bytes (magic numbers, container contents), using the
 //     name only to break ties, so a renamed file is still read correctly.
 //   - Convert runs the converter for that kind under recover() and a deadline, and returns a

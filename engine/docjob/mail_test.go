@@ -280,3 +280,19 @@ func FuzzMail(f *testing.F) {
 		rtfText(data)
 	})
 }
+
+// RTF that encapsulates HTML (\fromhtml1, what Outlook stores for HTML mail) gives back the
+// HTML: tags from \*\htmltag groups, text outside \htmlrtf runs, RTF-only text dropped.
+func TestRTFEncapsulatedHTML(t *testing.T) {
+	rtf := `{\rtf1\ansi\ansicpg932\fromhtml1 {\fonttbl{\f0 Arial;}}{\*\htmltag19 <html>}{\*\htmltag34 <body>}{\*\htmltag64 <p>}\htmlrtf {\htmlrtf0 ` +
+		`\'8c\'a9\'8f\'91{\*\htmltag84 <b>}\htmlrtf\b \htmlrtf0 Total\htmlrtf\b0 \htmlrtf0{\*\htmltag92 </b>}` +
+		`\htmlrtf\par\htmlrtf0}{\*\htmltag72 </p>}{\*\htmltag42 </body>}{\*\htmltag27 </html>}}`
+	html, text := rtfText([]byte(rtf))
+	if text != "" || !strings.Contains(html, "<p>") || !strings.Contains(html, "見書<b>Total</b>") {
+		t.Fatalf("html %q text %q", html, text)
+	}
+	md := htmlMarkdown(html, false)
+	if !strings.Contains(md, "**Total**") || strings.Contains(md, "Arial") {
+		t.Fatalf("markdown %q", md)
+	}
+}
