@@ -417,8 +417,7 @@ func (w *mdRender) table(n *html.Node, depth int) string {
 	for _, r := range rows {
 		var out []string
 		for _, c := range r {
-			t := strings.ReplaceAll(tidyMarkdown(w.block(c, depth+1)), "\n\n", "\n")
-			out = append(out, strings.TrimSpace(t))
+			out = append(out, cellMarkdown(w.block(c, depth+1)))
 			for k := 1; k < colspan(c); k++ {
 				out = append(out, "")
 			}
@@ -450,7 +449,59 @@ func (w *mdRender) inlineChildren(n *html.Node, depth int) string {
 	return b.String()
 }
 
-var spaceRun = regexp.MustCompile(`[ \t\r\n\f]+`)
+// collapseSpace turns each run of HTML white space into one space, without a regular
+// expression: it runs for every text node.
+func collapseSpace(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\t', '\r', '\n', '\f':
+			clean = false
+		case ' ':
+			if i+1 < len(s) && (s[i+1] == ' ' || s[i+1] == '\t' || s[i+1] == '\r' || s[i+1] == '\n' || s[i+1] == '\f') {
+				clean = false
+			}
+		}
+		if !clean {
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case ' ', '\t', '\r', '\n', '\f':
+			if !space {
+				b.WriteByte(' ')
+			}
+			space = true
+		default:
+			b.WriteByte(c)
+			space = false
+		}
+	}
+	return b.String()
+}
+
+// cellMarkdown is a table cell's Markdown on as few lines as it needs: its blocks' lines
+// trimmed, blank ones dropped.
+func cellMarkdown(s string) string {
+	if !strings.Contains(s, "\n") {
+		return strings.TrimSpace(s)
+	}
+	lines := strings.Split(s, "\n")
+	out := lines[:0]
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
 
 // inline renders inline content: text with whitespace collapsed, emphasis, code, links,
 // images and line breaks. A block element met inside inline content (a <div> in a <span>) is
@@ -458,7 +509,7 @@ var spaceRun = regexp.MustCompile(`[ \t\r\n\f]+`)
 func (w *mdRender) inline(n *html.Node, depth int) string {
 	switch n.Type {
 	case html.TextNode:
-		return spaceRun.ReplaceAllString(n.Data, " ")
+		return collapseSpace(n.Data)
 	case html.ElementNode:
 	default:
 		return ""

@@ -39,7 +39,7 @@ func htmlStreamMarkdown(s string) string {
 	var linkStart []int
 	itemPrefix := "" // the indent and marker of the list item being read
 	flushItem := func() {
-		t := strings.TrimSpace(spaceRun.ReplaceAllString(line.String(), " "))
+		t := strings.TrimSpace(collapseSpace(line.String()))
 		line.Reset()
 		if t != "" || itemPrefix != "" {
 			out.WriteString(strings.Repeat("> ", quote) + itemPrefix + t + "\n")
@@ -51,7 +51,7 @@ func htmlStreamMarkdown(s string) string {
 			flushItem()
 			return
 		}
-		t := strings.TrimSpace(spaceRun.ReplaceAllString(line.String(), " "))
+		t := strings.TrimSpace(collapseSpace(line.String()))
 		line.Reset()
 		if t == "" {
 			return
@@ -222,7 +222,7 @@ func htmlStreamMarkdown(s string) string {
 					line.Reset()
 					continue
 				}
-				t.row = append(t.row, strings.TrimSpace(spaceRun.ReplaceAllString(line.String(), " ")))
+				t.row = append(t.row, strings.TrimSpace(collapseSpace(line.String())))
 				line.Reset()
 				for k := 1; k < colspan(n); k++ {
 					t.row = append(t.row, "")

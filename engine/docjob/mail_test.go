@@ -296,3 +296,25 @@ func TestRTFEncapsulatedHTML(t *testing.T) {
 		t.Fatalf("markdown %q", md)
 	}
 }
+
+// BenchmarkEML converts the Japanese mail with its CSV, ZIP and attached-message children.
+func BenchmarkEML(b *testing.B) {
+	data := japaneseMail(&testing.T{})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Convert(context.Background(), data, "m.eml", Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMSG converts the Outlook message with its attachments.
+func BenchmarkMSG(b *testing.B) {
+	data := makeMSG(&testing.T{}, false)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Convert(context.Background(), data, "m.msg", Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

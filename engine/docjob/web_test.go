@@ -278,3 +278,21 @@ func TestMemoWithMailHeaderStaysText(t *testing.T) {
 		t.Errorf("no extension: %s", k)
 	}
 }
+
+// BenchmarkHTMLPage converts a 300 KB Japanese page (headings, paragraphs with links, a table).
+func BenchmarkHTMLPage(b *testing.B) {
+	var p strings.Builder
+	p.WriteString("<html><head><title>社内ポータル</title><script>var x=1;</script></head><body><nav>メニュー</nav><main>")
+	for i := 0; p.Len() < 300<<10; i++ {
+		fmt.Fprintf(&p, `<h2>お知らせ %d</h2><p>本日の<b>連絡事項</b>は<a href="/n/%d" title="詳細">こちら</a>をご覧ください。</p><table><tr><th>部署</th><th>件数</th></tr><tr><td>総務</td><td>%d</td></tr></table>`, i, i, i)
+	}
+	p.WriteString("</main></body></html>")
+	data := []byte(p.String())
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Convert(context.Background(), data, "portal.html", Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
