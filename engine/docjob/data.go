@@ -163,10 +163,11 @@ func xmlDecoder(data []byte) *xml.Decoder {
 // pretty-printed in a fenced block. XML that does not parse is a damaged file (E004).
 func convertXML(data []byte, kind Kind) (*Doc, error) {
 	if kind == KindFeed {
+		// A feed that cannot be read as one is shown as XML; the kind stays the detected one,
+		// so the stored result is found again for the same bytes.
 		if d, err := convertFeed(data); err == nil {
 			return d, nil
 		}
-		kind = KindXML
 	}
 	s, err := indentXML(data)
 	if err != nil {

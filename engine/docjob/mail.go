@@ -114,7 +114,7 @@ func renderMail(ctx context.Context, m *mailMessage, kind Kind, opt Options) (*D
 			}
 			je := job.AsError(err)
 			child.Status, child.Code, child.Reason, child.ReasonJa = StatusFailed, string(je.Code), je.Message, je.MessageJa
-			fmt.Fprintf(&b, "### %s\n\n> (not converted: %s)\n\n", name, je.Message)
+			fmt.Fprintf(&b, "### %s\n\n> (not converted: %s / 変換できませんでした: %s)\n\n", name, je.Message, je.MessageJa)
 		} else {
 			st, why := cd.Status()
 			child.Status, child.Reason, child.ReasonJa, child.Chars = st, why, cd.ReasonJa(), utf8.RuneCountInString(cd.Markdown)

@@ -296,3 +296,22 @@ func BenchmarkHTMLPage(b *testing.B) {
 		}
 	}
 }
+
+// Every converted document reports the kind Detect gives its bytes, so the converter's stored
+// result (looked up by kind) is found again for the same file.
+func TestConvertedKindIsTheDetectedKind(t *testing.T) {
+	files := map[string][]byte{
+		"a.html": []byte(pageJa), "b.json": []byte(`{"a":1}`), "c.xml": []byte(`<a><b>1</b></a>`),
+		"d.rss": []byte(`<rss version="2.0"><other>x</other></rss>`), // a feed with no channel: shown as XML
+		"e.eml": japaneseMail(t), "f.msg": makeMSG(t, false), "g.epub": makeEPUB(t, map[string]string{"c": "<p>x</p>"}, []string{"c"}),
+	}
+	for name, data := range files {
+		d, err := Convert(context.Background(), data, name, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if k := Detect(data, name); d.Kind != k {
+			t.Errorf("%s: converted as %s, detected as %s", name, d.Kind, k)
+		}
+	}
+}
