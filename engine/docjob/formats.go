@@ -72,11 +72,13 @@ func ClaimedKind(name string) Kind {
 	return extKinds[strings.ToLower(path.Ext(strings.ReplaceAll(name, "\\", "/")))]
 }
 
-// binaryKinds are kinds whose files are never plain text: a "report.pdf" that holds text or
-// unknown bytes is not a PDF and fails as damaged instead of converting as something else.
+// binaryKinds are kinds whose files are never text: a "report.pdf" that holds text or unknown
+// bytes is not a PDF and fails as damaged instead of converting as something else. .xls and .doc
+// are not among them: accounting and groupware systems save HTML tables, TSV or RTF under those
+// names, which are converted as what they are.
 var binaryKinds = map[Kind]bool{
 	KindPDF: true, KindDOCX: true, KindXLSX: true, KindZIP: true, KindEPUB: true, KindMSG: true, KindImage: true,
-	KindPPTX: true, KindXLS: true, KindDOC: true,
+	KindPPTX: true,
 }
 
 // mismatch returns the error for content that is not what its name claims: bytes of no known

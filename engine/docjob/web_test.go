@@ -315,3 +315,11 @@ func TestConvertedKindIsTheDetectedKind(t *testing.T) {
 		}
 	}
 }
+
+// An "Excel" export that is an HTML table saved as .xls converts as the table it is, not as a
+// damaged Excel file.
+func TestHTMLSavedAsXLS(t *testing.T) {
+	page := sjis(t, `<html><head><meta charset="Shift_JIS"></head><body><table><tr><td>科目</td><td>金額</td></tr><tr><td>旅費</td><td>1,200</td></tr></table></body></html>`)
+	d := convertOK(t, page, "仕訳.xls")
+	wantIn(t, d.Markdown, []string{"| 科目 | 金額 |", "| 旅費 | 1,200 |"}, nil)
+}
