@@ -89,7 +89,7 @@ func (*Family) Detect(path string, head []byte) string {
 	case docjob.KindPDF, docjob.KindDOCX, docjob.KindXLSX, docjob.KindZIP, docjob.KindPPTX, docjob.KindODF,
 		docjob.KindOffice, docjob.KindDOC, docjob.KindXLS, docjob.KindRTF,
 		docjob.KindHTML, docjob.KindEPUB, docjob.KindJSON, docjob.KindXML, docjob.KindNotebook, docjob.KindFeed,
-		docjob.KindEML, docjob.KindMSG:
+		docjob.KindEML, docjob.KindMSG, docjob.KindMHTML:
 		return Type
 	case docjob.KindImage:
 		// Asked after the AI family: an image comes here when no AI service is set up and OCR

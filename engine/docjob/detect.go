@@ -134,8 +134,8 @@ func Detect(data []byte, name string) Kind {
 	case bytes.Contains(head, []byte("%PDF-")):
 		return KindPDF // some producers put junk before the header
 	}
-	if looksMail(head) && sniffText(head, ext) == KindEML {
-		return KindEML // a mail may carry 8-bit binary parts
+	if k := sniffText(head, ext); looksMail(head) && (k == KindEML || k == KindMHTML) {
+		return k // a mail or saved page may carry 8-bit binary parts
 	}
 	if !looksText(data) {
 		return KindUnknown

@@ -19,6 +19,7 @@ const (
 	KindFeed     Kind = "feed" // RSS or Atom
 	KindEML      Kind = "eml"
 	KindMSG      Kind = "msg"
+	KindMHTML    Kind = "mhtml" // a web page saved with its images as one MIME file (.mht)
 )
 
 func init() {
@@ -26,6 +27,7 @@ func init() {
 		KindHTML: {"HTML", "HTML"}, KindEPUB: {"EPUB", "EPUB"}, KindJSON: {"JSON", "JSON"}, KindXML: {"XML", "XML"},
 		KindNotebook: {"Jupyter notebook", "Jupyter ノートブック"}, KindFeed: {"RSS/Atom feed", "RSS/Atom フィード"},
 		KindEML: {"e-mail (EML)", "メール（EML）"}, KindMSG: {"Outlook mail (MSG)", "Outlook メール（MSG）"},
+		KindMHTML: {"web archive (MHTML)", "Web アーカイブ（MHTML）"},
 	} {
 		kindLabels[k], kindLabelsJa[k] = l[0], l[1]
 	}
@@ -34,7 +36,7 @@ func init() {
 // moreSupported are the kinds of this file that JobDesk converts (Kind.Supported).
 var moreSupported = map[Kind]bool{
 	KindHTML: true, KindEPUB: true, KindJSON: true, KindXML: true, KindNotebook: true, KindFeed: true,
-	KindEML: true, KindMSG: true, KindImage: true,
+	KindEML: true, KindMSG: true, KindImage: true, KindMHTML: true,
 }
 
 // convertMore converts the kinds of this file; any other kind is unsupported.
@@ -50,6 +52,8 @@ func convertMore(ctx context.Context, data []byte, name string, kind Kind, opt O
 		return convertXML(data, kind)
 	case KindEML:
 		return convertEML(ctx, data, opt)
+	case KindMHTML:
+		return convertMHTML(data)
 	case KindMSG:
 		return convertMSG(ctx, data, opt)
 	case KindImage:
@@ -62,7 +66,7 @@ func convertMore(ctx context.Context, data []byte, name string, kind Kind, opt O
 var extKinds = map[string]Kind{
 	".pdf": KindPDF, ".docx": KindDOCX, ".docm": KindDOCX, ".xlsx": KindXLSX, ".xlsm": KindXLSX, ".zip": KindZIP,
 	".html": KindHTML, ".htm": KindHTML, ".xhtml": KindHTML, ".epub": KindEPUB, ".json": KindJSON,
-	".ipynb": KindNotebook, ".xml": KindXML, ".rss": KindFeed, ".atom": KindFeed, ".eml": KindEML, ".msg": KindMSG,
+	".ipynb": KindNotebook, ".xml": KindXML, ".rss": KindFeed, ".atom": KindFeed, ".eml": KindEML, ".msg": KindMSG, ".mht": KindMHTML, ".mhtml": KindMHTML,
 	".png": KindImage, ".jpg": KindImage, ".jpeg": KindImage, ".gif": KindImage, ".tif": KindImage, ".tiff": KindImage,
 	".pptx": KindPPTX, ".xls": KindXLS, ".doc": KindDOC,
 }
@@ -144,6 +148,9 @@ func sniffText(data []byte, ext string) Kind {
 		}
 	}
 	if looksMail(head) || (ext == ".eml" && bytes.Contains(head, []byte(":"))) {
+		if ext == ".mht" || ext == ".mhtml" || (bytes.Contains(lower, []byte("multipart/related")) && !hasHeader(head, "to")) {
+			return KindMHTML // a saved web page: no receiver, the page and its images
+		}
 		return KindEML
 	}
 	if ext == ".html" || ext == ".htm" {
@@ -226,6 +233,17 @@ func looksMail(head []byte) bool {
 		}
 	}
 	return n >= 2
+}
+
+// hasHeader reports whether the header block at the start of head has the field name.
+func hasHeader(head []byte, name string) bool {
+	hdr, _, _ := bytes.Cut(bytes.ReplaceAll(head, []byte("\r\n"), []byte("\n")), []byte("\n\n"))
+	for _, l := range bytes.Split(hdr, []byte("\n")) {
+		if k, _, ok := bytes.Cut(l, []byte(":")); ok && strings.EqualFold(string(k), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // isMSG reports whether data is an OLE compound file holding an Outlook message: a property

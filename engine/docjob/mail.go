@@ -236,6 +236,38 @@ func convertEML(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	return renderMail(ctx, m, KindEML, opt)
 }
 
+// convertMHTML renders a web page saved as one MIME file (.mht, .mhtml): its HTML part through
+// the HTML path, titled by the page (or the file's Subject); the images and styles saved with it
+// are left out, and named in the notes.
+func convertMHTML(data []byte) (*Doc, error) {
+	m, err := parseEML(data, 0)
+	if err != nil {
+		return nil, errDamaged(KindMHTML, err)
+	}
+	var md string
+	switch {
+	case m.HTML != "":
+		md = htmlMarkdown(m.HTML, true)
+	case m.Text != "":
+		md = strings.TrimSpace(Clean(m.Text)) + "\n"
+	default:
+		return nil, errDamaged(KindMHTML, reason("the web archive holds no page"))
+	}
+	if !hasH1(md) && strings.TrimSpace(m.Subject) != "" {
+		md = "# " + oneLine(m.Subject) + "\n\n" + md
+	}
+	d := &Doc{Kind: KindMHTML, Markdown: md, Method: MethodNative, Pages: 1}
+	var left []string
+	for _, a := range m.Attachments {
+		left = append(left, a.Name)
+	}
+	left = append(left, m.Skipped...)
+	if len(left) > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("%d saved resources (images, styles) left out", len(left)))
+	}
+	return d, nil
+}
+
 // parseEML parses one message; depth counts messages attached inside messages.
 func parseEML(data []byte, depth int) (*mailMessage, error) {
 	// The header is parsed on its own and the body sliced from data, so a large mail is not

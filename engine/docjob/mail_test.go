@@ -318,3 +318,30 @@ func BenchmarkMSG(b *testing.B) {
 		}
 	}
 }
+
+// A web page saved as one MIME file (.mht) is the page, not a mail: its quoted-printable
+// Shift_JIS HTML rendered as Markdown, the saved images left out and counted in the notes.
+func TestMHTMLSavedPage(t *testing.T) {
+	var qp strings.Builder
+	for _, c := range sjis(t, `<html><head><title>製品カタログ</title></head><body><h2>新製品</h2><p>価格は<b>1,000円</b>です。</p><img src="logo.png" alt="ロゴ"></body></html>`) {
+		if c >= 0x80 || c == '=' {
+			fmt.Fprintf(&qp, "=%02X", c)
+		} else {
+			qp.WriteByte(c)
+		}
+	}
+	mht := "From: <Saved by Blink>\r\nSnapshot-Content-Location: https://example.jp/catalog\r\nSubject: =?utf-8?B?" + base64.StdEncoding.EncodeToString([]byte("製品カタログ")) +
+		"?=\r\nDate: Mon, 2 Dec 2024 10:00:00 +0900\r\nMIME-Version: 1.0\r\nContent-Type: multipart/related; type=\"text/html\"; boundary=\"----MultipartBoundary\"\r\n\r\n" +
+		"------MultipartBoundary\r\nContent-Type: text/html; charset=Shift_JIS\r\nContent-Transfer-Encoding: quoted-printable\r\nContent-Location: https://example.jp/catalog\r\n\r\n" +
+		qp.String() + "\r\n------MultipartBoundary\r\nContent-Type: image/png\r\nContent-Transfer-Encoding: base64\r\nContent-Location: https://example.jp/logo.png\r\n\r\niVBORw0KGgo=\r\n------MultipartBoundary--\r\n"
+	for _, name := range []string{"catalog.mht", "catalog"} {
+		d := convertOK(t, []byte(mht), name)
+		if d.Kind != KindMHTML {
+			t.Fatalf("%s: kind %s", name, d.Kind)
+		}
+		wantIn(t, d.Markdown, []string{"# 製品カタログ", "## 新製品", "価格は**1,000円**です。", "![ロゴ](logo.png)"}, []string{"Email Message", "=8", "iVBOR"})
+		if st, _ := d.Status(); st != StatusReady || len(d.Notes) != 1 {
+			t.Errorf("%s: %s %v", name, st, d.Notes)
+		}
+	}
+}
