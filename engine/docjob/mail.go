@@ -129,7 +129,7 @@ func renderMail(ctx context.Context, m *mailMessage, kind Kind, opt Options) (*D
 		d.Children = append(d.Children, child)
 	}
 	if len(m.Skipped) > 0 {
-		d.Notes = append(d.Notes, "left out (inline images of the body): "+strings.Join(m.Skipped, ", "))
+		d.Notes = append(d.Notes, "left out (inline images of the body, hidden attachments): "+strings.Join(m.Skipped, ", "))
 	}
 	for _, c := range d.Children {
 		if c.Status != StatusReady {

@@ -345,3 +345,27 @@ func TestMHTMLSavedPage(t *testing.T) {
 		}
 	}
 }
+
+// An Outlook message whose body is only PR_BODY_HTML (Shift_JIS bytes with a meta charset) gives
+// that HTML as Markdown; an inline image the HTML shows by cid: and a hidden attachment are left
+// out and named, not failed children.
+func TestMSGHTMLBodyAndInlineImage(t *testing.T) {
+	html := sjis(t, `<html><head><meta charset="shift_jis"></head><body><h3>ご案内</h3><p>詳細は<a href="https://example.jp">こちら</a>。</p><img src="cid:img001"></body></html>`)
+	data := makeCFB(
+		msgPropStream(32, nil, nil),
+		msgUnicode(prSubject, "HTML だけの本文"),
+		msgBinary(prBodyHTML, html),
+		cfbStorageNode("__attach_version1.0_#00000000", msgPropStream(8, nil, nil),
+			msgUnicode(prAttachLongFilename, "image001.png"), msgUnicode(prAttachContentID, "img001"), msgBinary(prAttachDataBin, []byte("\x89PNG\r\n\x1a\n"))),
+		cfbStorageNode("__attach_version1.0_#00000001", msgPropStream(8, map[uint16]uint32{prAttachmentHidden: 1}, nil),
+			msgUnicode(prAttachLongFilename, "hidden.bin"), msgBinary(prAttachDataBin, []byte{1, 2, 3})),
+	)
+	d := convertOK(t, data, "html.msg")
+	wantIn(t, d.Markdown, []string{"**Subject:** HTML だけの本文", "### ご案内", "詳細は[こちら](https://example.jp)。"}, []string{"image001.png"})
+	if len(d.Notes) == 0 || !strings.Contains(d.Notes[0], "image001.png") || !strings.Contains(d.Notes[0], "hidden.bin") {
+		t.Errorf("notes %v", d.Notes)
+	}
+	if st, why := d.Status(); st != StatusReady || len(d.Children) != 0 {
+		t.Errorf("status %s %q, children %+v", st, why, d.Children)
+	}
+}
