@@ -67,7 +67,7 @@ func (f *Family) Functions() []functions.Function { return f.conv.Functions() }
 func (*Family) RunFlags() []family.RunFlag {
 	return []family.RunFlag{
 		{Name: "furigana", Bool: true, Usage: "convert: write ruby readings after their base text, as 漢字(かんじ)"},
-		{Name: "no-ocr", Bool: true, Usage: "convert: never OCR scanned PDF pages, even when tesseract is installed"},
+		{Name: "no-ocr", Bool: true, Usage: "convert: never OCR scanned PDF pages or images, even when tesseract is installed"},
 	}
 }
 

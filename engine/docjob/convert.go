@@ -55,7 +55,8 @@ type Options struct {
 	Timeout time.Duration
 	// Furigana writes ruby readings after their base text, as 漢字(かんじ); off by default.
 	Furigana bool
-	// NoOCR turns OCR off even when tesseract with Japanese is installed.
+	// NoOCR turns OCR off (scanned PDF pages, images) even when tesseract with Japanese is
+	// installed.
 	NoOCR bool
 	// MaxPages caps the PDF pages read from one document (DefaultMaxPages when zero); the pages
 	// after it are left out and the conversion is partial, naming the limit.
