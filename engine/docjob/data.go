@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/html/charset"
 )
@@ -19,30 +20,47 @@ func fenced(b *strings.Builder, lang, text string) {
 	for strings.Contains(text, fence) {
 		fence += "`"
 	}
-	b.WriteString(fence + lang + "\n" + strings.TrimRight(text, "\n") + "\n" + fence + "\n\n")
+	text = strings.TrimRight(text, "\n")
+	b.Grow(len(text) + 2*len(fence) + len(lang) + 4)
+	b.WriteString(fence + lang + "\n")
+	b.WriteString(text) // on its own: a large document is copied once, not twice
+	b.WriteString("\n" + fence + "\n\n")
 }
 
 // convertJSON renders a JSON file pretty-printed in a fenced block, keys in the file's order, or
 // a Jupyter notebook as its cells. JSON that does not parse is a damaged file (E004).
 func convertJSON(data []byte, kind Kind) (*Doc, error) {
-	dt := decodeText(data)
-	if !dt.ok {
-		return nil, errEncoding(kind)
+	src := bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})
+	enc := EncUTF8
+	if !utf8.Valid(src) { // UTF-8 (the JSON standard) is read in place; others are decoded
+		dt := decodeText(data)
+		if !dt.ok {
+			return nil, errEncoding(kind)
+		}
+		src, enc = []byte(strings.TrimPrefix(dt.text, "\uFEFF")), dt.enc
 	}
-	src := []byte(strings.TrimPrefix(dt.text, "\uFEFF"))
 	if !json.Valid(src) {
 		return nil, errDamaged(kind, reason("the content is not valid JSON"))
 	}
 	if kind == KindNotebook {
-		return convertNotebook(src, dt.enc)
+		return convertNotebook(src, enc)
 	}
 	var out bytes.Buffer
+	out.Grow(len(src) * 2)
 	if err := json.Indent(&out, src, "", "  "); err != nil {
 		return nil, errDamaged(kind, err)
 	}
+	text := out.Bytes()
+	fence := "```"
+	for bytes.Contains(text, []byte(fence)) {
+		fence += "`"
+	}
 	var b strings.Builder
-	fenced(&b, "json", out.String())
-	return &Doc{Kind: KindJSON, Markdown: b.String(), Method: MethodNative, Encoding: dt.enc, Pages: 1}, nil
+	b.Grow(len(text) + 2*len(fence) + 12)
+	b.WriteString(fence + "json\n")
+	b.Write(bytes.TrimRight(text, "\n"))
+	b.WriteString("\n" + fence + "\n\n")
+	return &Doc{Kind: KindJSON, Markdown: b.String(), Method: MethodNative, Encoding: enc, Pages: 1}, nil
 }
 
 // notebook is the part of an .ipynb file (nbformat 4) that is read.
@@ -169,21 +187,30 @@ func convertXML(data []byte, kind Kind) (*Doc, error) {
 			return d, nil
 		}
 	}
-	s, err := indentXML(data)
-	if err != nil {
+	// The document is written straight after the fence, so a large one is not copied again.
+	var b strings.Builder
+	b.Grow(len(data) * 3 / 2) // indentation adds about a third
+	b.WriteString("```xml\n")
+	if err := indentXML(data, &b); err != nil {
 		return nil, errDamaged(KindXML, reason("the content is not well-formed XML"))
 	}
-	var b strings.Builder
-	fenced(&b, "xml", s)
-	return &Doc{Kind: kind, Markdown: b.String(), Method: MethodNative, Pages: 1}, nil
+	md := b.String()
+	if body := md[len("```xml\n"):]; strings.Contains(body, "```") {
+		var f strings.Builder
+		fenced(&f, "xml", body)
+		md = f.String()
+	} else {
+		md += "\n```\n"
+	}
+	return &Doc{Kind: kind, Markdown: md, Method: MethodNative, Pages: 1}, nil
 }
 
-// indentXML re-writes XML with one element per line, indented by depth; elements holding only
-// text stay on one line. Prefixes are kept as written.
-func indentXML(data []byte) (string, error) {
+// indentXML writes XML to b with one element per line, indented by depth; elements holding
+// only text stay on one line. Prefixes are kept as written.
+func indentXML(data []byte, b *strings.Builder) error {
 	d := xmlDecoder(data)
 	d.Strict = true
-	var b strings.Builder
+	start := b.Len()
 	depth := 0
 	open := false // a start tag written, its line not ended
 	var text string
@@ -193,13 +220,9 @@ func indentXML(data []byte) (string, error) {
 		}
 		return n.Local
 	}
-	esc := func(s string) string {
-		var e bytes.Buffer
-		xml.EscapeText(&e, []byte(s))
-		return e.String()
-	}
+	esc := func(s string) { xml.EscapeText(b, []byte(s)) } // straight into b
 	newline := func() {
-		if b.Len() > 0 {
+		if b.Len() > start {
 			b.WriteByte('\n')
 		}
 		b.WriteString(strings.Repeat("  ", depth))
@@ -211,34 +234,38 @@ func indentXML(data []byte) (string, error) {
 			break
 		}
 		if err != nil {
-			return "", err
+			return err
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
 			elements++
 			if open && text != "" {
-				b.WriteString(esc(text))
+				esc(text)
 			}
 			text = ""
 			newline()
 			b.WriteString("<" + name(t.Name))
 			for _, a := range t.Attr {
-				b.WriteString(" " + name(a.Name) + "=\"" + esc(a.Value) + "\"")
+				b.WriteString(" " + name(a.Name) + "=\"")
+				esc(a.Value)
+				b.WriteString("\"")
 			}
 			b.WriteString(">")
 			depth++
 			open = true
 		case xml.EndElement:
 			if depth == 0 {
-				return "", errors.New("end tag without a start tag")
+				return errors.New("end tag without a start tag")
 			}
 			depth--
 			if open {
-				b.WriteString(esc(text) + "</" + name(t.Name) + ">")
+				esc(text)
+				b.WriteString("</" + name(t.Name) + ">")
 			} else {
 				if text != "" {
 					newline()
-					b.WriteString("  " + esc(text))
+					b.WriteString("  ")
+					esc(text)
 				}
 				newline()
 				b.WriteString("</" + name(t.Name) + ">")
@@ -253,7 +280,7 @@ func indentXML(data []byte) (string, error) {
 			}
 		case xml.Comment:
 			if open && text != "" {
-				b.WriteString(esc(text))
+				esc(text)
 				text = ""
 			}
 			newline()
@@ -261,13 +288,13 @@ func indentXML(data []byte) (string, error) {
 			open = false
 		}
 		if depth < 0 {
-			return "", errors.New("unbalanced end tag")
+			return errors.New("unbalanced end tag")
 		}
 	}
 	if elements == 0 || depth != 0 {
-		return "", errors.New("no complete root element")
+		return errors.New("no complete root element")
 	}
-	return b.String(), nil
+	return nil
 }
 
 // feed holds what is read of RSS 2.0, RSS 1.0 (RDF) and Atom.
