@@ -18,6 +18,7 @@ import (
 	"jobdesk/app/family"
 	"jobdesk/engine/aijob"
 	"jobdesk/engine/aijob/aisqlite"
+	"jobdesk/engine/docjob"
 	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
 	"jobdesk/engine/orchestrator"
@@ -30,6 +31,18 @@ type Family struct {
 	host  *family.Host
 	svc   *aijob.Service
 	store *aisqlite.Store
+}
+
+// unset reports that no AI service is set up (Settings.Configured is false), read afresh so a
+// service set up in the window counts at once: images then go to OCR when it is installed,
+// and a caption job fails at once saying where to set one up. A family not yet opened counts
+// as set up.
+func (f *Family) unset() bool {
+	if f.host == nil {
+		return false
+	}
+	s, err := LoadSettings(f.host.DataDir)
+	return err == nil && !s.Configured
 }
 
 var (
@@ -121,6 +134,9 @@ func (f *Family) workflowHandler(typ string) job.Handler {
 			if _, err := svc.CheckImage(ctx, fi.Path); err != nil {
 				return nil, err
 			}
+			if f.unset() {
+				return nil, errNoService()
+			}
 		}
 		if err := svc.DeferIfOffline(ctx); err != nil {
 			return nil, err
@@ -174,12 +190,28 @@ func outcome(ctx context.Context, st *aisqlite.Store, typ string, jobID int64, x
 	return out, err
 }
 
-// Detect takes PNG and JPEG files for CAPTION_GENERATION.
-func (*Family) Detect(path string, head []byte) string {
-	if aijob.ImageMIME(head) != "" {
-		return aijob.TypeCaption
+// Detect takes PNG and JPEG files for CAPTION_GENERATION where an AI service is set up. With
+// none set up, an image is left to the conversion family when OCR is installed (its text is
+// read); with neither, it is still a caption job, which fails at once saying where to set an AI
+// service up.
+func (f *Family) Detect(path string, head []byte) string {
+	if aijob.ImageMIME(head) == "" {
+		return ""
 	}
-	return ""
+	if f.unset() {
+		if ok, _ := docjob.ImageOCRAvailable(); ok {
+			return ""
+		}
+	}
+	return aijob.TypeCaption
+}
+
+// errNoService is the error of a caption job with no AI service set up: permanent (waiting
+// would not help), saying where to set one up and that OCR reads an image's text.
+func errNoService() error {
+	return job.Errorf(job.E014, "no AI service is set up, so the image cannot be described: set one up in Settings → AI (or ai.json in the data folder, or %s); to read the text in an image, install tesseract-ocr and tesseract-ocr-jpn and convert it", EnvEndpoint).
+		WithJa("AI サービスが設定されていないため、画像の説明文を作れません。設定 → AI で AI サービスを設定してください（データフォルダーの ai.json または環境変数 " + EnvEndpoint + " でも設定できます）。画像の文字を読み取るには tesseract-ocr と tesseract-ocr-jpn をインストールして変換してください。").
+		Permanent()
 }
 
 // Submit submits CAPTION_GENERATION or ELIGIBILITY_EXTRACT for a file, or returns the job that

@@ -33,6 +33,10 @@ type Settings struct {
 	BedrockProfile  string `json:"bedrock_profile,omitempty"`
 	// Prices by model id, for the cost column of llm_usage.
 	Prices map[string]aijob.Price `json:"prices,omitempty"`
+	// Configured is true when a person set an AI service up: the settings file exists or an
+	// AI environment variable (or --ai-endpoint/--ai-model/--ai-provider) names one. Without
+	// it the defaults still point at a server on the device, but nothing says one is there.
+	Configured bool `json:"-"`
 }
 
 // AI settings' environment variables.
@@ -52,6 +56,7 @@ func LoadSettings(dataDir string) (Settings, error) {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return s, job.Wrap(job.E014, err, "the AI settings file ai.json is not valid JSON").WithJa("AI 設定ファイル ai.json が正しい JSON ではありません。")
 		}
+		s.Configured = true
 	}
 	env := map[string]*string{EnvEndpoint: &s.Endpoint, EnvModel: &s.Model, EnvProvider: &s.Provider,
 		"JOBDESK_AI_FALLBACK_MODEL": &s.FallbackModel, "JOBDESK_BEDROCK_REGION": &s.BedrockRegion,
@@ -59,6 +64,7 @@ func LoadSettings(dataDir string) (Settings, error) {
 	for k, p := range env {
 		if v := os.Getenv(k); v != "" {
 			*p = v
+			s.Configured = true
 		}
 	}
 	if s.Provider == "" {

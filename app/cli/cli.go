@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"jobdesk/app"
+	"jobdesk/engine/aijob"
 	"jobdesk/engine/flow"
 	"jobdesk/engine/job"
 )
@@ -40,7 +41,16 @@ type CLI struct {
 	dataDir        string
 	readsOnly      bool // the command only reads: a read-only data folder still opens (ls, show)
 	app            *app.App
+	// waitLimit is how long WaitJobs waits in all (run --timeout; 0: no limit); with it unset,
+	// WaitJobs still gives up after OfflineWait of every unfinished job being held back by an
+	// offline AI provider.
+	waitLimit    time.Duration
+	waitLimitSet bool
 }
+
+// OfflineWait is how long `--wait` waits while every unfinished job is held back by an AI
+// provider that does not answer, when --timeout does not say otherwise. The jobs stay queued.
+const OfflineWait = 5 * time.Minute
 
 // Command is one subcommand of the jobdesk binary. Run receives the arguments after the
 // command's name and returns the exit code; it opens the App through the CLI it is given.
@@ -52,7 +62,7 @@ type Command struct {
 // commands returns every subcommand: the core ones, then the families'.
 func commands() []Command {
 	return []Command{
-		{"run", "run [--type T] [--target device|cloud|auto] [--wait] [--json] [--force] FILE...", "submit one job per file; --wait shows progress and waits", (*CLI).cmdRun},
+		{"run", "run [--type T] [--target device|cloud|auto] [--wait [--timeout D]] [--json] [--force] FILE...", "submit one job per file; --wait shows progress and waits (at most --timeout; 5m while an AI provider is offline)", (*CLI).cmdRun},
 		{"ls", "ls [--status S] [--type T] [--limit N] [--all] [--json]", "list jobs, newest first", (*CLI).cmdLs},
 		{"show", "show JOB [--json] [--history]", "show one job (and its history)", (*CLI).cmdShow},
 		{"cancel", "cancel JOB", "cancel a job (a running one stops within a second)", (*CLI).cmdCancel},
@@ -198,6 +208,7 @@ func (c *CLI) cmdRun(args []string) int {
 	fs := c.Flags("run")
 	typ := fs.String("type", "", "job type (default: detected from each file)")
 	wait := fs.Bool("wait", false, "wait for the jobs, showing progress on stderr")
+	timeout := fs.String("timeout", "", "with --wait: give up waiting after this long, e.g. 90s or 10m; the jobs stay queued (default: no limit, but 5m while the AI provider is offline; 0: wait for ever)")
 	asJSON := fs.Bool("json", false, "print the jobs as JSON")
 	force := fs.Bool("force", false, "run again even when the same file was already processed")
 	target := targetFlag(fs)
@@ -210,6 +221,14 @@ func (c *CLI) cmdRun(args []string) int {
 	applyAI()
 	if len(files) == 0 {
 		return c.Usage("run: name at least one file", "run: ファイルを 1 つ以上指定してください。")
+	}
+	if *timeout != "" {
+		d, err := time.ParseDuration(*timeout)
+		if err != nil || d < 0 {
+			return c.Usage(fmt.Sprintf("run: --timeout %q is not a duration such as 90s or 10m", *timeout),
+				fmt.Sprintf("run: --timeout %q は 90s や 10m のような時間ではありません。", *timeout))
+		}
+		c.waitLimit, c.waitLimitSet = d, true
 	}
 	a, ok := c.Open()
 	if !ok {
@@ -278,6 +297,8 @@ func (c *CLI) WaitJobs(ctx context.Context, a *app.App, jobs []job.Job) ([]job.J
 	defer tick.Stop()
 	lastLine := printedLines{}
 	var fullSince time.Time
+	start := time.Now()
+	var heldSince time.Time // since when every unfinished job waits for an offline AI provider
 	for {
 		done := 0
 		for i := range jobs {
@@ -315,6 +336,23 @@ func (c *CLI) WaitJobs(ctx context.Context, a *app.App, jobs []job.Job) ([]job.J
 			}
 		} else {
 			fullSince = time.Time{}
+		}
+		if offlineHeld(jobs) {
+			if heldSince.IsZero() {
+				heldSince = time.Now()
+			}
+		} else {
+			heldSince = time.Time{}
+		}
+		limit, since := OfflineWait, heldSince
+		if c.waitLimitSet {
+			limit, since = c.waitLimit, start
+		}
+		if limit > 0 && !since.IsZero() && time.Since(since) >= limit {
+			if tty {
+				fmt.Fprintln(c.Stderr)
+			}
+			return jobs, gaveUp(jobs, limit)
 		}
 		select {
 		case <-ctx.Done():
@@ -363,6 +401,47 @@ func diskFullWait(h app.Health, jobs []job.Job) *job.Error {
 		cause = h.Error.Err
 	}
 	return job.Wrap(job.E009, cause, en.String()).WithJa(ja.String()).WithName("DiskFullError").Permanent()
+}
+
+// offlineHeld reports whether every unfinished job is PENDING because its AI provider does not
+// answer (the message the AI family leaves while it waits).
+func offlineHeld(jobs []job.Job) bool {
+	n := 0
+	for _, j := range jobs {
+		if j.Status.Final() {
+			continue
+		}
+		if j.Status != job.Pending || !strings.Contains(j.Message, aijob.OfflineMessage) {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// gaveUp is the error of a wait that ran past its limit: E011, naming the unfinished jobs and
+// why they wait; they stay queued and run when JobDesk runs next (the window, `jobdesk worker`).
+func gaveUp(jobs []job.Job, limit time.Duration) error {
+	var names []string
+	offline := false
+	for _, j := range jobs {
+		if j.Status.Final() {
+			continue
+		}
+		why := string(j.Status)
+		if j.Message != "" {
+			why += ": " + j.Message
+		}
+		offline = offline || strings.Contains(j.Message, aijob.OfflineMessage)
+		names = append(names, fmt.Sprintf("job %s %s (%s)", j.Ref(), j.Name, why))
+	}
+	en := fmt.Sprintf("gave up waiting after %s: %s. The jobs stay queued and run when JobDesk runs again (the window or jobdesk worker); wait longer with --timeout", limit, strings.Join(names, ", "))
+	ja := fmt.Sprintf("%s 待ちましたが終わらなかったため、待つのをやめました: %s。ジョブは登録されたままで、次に JobDesk が動くとき（ウィンドウまたは jobdesk worker）に実行されます。もっと待つには --timeout を指定してください。", limit, strings.Join(names, "、"))
+	if offline {
+		en += "; the AI provider does not answer: check that it is running, or its address in Settings → AI"
+		ja += "AI プロバイダーが応答しません。起動しているか、設定 → AI のアドレスを確認してください。"
+	}
+	return job.Errorf(job.E011, "%s", en).WithJa(ja)
 }
 
 // printedLines remembers the plain progress lines printed for each job, so that a job going

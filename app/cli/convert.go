@@ -16,7 +16,7 @@ import (
 
 // convertCommand is the convert family's subcommand.
 var convertCommand = Command{"convert", "convert [--target device|cloud|auto] [--force] [--furigana] [--no-ocr] [--json] FILE...",
-	"convert documents (PDF, Word, Excel, ZIP, CSV, text) to Markdown and wait; prints where each .md is", (*CLI).cmdConvert}
+	"convert documents (PDF, Word, Excel, ZIP, CSV, text, HTML, EPUB, JSON, XML, feeds, notebooks, EML, MSG, images by OCR) to Markdown and wait; prints where each .md is", (*CLI).cmdConvert}
 
 // cmdConvert is `run --type convert --wait` with a summary of each conversion: its status, pages,
 // text length, method and the Markdown file.
@@ -25,7 +25,7 @@ func (c *CLI) cmdConvert(args []string) int {
 	force := fs.Bool("force", false, "convert again even when the same file was converted before")
 	target := targetFlag(fs)
 	furigana := fs.Bool("furigana", false, "write ruby readings after their base text, as 漢字(かんじ)")
-	noOCR := fs.Bool("no-ocr", false, "never OCR scanned PDF pages")
+	noOCR := fs.Bool("no-ocr", false, "never OCR scanned PDF pages or images")
 	asJSON := fs.Bool("json", false, "print each conversion's result as JSON, one object a line")
 	files, err := Parse(fs, args)
 	if err != nil {

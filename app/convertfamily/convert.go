@@ -67,21 +67,37 @@ func (f *Family) Functions() []functions.Function { return f.conv.Functions() }
 func (*Family) RunFlags() []family.RunFlag {
 	return []family.RunFlag{
 		{Name: "furigana", Bool: true, Usage: "convert: write ruby readings after their base text, as 漢字(かんじ)"},
-		{Name: "no-ocr", Bool: true, Usage: "convert: never OCR scanned PDF pages, even when tesseract is installed"},
+		{Name: "no-ocr", Bool: true, Usage: "convert: never OCR scanned PDF pages or images, even when tesseract is installed"},
 	}
 }
 
-// Detect takes PDF, Office (Word, Excel, PowerPoint, Excel 97-2003) and ZIP files by their
-// content, and plain text named as text (.txt, .md, .markdown, .text, .log or no extension).
-// Office formats JobDesk does not convert (.doc, OpenDocument, RTF) are taken too, so the person hears "unsupported file type" (E004)
+// Detect takes PDF, Office (Word, Excel, PowerPoint, Excel 97-2003), ZIP, mail (EML, MSG), web
+// pages, EPUB, JSON, XML, notebooks and feeds by their content, files whose name claims one of
+// them, images when OCR is installed and no AI service is set up, and plain text named as text
+// (.txt, .md, .markdown, .text, .log or no extension). Office formats JobDesk does not convert
+// (.doc, OpenDocument, RTF) are taken too, so the person hears "unsupported file type" (E004)
 // instead of getting a checksum. A .csv is left to the CSV family, which is asked first; any text
 // file can still be converted with --type convert.
 func (*Family) Detect(path string, head []byte) string {
 	ext := strings.ToLower(filepath.Ext(path))
-	switch docjob.Detect(head, filepath.Base(path)) {
-	case docjob.KindPDF, docjob.KindDOCX, docjob.KindXLSX, docjob.KindZIP, docjob.KindPPTX, docjob.KindODF,
-		docjob.KindOffice, docjob.KindDOC, docjob.KindXLS, docjob.KindRTF:
+	kind := docjob.Detect(head, filepath.Base(path))
+	if claimed := docjob.ClaimedKind(path); claimed != "" && kind != docjob.KindCSV {
+		// A name that claims a document (report.pdf, mail.msg) is converted whatever its bytes
+		// are, so content that is not what the name says fails E004 instead of getting a checksum.
 		return Type
+	}
+	switch kind {
+	case docjob.KindPDF, docjob.KindDOCX, docjob.KindXLSX, docjob.KindZIP, docjob.KindPPTX, docjob.KindODF,
+		docjob.KindOffice, docjob.KindDOC, docjob.KindXLS, docjob.KindRTF,
+		docjob.KindHTML, docjob.KindEPUB, docjob.KindJSON, docjob.KindXML, docjob.KindNotebook, docjob.KindFeed,
+		docjob.KindEML, docjob.KindMSG, docjob.KindMHTML:
+		return Type
+	case docjob.KindImage:
+		// Asked after the AI family: an image comes here when no AI service is set up and OCR
+		// can read its text.
+		if ok, _ := docjob.ImageOCRAvailable(); ok {
+			return Type
+		}
 	case docjob.KindOLE:
 		// An encrypted OOXML file is an OLE container; its EncryptionInfo stream (and an Excel
 		// 97-2003 workbook's directory) may lie past the first 8 KiB, so the extension decides

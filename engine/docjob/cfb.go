@@ -1,218 +1,274 @@
 package docjob
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
-	"strings"
-	utf16std "unicode/utf16"
+	"fmt"
+	u16 "unicode/utf16"
 )
 
-// cfb reads an OLE2 compound file (Microsoft's Compound File Binary format, [MS-CFB]): the
-// container of Excel 97–2003 workbooks and other legacy Office files. It reads whole streams by
-// name, following the sector chains of the FAT and the mini FAT, and refuses chains that loop,
-// run outside the file or are longer than the stream they claim to hold.
+// cfb is a read-only view of an OLE2 compound file (Compound File Binary, [MS-CFB]): the
+// container of Outlook .msg files, Excel 97–2003 workbooks and Word 97–2003 documents. It reads
+// version 3 (512-byte sectors) and version 4 (4096-byte sectors) files held in memory, with the
+// FAT, the DIFAT beyond the header, the mini FAT and the mini stream. Every sector chain is
+// bounded by the number of sectors in the file, so a cyclic or damaged chain ends in an error,
+// never in a loop or a panic.
 type cfb struct {
 	data     []byte
-	ssz      int      // sector size (512 or 4096)
-	fat      []uint32 // sector → next sector
-	minifat  []uint32
-	mini     []byte // the mini stream (the root entry's data)
+	ssz      int      // sector size: 512 or 4096
+	fat      []uint32 // next sector of each sector
+	minifat  []uint32 // next mini sector of each mini sector
+	mini     []byte   // the mini stream (the root entry's stream)
+	cutoff   uint64   // streams smaller than this live in the mini stream (4096)
 	entries  []cfbEntry
-	cutoff   uint32
 	nsectors int
 }
 
+// cfbEntry is one directory entry: a storage (a folder), a stream (a file) or the root.
 type cfbEntry struct {
-	name  string
-	typ   byte // 1 storage, 2 stream, 5 root
-	start uint32
-	size  uint64
+	Name               string
+	Type               byte // cfbStorage, cfbStream, cfbRoot (0: unused)
+	Left, Right, Child uint32
+	Start              uint32
+	Size               uint64
 }
 
+// Directory entry types and special sector numbers of [MS-CFB].
 const (
-	cfbEnd  = 0xFFFFFFFE
-	cfbFree = 0xFFFFFFFF
+	cfbStorage = 1
+	cfbStream  = 2
+	cfbRoot    = 5
+
+	cfbFree       = 0xFFFFFFFF // NOSTREAM / FREESECT
+	cfbEndOfChain = 0xFFFFFFFE
+	cfbMaxRegSect = 0xFFFFFFFA
 )
 
-var errCFB = errors.New("not a valid compound file")
+// errCFB is the reason every damaged compound file gives the person.
+var errCFB = reason("the OLE compound file structure is damaged")
 
+// openCFB parses the header, FAT, mini FAT and directory of a compound file. It returns
+// errCFB (wrapped with detail for the log) when the structure is inconsistent.
 func openCFB(data []byte) (*cfb, error) {
-	if len(data) < 512 || string(data[:8]) != string(oleMagic) {
+	if len(data) < 512 || !bytes.HasPrefix(data, oleMagic) {
 		return nil, errCFB
 	}
 	le := binary.LittleEndian
-	shift := le.Uint16(data[0x1E:])
-	if shift != 9 && shift != 12 {
-		return nil, errCFB
+	c := &cfb{data: data}
+	switch shift := le.Uint16(data[0x1E:]); shift {
+	case 9, 12:
+		c.ssz = 1 << shift
+	default:
+		return nil, fmt.Errorf("%w: sector shift %d", errCFB, shift)
 	}
-	c := &cfb{data: data, ssz: 1 << shift, cutoff: le.Uint32(data[0x38:])}
+	if le.Uint16(data[0x20:]) != 6 {
+		return nil, fmt.Errorf("%w: mini sector shift", errCFB)
+	}
 	c.nsectors = (len(data) - c.ssz) / c.ssz
 	if (len(data)-c.ssz)%c.ssz != 0 {
-		c.nsectors++ // a truncated last sector is read as far as it goes
+		c.nsectors++ // a last sector cut short: readable up to the end of the data
 	}
-	// FAT sectors: 109 in the header, the rest in the DIFAT chain
-	var fatSecs []uint32
-	for i := 0; i < 109; i++ {
-		s := le.Uint32(data[0x4C+4*i:])
-		if s < cfbEnd-5 {
-			fatSecs = append(fatSecs, s)
-		}
+	nfat := int(le.Uint32(data[0x2C:]))
+	firstDir := le.Uint32(data[0x30:])
+	c.cutoff = uint64(le.Uint32(data[0x38:]))
+	firstMiniFAT := le.Uint32(data[0x3C:])
+	firstDIFAT := le.Uint32(data[0x44:])
+	if nfat < 0 || nfat > c.nsectors {
+		return nil, fmt.Errorf("%w: %d FAT sectors", errCFB, nfat)
 	}
-	next := le.Uint32(data[0x44:])
-	for hops := 0; next < cfbEnd-5; hops++ {
-		if hops > c.nsectors {
-			return nil, errCFB
+	// The FAT's sectors: 109 in the header, the rest in the DIFAT chain.
+	var fatSects []uint32
+	for i := 0; i < 109 && len(fatSects) < nfat; i++ {
+		fatSects = append(fatSects, le.Uint32(data[0x4C+4*i:]))
+	}
+	per := c.ssz/4 - 1
+	for s, n := firstDIFAT, 0; len(fatSects) < nfat && s <= cfbMaxRegSect; n++ {
+		if n > c.nsectors {
+			return nil, fmt.Errorf("%w: DIFAT chain loops", errCFB)
 		}
-		sec, ok := c.sector(next)
+		b, ok := c.sector(s)
 		if !ok {
-			return nil, errCFB
+			return nil, fmt.Errorf("%w: DIFAT sector %d", errCFB, s)
 		}
-		n := c.ssz/4 - 1
-		for i := 0; i < n; i++ {
-			if s := le.Uint32(sec[4*i:]); s < cfbEnd-5 {
-				fatSecs = append(fatSecs, s)
-			}
+		for i := 0; i < per && len(fatSects) < nfat; i++ {
+			fatSects = append(fatSects, le.Uint32(b[4*i:]))
 		}
-		next = le.Uint32(sec[4*n:])
+		s = le.Uint32(b[4*per:])
 	}
-	if len(fatSecs) > c.nsectors+1 {
-		return nil, errCFB
+	if len(fatSects) < nfat {
+		return nil, fmt.Errorf("%w: FAT sectors missing", errCFB)
 	}
-	for _, s := range fatSecs {
-		sec, ok := c.sector(s)
+	c.fat = make([]uint32, 0, nfat*c.ssz/4)
+	for _, s := range fatSects {
+		b, ok := c.sector(s)
 		if !ok {
-			return nil, errCFB
+			return nil, fmt.Errorf("%w: FAT sector %d", errCFB, s)
 		}
-		for i := 0; i+4 <= len(sec); i += 4 {
-			c.fat = append(c.fat, le.Uint32(sec[i:]))
+		for i := 0; i+4 <= len(b); i += 4 {
+			c.fat = append(c.fat, le.Uint32(b[i:]))
 		}
 	}
-	dir, err := c.chain(le.Uint32(data[0x30:]), c.fat, nil, -1)
+	dir, err := c.chain(firstDir, -1)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: directory: %v", errCFB, err)
 	}
 	for i := 0; i+128 <= len(dir); i += 128 {
 		e := dir[i : i+128]
-		nl := int(le.Uint16(e[64:]))
-		if nl > 64 {
-			nl = 64
+		n := int(le.Uint16(e[64:]))
+		if n > 64 {
+			n = 64
 		}
-		u := make([]uint16, 0, 32)
-		for j := 0; j+1 < nl; j += 2 {
-			if ch := le.Uint16(e[j:]); ch != 0 {
-				u = append(u, ch)
+		u := make([]uint16, 0, n/2)
+		for j := 0; j+1 < n; j += 2 {
+			if v := le.Uint16(e[j:]); v != 0 {
+				u = append(u, v)
 			}
 		}
-		c.entries = append(c.entries, cfbEntry{name: string(utf16std.Decode(u)), typ: e[66],
-			start: le.Uint32(e[116:]), size: le.Uint64(e[120:]) & 0xFFFFFFFF})
-	}
-	if len(c.entries) == 0 || c.entries[0].typ != 5 {
-		return nil, errCFB
-	}
-	root := c.entries[0]
-	if mf := le.Uint32(data[0x3C:]); mf < cfbEnd-5 {
-		b, err := c.chain(mf, c.fat, nil, -1)
-		if err != nil {
-			return nil, err
+		ent := cfbEntry{Name: string(u16.Decode(u)), Type: e[66], Left: le.Uint32(e[68:]), Right: le.Uint32(e[72:]),
+			Child: le.Uint32(e[76:]), Start: le.Uint32(e[116:]), Size: le.Uint64(e[120:])}
+		if c.ssz == 512 {
+			ent.Size &= 0xFFFFFFFF // version 3 files may leave garbage in the high half
 		}
-		for i := 0; i+4 <= len(b); i += 4 {
-			c.minifat = append(c.minifat, le.Uint32(b[i:]))
+		c.entries = append(c.entries, ent)
+	}
+	if len(c.entries) == 0 || c.entries[0].Type != cfbRoot {
+		return nil, fmt.Errorf("%w: no root entry", errCFB)
+	}
+	if firstMiniFAT <= cfbMaxRegSect {
+		b, err := c.chain(firstMiniFAT, -1)
+		if err != nil {
+			return nil, fmt.Errorf("%w: mini FAT: %v", errCFB, err)
+		}
+		c.minifat = make([]uint32, len(b)/4)
+		for i := range c.minifat {
+			c.minifat[i] = le.Uint32(b[4*i:])
 		}
 	}
-	if root.start < cfbEnd-5 && root.size > 0 {
-		c.mini, err = c.chain(root.start, c.fat, nil, int64(root.size))
-		if err != nil {
-			return nil, err
+	if root := c.entries[0]; root.Start <= cfbMaxRegSect && root.Size > 0 {
+		if c.mini, err = c.chain(root.Start, int64(root.Size)); err != nil {
+			return nil, fmt.Errorf("%w: mini stream: %v", errCFB, err)
 		}
 	}
 	return c, nil
 }
 
-// sector returns sector s's bytes (shorter when the file is truncated); ok is false outside it.
+// sector returns sector s's bytes (the last one may be short), or false when s lies outside.
 func (c *cfb) sector(s uint32) ([]byte, bool) {
-	off := (int64(s) + 1) * int64(c.ssz)
-	if int64(s) >= int64(c.nsectors) || off >= int64(len(c.data)) {
+	if s > cfbMaxRegSect || int(s) >= c.nsectors {
 		return nil, false
 	}
-	end := off + int64(c.ssz)
-	if end > int64(len(c.data)) {
-		end = int64(len(c.data))
+	off := (int(s) + 1) * c.ssz
+	end := min(off+c.ssz, len(c.data))
+	if off >= end {
+		return nil, false
 	}
 	return c.data[off:end], true
 }
 
-// chain concatenates the sectors of a chain starting at start in table (the FAT, or the mini
-// FAT when from is the mini stream), reading at most size bytes when size >= 0.
-func (c *cfb) chain(start uint32, table []uint32, from []byte, size int64) ([]byte, error) {
-	secSize := c.ssz
-	if from != nil {
-		secSize = 64
-	}
-	limit := int64(len(c.data))
-	if from != nil {
-		limit = int64(len(from))
-	}
-	if size > limit {
-		return nil, errCFB
-	}
-	if from == nil && size > 0 {
-		if b, ok := c.contiguous(start, table, size); ok {
-			return b, nil // the usual layout: no copy of a large stream
-		}
+// chain reads the sector chain starting at s: size bytes of it, or the whole chain when size
+// is negative.
+func (c *cfb) chain(s uint32, size int64) ([]byte, error) {
+	if size > MaxFileSize || size > int64(len(c.data)) {
+		return nil, fmt.Errorf("stream of %d bytes in a file of %d", size, len(c.data))
 	}
 	var out []byte
 	if size >= 0 {
 		out = make([]byte, 0, size)
 	}
-	s := start
-	seen := make([]bool, len(table)+1)
-	for s < cfbEnd-5 {
-		if int(s) < len(seen) {
-			if seen[s] {
-				return nil, errors.New("compound file sector chain loops")
-			}
-			seen[s] = true
-		}
-		var sec []byte
-		if from == nil {
-			b, ok := c.sector(s)
-			if !ok {
-				return nil, errCFB
-			}
-			sec = b
-		} else {
-			off := int64(s) * 64
-			if off >= int64(len(from)) {
-				return nil, errCFB
-			}
-			sec = from[off:min(off+64, int64(len(from)))]
-		}
-		out = append(out, sec[:min(len(sec), secSize)]...)
+	seen := make([]uint64, c.nsectors/64+1)
+	for s != cfbEndOfChain {
 		if size >= 0 && int64(len(out)) >= size {
-			return out[:size], nil
+			break
 		}
-		if int(s) >= len(table) {
-			return nil, errCFB
+		b, ok := c.sector(s)
+		if !ok || int(s) >= len(c.fat) {
+			return nil, fmt.Errorf("sector %d out of range", s)
 		}
-		s = table[s]
+		if seen[s/64]&(1<<(s%64)) != 0 {
+			return nil, errors.New("sector chain loops")
+		}
+		seen[s/64] |= 1 << (s % 64)
+		out = append(out, b...)
+		s = c.fat[s]
 	}
-	if size >= 0 && int64(len(out)) < size {
-		return nil, errors.New("compound file stream is shorter than its directory entry says")
+	if size >= 0 {
+		if int64(len(out)) < size {
+			return nil, errors.New("stream shorter than its size")
+		}
+		out = out[:size]
 	}
 	return out, nil
 }
 
+// read returns the bytes of stream entry i, from the mini stream when it is small.
+func (c *cfb) read(i int) ([]byte, error) {
+	if i < 0 || i >= len(c.entries) || c.entries[i].Type != cfbStream {
+		return nil, fmt.Errorf("%w: entry %d is not a stream", errCFB, i)
+	}
+	e := c.entries[i]
+	if e.Size == 0 {
+		return nil, nil
+	}
+	if e.Size >= c.cutoff {
+		b, err := c.chain(e.Start, int64(e.Size))
+		if err != nil {
+			return nil, fmt.Errorf("%w: stream %q: %v", errCFB, e.Name, err)
+		}
+		return b, nil
+	}
+	out := make([]byte, 0, e.Size)
+	s := e.Start
+	seen := make([]uint64, len(c.minifat)/64+1)
+	for uint64(len(out)) < e.Size {
+		if int(s) >= len(c.minifat) || seen[s/64]&(1<<(s%64)) != 0 {
+			return nil, fmt.Errorf("%w: mini stream chain of %q", errCFB, e.Name)
+		}
+		seen[s/64] |= 1 << (s % 64)
+		off := int(s) * 64
+		if off+64 > len(c.mini) {
+			return nil, fmt.Errorf("%w: mini sector %d out of range", errCFB, s)
+		}
+		out = append(out, c.mini[off:off+64]...)
+		s = c.minifat[s]
+	}
+	return out[:e.Size], nil
+}
+
+// stream returns the first stream directly under the root named one of names (compared
+// case-insensitively); ok is false when there is none. A large stream whose sectors follow one
+// another in the file is returned as a slice of the file itself, without a copy.
+func (c *cfb) stream(names ...string) (b []byte, ok bool, err error) {
+	if len(c.entries) == 0 {
+		return nil, false, nil
+	}
+	for _, want := range names {
+		i := c.find(0, want)
+		if i < 0 || c.entries[i].Type != cfbStream {
+			continue
+		}
+		if e := c.entries[i]; e.Size >= c.cutoff {
+			if b, ok := c.contiguous(e.Start, int64(e.Size)); ok {
+				return b, true, nil
+			}
+		}
+		b, err := c.read(i)
+		return b, true, err
+	}
+	return nil, false, nil
+}
+
 // contiguous returns the size bytes of a FAT chain that runs through consecutive sectors as a
 // slice of the file itself; ok is false when the chain jumps, ends early or leaves the file.
-func (c *cfb) contiguous(start uint32, table []uint32, size int64) ([]byte, bool) {
+func (c *cfb) contiguous(start uint32, size int64) ([]byte, bool) {
 	need := (size + int64(c.ssz) - 1) / int64(c.ssz)
 	off := (int64(start) + 1) * int64(c.ssz)
-	if off+size > int64(len(c.data)) {
+	if start > cfbMaxRegSect || off+size > int64(len(c.data)) {
 		return nil, false
 	}
 	s := start
 	for i := int64(1); i < need; i++ {
-		if int(s) >= len(table) || table[s] != s+1 {
+		if int(s) >= len(c.fat) || c.fat[s] != s+1 {
 			return nil, false
 		}
 		s++
@@ -220,20 +276,54 @@ func (c *cfb) contiguous(start uint32, table []uint32, size int64) ([]byte, bool
 	return c.data[off : off+size : off+size], true
 }
 
-// stream returns the first stream named one of names (case-insensitive); ok false when none.
-func (c *cfb) stream(names ...string) ([]byte, bool, error) {
-	for _, want := range names {
-		for _, e := range c.entries {
-			if e.typ != 2 || !strings.EqualFold(e.name, want) {
-				continue
-			}
-			if e.size < uint64(c.cutoff) && c.mini != nil {
-				b, err := c.chain(e.start, c.minifat, c.mini, int64(e.size))
-				return b, true, err
-			}
-			b, err := c.chain(e.start, c.fat, nil, int64(e.size))
-			return b, true, err
+// children returns the entries directly inside storage i, walking its red-black tree of
+// siblings in order (at most once per entry, so a damaged tree cannot loop).
+func (c *cfb) children(i int) []int {
+	if i < 0 || i >= len(c.entries) {
+		return nil
+	}
+	var out []int
+	seen := map[uint32]bool{}
+	var walk func(id uint32, depth int)
+	walk = func(id uint32, depth int) {
+		if id == cfbFree || int(id) >= len(c.entries) || seen[id] || depth > 64 {
+			return
+		}
+		seen[id] = true
+		walk(c.entries[id].Left, depth+1)
+		out = append(out, int(id))
+		walk(c.entries[id].Right, depth+1)
+	}
+	walk(c.entries[i].Child, 0)
+	return out
+}
+
+// find returns the entry named name (compared case-insensitively, as Windows does) directly
+// inside storage i, or -1.
+func (c *cfb) find(i int, name string) int {
+	for _, k := range c.children(i) {
+		if equalFoldASCII(c.entries[k].Name, name) {
+			return k
 		}
 	}
-	return nil, false, nil
+	return -1
+}
+
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }

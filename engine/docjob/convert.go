@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -56,7 +55,8 @@ type Options struct {
 	Timeout time.Duration
 	// Furigana writes ruby readings after their base text, as 漢字(かんじ); off by default.
 	Furigana bool
-	// NoOCR turns OCR off even when tesseract with Japanese is installed.
+	// NoOCR turns OCR off (scanned PDF pages, images) even when tesseract with Japanese is
+	// installed.
 	NoOCR bool
 	// MaxPages caps the PDF pages read from one document (DefaultMaxPages when zero); the pages
 	// after it are left out and the conversion is partial, naming the limit.
@@ -229,10 +229,8 @@ func ConvertKind(ctx context.Context, data []byte, name string, kind Kind, opt O
 	if len(data) == 0 {
 		return nil, errEmpty()
 	}
-	if kind == KindUnknown {
-		if claimed := kindByExt(name); claimed != "" {
-			return nil, errDamaged(claimed, reason(fmt.Sprintf("the content is not a %s file", claimed.Label())))
-		}
+	if err := mismatch(kind, name); err != nil {
+		return nil, err
 	}
 	if !kind.Supported() {
 		return nil, errUnsupported(kind)
@@ -288,29 +286,6 @@ func finishErr(ctx context.Context, kind Kind, err error) error {
 	return errDamaged(kind, err)
 }
 
-// ClaimedKind is the converted kind a file name's extension claims (PDF, DOCX, XLSX, PPTX, XLS,
-// ZIP), or "": bytes of no known type under such a name are converted, to fail as damaged.
-func ClaimedKind(name string) Kind { return kindByExt(name) }
-
-// kindByExt is the converted kind a file name's extension claims, or "".
-func kindByExt(name string) Kind {
-	switch strings.ToLower(path.Ext(strings.ReplaceAll(name, "\\", "/"))) {
-	case ".pdf":
-		return KindPDF
-	case ".docx", ".docm":
-		return KindDOCX
-	case ".xlsx", ".xlsm":
-		return KindXLSX
-	case ".pptx", ".pptm":
-		return KindPPTX
-	case ".xls":
-		return KindXLS
-	case ".zip":
-		return KindZIP
-	}
-	return ""
-}
-
 func firstLines(s string, n int) string {
 	lines := strings.SplitN(s, "\n", n+1)
 	if len(lines) > n {
@@ -340,5 +315,5 @@ func convertKind(ctx context.Context, data []byte, name string, kind Kind, opt O
 	case KindOffice:
 		return nil, errPassword(kind)
 	}
-	return nil, errUnsupported(kind)
+	return convertMore(ctx, data, name, kind, opt)
 }

@@ -65,7 +65,7 @@ func (k Kind) Supported() bool {
 	case KindPDF, KindDOCX, KindXLSX, KindZIP, KindCSV, KindText, KindOffice, KindPPTX, KindXLS:
 		return true
 	}
-	return false
+	return moreSupported[k]
 }
 
 var oleMagic = []byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}
@@ -109,6 +109,8 @@ func Detect(data []byte, name string) Kind {
 		return detectZip(data, ext)
 	case bytes.HasPrefix(data, oleMagic):
 		switch {
+		case isMSG(data):
+			return KindMSG
 		case bytes.Contains(data, oleEncryptionInfo):
 			switch ext {
 			case ".docx", ".docm":
@@ -134,8 +136,14 @@ func Detect(data []byte, name string) Kind {
 	case bytes.Contains(head, []byte("%PDF-")):
 		return KindPDF // some producers put junk before the header
 	}
+	if k := sniffText(head, ext); looksMail(head) && (k == KindEML || k == KindMHTML) {
+		return k // a mail or saved page may carry 8-bit binary parts
+	}
 	if !looksText(data) {
 		return KindUnknown
+	}
+	if k := sniffText(data, ext); k != "" {
+		return k
 	}
 	if ext == ".csv" || ext == ".tsv" {
 		return KindCSV
@@ -199,6 +207,9 @@ func detectZip(data []byte, ext string) Kind {
 				rc.Close()
 				if bytes.HasPrefix(b[:n], []byte("application/vnd.oasis.opendocument")) {
 					return KindODF
+				}
+				if bytes.HasPrefix(b[:n], []byte("application/epub+zip")) {
+					return KindEPUB
 				}
 			}
 		}

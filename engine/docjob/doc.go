@@ -18,6 +18,11 @@
 //     charts give their cached data as tables (chart.go), equations become LaTeX (omml.go).
 //     Excel 97-2003 workbooks are read from their OLE2 container (cfb.go) by a BIFF8/BIFF5
 //     reader (xls.go); sheets of either Excel format split into one table per block of cells.
+//   - HTML pages become Markdown through one HTML path (html.go; pages over 4 MB in one pass,
+//     htmlstream.go) that EPUB chapters (epub.go), mail bodies and feed items reuse; JSON, XML,
+//     notebooks and RSS/Atom are rendered in data.go; EML (mail.go) and Outlook MSG (msg.go, on
+//     the compound-file reader cfb.go) become a header list, the body and their attachments
+//     converted as children; images are read by OCR (image.go).
 //   - Detect decides a file's kind from its bytes (magic numbers, container contents), using the
 //     name only to break ties, so a renamed file is still read correctly.
 //   - Convert runs the converter for that kind under recover() and a deadline, and returns a

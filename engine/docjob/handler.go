@@ -36,7 +36,7 @@ type Input struct {
 	Name     string `json:"name,omitempty"`     // display name (default: the file's base name)
 	Force    bool   `json:"force,omitempty"`    // convert again even when a stored result exists
 	Furigana bool   `json:"furigana,omitempty"` // DOCX: write ruby readings as 漢字(かんじ)
-	NoOCR    bool   `json:"no_ocr,omitempty"`   // PDF: never OCR scanned pages
+	NoOCR    bool   `json:"no_ocr,omitempty"`   // PDF and images: never OCR scanned pages or images
 	Mode     string `json:"mode,omitempty"`     // ModeConvert (default), ModeIngest, ModeExtract, ModeCollect
 	Depth    int    `json:"depth,omitempty"`    // archive nesting level of this file (Map children: parent+1)
 	// MaxPages caps the PDF pages read from one document (default DefaultMaxPages); a longer

@@ -14,142 +14,25 @@ import (
 	"jobdesk/engine/job"
 )
 
-// makeCFB wraps stream as the one stream of an OLE2 compound file (512-byte sectors, one FAT
-// sector), padded to at least 4096 bytes so it lives in the regular FAT, not the mini stream.
-func makeCFB(t testing.TB, name string, stream []byte) []byte {
+// xlsCFB wraps stream as the one stream of an OLE2 compound file, padded to at least 4096
+// bytes as Excel pads a workbook stream, so it lives in regular sectors, not the mini stream.
+func xlsCFB(t testing.TB, name string, stream []byte) []byte {
 	t.Helper()
-	le := binary.LittleEndian
 	padded := append([]byte{}, stream...)
 	for len(padded) < 4096 || len(padded)%512 != 0 {
 		padded = append(padded, 0)
 	}
-	nsec := len(padded) / 512
-	if nsec+2 > 128 {
-		t.Fatalf("stream too large for the test writer: %d", len(stream))
-	}
-	hdr := make([]byte, 512)
-	copy(hdr, oleMagic)
-	le.PutUint16(hdr[0x18:], 0x3E)
-	le.PutUint16(hdr[0x1A:], 3)
-	le.PutUint16(hdr[0x1C:], 0xFFFE)
-	le.PutUint16(hdr[0x1E:], 9)
-	le.PutUint16(hdr[0x20:], 6)
-	le.PutUint32(hdr[0x2C:], 1)
-	le.PutUint32(hdr[0x30:], 1)
-	le.PutUint32(hdr[0x38:], 4096)
-	le.PutUint32(hdr[0x3C:], cfbEnd)
-	le.PutUint32(hdr[0x44:], cfbEnd)
-	for i := 0; i < 109; i++ {
-		le.PutUint32(hdr[0x4C+4*i:], cfbFree)
-	}
-	le.PutUint32(hdr[0x4C:], 0)
-	fat := make([]byte, 512)
-	for i := 0; i < 128; i++ {
-		le.PutUint32(fat[4*i:], cfbFree)
-	}
-	le.PutUint32(fat[0:], 0xFFFFFFFD)
-	le.PutUint32(fat[4:], cfbEnd)
-	for i := 0; i < nsec; i++ {
-		next := uint32(2 + i + 1)
-		if i == nsec-1 {
-			next = cfbEnd
-		}
-		le.PutUint32(fat[4*(2+i):], next)
-	}
-	dir := make([]byte, 512)
-	entry := func(i int, n string, typ byte, child, start uint32, sz int) {
-		e := dir[128*i:]
-		u := utf16std.Encode([]rune(n))
-		for j, c := range u {
-			le.PutUint16(e[2*j:], c)
-		}
-		le.PutUint16(e[64:], uint16(2*len(u)+2))
-		e[66] = typ
-		le.PutUint32(e[68:], cfbFree)
-		le.PutUint32(e[72:], cfbFree)
-		le.PutUint32(e[76:], child)
-		le.PutUint32(e[116:], start)
-		le.PutUint32(e[120:], uint32(sz))
-	}
-	entry(0, "Root Entry", 5, 1, cfbEnd, 0)
-	entry(1, name, 2, cfbFree, 2, len(padded)) // Excel pads a workbook stream to 4096 bytes too
-	out := append(append(append(hdr, fat...), dir...), padded...)
-	return out
+	return makeCFB(cfbStreamNode(name, padded))
 }
 
-// makeCFBMini stores stream (under 4096 bytes) in the compound file's mini stream, as writers
-// other than Excel do for small workbooks: 64-byte mini sectors chained by the mini FAT, inside
-// the root entry's data.
-func makeCFBMini(t testing.TB, name string, stream []byte) []byte {
+// xlsCFBMini stores stream (under 4096 bytes) in the compound file's mini stream, as writers
+// other than Excel do for small workbooks.
+func xlsCFBMini(t testing.TB, name string, stream []byte) []byte {
 	t.Helper()
-	le := binary.LittleEndian
 	if len(stream) >= 4096 {
 		t.Fatalf("stream too large for the mini stream: %d", len(stream))
 	}
-	nmini := (len(stream) + 63) / 64
-	container := make([]byte, ((nmini*64)+511)/512*512)
-	copy(container, stream)
-	nsec := len(container) / 512
-	hdr := make([]byte, 512)
-	copy(hdr, oleMagic)
-	le.PutUint16(hdr[0x18:], 0x3E)
-	le.PutUint16(hdr[0x1A:], 3)
-	le.PutUint16(hdr[0x1C:], 0xFFFE)
-	le.PutUint16(hdr[0x1E:], 9)
-	le.PutUint16(hdr[0x20:], 6)
-	le.PutUint32(hdr[0x2C:], 1)
-	le.PutUint32(hdr[0x30:], 1)
-	le.PutUint32(hdr[0x38:], 4096)
-	le.PutUint32(hdr[0x3C:], 2)
-	le.PutUint32(hdr[0x40:], 1)
-	le.PutUint32(hdr[0x44:], cfbEnd)
-	for i := 0; i < 109; i++ {
-		le.PutUint32(hdr[0x4C+4*i:], cfbFree)
-	}
-	le.PutUint32(hdr[0x4C:], 0)
-	fat := make([]byte, 512)
-	for i := 0; i < 128; i++ {
-		le.PutUint32(fat[4*i:], cfbFree)
-	}
-	le.PutUint32(fat[0:], 0xFFFFFFFD)
-	le.PutUint32(fat[4:], cfbEnd)
-	le.PutUint32(fat[8:], cfbEnd)
-	for i := 0; i < nsec; i++ {
-		next := uint32(3 + i + 1)
-		if i == nsec-1 {
-			next = cfbEnd
-		}
-		le.PutUint32(fat[4*(3+i):], next)
-	}
-	minifat := make([]byte, 512)
-	for i := 0; i < 128; i++ {
-		le.PutUint32(minifat[4*i:], cfbFree)
-	}
-	for i := 0; i < nmini; i++ {
-		next := uint32(i + 1)
-		if i == nmini-1 {
-			next = cfbEnd
-		}
-		le.PutUint32(minifat[4*i:], next)
-	}
-	dir := make([]byte, 512)
-	entry := func(i int, n string, typ byte, child, start uint32, sz int) {
-		e := dir[128*i:]
-		u := utf16std.Encode([]rune(n))
-		for j, c := range u {
-			le.PutUint16(e[2*j:], c)
-		}
-		le.PutUint16(e[64:], uint16(2*len(u)+2))
-		e[66] = typ
-		le.PutUint32(e[68:], cfbFree)
-		le.PutUint32(e[72:], cfbFree)
-		le.PutUint32(e[76:], child)
-		le.PutUint32(e[116:], start)
-		le.PutUint32(e[120:], uint32(sz))
-	}
-	entry(0, "Root Entry", 5, 1, 3, nmini*64)
-	entry(1, name, 2, cfbFree, 0, len(stream))
-	return append(append(append(append(hdr, fat...), dir...), minifat...), container...)
+	return makeCFB(cfbStreamNode(name, stream))
 }
 
 // biff builds a BIFF8 (or BIFF5) workbook stream record by record.
@@ -166,7 +49,7 @@ func (b *biff) rec(typ uint16, body []byte) {
 	b.Write(body)
 }
 
-func u16(v ...int) []byte {
+func le16s(v ...int) []byte {
 	out := make([]byte, 2*len(v))
 	for i, x := range v {
 		binary.LittleEndian.PutUint16(out[2*i:], uint16(x))
@@ -189,7 +72,7 @@ func xlStr(s string, lenBytes int) []byte {
 	if lenBytes == 1 {
 		out = []byte{byte(len(u))}
 	} else {
-		out = u16(len(u))
+		out = le16s(len(u))
 	}
 	if wide {
 		out = append(out, 1)
@@ -230,7 +113,7 @@ func sstRecords(b *biff, strs []string, limit int) {
 		if len(cur)+7 > limit {
 			flush(-1)
 		}
-		cur = append(cur, u16(len(u))...)
+		cur = append(cur, le16s(len(u))...)
 		cur = append(cur, byte(wide|0x04))
 		cur = append(cur, u32(len(phonetic))...)
 		for _, c := range u {
@@ -272,7 +155,7 @@ func f64(v float64) []byte {
 	return out
 }
 
-func xf(ifmt int) []byte { return cat(u16(0, ifmt), make([]byte, 16)) }
+func xf(ifmt int) []byte { return cat(le16s(0, ifmt), make([]byte, 16)) }
 
 // makeXLS builds an old Japanese accounting export: a journal sheet with a merged title, shared
 // strings broken across CONTINUE records, dates as yyyy/m/d and as Japanese era dates, amounts
@@ -282,12 +165,12 @@ func makeXLS(t testing.TB, filepass bool) []byte {
 	t.Helper()
 	strs := []string{"仕訳帳（令和6年度）", "日付", "和暦", "勘定科目", "借方金額", "税率", "現金", "売掛金", "普通預金", "摘要はとても長い文字列で、レコードの境目をまたいで続きます。", "ok"}
 	var g biff
-	g.rec(0x0809, u16(0x0600, 0x0005, 0, 0, 0, 0, 0, 0))
+	g.rec(0x0809, le16s(0x0600, 0x0005, 0, 0, 0, 0, 0, 0))
 	if filepass {
-		g.rec(0x002F, u16(1, 1, 1))
+		g.rec(0x002F, le16s(1, 1, 1))
 	}
-	g.rec(0x0042, u16(1200))
-	g.rec(0x041E, cat(u16(164), xlStr(`[$-411]ggge"年"m"月"d"日"`, 2)))
+	g.rec(0x0042, le16s(1200))
+	g.rec(0x041E, cat(le16s(164), xlStr(`[$-411]ggge"年"m"月"d"日"`, 2)))
 	for _, f := range []int{0, 14, 164, 3, 9} { // XF 0..4
 		g.rec(0x00E0, xf(f))
 	}
@@ -305,33 +188,33 @@ func makeXLS(t testing.TB, filepass bool) []byte {
 	var offsets []int
 	// sheet 1
 	offsets = append(offsets, g.Len())
-	g.rec(0x0809, u16(0x0600, 0x0010, 0, 0, 0, 0, 0, 0))
-	lsst := func(r, c, i int) { g.rec(0x00FD, cat(u16(r, c, 0), u32(i))) }
+	g.rec(0x0809, le16s(0x0600, 0x0010, 0, 0, 0, 0, 0, 0))
+	lsst := func(r, c, i int) { g.rec(0x00FD, cat(le16s(r, c, 0), u32(i))) }
 	lsst(0, 0, 0)
-	g.rec(0x00E5, cat(u16(1), u16(0, 0, 0, 3))) // A1:D1 merged
+	g.rec(0x00E5, cat(le16s(1), le16s(0, 0, 0, 3))) // A1:D1 merged
 	for c, i := range []int{1, 2, 3, 4, 5} {
 		lsst(1, c, i)
 	}
-	g.rec(0x0203, cat(u16(2, 0, 1), f64(45383))) // 2024/4/1
-	g.rec(0x0203, cat(u16(2, 1, 2), f64(45383))) // 令和6年4月1日
+	g.rec(0x0203, cat(le16s(2, 0, 1), f64(45383))) // 2024/4/1
+	g.rec(0x0203, cat(le16s(2, 1, 2), f64(45383))) // 令和6年4月1日
 	lsst(2, 2, 6)
-	g.rec(0x0203, cat(u16(2, 3, 3), f64(1234567)))
-	g.rec(0x027E, cat(u16(2, 4, 4), u32((10<<2)|2|1))) // RK integer 10 / 100 = 0.1 → 10%
-	g.rec(0x0203, cat(u16(3, 0, 1), f64(45384)))
-	g.rec(0x0006, cat(u16(3, 1, 0), []byte{0, 0, 0, 0, 0, 0, 0xFF, 0xFF}, make([]byte, 8))) // string result
+	g.rec(0x0203, cat(le16s(2, 3, 3), f64(1234567)))
+	g.rec(0x027E, cat(le16s(2, 4, 4), u32((10<<2)|2|1))) // RK integer 10 / 100 = 0.1 → 10%
+	g.rec(0x0203, cat(le16s(3, 0, 1), f64(45384)))
+	g.rec(0x0006, cat(le16s(3, 1, 0), []byte{0, 0, 0, 0, 0, 0, 0xFF, 0xFF}, make([]byte, 8))) // string result
 	g.rec(0x0207, xlStr("売上高", 2))
 	lsst(3, 2, 7)
-	g.rec(0x00BD, cat(u16(3, 3), u16(3), u32((5000<<2)|2), u16(0), u32((7<<2)|2), u16(4))) // MULRK D4:E4
-	g.rec(0x0006, cat(u16(4, 3, 3), f64(1239567), make([]byte, 8)))                        // formula number
+	g.rec(0x00BD, cat(le16s(3, 3), le16s(3), u32((5000<<2)|2), le16s(0), u32((7<<2)|2), le16s(4))) // MULRK D4:E4
+	g.rec(0x0006, cat(le16s(4, 3, 3), f64(1239567), make([]byte, 8)))                              // formula number
 	lsst(4, 2, 8)
 	lsst(4, 0, 9)
-	g.rec(0x0205, cat(u16(4, 4, 0), []byte{1, 0}))
+	g.rec(0x0205, cat(le16s(4, 4, 0), []byte{1, 0}))
 	// a cell comment on D3: the drawing object, its text box with the text in CONTINUE records
 	// (split in two, as long texts are), then the NOTE naming the cell and the author
-	g.rec(0x005D, cat(u16(0x15, 0x12, 0x19, 1), make([]byte, 14), u16(0, 0)))
+	g.rec(0x005D, cat(le16s(0x15, 0x12, 0x19, 1), make([]byte, 14), le16s(0, 0)))
 	note := "経理部:\n請求書の再発行分"
 	u := utf16std.Encode([]rune(note))
-	g.rec(0x01B6, cat(u16(0x212, 0), make([]byte, 6), u16(len(u), 16), make([]byte, 4)))
+	g.rec(0x01B6, cat(le16s(0x212, 0), make([]byte, 6), le16s(len(u), 16), make([]byte, 4)))
 	half := len(u) / 2
 	part := func(us []uint16) []byte {
 		out := []byte{1}
@@ -343,16 +226,16 @@ func makeXLS(t testing.TB, filepass bool) []byte {
 	g.rec(0x003C, part(u[:half]))
 	g.rec(0x003C, part(u[half:]))
 	g.rec(0x003C, make([]byte, 16))
-	g.rec(0x001C, cat(u16(2, 3, 0, 1), xlStr("経理部", 2), []byte{0}))
+	g.rec(0x001C, cat(le16s(2, 3, 0, 1), xlStr("経理部", 2), []byte{0}))
 	g.rec(0x000A, nil)
 	// sheet 2 (hidden): a LABEL record rather than a shared string
 	offsets = append(offsets, g.Len())
-	g.rec(0x0809, u16(0x0600, 0x0010, 0, 0, 0, 0, 0, 0))
-	g.rec(0x0204, cat(u16(0, 0, 0), xlStr("内部メモ", 2)))
+	g.rec(0x0809, le16s(0x0600, 0x0010, 0, 0, 0, 0, 0, 0))
+	g.rec(0x0204, cat(le16s(0, 0, 0), xlStr("内部メモ", 2)))
 	g.rec(0x000A, nil)
 	// sheet 3 (chart)
 	offsets = append(offsets, g.Len())
-	g.rec(0x0809, u16(0x0600, 0x0020, 0, 0, 0, 0, 0, 0))
+	g.rec(0x0809, le16s(0x0600, 0x0020, 0, 0, 0, 0, 0, 0))
 	g.rec(0x000A, nil)
 	out := g.Bytes()
 	at := boundAt
@@ -360,7 +243,7 @@ func makeXLS(t testing.TB, filepass bool) []byte {
 		binary.LittleEndian.PutUint32(out[at+4:], uint32(off))
 		at += 4 + int(binary.LittleEndian.Uint16(out[at+2:]))
 	}
-	return makeCFB(t, "Workbook", out)
+	return xlsCFB(t, "Workbook", out)
 }
 
 // TestXLS reads an Excel 97-2003 accounting export written by the test's own BIFF8 writer.
@@ -408,23 +291,23 @@ func TestXLSBiff5ShiftJIS(t *testing.T) {
 		return b
 	}
 	var g biff
-	g.rec(0x0809, u16(0x0500, 0x0005, 0, 0))
-	g.rec(0x0042, u16(932))
+	g.rec(0x0809, le16s(0x0500, 0x0005, 0, 0))
+	g.rec(0x0042, le16s(932))
 	name := sjis("得意先")
 	boundAt := g.Len()
 	g.rec(0x0085, cat(u32(0), []byte{0, 0, byte(len(name))}, name))
 	g.rec(0x000A, nil)
 	off := g.Len()
-	g.rec(0x0809, u16(0x0500, 0x0010, 0, 0))
+	g.rec(0x0809, le16s(0x0500, 0x0010, 0, 0))
 	for c, s := range []string{"株式会社表示", "ソフト開発"} { // 表 and ソ have 0x5C as second byte
 		b := sjis(s)
-		g.rec(0x0204, cat(u16(0, c, 0), u16(len(b)), b))
+		g.rec(0x0204, cat(le16s(0, c, 0), le16s(len(b)), b))
 	}
 	g.rec(0x000A, nil)
 	out := g.Bytes()
 	binary.LittleEndian.PutUint32(out[boundAt+4:], uint32(off))
 	// a small workbook lives in the compound file's mini stream
-	d, err := Convert(context.Background(), makeCFBMini(t, "Book", out), "old.xls", Options{})
+	d, err := Convert(context.Background(), xlsCFBMini(t, "Book", out), "old.xls", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,18 +355,18 @@ func TestFormatNumber(t *testing.T) {
 // conversion says so (partial) instead of passing a shortened sheet off as whole.
 func TestXLSOverLimits(t *testing.T) {
 	var g biff
-	g.rec(0x0809, u16(0x0600, 0x0005, 0, 0, 0, 0, 0, 0))
+	g.rec(0x0809, le16s(0x0600, 0x0005, 0, 0, 0, 0, 0, 0))
 	boundAt := g.Len()
 	g.rec(0x0085, cat(u32(0), []byte{0, 0}, xlStr("Sheet1", 1)))
 	g.rec(0x000A, nil)
 	off := g.Len()
-	g.rec(0x0809, u16(0x0600, 0x0010, 0, 0, 0, 0, 0, 0))
-	g.rec(0x0204, cat(u16(0, 0, 0), xlStr("残す", 2)))
-	g.rec(0x0204, cat(u16(1, 300, 0), xlStr("範囲外", 2)))
+	g.rec(0x0809, le16s(0x0600, 0x0010, 0, 0, 0, 0, 0, 0))
+	g.rec(0x0204, cat(le16s(0, 0, 0), xlStr("残す", 2)))
+	g.rec(0x0204, cat(le16s(1, 300, 0), xlStr("範囲外", 2)))
 	g.rec(0x000A, nil)
 	out := g.Bytes()
 	binary.LittleEndian.PutUint32(out[boundAt+4:], uint32(off))
-	d, err := Convert(context.Background(), makeCFB(t, "Workbook", out), "big.xls", Options{})
+	d, err := Convert(context.Background(), xlsCFB(t, "Workbook", out), "big.xls", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

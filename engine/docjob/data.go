@@ -1,0 +1,445 @@
+package docjob
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/html/charset"
+)
+
+// fenced writes text as a fenced code block of language lang, with a fence longer than any
+// run of backticks inside.
+func fenced(b *strings.Builder, lang, text string) {
+	fence := "```"
+	for strings.Contains(text, fence) {
+		fence += "`"
+	}
+	text = strings.TrimRight(text, "\n")
+	b.Grow(len(text) + 2*len(fence) + len(lang) + 4)
+	b.WriteString(fence + lang + "\n")
+	b.WriteString(text) // on its own: a large document is copied once, not twice
+	b.WriteString("\n" + fence + "\n\n")
+}
+
+// convertJSON renders a JSON file pretty-printed in a fenced block, keys in the file's order, or
+// a Jupyter notebook as its cells. JSON that does not parse is a damaged file (E004).
+func convertJSON(data []byte, kind Kind) (*Doc, error) {
+	src := bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})
+	enc := EncUTF8
+	if !utf8.Valid(src) { // UTF-8 (the JSON standard) is read in place; others are decoded
+		dt := decodeText(data)
+		if !dt.ok {
+			return nil, errEncoding(kind)
+		}
+		src, enc = []byte(strings.TrimPrefix(dt.text, "\uFEFF")), dt.enc
+	}
+	if !json.Valid(src) {
+		return nil, errDamaged(kind, reason("the content is not valid JSON"))
+	}
+	if kind == KindNotebook {
+		return convertNotebook(src, enc)
+	}
+	var out bytes.Buffer
+	out.Grow(len(src) * 2)
+	if err := json.Indent(&out, src, "", "  "); err != nil {
+		return nil, errDamaged(kind, err)
+	}
+	text := out.Bytes()
+	fence := "```"
+	for bytes.Contains(text, []byte(fence)) {
+		fence += "`"
+	}
+	var b strings.Builder
+	b.Grow(len(text) + 2*len(fence) + 12)
+	b.WriteString(fence + "json\n")
+	b.Write(bytes.TrimRight(text, "\n"))
+	b.WriteString("\n" + fence + "\n\n")
+	return &Doc{Kind: KindJSON, Markdown: b.String(), Method: MethodNative, Encoding: enc, Pages: 1}, nil
+}
+
+// notebook is the part of an .ipynb file (nbformat 4) that is read.
+type notebook struct {
+	Cells []struct {
+		Type    string          `json:"cell_type"`
+		Source  json.RawMessage `json:"source"`
+		Outputs []struct {
+			Type      string                     `json:"output_type"`
+			Text      json.RawMessage            `json:"text"`
+			Data      map[string]json.RawMessage `json:"data"`
+			Name      string                     `json:"ename"`
+			Value     string                     `json:"evalue"`
+			Traceback []string                   `json:"traceback"`
+		} `json:"outputs"`
+	} `json:"cells"`
+	Metadata struct {
+		Kernel struct {
+			Language string `json:"language"`
+		} `json:"kernelspec"`
+		Language struct {
+			Name string `json:"name"`
+		} `json:"language_info"`
+	} `json:"metadata"`
+	Format *int `json:"nbformat"`
+}
+
+// multiline reads a notebook string, which is a string or an array of lines.
+func multiline(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var lines []string
+	if json.Unmarshal(raw, &lines) == nil {
+		return strings.Join(lines, "")
+	}
+	return ""
+}
+
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
+
+// convertNotebook renders a notebook's cells in order: Markdown cells as they are, code cells
+// as fenced blocks in the kernel's language followed by their text outputs (streams, results,
+// errors); image outputs are named, not embedded.
+func convertNotebook(src []byte, enc string) (*Doc, error) {
+	var nb notebook
+	if err := json.Unmarshal(src, &nb); err != nil || nb.Format == nil || nb.Cells == nil {
+		return nil, errDamaged(KindNotebook, reason("the file is not a Jupyter notebook (no cells or nbformat)"))
+	}
+	lang := nb.Metadata.Kernel.Language
+	if lang == "" {
+		lang = nb.Metadata.Language.Name
+	}
+	var b strings.Builder
+	for _, c := range nb.Cells {
+		text := strings.TrimRight(multiline(c.Source), "\n")
+		switch c.Type {
+		case "markdown":
+			if strings.TrimSpace(text) != "" {
+				b.WriteString(text + "\n\n")
+			}
+		case "code":
+			if strings.TrimSpace(text) == "" && len(c.Outputs) == 0 {
+				continue
+			}
+			fenced(&b, lang, text)
+			for _, o := range c.Outputs {
+				var out string
+				switch o.Type {
+				case "stream":
+					out = multiline(o.Text)
+				case "execute_result", "display_data":
+					if t, ok := o.Data["text/markdown"]; ok {
+						b.WriteString(strings.TrimSpace(multiline(t)) + "\n\n")
+						continue
+					}
+					if t, ok := o.Data["text/plain"]; ok {
+						out = multiline(t)
+					}
+					for _, img := range []string{"image/png", "image/jpeg", "image/svg+xml"} {
+						if _, ok := o.Data[img]; ok {
+							b.WriteString("(" + img + " output)\n\n")
+							break
+						}
+					}
+				case "error":
+					out = o.Name + ": " + o.Value
+					if len(o.Traceback) > 0 {
+						out = ansiEscape.ReplaceAllString(strings.Join(o.Traceback, "\n"), "")
+					}
+				}
+				if strings.TrimSpace(out) != "" {
+					b.WriteString("Output:\n\n")
+					fenced(&b, "", out)
+				}
+			}
+		case "raw":
+			if strings.TrimSpace(text) != "" {
+				fenced(&b, "", text)
+			}
+		}
+	}
+	return &Doc{Kind: KindNotebook, Markdown: strings.TrimSpace(b.String()) + "\n", Method: MethodNative, Encoding: enc, Pages: 1}, nil
+}
+
+// xmlDecoder reads XML in the encoding its declaration names (Shift_JIS, EUC-JP, …), leniently
+// (HTML's entities, unquoted attributes), as feeds are written.
+func xmlDecoder(data []byte) *xml.Decoder {
+	d := xml.NewDecoder(bytes.NewReader(data))
+	d.Strict = false
+	d.Entity = xml.HTMLEntity
+	d.CharsetReader = charset.NewReaderLabel
+	return d
+}
+
+// convertXML renders an RSS or Atom feed as a list of its items, and any other XML
+// pretty-printed in a fenced block. XML that does not parse is a damaged file (E004).
+func convertXML(data []byte, kind Kind) (*Doc, error) {
+	if kind == KindFeed {
+		// A feed that cannot be read as one is shown as XML; the kind stays the detected one,
+		// so the stored result is found again for the same bytes.
+		if d, err := convertFeed(data); err == nil {
+			return d, nil
+		}
+	}
+	// The document is written straight after the fence, so a large one is not copied again.
+	var b strings.Builder
+	b.Grow(len(data) * 3 / 2) // indentation adds about a third
+	b.WriteString("```xml\n")
+	if err := indentXML(data, &b); err != nil {
+		return nil, errDamaged(KindXML, reason("the content is not well-formed XML"))
+	}
+	md := b.String()
+	if body := md[len("```xml\n"):]; strings.Contains(body, "```") {
+		var f strings.Builder
+		fenced(&f, "xml", body)
+		md = f.String()
+	} else {
+		md += "\n```\n"
+	}
+	return &Doc{Kind: kind, Markdown: md, Method: MethodNative, Pages: 1}, nil
+}
+
+// indentXML writes XML to b with one element per line, indented by depth; elements holding
+// only text stay on one line. Prefixes are kept as written.
+func indentXML(data []byte, b *strings.Builder) error {
+	d := xmlDecoder(data)
+	d.Strict = true
+	start := b.Len()
+	depth := 0
+	open := false // a start tag written, its line not ended
+	var text string
+	name := func(n xml.Name) string {
+		if n.Space != "" {
+			return n.Space + ":" + n.Local
+		}
+		return n.Local
+	}
+	esc := func(s string) { xml.EscapeText(b, []byte(s)) } // straight into b
+	newline := func() {
+		if b.Len() > start {
+			b.WriteByte('\n')
+		}
+		b.WriteString(strings.Repeat("  ", depth))
+	}
+	elements := 0
+	for {
+		tok, err := d.RawToken()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			elements++
+			if open && text != "" {
+				esc(text)
+			}
+			text = ""
+			newline()
+			b.WriteString("<" + name(t.Name))
+			for _, a := range t.Attr {
+				b.WriteString(" " + name(a.Name) + "=\"")
+				esc(a.Value)
+				b.WriteString("\"")
+			}
+			b.WriteString(">")
+			depth++
+			open = true
+		case xml.EndElement:
+			if depth == 0 {
+				return errors.New("end tag without a start tag")
+			}
+			depth--
+			if open {
+				esc(text)
+				b.WriteString("</" + name(t.Name) + ">")
+			} else {
+				if text != "" {
+					newline()
+					b.WriteString("  ")
+					esc(text)
+				}
+				newline()
+				b.WriteString("</" + name(t.Name) + ">")
+			}
+			text, open = "", false
+		case xml.CharData:
+			if s := strings.TrimSpace(string(t)); s != "" {
+				if text != "" {
+					text += " "
+				}
+				text += s
+			}
+		case xml.Comment:
+			if open && text != "" {
+				esc(text)
+				text = ""
+			}
+			newline()
+			b.WriteString("<!--" + string(t) + "-->")
+			open = false
+		}
+		if depth < 0 {
+			return errors.New("unbalanced end tag")
+		}
+	}
+	if elements == 0 || depth != 0 {
+		return errors.New("no complete root element")
+	}
+	return nil
+}
+
+// feed holds what is read of RSS 2.0, RSS 1.0 (RDF) and Atom.
+type feedItem struct {
+	Title, Link, Date, Author, Summary, Content string
+}
+
+// convertFeed renders a feed as "# its title", its description, then "## item title" with
+// date, author and link, and the item's summary and content (HTML rendered as Markdown).
+func convertFeed(data []byte) (*Doc, error) {
+	d := xmlDecoder(data)
+	var title, desc string
+	var items []feedItem
+	var cur *feedItem
+	var path []string
+	var text strings.Builder
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			local := strings.ToLower(t.Name.Local)
+			path = append(path, local)
+			text.Reset()
+			if local == "item" || local == "entry" {
+				items = append(items, feedItem{})
+				cur = &items[len(items)-1]
+			}
+			if local == "link" && cur != nil {
+				for _, a := range t.Attr {
+					if a.Name.Local == "href" && (cur.Link == "" || attrVal(t, "rel") == "alternate") {
+						cur.Link = a.Value
+					}
+				}
+			}
+		case xml.CharData:
+			text.Write(t)
+		case xml.EndElement:
+			if len(path) == 0 {
+				continue
+			}
+			local := path[len(path)-1]
+			path = path[:len(path)-1]
+			v := strings.TrimSpace(text.String())
+			text.Reset()
+			if local == "item" || local == "entry" {
+				cur = nil
+				continue
+			}
+			parent := ""
+			if len(path) > 0 {
+				parent = path[len(path)-1]
+			}
+			if cur == nil {
+				if parent == "channel" || parent == "feed" {
+					switch local {
+					case "title":
+						title = v
+					case "description", "subtitle":
+						desc = v
+					}
+				}
+				continue
+			}
+			if parent != "item" && parent != "entry" && parent != "author" {
+				continue
+			}
+			switch t.Name.Space + ":" + local {
+			case "http://purl.org/rss/1.0/modules/content/:encoded":
+				cur.Content = v
+				continue
+			}
+			switch local {
+			case "title":
+				cur.Title = v
+			case "link":
+				if v != "" {
+					cur.Link = v
+				}
+			case "pubdate", "published", "updated", "date":
+				if cur.Date == "" {
+					cur.Date = v
+				}
+			case "creator", "name":
+				cur.Author = v
+			case "description", "summary":
+				cur.Summary = v
+			case "content":
+				cur.Content = v
+			}
+		}
+	}
+	if title == "" && len(items) == 0 {
+		return nil, errors.New("no channel and no items")
+	}
+	var b strings.Builder
+	if title != "" {
+		b.WriteString("# " + oneLine(title) + "\n\n")
+	}
+	if desc != "" {
+		b.WriteString(strings.TrimSpace(feedText(desc)) + "\n\n")
+	}
+	for _, it := range items {
+		b.WriteString("## " + oneLine(feedText(it.Title)) + "\n\n")
+		var meta []string
+		if it.Date != "" {
+			meta = append(meta, "Published: "+it.Date)
+		}
+		if it.Author != "" {
+			meta = append(meta, "Author: "+it.Author)
+		}
+		if it.Link != "" {
+			meta = append(meta, "Link: "+it.Link)
+		}
+		if len(meta) > 0 {
+			b.WriteString(strings.Join(meta, "  \n") + "\n\n")
+		}
+		if it.Summary != "" && !strings.Contains(it.Content, strings.TrimSpace(it.Summary)) {
+			b.WriteString(strings.TrimSpace(feedText(it.Summary)) + "\n\n")
+		}
+		if it.Content != "" {
+			b.WriteString(strings.TrimSpace(feedText(it.Content)) + "\n\n")
+		}
+	}
+	return &Doc{Kind: KindFeed, Markdown: strings.TrimSpace(b.String()) + "\n", Method: MethodNative, Pages: 1}, nil
+}
+
+// feedText renders a feed field that may hold HTML (escaped or in CDATA) as Markdown.
+func feedText(s string) string {
+	if strings.Contains(s, "<") && strings.Contains(s, ">") {
+		return htmlMarkdown(s, false)
+	}
+	return s
+}
+
+func attrVal(t xml.StartElement, local string) string {
+	for _, a := range t.Attr {
+		if a.Name.Local == local {
+			return a.Value
+		}
+	}
+	return ""
+}
