@@ -574,11 +574,16 @@ func (c *checker) iam() {
 func (c *checker) functions() map[string]string {
 	g, _ := c.t.root["Globals"].(map[string]any)
 	gf, _ := g["Function"].(map[string]any)
-	want := map[string]any{"CodeUri": codeURI, "Runtime": "provided.al2023", "Handler": "bootstrap"}
+	want := map[string]any{"Runtime": "provided.al2023", "Handler": "bootstrap"}
 	for k, v := range want {
 		if gf[k] != v {
 			c.errorf("Globals.Function.%s = %v, want %v", k, gf[k], v)
 		}
+	}
+	// `aws cloudformation package` reads no Globals: a CodeUri there is never uploaded, and a
+	// function without its own is packaged as the template's folder.
+	if _, ok := gf["CodeUri"]; ok {
+		c.errorf("Globals.Function.CodeUri: `aws cloudformation package` does not read Globals; give each function CodeUri %s", codeURI)
 	}
 	if a := strs(gf["Architectures"]); !slices.Equal(a, []string{"arm64"}) {
 		c.errorf("Globals.Function.Architectures = %v, want [arm64]", a)
@@ -590,6 +595,9 @@ func (c *checker) functions() map[string]string {
 			if _, ok := p[k]; ok {
 				c.errorf("%s: %s must come from Globals (one zip backs every function)", id, k)
 			}
+		}
+		if p["CodeUri"] != codeURI {
+			c.errorf("%s: CodeUri %v, want %s (the one zip; package reads no Globals)", id, p["CodeUri"], codeURI)
 		}
 		name, ok := p["FunctionName"].(string)
 		if !ok {

@@ -120,6 +120,8 @@ func TestCheckCatchesBrokenTemplates(t *testing.T) {
 			want: "StatusDeadLetterQueue: needs an alarm on ApproximateNumberOfMessagesVisible > 0"},
 		{name: "missing output", old: "  DesktopRoleArn:\n", new: "  DesktopRoleArnX:\n", want: "output DesktopRoleArn is missing"},
 		{name: "unknown tag", old: "!Ref Bucket\n", new: "!Reff Bucket\n", want: "unknown tag !Reff"},
+		{name: "code only under Globals", old: "      CodeUri: ../../dist/lambda-arm64.zip\n      Description: \"JobDesk csv-processor",
+			new: "      Description: \"JobDesk csv-processor", want: "CsvProcessorFunction: CodeUri <nil>"},
 		{name: "own runtime", old: "      FunctionName: csv-processor\n", new: "      FunctionName: csv-processor\n      Runtime: go1.x\n",
 			want: "Runtime must come from Globals"},
 	}
