@@ -12,6 +12,7 @@ import (
 	"github.com/awslabs/goformation/v7"
 	"gopkg.in/yaml.v3"
 
+	"jobdesk/assets"
 	"jobdesk/engine/flow"
 )
 
@@ -40,13 +41,10 @@ var externalResources = map[string]bool{
 	"arn:${AWS::Partition}:bedrock:${ModelRegion}::foundation-model/${BedrockModelId}": true,
 }
 
-// knownWorkflowARNs are ARNs written into a workflow file that do not belong to this stack.
-// task-generation publishes to a topic spelt for the device (region "local"); in AWS that
-// publish fails until the workflow names ${WorkflowNotificationsTopicArn}, which the template
-// already substitutes. Any other hard-coded ARN fails the check.
-var knownWorkflowARNs = map[string]bool{
-	"task-generation arn:aws:sns:local:000000000000:workflow-notifications": true,
-}
+// knownWorkflowARNs are ARNs written into a workflow file that do not belong to this stack:
+// none. A workflow names a stack's resource through a ${Placeholder} its state machine's
+// DefinitionSubstitutions fills (and assets.DeviceSubstitutions on the device).
+var knownWorkflowARNs = map[string]bool{}
 
 // jobQueue is one queue of the specifications: seed 003 1-2 (visibility timeout, 4 days) and
 // seed 002 (caption generation, which gives no timeout: its function's 300 s).
@@ -750,6 +748,27 @@ func (c *checker) stateMachines(functions map[string]string) {
 		for _, a := range uses.hardcodedARN {
 			if !knownWorkflowARNs[wf+" "+a] {
 				c.errorf("workflow %s names %s, which is not a resource of this stack (use a DefinitionSubstitutions ${…})", wf, a)
+			}
+		}
+		// Placeholders: the state machine substitutes exactly the workflow's, each with a
+		// resource of this stack, and the device has a value for each.
+		subs, _ := c.t.props(id)["DefinitionSubstitutions"].(map[string]any)
+		used := assets.Placeholders(def)
+		device := assets.DeviceSubstitutions("local", "000000000000")
+		for _, name := range used {
+			v, ok := subs[name]
+			if !ok {
+				c.errorf("%s: workflow %s names ${%s}, which its DefinitionSubstitutions does not fill", id, wf, name)
+			} else if !c.isStackResource(v) {
+				c.errorf("%s: DefinitionSubstitutions %s = %v is not a resource of this stack", id, name, v)
+			}
+			if _, ok := device[name]; !ok {
+				c.errorf("workflow %s names ${%s}, which the device cannot fill (assets.DeviceSubstitutions)", wf, name)
+			}
+		}
+		for name := range subs {
+			if !slices.Contains(used, name) {
+				c.errorf("%s: DefinitionSubstitutions %s is not a placeholder of workflow %s", id, name, wf)
 			}
 		}
 		// The role: exactly the functions the workflow calls, and what its other states need.

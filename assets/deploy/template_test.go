@@ -122,6 +122,12 @@ func TestCheckCatchesBrokenTemplates(t *testing.T) {
 		{name: "unknown tag", old: "!Ref Bucket\n", new: "!Reff Bucket\n", want: "unknown tag !Reff"},
 		{name: "code only under Globals", old: "      CodeUri: ../../dist/lambda-arm64.zip\n      Description: \"JobDesk csv-processor",
 			new: "      Description: \"JobDesk csv-processor", want: "CsvProcessorFunction: CodeUri <nil>"},
+		{name: "placeholder not substituted", old: "      DefinitionSubstitutions:\n        WorkflowNotificationsTopicArn: !Ref WorkflowNotificationsTopic\n",
+			new: "", want: "names ${WorkflowNotificationsTopicArn}, which its DefinitionSubstitutions does not fill"},
+		{name: "workflow spells a topic", workflows: func(w map[string][]byte) {
+			w["task-generation"] = []byte(strings.ReplaceAll(string(w["task-generation"]), "${WorkflowNotificationsTopicArn}",
+				"arn:aws:sns:local:000000000000:workflow-notifications"))
+		}, want: "DefinitionSubstitutions WorkflowNotificationsTopicArn is not a placeholder of workflow task-generation"},
 		{name: "own runtime", old: "      FunctionName: csv-processor\n", new: "      FunctionName: csv-processor\n      Runtime: go1.x\n",
 			want: "Runtime must come from Globals"},
 	}
