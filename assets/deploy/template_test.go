@@ -1,6 +1,3 @@
-// Package deploy holds JobDesk's CloudFormation template (template.yaml) and its check: the
-// template must parse strictly, reference only what exists, grant only on its own resources,
-// and deploy exactly the workflows of assets/workflows with the functions they call.
 package deploy
 
 import (
