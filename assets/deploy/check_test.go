@@ -149,7 +149,6 @@ func (c *checker) references() {
 	}
 }
 
-var subVar = regexp.MustCompile(`\$\{([^}]*)\}`)
 
 // subRefs returns the ${…} names of a Sub string (${!Literal} excluded).
 func subRefs(s string) []string {
@@ -318,15 +317,6 @@ func (c *checker) statements() map[string]map[string]any {
 	return out
 }
 
-func list(v any) []any {
-	if a, ok := v.([]any); ok {
-		return a
-	}
-	if v == nil {
-		return nil
-	}
-	return []any{v}
-}
 
 func (c *checker) isStackResource(v any) bool {
 	m, ok := v.(map[string]any)

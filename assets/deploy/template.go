@@ -8,6 +8,7 @@ package deploy
 import (
 	_ "embed"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -136,4 +137,18 @@ func parseTemplate(data []byte) (*tmpl, error) {
 		t.resources[id] = m
 	}
 	return t, nil
+}
+
+// subVar is a ${…} of a Sub string.
+var subVar = regexp.MustCompile(`\$\{([^}]*)\}`)
+
+// list is v as a list (a scalar is a list of one).
+func list(v any) []any {
+	if a, ok := v.([]any); ok {
+		return a
+	}
+	if v == nil {
+		return nil
+	}
+	return []any{v}
 }
