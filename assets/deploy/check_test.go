@@ -149,7 +149,6 @@ func (c *checker) references() {
 	}
 }
 
-
 // subRefs returns the ${…} names of a Sub string (${!Literal} excluded).
 func subRefs(s string) []string {
 	var out []string
@@ -316,7 +315,6 @@ func (c *checker) statements() map[string]map[string]any {
 	}
 	return out
 }
-
 
 func (c *checker) isStackResource(v any) bool {
 	m, ok := v.(map[string]any)
