@@ -110,8 +110,22 @@ func ReadPolicy(data []byte, s Stack) (*Policy, error) {
 			return nil, err
 		}
 	}
+	for _, id := range t.ofType("AWS::Serverless::StateMachine") {
+		role, _ := t.props(id)["Role"].(map[string]any)
+		ga, _ := role["Fn::GetAtt"].([]any)
+		if len(ga) != 2 {
+			return nil, fmt.Errorf("%s: Role is not !GetAtt ROLE.Arn", id)
+		}
+		if err := addRole(StateMachinesPrincipal, fmt.Sprint(ga[0])); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
 }
+
+// StateMachinesPrincipal is the state machines' roles taken together: what Step Functions itself
+// reads and writes for a Map's ItemReader and ResultWriter.
+const StateMachinesPrincipal = "state-machines"
 
 // Allowed reports whether principal may call action on resource (an ARN), and names the
 // statement that allows it.
@@ -328,13 +342,23 @@ func (s Stack) Needs(c Call) ([]Need, error) {
 	object := bucket + "/" + c.Key
 	queue := ""
 	if c.QueueURL != "" {
-		queue = "arn:aws:sqs:" + s.Region + ":" + s.Account + ":" + path.Base(c.QueueURL)
+		// https://sqs.REGION.amazonaws.com/ACCOUNT/NAME (GetQueueUrl: /ACCOUNT/NAME, the account
+		// may be empty: the caller's).
+		acct := path.Base(path.Dir(c.QueueURL))
+		if len(acct) != 12 {
+			acct = s.Account
+		}
+		queue = "arn:aws:sqs:" + s.Region + ":" + acct + ":" + path.Base(c.QueueURL)
 	}
 	one := func(action, res string) ([]Need, error) { return []Need{{action, res}}, nil }
 	switch c.Service {
 	case "S3":
 		switch c.Operation {
 		case "HeadObject", "GetObject":
+			if c.Principal == StateMachinesPrincipal {
+				// A Map's ItemReader: a missing manifest fails the execution, 403 or 404.
+				return one("s3:GetObject", object)
+			}
 			return []Need{{"s3:GetObject", object}, {"s3:ListBucket", bucket}}, nil
 		case "PutObject", "CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload", "CopyObject":
 			return one("s3:PutObject", object)
@@ -357,7 +381,7 @@ func (s Stack) Needs(c Call) ([]Need, error) {
 			return one("sqs:"+op, c.ARN)
 		case "CancelMessageMoveTask":
 			return one("sqs:"+op, c.ARN)
-		case "ListQueues", "GetQueueUrl":
+		case "ListQueues":
 			return one("sqs:"+op, "arn:aws:sqs:"+s.Region+":"+s.Account+":*")
 		}
 		return one("sqs:"+op, queue)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/smithy-go/middleware"
 
 	"jobdesk/engine/job"
 	"jobdesk/sync/awserr"
@@ -268,6 +269,10 @@ func (c Config) Location() string {
 	return "s3://" + c.Bucket + "/" + c.Prefix
 }
 
+// APIOptions are added to every configuration AWS returns, so every client the desktop builds
+// from it carries them (the tests record each call the desktop makes with one).
+var APIOptions []func(*middleware.Stack) error
+
 // AWS returns the SDK configuration: config.LoadDefaultConfig with the region and profile of c
 // when set. It does not call AWS; Check does.
 func (c Config) AWS(ctx context.Context) (aws.Config, error) {
@@ -283,6 +288,7 @@ func (c Config) AWS(ctx context.Context) (aws.Config, error) {
 		return cfg, job.Wrap(job.E010, err, fmt.Sprintf("The AWS settings could not be loaded (profile %q): %v", c.Profile, err)).
 			WithJa("AWS の設定を読み込めませんでした。プロファイル名と ~/.aws/config を確認してください。").Permanent()
 	}
+	cfg.APIOptions = append(cfg.APIOptions, APIOptions...)
 	return cfg, nil
 }
 

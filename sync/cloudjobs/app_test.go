@@ -61,7 +61,7 @@ func newAppCloud(t *testing.T, mode int32) *appCloud {
 	v.s3 = s3
 	cfg := cloudconfig.Config{Region: awstest.Region, Bucket: s3.Bucket, Prefix: "jd/"}
 	mux := blob.NewMux(blob.Local{Root: t.TempDir()})
-	mux.Handle("s3", s3blob.New(s3.Client, s3blob.Options{}))
+	mux.Handle("s3", s3blob.New(s3.NewClient(nil, recordS3(awstest.Function)), s3blob.Options{}))
 	fns := cloudworker.StandInRegistry(mux, cloudjobs.Results(cfg), nil)
 	real, _ := fns.Get(docjob.FunctionName)
 	fns.Add(functions.Function{Name: real.Name, Options: real.Options,

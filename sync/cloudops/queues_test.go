@@ -36,8 +36,10 @@ func startSQSBackend(t *testing.T) *sqsBackend {
 	ctx := context.Background()
 	cfg := cloudconfig.Config{Region: srv.Region, Queues: map[string]string{}, DeadLetterQueues: map[string]string{}}
 	for _, jt := range JobTypes() {
-		name := "jobdesk-" + strings.ReplaceAll(strings.ToLower(jt), "_", "-") + "-queue"
-		dlq := srv.CreateQueue(t, "dlq-"+name)
+		// Named as the deploy template names them in a stack called jobdesk.
+		short := strings.ReplaceAll(strings.ToLower(jt), "_", "-")
+		name := "jobdesk-" + short + "-queue"
+		dlq := srv.CreateQueue(t, "jobdesk-dlq-"+short)
 		arn, err := srv.Client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &dlq,
 			AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
 		if err != nil {
