@@ -108,6 +108,7 @@ func checkTemplate(data []byte, workflows map[string][]byte) []string {
 	functions := c.functions()
 	c.stateMachines(functions)
 	c.queues()
+	c.lifecycle()
 	c.bucket()
 	c.alarms()
 	c.outputs()
@@ -798,6 +799,21 @@ func (c *checker) queues() {
 	c.queue("StatusQueue", 0, queueRetention, "StatusDeadLetterQueue")
 }
 
+// lifecycle: queues and log groups say what deleting or replacing the stack does to them
+// (DeletionPolicy and UpdateReplacePolicy chosen, not left to CloudFormation's default).
+func (c *checker) lifecycle() {
+	for _, typ := range []string{"AWS::SQS::Queue", "AWS::Logs::LogGroup", "AWS::S3::Bucket"} {
+		for _, id := range c.t.ofType(typ) {
+			r := c.t.resources[id]
+			for _, k := range []string{"DeletionPolicy", "UpdateReplacePolicy"} {
+				if v, _ := r[k].(string); v != "Delete" && v != "Retain" && v != "RetainExceptOnCreate" {
+					c.errorf("%s: %s must be chosen (Delete or Retain), got %v", id, k, r[k])
+				}
+			}
+		}
+	}
+}
+
 func (c *checker) bucket() {
 	p := c.t.props("Bucket")
 	if c.t.resources["Bucket"]["Type"] != "AWS::S3::Bucket" {
@@ -872,6 +888,46 @@ func (c *checker) alarms() {
 		if th, ok := metric("ApproximateNumberOfMessagesVisible", d); !ok || th != 0 {
 			c.errorf("%s: needs an alarm on ApproximateNumberOfMessagesVisible > 0", d)
 		}
+	}
+	// alarm finds an alarm on namespace/metric with statistic stat whose dimensions mention id
+	// ("" for none), and returns its threshold.
+	alarm := func(namespace, name, stat, id string) (any, bool) {
+		for _, a := range alarms {
+			dims := fmt.Sprint(a["Dimensions"])
+			if a["Namespace"] == namespace && a["MetricName"] == name && a["Statistic"] == stat &&
+				((id == "" && a["Dimensions"] == nil) || (id != "" && strings.Contains(dims, id))) {
+				return a["Threshold"], true
+			}
+		}
+		return nil, false
+	}
+	for _, id := range c.t.ofType("AWS::Serverless::StateMachine") {
+		// Seed 000: average processing time > 5 minutes (in 5 minutes).
+		if th, ok := alarm("AWS/States", "ExecutionTime", "Average", "Ref:"+id+"]"); !ok || th != 300000 {
+			c.errorf("%s: needs an alarm on the average ExecutionTime > 300000 ms (seed 000: 平均処理時間 > 5分), got %v", id, th)
+		}
+	}
+	// Seed 001: the generation workflows' execution time > 10 minutes.
+	for _, wf := range []string{"subgoal-generation", "action-generation", "task-generation"} {
+		id := pascal(wf) + "StateMachine"
+		if th, ok := alarm("AWS/States", "ExecutionTime", "Maximum", "Ref:"+id+"]"); !ok || th != 600000 {
+			c.errorf("%s: needs an alarm on the maximum ExecutionTime > 600000 ms (seed 001: 実行時間 > 10分), got %v", id, th)
+		}
+	}
+	// Seed 001: AI latency > 5 s (Bedrock's InvocationLatency of the model) and Lambda
+	// concurrency > 80 % of the account's limit (metric math over a parameter).
+	if th, ok := alarm("AWS/Bedrock", "InvocationLatency", "Average", "Ref:BedrockModelId]"); !ok || th != 5000 {
+		c.errorf("needs an alarm on Bedrock InvocationLatency > 5000 ms of BedrockModelId (seed 001: AI API レイテンシ > 5秒), got %v", th)
+	}
+	concurrency := false
+	for _, a := range alarms {
+		ms := fmt.Sprint(a["Metrics"])
+		if strings.Contains(ms, "MetricName:ConcurrentExecutions") && strings.Contains(ms, "LambdaConcurrencyLimit") && a["Threshold"] == 80 {
+			concurrency = true
+		}
+	}
+	if !concurrency {
+		c.errorf("needs an alarm on Lambda ConcurrentExecutions > 80 %% of LambdaConcurrencyLimit (seed 001: Lambda同時実行数 > 80%%)")
 	}
 	for _, id := range c.t.ofType("AWS::Serverless::StateMachine") {
 		if th, ok := rate("ExecutionsFailed", id); !ok || th != 5 {

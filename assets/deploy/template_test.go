@@ -125,6 +125,11 @@ func TestCheckCatchesBrokenTemplates(t *testing.T) {
 			w["task-generation"] = []byte(strings.ReplaceAll(string(w["task-generation"]), "${WorkflowNotificationsTopicArn}",
 				"arn:aws:sns:local:000000000000:workflow-notifications"))
 		}, want: "DefinitionSubstitutions WorkflowNotificationsTopicArn is not a placeholder of workflow task-generation"},
+		{name: "queue lifecycle left to the default", old: "  StatusQueue:\n    Type: AWS::SQS::Queue\n    DeletionPolicy: Delete\n",
+			new: "  StatusQueue:\n    Type: AWS::SQS::Queue\n", want: "StatusQueue: DeletionPolicy must be chosen"},
+		{name: "no average time alarm", old: "      Statistic: Average\n      Period: 300\n      EvaluationPeriods: 1\n      ComparisonOperator: GreaterThanThreshold\n      Threshold: 300000\n",
+			new: "      Statistic: Average\n      Period: 300\n      EvaluationPeriods: 1\n      ComparisonOperator: GreaterThanThreshold\n      Threshold: 900000\n",
+			want: "needs an alarm on the average ExecutionTime > 300000 ms"},
 		{name: "own runtime", old: "      FunctionName: csv-processor\n", new: "      FunctionName: csv-processor\n      Runtime: go1.x\n",
 			want: "Runtime must come from Globals"},
 	}
