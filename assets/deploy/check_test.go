@@ -32,6 +32,9 @@ var wildcardActions = map[string]bool{
 	"logs:CreateLogDelivery": true, "logs:GetLogDelivery": true, "logs:UpdateLogDelivery": true,
 	"logs:DeleteLogDelivery": true, "logs:ListLogDeliveries": true, "logs:PutResourcePolicy": true,
 	"logs:DescribeResourcePolicies": true, "logs:DescribeLogGroups": true,
+	// The desktop's question whether the Bedrock model is enabled (cloud status): it reveals
+	// nothing but that, and AWS documents no resource type to scope it to.
+	"bedrock:GetFoundationModelAvailability": true,
 }
 
 // externalResources are the IAM resources outside this stack a statement may name, each exact:

@@ -77,6 +77,10 @@ type Config struct {
 	// credential. When set, the desktop assumes it with the person's own credentials (STS
 	// AssumeRole, renewed before expiry), unless the profile in use already names a role_arn.
 	DesktopRoleArn string `json:"desktop_role_arn,omitempty"`
+	// BedrockModel and BedrockRegion are the foundation model the stack's AI functions call and
+	// its region (the stack's outputs); `cloud status` checks the model is enabled there.
+	BedrockModel  string `json:"bedrock_model,omitempty"`
+	BedrockRegion string `json:"bedrock_region,omitempty"`
 	// UserID goes into every message (the seeds' user_id).
 	UserID string `json:"user_id,omitempty"`
 	// Auto holds the thresholds of the auto target.
