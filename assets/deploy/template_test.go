@@ -128,7 +128,7 @@ func TestCheckCatchesBrokenTemplates(t *testing.T) {
 		{name: "queue lifecycle left to the default", old: "  StatusQueue:\n    Type: AWS::SQS::Queue\n    DeletionPolicy: Delete\n",
 			new: "  StatusQueue:\n    Type: AWS::SQS::Queue\n", want: "StatusQueue: DeletionPolicy must be chosen"},
 		{name: "no average time alarm", old: "      Statistic: Average\n      Period: 300\n      EvaluationPeriods: 1\n      ComparisonOperator: GreaterThanThreshold\n      Threshold: 300000\n",
-			new: "      Statistic: Average\n      Period: 300\n      EvaluationPeriods: 1\n      ComparisonOperator: GreaterThanThreshold\n      Threshold: 900000\n",
+			new:  "      Statistic: Average\n      Period: 300\n      EvaluationPeriods: 1\n      ComparisonOperator: GreaterThanThreshold\n      Threshold: 900000\n",
 			want: "needs an alarm on the average ExecutionTime > 300000 ms"},
 		{name: "own runtime", old: "      FunctionName: csv-processor\n", new: "      FunctionName: csv-processor\n      Runtime: go1.x\n",
 			want: "Runtime must come from Globals"},
