@@ -36,8 +36,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/smithy-go/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go/middleware"
 
 	"jobdesk/engine/aijob"
 	"jobdesk/engine/aijob/aiblob"
