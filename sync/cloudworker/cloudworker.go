@@ -156,7 +156,7 @@ func New(ctx context.Context, cfg Config) (*Worker, error) {
 		if region == "" {
 			region = awsCfg.Region
 		}
-		if provider, err = bedrock.New(ctx, bedrock.Options{Region: region, ModelID: cfg.BedrockModel}); err != nil {
+		if provider, err = bedrock.New(ctx, bedrock.Options{Region: region, ModelID: cfg.BedrockModel, APIOptions: APIOptions}); err != nil {
 			return nil, fmt.Errorf("cloudworker: %w", err)
 		}
 	}

@@ -15,7 +15,8 @@ import (
 // function's (JOBDESK_FUNCTION) and checked against the deploy template's policy for that
 // function; the tests' status queue is the stack's.
 func TestMain(m *testing.M) {
-	stack := deploy.Stack{Name: "jobdesk", Region: awstest.Region, Account: "000000000000", Bucket: "jobdesk-test", Prefix: prefix}
+	stack := deploy.Stack{Name: "jobdesk", Region: awstest.Region, Account: "000000000000", Bucket: "jobdesk-test", Prefix: prefix,
+		BedrockModelID: "anthropic.claude-test"}
 	calls := &awstest.Recorder{Rename: func(c deploy.Call) deploy.Call {
 		if path.Base(c.QueueURL) == "status-queue" {
 			c.QueueURL = path.Dir(c.QueueURL) + "/" + stack.Name + "-status-queue"
