@@ -401,8 +401,16 @@ func (s Stack) Needs(c Call) ([]Need, error) {
 
 // Check returns one sentence per call the policy does not allow (each call once).
 func (p *Policy) Check(calls []Call) []string {
+	errs, _ := p.Use(calls)
+	return errs
+}
+
+// Use is Check, and also returns the grants the calls used, each once, sorted, as
+// "PRINCIPAL ACTION STATEMENT" lines (the statement as "POLICY_OR_ROLE SID"): what the code
+// needs, in the template's own names, independent of the stack's.
+func (p *Policy) Use(calls []Call) (errs, used []string) {
 	var out []string
-	seen := map[string]bool{}
+	seen, usedSet := map[string]bool{}, map[string]bool{}
 	for _, c := range calls {
 		needs, err := p.Stack.Needs(c)
 		if err != nil {
@@ -415,11 +423,33 @@ func (p *Policy) Check(calls []Call) []string {
 				continue
 			}
 			seen[k] = true
-			if ok, _ := p.Allowed(c.Principal, n.Action, n.Resource); !ok {
+			if ok, where := p.Allowed(c.Principal, n.Action, n.Resource); !ok {
 				out = append(out, fmt.Sprintf("%s calls %s %s, which needs %s on %s: the template does not allow it",
 					c.Principal, c.Service, c.Operation, n.Action, n.Resource))
+			} else {
+				usedSet[c.Principal+" "+n.Action+" "+where] = true
 			}
 		}
+	}
+	slices.Sort(out)
+	for k := range usedSet {
+		used = append(used, k)
+	}
+	slices.Sort(used)
+	return out, used
+}
+
+// GrantKeys returns every grant of the policy as Use names them, sorted, each once.
+func (p *Policy) GrantKeys() []string {
+	set := map[string]bool{}
+	for principal, gs := range p.Grants {
+		for _, g := range gs {
+			set[principal+" "+g.Action+" "+g.Where] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
 	}
 	slices.Sort(out)
 	return out

@@ -85,7 +85,7 @@ func TestMain(m *testing.M) {
 	cloudconfig.APIOptions = append(cloudconfig.APIOptions, calls.Option(awstest.Desktop))
 	code := m.Run()
 	if code == 0 {
-		code = awstest.ReportIAM(calls, stack)
+		code = awstest.ReportIAM(calls, stack, "cloudjobs")
 	}
 	os.Exit(code)
 }

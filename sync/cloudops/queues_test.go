@@ -221,6 +221,14 @@ func TestPurge(t *testing.T) {
 	if err != nil || url != b.console.Config.DeadLetterQueues["SUBSIDY_SYNC"] {
 		t.Fatalf("purge of the dead-letter queue: %q, %v", url, err)
 	}
+	// A job queue too (`jobdesk cloud purge TYPE`): its messages are gone.
+	if _, err := b.srv.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(b.console.Config.Queues["NOTIFICATION"]), MessageBody: aws.String("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	url, err = b.console.Purge(ctx, "NOTIFICATION", false)
+	if err != nil || url != b.console.Config.Queues["NOTIFICATION"] {
+		t.Fatalf("purge of the job queue: %q, %v", url, err)
+	}
 	if _, err := b.console.Purge(ctx, "NO_SUCH", false); err == nil || !strings.Contains(err.Error(), "no queue") {
 		t.Fatalf("purge of an unknown queue: %v", err)
 	}

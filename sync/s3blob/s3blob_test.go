@@ -671,7 +671,7 @@ func TestMain(m *testing.M) {
 	})
 	code := m.Run()
 	if code == 0 {
-		code = awstest.ReportIAM(calls, stack)
+		code = awstest.ReportIAM(calls, stack, "s3blob")
 	}
 	os.Exit(code)
 }

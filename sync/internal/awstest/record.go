@@ -2,7 +2,10 @@ package awstest
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -113,16 +116,69 @@ func (r *Recorder) Check(s deploy.Stack) []string {
 }
 
 // ReportIAM prints what Check finds and returns the exit code a TestMain should end with: 0
-// when the template allows every recorded call, 1 otherwise.
-func ReportIAM(r *Recorder, s deploy.Stack) int {
-	errs := r.Check(s)
-	if len(errs) == 0 {
-		fmt.Printf("IAM: the deploy template allows all %d recorded AWS calls\n", len(r.Calls()))
+// when the template allows every recorded call, 1 otherwise. After a run of the whole package
+// (no -run), the grants its calls used must also be exactly those listed in
+// assets/deploy/testdata/calls/NAME.txt, which the deploy check reads to find grants no code
+// uses; JOBDESK_UPDATE_IAM=1 rewrites that file instead.
+func ReportIAM(r *Recorder, s deploy.Stack, name string) int {
+	p, err := deploy.ReadPolicy(deploy.Template, s)
+	if err != nil {
+		fmt.Println("FAIL: the deploy template's policies:", err)
+		return 1
+	}
+	errs, used := p.Use(r.Calls())
+	if len(errs) > 0 {
+		fmt.Println("FAIL: AWS calls the deploy template's policy does not allow:")
+		for _, e := range errs {
+			fmt.Println("  " + e)
+		}
+		return 1
+	}
+	fmt.Printf("IAM: the deploy template allows all %d recorded AWS calls\n", len(r.Calls()))
+	if f := flag.Lookup("test.run"); f == nil || f.Value.String() != "" {
+		return 0 // a part of the package ran: its calls are not all the package's
+	}
+	file := filepath.Join(repoRoot(), "assets", "deploy", "testdata", "calls", name+".txt")
+	want := strings.Join(used, "\n") + "\n"
+	if os.Getenv("JOBDESK_UPDATE_IAM") == "1" {
+		if err := os.WriteFile(file, []byte(want), 0o644); err != nil {
+			fmt.Println("FAIL:", err)
+			return 1
+		}
 		return 0
 	}
-	fmt.Println("FAIL: AWS calls the deploy template's policy does not allow:")
-	for _, e := range errs {
-		fmt.Println("  " + e)
+	old, _ := os.ReadFile(file)
+	if string(old) == want {
+		return 0
+	}
+	had := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(string(old)), "\n") {
+		had[l] = true
+	}
+	fmt.Printf("FAIL: the grants this package's AWS calls use differ from %s (JOBDESK_UPDATE_IAM=1 rewrites it):\n", file)
+	for _, u := range used {
+		if !had[u] {
+			fmt.Println("  + " + u)
+		}
+		delete(had, u)
+	}
+	for l := range had {
+		if l != "" {
+			fmt.Println("  - " + l)
+		}
 	}
 	return 1
+}
+
+// repoRoot is the folder holding go.mod, above the test's working directory.
+func repoRoot() string {
+	dir, _ := os.Getwd()
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+	}
 }
