@@ -162,9 +162,13 @@ func notWritable(err error) bool {
 // never stops the app.
 func (a *App) loadWorkflows() {
 	ctx := context.Background()
+	// The engine's own region and account (arn:aws:states:REGION:ACCOUNT:…) fill the
+	// workflows' placeholders, as the deploy template's DefinitionSubstitutions do on AWS.
+	arn := strings.Split(a.flow.StateMachineARN("x"), ":")
 	for _, name := range assets.Workflows() {
-		def, err := assets.Workflow(name)
+		def, err := assets.DeviceWorkflow(name, arn[3], arn[4])
 		if err != nil {
+			fmt.Fprintf(os.Stderr, "jobdesk: warning: workflow %s was not loaded: %v\n", name, err)
 			continue
 		}
 		if _, err := a.flow.PutStateMachine(ctx, name, string(def)); err != nil {

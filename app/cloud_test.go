@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"jobdesk/assets"
 	"jobdesk/engine/job"
 	"jobdesk/sync/cloudconfig"
 )
@@ -38,5 +40,46 @@ func TestJobTarget(t *testing.T) {
 		t.Fatalf("StartCloud without cloud.json: %v %v", c, err)
 	} else {
 		stop()
+	}
+}
+
+// TestDeviceWorkflowsNameTheDevicesTopic: the one task-generation file names its topic through
+// a placeholder the deploy template substitutes on AWS; on the device the same file publishes
+// to the device's own topic (its region and account), and no placeholder is left in any
+// workflow the device loaded.
+func TestDeviceWorkflowsNameTheDevicesTopic(t *testing.T) {
+	a, err := Open(Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx := context.Background()
+	ms, err := a.Flow().ListStateMachines(ctx)
+	if err != nil || len(ms) == 0 {
+		t.Fatalf("state machines: %v %v", ms, err)
+	}
+	found := false
+	for _, m := range ms {
+		sm, err := a.Flow().DescribeStateMachine(ctx, m.ARN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(sm.Definition, "${") {
+			t.Errorf("%s: a placeholder is left on the device", m.Name)
+		}
+		if m.Name == "task-generation" {
+			found = true
+			want := `"TopicArn": "arn:aws:sns:local:000000000000:workflow-notifications"`
+			if strings.Count(sm.Definition, want) != 2 {
+				t.Errorf("task-generation on the device does not publish to the device's topic twice:\n%s", sm.Definition)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("task-generation was not loaded")
+	}
+	raw, _ := assets.Workflow("task-generation")
+	if strings.Contains(string(raw), "arn:aws:sns:local") {
+		t.Error("the workflow file spells the device's topic; it must name ${WorkflowNotificationsTopicArn}")
 	}
 }

@@ -31,7 +31,7 @@ const DefaultServeAddr = "127.0.0.1:8083"
 
 var serveCommand = Command{
 	Name:  "serve",
-	Usage: "serve [--listen 127.0.0.1:8083] [--allow-remote] [--allow-host NAME]... [--access-key ID --secret-key KEY] [--workers N] | serve --print-credentials",
+	Usage: "serve [--listen 127.0.0.1:8083] [--allow-remote] [--allow-host NAME]... [--access-key ID --secret-key KEY] [--region R] [--workers N] | serve --print-credentials",
 	Help: "serve the Step Functions API (AWS JSON 1.0, requests signed with SigV4) on this device and run the engine until SIGINT/SIGTERM; " +
 		"--print-credentials prints the key pair to sign with as shell lines",
 	Run: (*CLI).cmdServe,
@@ -50,7 +50,9 @@ const (
 	EnvServeSecretAccessKey = "JOBDESK_SERVE_SECRET_ACCESS_KEY"
 )
 
-// serveRegion is the region of the local API: its ARNs' and the one signatures are scoped to.
+// serveRegion is the region of the engine's own ARNs. A request may be signed for any region
+// (the region of the caller's profile), and the ARNs it gets back carry that region; --region
+// pins one.
 const serveRegion = "local"
 
 // serveKey is the content of app.ServeKeyFile.
@@ -152,6 +154,7 @@ func (c *CLI) cmdServe(args []string) int {
 	secretKey := fs.String("secret-key", os.Getenv(EnvServeSecretAccessKey), "the secret key of --access-key (or "+EnvServeSecretAccessKey+")")
 	printCreds := fs.Bool("print-credentials", false, "print the key pair of this data folder's API as shell lines (AWS_ACCESS_KEY_ID=…) and exit")
 	workers := fs.Int("workers", 0, "jobs at once (default: number of CPUs)")
+	region := fs.String("region", "", "accept signatures scoped to this region only (default: any region; the ARNs answered carry the region each request was signed for)")
 	pos, err := Parse(fs, args)
 	if err != nil {
 		return ExitUsage
@@ -172,8 +175,12 @@ func (c *CLI) cmdServe(args []string) int {
 		if err != nil {
 			return c.Fail(err)
 		}
+		r := serveRegion
+		if *region != "" {
+			r = *region
+		}
 		fmt.Fprintf(c.Stdout, "AWS_ACCESS_KEY_ID=%s\nAWS_SECRET_ACCESS_KEY=%s\nAWS_REGION=%s\nAWS_DEFAULT_REGION=%s\n",
-			key.AccessKeyID, key.SecretAccessKey, serveRegion, serveRegion)
+			key.AccessKeyID, key.SecretAccessKey, r, r)
 		return ExitOK
 	}
 	// Listen before opening anything, so a refused or busy address fails at once.
@@ -204,17 +211,23 @@ func (c *CLI) cmdServe(args []string) int {
 	srv := sfnapi.New(eng, sfnapi.Options{
 		// Definitions are checked as `jobdesk flow validate` does: a Task naming a function this
 		// device does not have is refused when the state machine is created, not when it runs.
-		Validate:     func(def []byte) []flow.Diagnostic { return flow.Validate(def, eng.CheckResourceStrict) },
-		Credentials:  keys,
-		Region:       serveRegion,
-		AllowRemote:  *allowRemote,
-		AllowedHosts: allowHosts,
-		Logf:         func(format string, args ...any) { fmt.Fprintf(c.Stderr, format+"\n", args...) },
+		Validate:      func(def []byte) []flow.Diagnostic { return flow.Validate(def, eng.CheckResourceStrict) },
+		Credentials:   keys,
+		Region:        serveRegion,
+		AnyRegion:     *region == "",
+		SigningRegion: *region,
+		AllowRemote:   *allowRemote,
+		AllowedHosts:  allowHosts,
+		Logf:          func(format string, args ...any) { fmt.Fprintf(c.Stderr, format+"\n", args...) },
 	})
 	endpoint := "http://" + ln.Addr().String()
 	fmt.Fprintln(c.Stdout, endpoint)
 	fmt.Fprintf(c.Stderr, "jobdesk serve: Step Functions API on %s, running workflows in %s; Ctrl-C to stop\n", endpoint, a.DataDir())
-	fmt.Fprintf(c.Stderr, "  requests must be signed (SigV4, region %s) with the key pair in %s%s\n", serveRegion,
+	signing := "any region"
+	if *region != "" {
+		signing = "region " + *region
+	}
+	fmt.Fprintf(c.Stderr, "  requests must be signed (SigV4, %s) with the key pair in %s%s\n", signing,
 		filepath.Join(a.DataDir(), app.ServeKeyFile), map[bool]string{true: " or the one given with --access-key", false: ""}[*accessKey != ""])
 	fmt.Fprintf(c.Stderr, "  workflows read and write files only in the data folder, the folders listed in %s, and files submitted with `jobdesk run` or the window\n",
 		filepath.Join(a.DataDir(), app.FoldersFile))

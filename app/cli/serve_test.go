@@ -128,7 +128,7 @@ func TestServeProcess(t *testing.T) {
 
 // serveClient is the real AWS SDK Step Functions client for a `jobdesk serve` at endpoint,
 // signing with the key pair given.
-func serveClient(endpoint, keyID, secret string) *sfn.Client {
+func serveClient(endpoint, keyID, secret string, optFns ...func(*sfn.Options)) *sfn.Client {
 	return sfn.New(sfn.Options{
 		Region:       "local",
 		Credentials:  credentials.NewStaticCredentialsProvider(keyID, secret, ""),
@@ -141,6 +141,10 @@ func serveClient(endpoint, keyID, secret string) *sfn.Client {
 					return next.HandleInitialize(smithyhttp.DisableEndpointHostPrefix(ctx, true), in)
 				}), middleware.Before)
 		})
+	}, func(o *sfn.Options) {
+		for _, f := range optFns {
+			f(o)
+		}
 	})
 }
 

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/awslabs/goformation/v7"
-	"gopkg.in/yaml.v3"
 
+	"jobdesk/assets"
 	"jobdesk/engine/flow"
 )
 
@@ -32,6 +32,9 @@ var wildcardActions = map[string]bool{
 	"logs:CreateLogDelivery": true, "logs:GetLogDelivery": true, "logs:UpdateLogDelivery": true,
 	"logs:DeleteLogDelivery": true, "logs:ListLogDeliveries": true, "logs:PutResourcePolicy": true,
 	"logs:DescribeResourcePolicies": true, "logs:DescribeLogGroups": true,
+	// The desktop's question whether the Bedrock model is enabled (cloud status): it reveals
+	// nothing but that, and AWS documents no resource type to scope it to.
+	"bedrock:GetFoundationModelAvailability": true,
 }
 
 // externalResources are the IAM resources outside this stack a statement may name, each exact:
@@ -40,13 +43,10 @@ var externalResources = map[string]bool{
 	"arn:${AWS::Partition}:bedrock:${ModelRegion}::foundation-model/${BedrockModelId}": true,
 }
 
-// knownWorkflowARNs are ARNs written into a workflow file that do not belong to this stack.
-// task-generation publishes to a topic spelt for the device (region "local"); in AWS that
-// publish fails until the workflow names ${WorkflowNotificationsTopicArn}, which the template
-// already substitutes. Any other hard-coded ARN fails the check.
-var knownWorkflowARNs = map[string]bool{
-	"task-generation arn:aws:sns:local:000000000000:workflow-notifications": true,
-}
+// knownWorkflowARNs are ARNs written into a workflow file that do not belong to this stack:
+// none. A workflow names a stack's resource through a ${Placeholder} its state machine's
+// DefinitionSubstitutions fills (and assets.DeviceSubstitutions on the device).
+var knownWorkflowARNs = map[string]bool{}
 
 // jobQueue is one queue of the specifications: seed 003 1-2 (visibility timeout, 4 days) and
 // seed 002 (caption generation, which gives no timeout: its function's 300 s).
@@ -86,125 +86,6 @@ func pascal(s string) string {
 	return b.String()
 }
 
-// ---- reading the template with its intrinsics ----
-
-// shortTags are the YAML short forms of the intrinsic functions, as their long form keys.
-var shortTags = map[string]string{
-	"!Ref": "Ref", "!Condition": "Condition", "!GetAtt": "Fn::GetAtt", "!Sub": "Fn::Sub", "!If": "Fn::If",
-	"!Join": "Fn::Join", "!Select": "Fn::Select", "!Split": "Fn::Split", "!Equals": "Fn::Equals",
-	"!Not": "Fn::Not", "!And": "Fn::And", "!Or": "Fn::Or", "!FindInMap": "Fn::FindInMap",
-	"!Base64": "Fn::Base64", "!GetAZs": "Fn::GetAZs", "!ImportValue": "Fn::ImportValue", "!Cidr": "Fn::Cidr",
-}
-
-func decodeNode(n *yaml.Node) (any, error) {
-	var v any
-	switch n.Kind {
-	case yaml.DocumentNode:
-		return decodeNode(n.Content[0])
-	case yaml.AliasNode:
-		return nil, fmt.Errorf("line %d: YAML aliases are not allowed in a CloudFormation template", n.Line)
-	case yaml.MappingNode:
-		m := map[string]any{}
-		for i := 0; i < len(n.Content); i += 2 {
-			k := n.Content[i].Value
-			if _, dup := m[k]; dup {
-				return nil, fmt.Errorf("line %d: duplicate key %q", n.Content[i].Line, k)
-			}
-			val, err := decodeNode(n.Content[i+1])
-			if err != nil {
-				return nil, err
-			}
-			m[k] = val
-		}
-		v = m
-	case yaml.SequenceNode:
-		s := []any{}
-		for _, c := range n.Content {
-			val, err := decodeNode(c)
-			if err != nil {
-				return nil, err
-			}
-			s = append(s, val)
-		}
-		v = s
-	case yaml.ScalarNode:
-		if strings.HasPrefix(n.Tag, "!!") {
-			if err := n.Decode(&v); err != nil {
-				return nil, err
-			}
-		} else {
-			v = n.Value
-		}
-	}
-	if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") {
-		long, ok := shortTags[n.Tag]
-		if !ok {
-			return nil, fmt.Errorf("line %d: unknown tag %s", n.Line, n.Tag)
-		}
-		if long == "Fn::GetAtt" {
-			if s, ok := v.(string); ok {
-				a, b, _ := strings.Cut(s, ".")
-				v = []any{a, b}
-			}
-		}
-		return map[string]any{long: v}, nil
-	}
-	return v, nil
-}
-
-// tmpl is the template as CloudFormation sees it, intrinsics kept.
-type tmpl struct {
-	root       map[string]any
-	resources  map[string]map[string]any
-	parameters map[string]any
-	conditions map[string]any
-	outputs    map[string]any
-}
-
-func (t *tmpl) props(id string) map[string]any {
-	p, _ := t.resources[id]["Properties"].(map[string]any)
-	return p
-}
-
-func (t *tmpl) ofType(typ string) []string {
-	var ids []string
-	for id, r := range t.resources {
-		if r["Type"] == typ {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-func parseTemplate(data []byte) (*tmpl, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, err
-	}
-	v, err := decodeNode(&doc)
-	if err != nil {
-		return nil, err
-	}
-	root, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("the template is not a mapping")
-	}
-	t := &tmpl{root: root, resources: map[string]map[string]any{}}
-	t.parameters, _ = root["Parameters"].(map[string]any)
-	t.conditions, _ = root["Conditions"].(map[string]any)
-	t.outputs, _ = root["Outputs"].(map[string]any)
-	res, _ := root["Resources"].(map[string]any)
-	for id, r := range res {
-		m, ok := r.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("resource %s is not a mapping", id)
-		}
-		t.resources[id] = m
-	}
-	return t, nil
-}
-
 // ---- the check ----
 
 type checker struct {
@@ -230,6 +111,7 @@ func checkTemplate(data []byte, workflows map[string][]byte) []string {
 	functions := c.functions()
 	c.stateMachines(functions)
 	c.queues()
+	c.lifecycle()
 	c.bucket()
 	c.alarms()
 	c.outputs()
@@ -270,8 +152,6 @@ func (c *checker) references() {
 		}
 	}
 }
-
-var subVar = regexp.MustCompile(`\$\{([^}]*)\}`)
 
 // subRefs returns the ${…} names of a Sub string (${!Literal} excluded).
 func subRefs(s string) []string {
@@ -440,16 +320,6 @@ func (c *checker) statements() map[string]map[string]any {
 	return out
 }
 
-func list(v any) []any {
-	if a, ok := v.([]any); ok {
-		return a
-	}
-	if v == nil {
-		return nil
-	}
-	return []any{v}
-}
-
 func (c *checker) isStackResource(v any) bool {
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -574,11 +444,16 @@ func (c *checker) iam() {
 func (c *checker) functions() map[string]string {
 	g, _ := c.t.root["Globals"].(map[string]any)
 	gf, _ := g["Function"].(map[string]any)
-	want := map[string]any{"CodeUri": codeURI, "Runtime": "provided.al2023", "Handler": "bootstrap"}
+	want := map[string]any{"Runtime": "provided.al2023", "Handler": "bootstrap"}
 	for k, v := range want {
 		if gf[k] != v {
 			c.errorf("Globals.Function.%s = %v, want %v", k, gf[k], v)
 		}
+	}
+	// `aws cloudformation package` reads no Globals: a CodeUri there is never uploaded, and a
+	// function without its own is packaged as the template's folder.
+	if _, ok := gf["CodeUri"]; ok {
+		c.errorf("Globals.Function.CodeUri: `aws cloudformation package` does not read Globals; give each function CodeUri %s", codeURI)
 	}
 	if a := strs(gf["Architectures"]); !slices.Equal(a, []string{"arm64"}) {
 		c.errorf("Globals.Function.Architectures = %v, want [arm64]", a)
@@ -590,6 +465,9 @@ func (c *checker) functions() map[string]string {
 			if _, ok := p[k]; ok {
 				c.errorf("%s: %s must come from Globals (one zip backs every function)", id, k)
 			}
+		}
+		if p["CodeUri"] != codeURI {
+			c.errorf("%s: CodeUri %v, want %s (the one zip; package reads no Globals)", id, p["CodeUri"], codeURI)
 		}
 		name, ok := p["FunctionName"].(string)
 		if !ok {
@@ -742,6 +620,27 @@ func (c *checker) stateMachines(functions map[string]string) {
 		for _, a := range uses.hardcodedARN {
 			if !knownWorkflowARNs[wf+" "+a] {
 				c.errorf("workflow %s names %s, which is not a resource of this stack (use a DefinitionSubstitutions ${…})", wf, a)
+			}
+		}
+		// Placeholders: the state machine substitutes exactly the workflow's, each with a
+		// resource of this stack, and the device has a value for each.
+		subs, _ := c.t.props(id)["DefinitionSubstitutions"].(map[string]any)
+		used := assets.Placeholders(def)
+		device := assets.DeviceSubstitutions("local", "000000000000")
+		for _, name := range used {
+			v, ok := subs[name]
+			if !ok {
+				c.errorf("%s: workflow %s names ${%s}, which its DefinitionSubstitutions does not fill", id, wf, name)
+			} else if !c.isStackResource(v) {
+				c.errorf("%s: DefinitionSubstitutions %s = %v is not a resource of this stack", id, name, v)
+			}
+			if _, ok := device[name]; !ok {
+				c.errorf("workflow %s names ${%s}, which the device cannot fill (assets.DeviceSubstitutions)", wf, name)
+			}
+		}
+		for name := range subs {
+			if !slices.Contains(used, name) {
+				c.errorf("%s: DefinitionSubstitutions %s is not a placeholder of workflow %s", id, name, wf)
 			}
 		}
 		// The role: exactly the functions the workflow calls, and what its other states need.
@@ -903,6 +802,21 @@ func (c *checker) queues() {
 	c.queue("StatusQueue", 0, queueRetention, "StatusDeadLetterQueue")
 }
 
+// lifecycle: queues and log groups say what deleting or replacing the stack does to them
+// (DeletionPolicy and UpdateReplacePolicy chosen, not left to CloudFormation's default).
+func (c *checker) lifecycle() {
+	for _, typ := range []string{"AWS::SQS::Queue", "AWS::Logs::LogGroup", "AWS::S3::Bucket"} {
+		for _, id := range c.t.ofType(typ) {
+			r := c.t.resources[id]
+			for _, k := range []string{"DeletionPolicy", "UpdateReplacePolicy"} {
+				if v, _ := r[k].(string); v != "Delete" && v != "Retain" && v != "RetainExceptOnCreate" {
+					c.errorf("%s: %s must be chosen (Delete or Retain), got %v", id, k, r[k])
+				}
+			}
+		}
+	}
+}
+
 func (c *checker) bucket() {
 	p := c.t.props("Bucket")
 	if c.t.resources["Bucket"]["Type"] != "AWS::S3::Bucket" {
@@ -977,6 +891,46 @@ func (c *checker) alarms() {
 		if th, ok := metric("ApproximateNumberOfMessagesVisible", d); !ok || th != 0 {
 			c.errorf("%s: needs an alarm on ApproximateNumberOfMessagesVisible > 0", d)
 		}
+	}
+	// alarm finds an alarm on namespace/metric with statistic stat whose dimensions mention id
+	// ("" for none), and returns its threshold.
+	alarm := func(namespace, name, stat, id string) (any, bool) {
+		for _, a := range alarms {
+			dims := fmt.Sprint(a["Dimensions"])
+			if a["Namespace"] == namespace && a["MetricName"] == name && a["Statistic"] == stat &&
+				((id == "" && a["Dimensions"] == nil) || (id != "" && strings.Contains(dims, id))) {
+				return a["Threshold"], true
+			}
+		}
+		return nil, false
+	}
+	for _, id := range c.t.ofType("AWS::Serverless::StateMachine") {
+		// Seed 000: average processing time > 5 minutes (in 5 minutes).
+		if th, ok := alarm("AWS/States", "ExecutionTime", "Average", "Ref:"+id+"]"); !ok || th != 300000 {
+			c.errorf("%s: needs an alarm on the average ExecutionTime > 300000 ms (seed 000: 平均処理時間 > 5分), got %v", id, th)
+		}
+	}
+	// Seed 001: the generation workflows' execution time > 10 minutes.
+	for _, wf := range []string{"subgoal-generation", "action-generation", "task-generation"} {
+		id := pascal(wf) + "StateMachine"
+		if th, ok := alarm("AWS/States", "ExecutionTime", "Maximum", "Ref:"+id+"]"); !ok || th != 600000 {
+			c.errorf("%s: needs an alarm on the maximum ExecutionTime > 600000 ms (seed 001: 実行時間 > 10分), got %v", id, th)
+		}
+	}
+	// Seed 001: AI latency > 5 s (Bedrock's InvocationLatency of the model) and Lambda
+	// concurrency > 80 % of the account's limit (metric math over a parameter).
+	if th, ok := alarm("AWS/Bedrock", "InvocationLatency", "Average", "Ref:BedrockModelId]"); !ok || th != 5000 {
+		c.errorf("needs an alarm on Bedrock InvocationLatency > 5000 ms of BedrockModelId (seed 001: AI API レイテンシ > 5秒), got %v", th)
+	}
+	concurrency := false
+	for _, a := range alarms {
+		ms := fmt.Sprint(a["Metrics"])
+		if strings.Contains(ms, "MetricName:ConcurrentExecutions") && strings.Contains(ms, "LambdaConcurrencyLimit") && a["Threshold"] == 80 {
+			concurrency = true
+		}
+	}
+	if !concurrency {
+		c.errorf("needs an alarm on Lambda ConcurrentExecutions > 80 %% of LambdaConcurrencyLimit (seed 001: Lambda同時実行数 > 80%%)")
 	}
 	for _, id := range c.t.ofType("AWS::Serverless::StateMachine") {
 		if th, ok := rate("ExecutionsFailed", id); !ok || th != 5 {

@@ -1,6 +1,3 @@
-// Package deploy holds JobDesk's CloudFormation template (template.yaml) and its check: the
-// template must parse strictly, reference only what exists, grant only on its own resources,
-// and deploy exactly the workflows of assets/workflows with the functions they call.
 package deploy
 
 import (
@@ -69,15 +66,15 @@ func TestCheckCatchesBrokenTemplates(t *testing.T) {
 			want: "GetAtt DesktopRoles.Arn names no resource"},
 		{name: "unknown attribute", old: "!GetAtt DesktopRole.Arn", new: "!GetAtt DesktopRole.Url",
 			want: `has no attribute "Url"`},
-		{name: "dangling Sub variable", old: `Resource: !Sub "${Bucket.Arn}/${Prefix}history/*"`,
-			new: `Resource: !Sub "${Bucket.Arn}/${Prefx}history/*"`, want: `Ref "Prefx" names no resource`},
+		{name: "dangling Sub variable", old: `Resource: !Sub "${Bucket.Arn}/${Prefix}inputs/*"`,
+			new: `Resource: !Sub "${Bucket.Arn}/${Prefx}inputs/*"`, want: `Ref "Prefx" names no resource`},
 		{name: "undefined condition", old: "Condition: HasAlarmEmail", new: "Condition: HasAlarmMail",
 			want: `Condition "HasAlarmMail" is not defined`},
 		{name: "star resource", old: "Resource: !GetAtt StatusQueue.Arn\n", new: "Resource: \"*\"\n",
 			want: `Resource "*" for sqs:SendMessage`},
 		{name: "hard-coded ARN", old: "Resource: !GetAtt StatusQueue.Arn\n", new: "Resource: arn:aws:sqs:us-east-1:123456789012:other\n",
 			want: "is not one of this stack's resources"},
-		{name: "wildcard before the stack", old: `Resource: !Sub "${Bucket.Arn}/${Prefix}history/*"`,
+		{name: "wildcard before the stack", old: `Resource: !Sub "${Bucket.Arn}/${Prefix}inputs/*"`,
 			new: `Resource: !Sub "arn:${AWS::Partition}:s3:::*/${Bucket}"`, want: "wildcard before the stack's own name"},
 		{name: "parameter as resource", old: "Resource: !GetAtt StatusQueue.Arn\n", new: "Resource: !Ref Prefix\n",
 			want: "is a parameter, not a resource"},
@@ -120,6 +117,19 @@ func TestCheckCatchesBrokenTemplates(t *testing.T) {
 			want: "StatusDeadLetterQueue: needs an alarm on ApproximateNumberOfMessagesVisible > 0"},
 		{name: "missing output", old: "  DesktopRoleArn:\n", new: "  DesktopRoleArnX:\n", want: "output DesktopRoleArn is missing"},
 		{name: "unknown tag", old: "!Ref Bucket\n", new: "!Reff Bucket\n", want: "unknown tag !Reff"},
+		{name: "code only under Globals", old: "      CodeUri: ../../dist/lambda-arm64.zip\n      Description: \"JobDesk csv-processor",
+			new: "      Description: \"JobDesk csv-processor", want: "CsvProcessorFunction: CodeUri <nil>"},
+		{name: "placeholder not substituted", old: "      DefinitionSubstitutions:\n        WorkflowNotificationsTopicArn: !Ref WorkflowNotificationsTopic\n",
+			new: "", want: "names ${WorkflowNotificationsTopicArn}, which its DefinitionSubstitutions does not fill"},
+		{name: "workflow spells a topic", workflows: func(w map[string][]byte) {
+			w["task-generation"] = []byte(strings.ReplaceAll(string(w["task-generation"]), "${WorkflowNotificationsTopicArn}",
+				"arn:aws:sns:local:000000000000:workflow-notifications"))
+		}, want: "DefinitionSubstitutions WorkflowNotificationsTopicArn is not a placeholder of workflow task-generation"},
+		{name: "queue lifecycle left to the default", old: "  StatusQueue:\n    Type: AWS::SQS::Queue\n    DeletionPolicy: Delete\n",
+			new: "  StatusQueue:\n    Type: AWS::SQS::Queue\n", want: "StatusQueue: DeletionPolicy must be chosen"},
+		{name: "no average time alarm", old: "      Statistic: Average\n      Period: 300\n      EvaluationPeriods: 1\n      ComparisonOperator: GreaterThanThreshold\n      Threshold: 300000\n",
+			new:  "      Statistic: Average\n      Period: 300\n      EvaluationPeriods: 1\n      ComparisonOperator: GreaterThanThreshold\n      Threshold: 900000\n",
+			want: "needs an alarm on the average ExecutionTime > 300000 ms"},
 		{name: "own runtime", old: "      FunctionName: csv-processor\n", new: "      FunctionName: csv-processor\n      Runtime: go1.x\n",
 			want: "Runtime must come from Globals"},
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
 
 	"jobdesk/engine/aijob"
 )
@@ -34,6 +35,9 @@ type Options struct {
 	// which the newer models enforce; the schema is always in the system prompt as well.
 	StructuredOutput bool
 	HTTPClient       *http.Client // nil: the SDK's
+	// APIOptions are added to the client's (the Lambda worker passes its own, which its tests
+	// record calls with).
+	APIOptions []func(*middleware.Stack) error
 }
 
 // Provider asks a Bedrock model through Converse.
@@ -64,6 +68,7 @@ func New(ctx context.Context, o Options) (*Provider, error) {
 	}
 	client := bedrockruntime.NewFromConfig(cfg, func(bo *bedrockruntime.Options) {
 		bo.RetryMaxAttempts = 1
+		bo.APIOptions = append(bo.APIOptions, o.APIOptions...)
 		if o.Endpoint != "" {
 			bo.BaseEndpoint = aws.String(o.Endpoint)
 		}

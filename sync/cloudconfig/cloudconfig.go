@@ -5,7 +5,8 @@
 // chain (config.LoadDefaultConfig: environment, shared profiles, SSO, IMDS), and endpoints only
 // from the SDK's own settings (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_S3, _SQS, _SFN, or endpoint_url
 // in the profile), so a VPC endpoint or a loopback test server needs no JobDesk option. cloud.json
-// has no key for a key.
+// has no key for a key. With desktop_role_arn, those credentials only obtain the stack's desktop
+// role (STS AssumeRole), whose temporary credentials sign every call.
 package cloudconfig
 
 import (
@@ -15,13 +16,19 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go/middleware"
 
 	"jobdesk/engine/job"
 	"jobdesk/sync/awserr"
@@ -66,9 +73,14 @@ type Config struct {
 	StatusQueue string `json:"status_queue,omitempty"`
 	// StatusDeadLetterQueue is the status queue's dead-letter queue.
 	StatusDeadLetterQueue string `json:"status_dead_letter_queue,omitempty"`
-	// DesktopRoleArn is the role the stack made for the desktop (for a profile's role_arn); it
-	// is a name, not a credential.
+	// DesktopRoleArn is the role the stack made for the desktop; it is a name, not a
+	// credential. When set, the desktop assumes it with the person's own credentials (STS
+	// AssumeRole, renewed before expiry), unless the profile in use already names a role_arn.
 	DesktopRoleArn string `json:"desktop_role_arn,omitempty"`
+	// BedrockModel and BedrockRegion are the foundation model the stack's AI functions call and
+	// its region (the stack's outputs); `cloud status` checks the model is enabled there.
+	BedrockModel  string `json:"bedrock_model,omitempty"`
+	BedrockRegion string `json:"bedrock_region,omitempty"`
 	// UserID goes into every message (the seeds' user_id).
 	UserID string `json:"user_id,omitempty"`
 	// Auto holds the thresholds of the auto target.
@@ -268,6 +280,10 @@ func (c Config) Location() string {
 	return "s3://" + c.Bucket + "/" + c.Prefix
 }
 
+// APIOptions are added to every configuration AWS returns, so every client the desktop builds
+// from it carries them (the tests record each call the desktop makes with one).
+var APIOptions []func(*middleware.Stack) error
+
 // AWS returns the SDK configuration: config.LoadDefaultConfig with the region and profile of c
 // when set. It does not call AWS; Check does.
 func (c Config) AWS(ctx context.Context) (aws.Config, error) {
@@ -283,7 +299,47 @@ func (c Config) AWS(ctx context.Context) (aws.Config, error) {
 		return cfg, job.Wrap(job.E010, err, fmt.Sprintf("The AWS settings could not be loaded (profile %q): %v", c.Profile, err)).
 			WithJa("AWS の設定を読み込めませんでした。プロファイル名と ~/.aws/config を確認してください。").Permanent()
 	}
+	cfg.APIOptions = append(cfg.APIOptions, APIOptions...)
+	if c.DesktopRoleArn != "" && cfg.Credentials != nil && !profileAssumes(cfg) {
+		cfg.Credentials = assumeRole(cfg, c.DesktopRoleArn)
+	}
 	return cfg, nil
+}
+
+// RefreshWindow is how long before they expire the desktop role's credentials are renewed.
+const RefreshWindow = 5 * time.Minute
+
+// assumeRole returns credentials of role obtained with cfg's own (the person's: keys, a
+// profile, SSO), through STS AssumeRole for an hour, cached and renewed RefreshWindow before
+// they expire, so a long-running window never signs with expired credentials.
+func assumeRole(cfg aws.Config, role string) aws.CredentialsProvider {
+	session := "jobdesk"
+	if u, err := user.Current(); err == nil {
+		session += "-" + sessionName.ReplaceAllString(u.Username, "-")
+	}
+	if len(session) > 64 {
+		session = session[:64]
+	}
+	p := stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg), role, func(o *stscreds.AssumeRoleOptions) {
+		o.RoleSessionName = session
+		o.Duration = time.Hour
+	})
+	return aws.NewCredentialsCache(p, func(o *aws.CredentialsCacheOptions) { o.ExpiryWindow = RefreshWindow })
+}
+
+// sessionName are the characters a role session name may not hold.
+var sessionName = regexp.MustCompile(`[^A-Za-z0-9+=,.@_-]`)
+
+// profileAssumes reports whether the profile in use already assumes a role (role_arn), so its
+// credentials are the role's: assuming DesktopRoleArn again from them would be role chaining,
+// which the desktop role's own policy does not allow.
+func profileAssumes(cfg aws.Config) bool {
+	for _, src := range cfg.ConfigSources {
+		if sc, ok := src.(config.SharedConfig); ok && sc.RoleARN != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Credentials retrieves the credentials of cfg once, so an expired SSO session or a missing

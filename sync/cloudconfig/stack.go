@@ -58,6 +58,10 @@ func ConfigFromStackOutputs(r io.Reader) (Config, error) {
 			c.StatusDeadLetterQueue = v
 		case k == "DesktopRoleArn":
 			c.DesktopRoleArn = v
+		case k == "BedrockModelId":
+			c.BedrockModel = v
+		case k == "BedrockRegion":
+			c.BedrockRegion = v
 		case strings.HasPrefix(k, "StateMachine") && len(k) > len("StateMachine"):
 			c.StateMachines[strings.ToLower(strings.Join(splitPascal(k[len("StateMachine"):]), "-"))] = v
 		case strings.HasPrefix(k, "DeadLetterQueue") && len(k) > len("DeadLetterQueue"):

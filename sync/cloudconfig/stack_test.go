@@ -71,7 +71,8 @@ func TestConfigFromTheTemplatesOutputs(t *testing.T) {
 	}
 	if c.StateMachines["csv-processing"] != "value-of-StateMachineCsvProcessing" || c.Queues["ATTACHMENT_CONVERT"] != "value-of-QueueAttachmentConvert" ||
 		c.Region != "value-of-Region" || c.Bucket != "value-of-Bucket" || c.Prefix != "value-of-Prefix" ||
-		c.StatusQueue != "value-of-StatusQueue" || c.DesktopRoleArn != "value-of-DesktopRoleArn" {
+		c.StatusQueue != "value-of-StatusQueue" || c.DesktopRoleArn != "value-of-DesktopRoleArn" ||
+		c.BedrockModel != "value-of-BedrockModelId" || c.BedrockRegion != "value-of-BedrockRegion" {
 		t.Errorf("config %+v", c)
 	}
 

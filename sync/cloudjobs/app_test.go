@@ -61,7 +61,7 @@ func newAppCloud(t *testing.T, mode int32) *appCloud {
 	v.s3 = s3
 	cfg := cloudconfig.Config{Region: awstest.Region, Bucket: s3.Bucket, Prefix: "jd/"}
 	mux := blob.NewMux(blob.Local{Root: t.TempDir()})
-	mux.Handle("s3", s3blob.New(s3.Client, s3blob.Options{}))
+	mux.Handle("s3", s3blob.New(s3.NewClient(nil, recordS3(awstest.Function)), s3blob.Options{}))
 	fns := cloudworker.StandInRegistry(mux, cloudjobs.Results(cfg), nil)
 	real, _ := fns.Get(docjob.FunctionName)
 	fns.Add(functions.Function{Name: real.Name, Options: real.Options,
@@ -349,12 +349,13 @@ func TestTargetOnEveryCommand(t *testing.T) {
 		t.Fatalf("SubmitGoal: %+v %v", g, err)
 	}
 
-	// flow start --target cloud: the deployed state machine runs it.
-	if _, err := v.s3.Client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(v.s3.Bucket), Key: aws.String("in/memo.txt"),
+	// flow start --target cloud: the deployed state machine runs it, on an object where the
+	// stack's functions may read (PREFIXinputs/).
+	if _, err := v.s3.Client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(v.s3.Bucket), Key: aws.String("jd/inputs/by-hand/memo.txt"),
 		Body: strings.NewReader("議事録\n")}); err != nil {
 		t.Fatal(err)
 	}
-	in := `{"path":"s3://` + v.s3.Bucket + `/in/memo.txt","force":false,"furigana":false,"no_ocr":false,"max_pages":0}`
+	in := `{"path":"s3://` + v.s3.Bucket + `/jd/inputs/by-hand/memo.txt","force":false,"furigana":false,"no_ocr":false,"max_pages":0}`
 	code, out, errOut := run("flow", "start", "document-conversion", "--target", "cloud", "--input", in, "--name", "by-hand", "--wait", "--json")
 	var x struct{ ExecutionArn, Status, Target string }
 	if code != cli.ExitOK || json.Unmarshal([]byte(out), &x) != nil || x.Status != "SUCCEEDED" ||

@@ -11,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
 	"jobdesk/assets"
+	"jobdesk/assets/deploy"
 	"jobdesk/engine/aijob"
 	"jobdesk/engine/aijob/aisqlite"
 	"jobdesk/engine/blob"
@@ -60,6 +64,35 @@ func newFolder(t *testing.T) *folder {
 	}
 	t.Cleanup(func() { f.q.Close(); f.db.Close() })
 	return f
+}
+
+// Every AWS call these tests make as the desktop (its clients come from cloudconfig, or carry
+// the recorder) or as a Lambda function (the stand-in's functions' clients) is recorded, and
+// TestMain checks each against the deploy template's policy for its principal, in a stack
+// named jobdesk whose Prefix is the tests' jd/.
+var (
+	stack = deploy.Stack{Name: "jobdesk", Region: awstest.Region, Account: "000000000000", Bucket: "jobdesk-test", Prefix: "jd/"}
+	calls = &awstest.Recorder{Rename: func(c deploy.Call) deploy.Call {
+		// The tests on cloudopstest's backend keep their files under its prefix, jobdesk/.
+		if rest, ok := strings.CutPrefix(c.Key, "jobdesk/"); ok {
+			c.Key = stack.Prefix + rest
+		}
+		return awstest.StandInNames(stack)(c)
+	}}
+)
+
+func TestMain(m *testing.M) {
+	cloudconfig.APIOptions = append(cloudconfig.APIOptions, calls.Option(awstest.Desktop))
+	code := m.Run()
+	if code == 0 {
+		code = awstest.ReportIAM(calls, stack, "cloudjobs")
+	}
+	os.Exit(code)
+}
+
+// recordS3 is an S3 client option recording each call under principal.
+func recordS3(principal func(context.Context) string) func(*s3.Options) {
+	return func(o *s3.Options) { o.APIOptions = append(o.APIOptions, calls.Option(principal)) }
 }
 
 // machines returns the shipped workflows of the given names (name → ASL).
@@ -158,10 +191,10 @@ func newCloud(t *testing.T) *cloud {
 // newCloudWith runs the shipped workflows named in the cloud, whose AI functions call provider.
 func newCloudWith(t *testing.T, provider aijob.Provider, workflows ...string) *cloud {
 	v := &cloud{folder: newFolder(t), s3: awstest.StartS3(t)}
-	store := s3blob.New(v.s3.Client, s3blob.Options{})
+	store := s3blob.New(v.s3.NewClient(nil, recordS3(awstest.Desktop)), s3blob.Options{})
 	cfg := cloudconfig.Config{Bucket: v.s3.Bucket, Prefix: "jd/"}
 	mux := blob.NewMux(blob.Local{Root: t.TempDir()})
-	mux.Handle("s3", store)
+	mux.Handle("s3", s3blob.New(v.s3.NewClient(nil, recordS3(awstest.Function)), s3blob.Options{}))
 	v.sfn = sfntest.StartWith(t, flow.Options{Blobs: mux, Buckets: []string{v.s3.Bucket},
 		Functions: cloudworker.StandInRegistry(mux, cloudjobs.Results(cfg), provider)}, machines(t, workflows...))
 	cfg.StateMachines = map[string]string{}
@@ -169,7 +202,7 @@ func newCloudWith(t *testing.T, provider aijob.Provider, workflows ...string) *c
 		cfg.StateMachines[name] = v.sfn.StateMachineARN(name)
 	}
 	v.c = &dispatch.Cloud{Config: cfg, Blobs: store,
-		Exec: sfnexec.New(v.sfn.Client, sfnexec.Options{StateMachines: cfg.StateMachines, MinPoll: 20 * time.Millisecond, MaxPoll: 200 * time.Millisecond})}
+		Exec: sfnexec.New(sfntest.NewClient(v.sfn.Endpoint, func(o *sfn.Options) { o.APIOptions = append(o.APIOptions, calls.Option(awstest.Desktop)) }), sfnexec.Options{StateMachines: cfg.StateMachines, MinPoll: 20 * time.Millisecond, MaxPoll: 200 * time.Millisecond})}
 	d := dispatch.New(v.q, v.c, dispatch.Options{Handlers: cloudjobs.Handlers(cloudjobs.Device{DataDir: v.dir, DB: v.db, Queue: v.q}),
 		Beat: 50 * time.Millisecond, Idle: 100 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -52,7 +52,7 @@ func TestCommandLine(t *testing.T) {
 	bin := buildJobdesk(t)
 	b := startSQSBackend(t)
 	// Every dead-letter queue in the outputs, as the stack has them.
-	b.console.Config.DeadLetterQueues["ATTACHMENT_CONVERT"] = strings.Replace(b.console.Config.Queues["ATTACHMENT_CONVERT"], "/jobdesk-", "/dlq-jobdesk-", 1)
+	b.console.Config.DeadLetterQueues["ATTACHMENT_CONVERT"] = strings.Replace(strings.Replace(b.console.Config.Queues["ATTACHMENT_CONVERT"], "/jobdesk-", "/jobdesk-dlq-", 1), "-queue", "", 1)
 	b.console.Config.Region = b.srv.Region
 	data := t.TempDir()
 	stack := filepath.Join(t.TempDir(), "stack.json")

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
+	"jobdesk/assets/deploy"
 	"jobdesk/sync/cloudconfig"
 	"jobdesk/sync/internal/awstest"
 )
@@ -36,8 +37,25 @@ var jobdeskBinary = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
+// calls records every AWS call the console makes in these tests (its clients come from
+// cloudconfig); TestMain checks each against the deploy template's desktop policy.
+var (
+	stack = deploy.Stack{Name: "jobdesk", Region: awstest.Region, Account: "000000000000", Bucket: "jobdesk-test", Prefix: "jobdesk/"}
+	calls = &awstest.Recorder{Rename: func(c deploy.Call) deploy.Call {
+		// `jobdesk serve` signs in region local; the executions test's machines boom and fine
+		// stand for two deployed workflows.
+		c.ARN = strings.NewReplacer(":states:local:", ":states:"+awstest.Region+":",
+			":boom", ":caption-generation", ":fine", ":csv-processing").Replace(c.ARN)
+		return awstest.StandInNames(stack)(c)
+	}}
+)
+
 func TestMain(m *testing.M) {
+	cloudconfig.APIOptions = append(cloudconfig.APIOptions, calls.Option(awstest.Desktop))
 	code := m.Run()
+	if code == 0 {
+		code = awstest.ReportIAM(calls, stack, "cloudops")
+	}
 	if bin, err := jobdeskBinary(); err == nil {
 		os.RemoveAll(filepath.Dir(bin))
 	}

@@ -36,8 +36,10 @@ func startSQSBackend(t *testing.T) *sqsBackend {
 	ctx := context.Background()
 	cfg := cloudconfig.Config{Region: srv.Region, Queues: map[string]string{}, DeadLetterQueues: map[string]string{}}
 	for _, jt := range JobTypes() {
-		name := "jobdesk-" + strings.ReplaceAll(strings.ToLower(jt), "_", "-") + "-queue"
-		dlq := srv.CreateQueue(t, "dlq-"+name)
+		// Named as the deploy template names them in a stack called jobdesk.
+		short := strings.ReplaceAll(strings.ToLower(jt), "_", "-")
+		name := "jobdesk-" + short + "-queue"
+		dlq := srv.CreateQueue(t, "jobdesk-dlq-"+short)
 		arn, err := srv.Client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &dlq,
 			AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
 		if err != nil {
@@ -218,6 +220,14 @@ func TestPurge(t *testing.T) {
 	url, err := b.console.Purge(ctx, "SUBSIDY_SYNC", true)
 	if err != nil || url != b.console.Config.DeadLetterQueues["SUBSIDY_SYNC"] {
 		t.Fatalf("purge of the dead-letter queue: %q, %v", url, err)
+	}
+	// A job queue too (`jobdesk cloud purge TYPE`): its messages are gone.
+	if _, err := b.srv.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(b.console.Config.Queues["NOTIFICATION"]), MessageBody: aws.String("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	url, err = b.console.Purge(ctx, "NOTIFICATION", false)
+	if err != nil || url != b.console.Config.Queues["NOTIFICATION"] {
+		t.Fatalf("purge of the job queue: %q, %v", url, err)
 	}
 	if _, err := b.console.Purge(ctx, "NO_SUCH", false); err == nil || !strings.Contains(err.Error(), "no queue") {
 		t.Fatalf("purge of an unknown queue: %v", err)

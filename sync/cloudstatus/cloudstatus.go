@@ -1,8 +1,8 @@
 // Package cloudstatus answers "can JobDesk use its cloud now?" for `jobdesk cloud status` and
 // the window's connection test: whether cloud.json is complete, the identity in use (STS
 // GetCallerIdentity), and whether each configured service answers (S3 HeadBucket, Step Functions
-// DescribeStateMachine for every configured state machine). Each probe is one cheap read call;
-// none changes anything.
+// DescribeStateMachine for every configured state machine, Bedrock GetFoundationModelAvailability
+// of the stack's model in its region). Each probe is one cheap read call; none changes anything.
 package cloudstatus
 
 import (
@@ -82,6 +82,15 @@ func Check(ctx context.Context, c cloudconfig.Config) (Report, error) {
 		probe("S3", c.Bucket, "s3:ListBucket", func(ctx context.Context) error {
 			_, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(c.Bucket)})
 			return err
+		})
+	}
+	if c.BedrockModel != "" {
+		region := c.BedrockRegion
+		if region == "" {
+			region = cfg.Region
+		}
+		probe("Bedrock", c.BedrockModel+" ("+region+")", "bedrock:GetFoundationModelAvailability", func(ctx context.Context) error {
+			return checkModel(ctx, cfg, dispatch.HTTPClient(Timeout), region, c.BedrockModel)
 		})
 	}
 	if len(c.StateMachines) > 0 {

@@ -37,6 +37,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go/middleware"
 
 	"jobdesk/engine/aijob"
 	"jobdesk/engine/aijob/aiblob"
@@ -129,6 +130,10 @@ func Registry(b blob.Store, results string, provider aijob.Provider) *functions.
 	return reg
 }
 
+// APIOptions are added to the AWS configuration New builds, so every client of the worker
+// carries them (the tests record each call a function makes with one).
+var APIOptions []func(*middleware.Stack) error
+
 // New builds the worker of cfg: the AWS SDK's default configuration (region, credentials and
 // endpoints from the environment; AWS_ENDPOINT_URL_S3 also selects path-style addressing, as
 // local S3 servers need), S3 through s3blob, the status queue through SQS, and Bedrock Converse
@@ -142,6 +147,7 @@ func New(ctx context.Context, cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cloudworker: AWS configuration: %w", err)
 	}
+	awsCfg.APIOptions = append(awsCfg.APIOptions, APIOptions...)
 	// Only s3:// URIs: a message naming a path of the function's own disk reads nothing.
 	store := s3blob.New(s3blob.NewClient(awsCfg, os.Getenv("AWS_ENDPOINT_URL_S3") != ""), s3blob.Options{})
 	var provider aijob.Provider
@@ -150,7 +156,7 @@ func New(ctx context.Context, cfg Config) (*Worker, error) {
 		if region == "" {
 			region = awsCfg.Region
 		}
-		if provider, err = bedrock.New(ctx, bedrock.Options{Region: region, ModelID: cfg.BedrockModel}); err != nil {
+		if provider, err = bedrock.New(ctx, bedrock.Options{Region: region, ModelID: cfg.BedrockModel, APIOptions: APIOptions}); err != nil {
 			return nil, fmt.Errorf("cloudworker: %w", err)
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"jobdesk/assets/deploy"
 	"jobdesk/engine/blob"
 	"jobdesk/engine/job"
 	"jobdesk/sync/internal/awstest"
@@ -649,7 +650,30 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv("S3BLOB_CHILD_UPLOAD"); spec != "" {
 		os.Exit(uploadChild(strings.Split(spec, "\n")))
 	}
-	os.Exit(m.Run())
+	// Every call the store makes is the desktop's, on its inputs (the store moves them for the
+	// dispatcher): each is checked against the deploy template's desktop policy, keys read as
+	// under a stack's PREFIXinputs/.
+	stack := deploy.Stack{Name: "jobdesk", Region: awstest.Region, Account: "000000000000", Bucket: "jobdesk-test", Prefix: "jobdesk/"}
+	calls := &awstest.Recorder{Rename: func(c deploy.Call) deploy.Call {
+		if c.Bucket != "" {
+			c.Bucket = stack.Bucket
+		}
+		if c.Key != "" && !strings.HasPrefix(c.Key, "inputs/") {
+			c.Key = "inputs/" + c.Key
+		}
+		if c.Key != "" {
+			c.Key = stack.Prefix + c.Key
+		}
+		return c
+	}}
+	awstest.S3ClientOptions = append(awstest.S3ClientOptions, func(o *s3.Options) {
+		o.APIOptions = append(o.APIOptions, calls.Option(awstest.Desktop))
+	})
+	code := m.Run()
+	if code == 0 {
+		code = awstest.ReportIAM(calls, stack, "s3blob")
+	}
+	os.Exit(code)
 }
 
 func uploadChild(args []string) int {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -102,8 +103,13 @@ func (s *Store) Upload(ctx context.Context, localPath, destURI string, progress 
 		return res, nil
 	}
 	if err != nil {
-		if err := fail("stat", destURI, err); !errors.Is(err, blob.ErrNotExist) {
-			return res, err
+		// Without s3:ListBucket S3 answers a missing key 403, not 404. The file is sent then: it
+		// would be sent anyway if absent, sending it again over itself is harmless, and a real
+		// refusal comes back from the upload itself.
+		if _, status := awserr.Code(err); status != http.StatusForbidden {
+			if err := fail("stat", destURI, err); !errors.Is(err, blob.ErrNotExist) {
+				return res, err
+			}
 		}
 	}
 	up.report(0)

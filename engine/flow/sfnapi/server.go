@@ -1,6 +1,7 @@
 package sfnapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -61,6 +62,13 @@ type Options struct {
 	// Region is the region a signature's credential scope must name (and ARNs carry): "" is
 	// "local", the engine's default.
 	Region string
+	// AnyRegion accepts a signature scoped to any region. The ARNs of a request signed for
+	// another region than Region carry that region: the server reads them as Region's and
+	// answers with that region in every ARN, so a client keeps the region of its profile.
+	AnyRegion bool
+	// SigningRegion, when set, is the one region a signature may be scoped to; ARNs are
+	// answered in it as with AnyRegion.
+	SigningRegion string
 	// AllowRemote also accepts requests whose Host header is an IP address (a client on another
 	// machine that reaches the server by address). Host names other than loopback names are
 	// accepted only when listed in AllowedHosts, so a web page cannot reach the server through
@@ -163,6 +171,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
+	region := signedRegion(r)
+	// A request signed for another region (AnyRegion): its ARNs name the engine's region
+	// inside, and the answer names the client's.
+	toClient := func(b []byte) []byte { return b }
+	if own := s.region(); region != own {
+		theirs, ours := []byte("arn:aws:states:"+region+":"), []byte("arn:aws:states:"+own+":")
+		body = bytes.ReplaceAll(body, theirs, ours)
+		toClient = func(b []byte) []byte { return bytes.ReplaceAll(b, ours, theirs) }
+		w = &regionWriter{ResponseWriter: w, rewrite: toClient}
+	}
 	target := r.Header.Get("X-Amz-Target")
 	name, ok := strings.CutPrefix(target, targetPrefix)
 	op := s.ops[name]
@@ -189,6 +207,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
+}
+
+// regionWriter rewrites the ARNs of an answer (errors included) into the client's region.
+type regionWriter struct {
+	http.ResponseWriter
+	rewrite func([]byte) []byte
+}
+
+func (w *regionWriter) Write(b []byte) (int, error) {
+	if _, err := w.ResponseWriter.Write(w.rewrite(b)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // Serve answers requests on ln until ctx ends, then shuts down gracefully (requests in flight,

@@ -97,8 +97,15 @@ func (s *Server) verify(r *http.Request, body []byte) *Error {
 	if service != sigService {
 		return badSignature("Credential should be scoped to correct service: '%s'.", sigService)
 	}
-	if region != s.region() {
-		return badSignature("Credential should be scoped to a valid region, not '%s'. This endpoint's region is '%s'.", region, s.region())
+	endpointRegion, ok := s.region(), region == s.region()
+	switch {
+	case s.o.SigningRegion != "":
+		endpointRegion, ok = s.o.SigningRegion, region == s.o.SigningRegion
+	case s.o.AnyRegion:
+		ok = ok || validRegion(region)
+	}
+	if !ok {
+		return badSignature("Credential should be scoped to a valid region, not '%s'. This endpoint's region is '%s'.", region, endpointRegion)
 	}
 	amzDate := r.Header.Get("X-Amz-Date")
 	var when time.Time
@@ -269,4 +276,28 @@ func (s *Server) now() time.Time {
 		return s.o.Now()
 	}
 	return time.Now()
+}
+
+// validRegion tells whether a credential scope's region is a region's name (letters, digits
+// and hyphens, as ap-northeast-1), so a request signed for it may be answered with its ARNs.
+func validRegion(r string) bool {
+	if r == "" || len(r) > 32 {
+		return false
+	}
+	for _, c := range r {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// signedRegion is the region of a verified request's credential scope.
+func signedRegion(r *http.Request) string {
+	_, cred, _ := strings.Cut(r.Header.Get("Authorization"), "Credential=")
+	cred, _, _ = strings.Cut(cred, ",")
+	if scope := strings.Split(cred, "/"); len(scope) == 5 {
+		return scope[2]
+	}
+	return ""
 }

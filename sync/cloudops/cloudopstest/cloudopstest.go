@@ -55,8 +55,10 @@ func Start(t *testing.T, jobTypes []string, machines map[string]string) *Backend
 		Queues: map[string]string{}, DeadLetterQueues: map[string]string{}}
 	ctx := context.Background()
 	for _, jt := range jobTypes {
-		name := "jobdesk-" + strings.ReplaceAll(strings.ToLower(jt), "_", "-") + "-queue"
-		dlq := b.sqs.CreateQueue(t, "dlq-"+name)
+		// Named as the deploy template names them in a stack called jobdesk.
+		short := strings.ReplaceAll(strings.ToLower(jt), "_", "-")
+		name := "jobdesk-" + short + "-queue"
+		dlq := b.sqs.CreateQueue(t, "jobdesk-dlq-"+short)
 		arn, err := b.sqs.Client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &dlq,
 			AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
 		if err != nil {

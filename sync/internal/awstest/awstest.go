@@ -77,14 +77,22 @@ func StartS3(t testing.TB) *S3 {
 		Credentials: credentials.NewStaticCredentialsProvider(srv.AccessKey, srv.SecretKey, ""),
 	}
 	srv.Client = srv.NewClient(nil)
-	if _, err := srv.Client.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: &srv.Bucket}); err != nil {
+	// The bucket is the test's setting, not a call of the code under test: made by a client
+	// without S3ClientOptions.
+	setup := s3.NewFromConfig(srv.Config, func(o *s3.Options) { o.BaseEndpoint = aws.String(srv.Endpoint); o.UsePathStyle = true })
+	if _, err := setup.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: &srv.Bucket}); err != nil {
 		t.Fatalf("create bucket on versitygw: %v\n%s", err, srv.log)
 	}
 	return srv
 }
 
+// S3ClientOptions are applied to every client NewClient returns (srv.Client included), after its
+// own: a test package records the calls its S3 clients make with one (Recorder.Option).
+var S3ClientOptions []func(*s3.Options)
+
 // NewClient returns a new path-style client of the server; httpClient nil means the SDK's.
 func (s *S3) NewClient(httpClient aws.HTTPClient, optFns ...func(*s3.Options)) *s3.Client {
+	optFns = append(optFns, S3ClientOptions...)
 	return s3.NewFromConfig(s.Config, append([]func(*s3.Options){func(o *s3.Options) {
 		o.BaseEndpoint = aws.String(s.Endpoint)
 		o.UsePathStyle = true

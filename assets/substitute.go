@@ -1,0 +1,68 @@
+package assets
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// A workflow names what differs between the device and an AWS stack through placeholders,
+// `${Name}`, which CloudFormation's DefinitionSubstitutions fill on AWS (assets/deploy) and
+// Substitute fills on the device, so one file serves both.
+var placeholder = regexp.MustCompile(`\$\{([A-Za-z0-9_]+)\}`)
+
+// Placeholders returns the names of the placeholders in def, sorted, each once.
+func Placeholders(def []byte) []string {
+	seen := map[string]bool{}
+	for _, m := range placeholder.FindAllSubmatch(def, -1) {
+		seen[string(m[1])] = true
+	}
+	out := make([]string, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Substitute replaces every ${Name} of def with vars[Name], as DefinitionSubstitutions does;
+// a placeholder without a value is an error naming it, never left in place.
+func Substitute(def []byte, vars map[string]string) ([]byte, error) {
+	var missing []string
+	out := placeholder.ReplaceAllFunc(def, func(m []byte) []byte {
+		name := string(m[2 : len(m)-1])
+		v, ok := vars[name]
+		if !ok {
+			missing = append(missing, name)
+			return m
+		}
+		return []byte(v)
+	})
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("no value for ${%s}", strings.Join(missing, "}, ${"))
+	}
+	return out, nil
+}
+
+// DeviceSubstitutions are the placeholders' values on a device whose workflow engine uses
+// region and account in its ARNs: the device records task-generation's notifications under
+// its own topic.
+func DeviceSubstitutions(region, account string) map[string]string {
+	return map[string]string{
+		"WorkflowNotificationsTopicArn": "arn:aws:sns:" + region + ":" + account + ":workflow-notifications",
+	}
+}
+
+// DeviceWorkflow is Workflow with the device's values substituted (DeviceSubstitutions).
+func DeviceWorkflow(name, region, account string) ([]byte, error) {
+	def, err := Workflow(name)
+	if err != nil {
+		return nil, err
+	}
+	out, err := Substitute(def, DeviceSubstitutions(region, account))
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s: %w", name, err)
+	}
+	return out, nil
+}
