@@ -7,7 +7,7 @@ PKGS    := ./...
 # Debian packages some tests and benchmarks use on top of the build dependencies.
 TEST_PKGS := poppler-utils poppler-data qpdf sqlite3 tesseract-ocr tesseract-ocr-jpn awscli xdotool imagemagick dbus dunst
 
-.PHONY: all deps build run test test-short test-ollama bench lint package clean deploy-check lambda \
+.PHONY: all deps build run test test-short test-ollama bench lint fmt-check package clean deploy-check lambda \
         windows package-windows test-windows darwin-note window-check
 
 all: build
@@ -75,9 +75,12 @@ lambda:
 test-ollama: deps
 	scripts/test-ollama.sh
 
-lint:
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+lint: fmt-check
 	$(GO) vet $(PKGS)
+
+# fmt-check: gofmt over every tracked Go file (CI runs it before `make test`, which vets once).
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 # package: dist/JobDesk.tar.xz — the binary, the icon and a .desktop entry from FyneApp.toml,
 # laid out under usr/local with a Makefile that installs them (`sudo make install` inside it).
