@@ -32,6 +32,7 @@ type State struct {
 	HasResultSelector     bool
 	Result                any
 	HasResult             bool
+	Assign                any // the Assign field (nil when absent): variables the state sets
 
 	// Task
 	Resource             string
@@ -60,20 +61,22 @@ type State struct {
 	Branches []*Machine
 
 	// Map
-	Processor                  *Machine
-	ProcessorMode              string // INLINE or DISTRIBUTED
-	ItemsPath                  string
-	ItemSelector               any
-	HasItemSelector            bool
-	MaxConcurrency             int
-	MaxConcurrencyPath         string
-	ToleratedFailurePercentage float64
-	ToleratedFailureCount      int64
-	HasTolerance               bool
-	ItemReader                 *ItemReader
-	ItemBatcher                *ItemBatcher
-	ResultWriter               *ResultWriter
-	Label                      string
+	Processor                      *Machine
+	ProcessorMode                  string // INLINE or DISTRIBUTED
+	ItemsPath                      string
+	ItemSelector                   any
+	HasItemSelector                bool
+	MaxConcurrency                 int
+	MaxConcurrencyPath             string
+	ToleratedFailurePercentage     float64
+	ToleratedFailureCount          int64
+	HasTolerance                   bool
+	ToleratedFailureCountPath      string
+	ToleratedFailurePercentagePath string
+	ItemReader                     *ItemReader
+	ItemBatcher                    *ItemBatcher
+	ResultWriter                   *ResultWriter
+	Label                          string
 }
 
 // Retrier is one entry of a Retry field.
@@ -91,6 +94,7 @@ type Catcher struct {
 	ErrorEquals []string
 	Next        string
 	ResultPath  string // "" means null
+	Assign      any    // variables set when the catcher is taken (nil when absent)
 }
 
 // ItemReader reads a Map's items from a file (a local path in Parameters.Key, with
@@ -125,6 +129,7 @@ type Rule struct {
 	And, Or   []Rule
 	Not       *Rule
 	Next      string
+	Assign    any // a top-level rule's variables, set when it matches (nil when absent)
 	valuePath *Path
 	variable  *Path
 }
@@ -139,14 +144,14 @@ var stateTypes = map[string]bool{"Task": true, "Pass": true, "Choice": true, "Wa
 
 var allowedFields = map[string][]string{
 	"common":   {"Type", "Comment"},
-	"Task":     {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Resource", "TimeoutSeconds", "TimeoutSecondsPath", "HeartbeatSeconds", "HeartbeatSecondsPath", "Retry", "Catch", "Credentials"},
-	"Pass":     {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "Result"},
-	"Choice":   {"InputPath", "OutputPath", "Choices", "Default"},
-	"Wait":     {"Next", "End", "InputPath", "OutputPath", "Seconds", "Timestamp", "SecondsPath", "TimestampPath"},
+	"Task":     {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Resource", "TimeoutSeconds", "TimeoutSecondsPath", "HeartbeatSeconds", "HeartbeatSecondsPath", "Retry", "Catch", "Credentials"},
+	"Pass":     {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "Result"},
+	"Choice":   {"Assign", "InputPath", "OutputPath", "Choices", "Default"},
+	"Wait":     {"Assign", "Next", "End", "InputPath", "OutputPath", "Seconds", "Timestamp", "SecondsPath", "TimestampPath"},
 	"Succeed":  {"InputPath", "OutputPath"},
 	"Fail":     {"Error", "Cause", "ErrorPath", "CausePath"},
-	"Parallel": {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Retry", "Catch", "Branches"},
-	"Map": {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Retry", "Catch", "Iterator", "ItemProcessor",
+	"Parallel": {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Retry", "Catch", "Branches"},
+	"Map": {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Retry", "Catch", "Iterator", "ItemProcessor",
 		"ItemsPath", "ItemSelector", "MaxConcurrency", "MaxConcurrencyPath", "ToleratedFailurePercentage", "ToleratedFailurePercentagePath",
 		"ToleratedFailureCount", "ToleratedFailureCountPath", "ItemReader", "ItemBatcher", "ResultWriter", "Label"},
 }
@@ -342,7 +347,9 @@ func (p *parser) path(obj map[string]any, key, loc string, reference, allowNull 
 		p.errf(loc+"/"+key, "SCHEMA_VALIDATION_FAILED", "%s must be a JSONPath string or null", key)
 		return "$"
 	}
-	p.checkPath(s, loc+"/"+key, reference)
+	if pp := p.checkPath(s, loc+"/"+key, reference); pp != nil && pp.variable != "" && key == "ResultPath" {
+		p.errf(loc+"/"+key, "INVALID_REFERENCE_PATH", "ResultPath: %q names a variable; a result can only be placed in the input", s)
+	}
 	return s
 }
 
@@ -462,6 +469,9 @@ func (p *parser) state(name string, obj map[string]any, loc string) *State {
 	}
 	if v, ok := obj["Result"]; ok {
 		s.Result, s.HasResult = v, true
+	}
+	if v, ok := obj["Assign"]; ok {
+		s.Assign = p.assign(v, loc+"/Assign")
 	}
 	s.Retry = p.retriers(obj["Retry"], loc+"/Retry")
 	s.Catch = p.catchers(obj["Catch"], loc+"/Catch")
@@ -592,6 +602,14 @@ func (p *parser) mapState(s *State, obj map[string]any, loc string) {
 	}
 	if _, ok := obj["MaxConcurrencyPath"]; ok {
 		s.MaxConcurrencyPath = p.path(obj, "MaxConcurrencyPath", loc, true, false)
+	}
+	if _, ok := obj["ToleratedFailureCountPath"]; ok {
+		s.ToleratedFailureCountPath = p.path(obj, "ToleratedFailureCountPath", loc, true, false)
+		s.HasTolerance = true
+	}
+	if _, ok := obj["ToleratedFailurePercentagePath"]; ok {
+		s.ToleratedFailurePercentagePath = p.path(obj, "ToleratedFailurePercentagePath", loc, true, false)
+		s.HasTolerance = true
 	}
 	if v, ok := obj["ToleratedFailurePercentage"]; ok {
 		s.ToleratedFailurePercentage = p.posNumber(v, loc+"/ToleratedFailurePercentage", false)
@@ -766,6 +784,9 @@ func (p *parser) catchers(v any, loc string) []Catcher {
 			p.errf(l+"/Next", "SCHEMA_VALIDATION_FAILED", "a catcher needs Next")
 		}
 		c.ResultPath = p.path(o, "ResultPath", l, true, true)
+		if v, ok := o["Assign"]; ok {
+			c.Assign = p.assign(v, l+"/Assign")
+		}
 		if i < len(list)-1 && len(c.ErrorEquals) == 1 && c.ErrorEquals[0] == "States.ALL" {
 			p.errf(l+"/ErrorEquals", "SCHEMA_VALIDATION_FAILED", "a catcher with States.ALL must be the last one")
 		}
@@ -793,6 +814,11 @@ func (p *parser) rule(v any, loc string, top bool) Rule {
 	for k, x := range o {
 		switch k {
 		case "Next", "Comment", "Variable":
+		case "Assign":
+			if !top {
+				p.errf(loc+"/Assign", "SCHEMA_VALIDATION_FAILED", "a nested choice rule must not have Assign")
+			}
+			r.Assign = p.assign(x, loc+"/Assign")
 		case "And", "Or":
 			n++
 			list, ok := x.([]any)
@@ -862,6 +888,38 @@ func (p *parser) rule(v any, loc string, top bool) Rule {
 		}
 	}
 	return r
+}
+
+// assign checks an Assign field: an object whose keys are variable names (ending in ".$" when
+// the value is a path or an intrinsic function).
+func (p *parser) assign(v any, loc string) any {
+	o, ok := v.(map[string]any)
+	if !ok {
+		p.errf(loc, "SCHEMA_VALIDATION_FAILED", "Assign must be an object of variable names and values")
+		return nil
+	}
+	for k := range o {
+		name := strings.TrimSuffix(k, ".$")
+		if !ValidVariableName(name) {
+			p.errf(loc+"/"+k, "INVALID_VARIABLE_NAME", "%q is not a valid variable name (a letter or _ first, then letters, digits or _, at most 80 characters; \"states\" is reserved)", name)
+		}
+	}
+	p.checkTemplate(o, loc)
+	return o
+}
+
+// ValidVariableName reports whether name may name a workflow variable.
+func ValidVariableName(name string) bool {
+	if name == "" || len(name) > 80 || name == "states" || !isNameStart(name[0]) {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		c := name[i]
+		if !isNameStart(c) && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseTimestamp parses an RFC 3339 timestamp as Step Functions accepts it.
