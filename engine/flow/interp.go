@@ -411,6 +411,12 @@ func (r *run) runMachine(ctx context.Context, fr *frame, m *asl.Machine, cur str
 
 // state runs one state and returns its output and the next state ("" at an end).
 func (r *run) state(ctx context.Context, fr *frame, s *asl.State, raw any, key string, entered time.Time) (any, string, *asl.Error) {
+	if s.JSONata {
+		switch s.Type {
+		case "Pass", "Choice", "Succeed", "Fail", "Wait":
+			return r.stateJ(ctx, fr, s, raw, key, entered)
+		}
+	}
 	cobj := r.contextObject(s, entered, 0, "")
 	asErr := func(err error) *asl.Error {
 		var ae *asl.Error
@@ -553,7 +559,13 @@ func (r *run) state(ctx context.Context, fr *frame, s *asl.State, raw any, key s
 			result, ferr = r.mapState(ctx, fr, s, raw, cobj, fmt.Sprintf("%s@%d", key, try))
 		}
 		if ferr == nil {
-			assigned, aerr := r.assignment(fr, s.Assign, result, cobj)
+			var assigned map[string]any
+			var aerr *asl.Error
+			if s.JSONata {
+				assigned, aerr = r.jassignment(s.J.Assign, asl.JVars(fr.vars, raw, cobj, result, nil, true, false))
+			} else {
+				assigned, aerr = r.assignment(fr, s.Assign, result, cobj)
+			}
 			out, err := s.Output(raw, result, cobj, fr.vars)
 			if aerr == nil && err == nil {
 				if aerr = r.assign(fr, assigned); aerr == nil {
@@ -575,7 +587,26 @@ func (r *run) state(ctx context.Context, fr *frame, s *asl.State, raw any, key s
 			}
 			continue
 		}
-		if c := s.FindCatch(ferr.Name); c != nil {
+		if c := s.FindCatch(ferr.Name); c != nil && s.JSONata {
+			errOut := asl.ErrorOutput(ferr.Name, ferr.Cause)
+			vs := asl.JVars(fr.vars, raw, cobj, nil, errOut, false, true)
+			assigned, aerr := r.jassignment(c.JAssign, vs)
+			if aerr != nil {
+				return nil, "", aerr
+			}
+			var out any = errOut
+			if c.JOutput.Present() {
+				v, err := c.JOutput.Eval(vs)
+				if err != nil {
+					return nil, "", asErr(err)
+				}
+				out = v
+			}
+			if aerr := r.assign(fr, assigned); aerr != nil {
+				return nil, "", aerr
+			}
+			return out, c.Next, nil
+		} else if c != nil {
 			errOut := asl.ErrorOutput(ferr.Name, ferr.Cause)
 			assigned, aerr := r.assignment(fr, c.Assign, errOut, cobj)
 			if aerr != nil {
@@ -613,18 +644,36 @@ func (r *run) assignment(fr *frame, assign any, input any, cobj map[string]any) 
 		return nil, toASL(err)
 	}
 	vals, _ := v.(map[string]any)
+	return vals, checkSizes(vals)
+}
+
+// jassignment is assignment for a JSONata Assign, evaluated with $states (vars).
+func (r *run) jassignment(assign asl.JTemplate, vars map[string]any) (map[string]any, *asl.Error) {
+	if !assign.Present() {
+		return nil, nil
+	}
+	v, err := assign.Eval(vars)
+	if err != nil {
+		return nil, toASL(err)
+	}
+	vals, _ := v.(map[string]any)
+	return vals, checkSizes(vals)
+}
+
+// checkSizes checks the values one Assign sets against Step Functions' limits.
+func checkSizes(vals map[string]any) *asl.Error {
 	total := 0
 	for k, x := range vals {
 		n := len(str(x))
 		if n > maxVariable {
-			return nil, fail("States.DataLimitExceeded", "The variable '%s' is %d bytes, more than the 256 KiB a variable may hold", k, n)
+			return fail("States.DataLimitExceeded", "The variable '%s' is %d bytes, more than the 256 KiB a variable may hold", k, n)
 		}
 		total += n
 	}
 	if total > maxVariable {
-		return nil, fail("States.DataLimitExceeded", "The variables assigned by one state are %d bytes, more than the 256 KiB one Assign may set", total)
+		return fail("States.DataLimitExceeded", "The variables assigned by one state are %d bytes, more than the 256 KiB one Assign may set", total)
 	}
-	return vals, nil
+	return nil
 }
 
 // assign sets the variables an assignment computed, in the frame's own scope: a Map iteration
@@ -746,6 +795,23 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 	}
 	timeout, heartbeat := s.TimeoutSeconds, s.HeartbeatSeconds
 	env := asl.Env{Input: raw, Context: cobj, Vars: fr.vars}
+	if s.JSONata {
+		vs := asl.JVars(fr.vars, raw, cobj, nil, nil, false, false)
+		if s.J.TimeoutSeconds.Present() {
+			f, err := asl.EvalJNumber(s.J.TimeoutSeconds, vs, true, 1)
+			if err != nil {
+				return nil, toASL(err)
+			}
+			timeout = f
+		}
+		if s.J.HeartbeatSeconds.Present() {
+			f, err := asl.EvalJNumber(s.J.HeartbeatSeconds, vs, true, 1)
+			if err != nil {
+				return nil, toASL(err)
+			}
+			heartbeat = f
+		}
+	}
 	if s.TimeoutSecondsPath != "" {
 		v, err := env.Lookup(s.TimeoutSecondsPath)
 		if err != nil {

@@ -241,9 +241,24 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 			return nil, ferr
 		}
 	} else {
-		items, err := env.Lookup(s.ItemsPath)
-		if err != nil {
-			return nil, toASL(err)
+		var items any = v
+		switch {
+		case s.JSONata && s.J.Items.Present():
+			x, err := s.J.Items.Eval(asl.JVars(fr.vars, raw, cobj, nil, nil, false, false))
+			if err != nil {
+				return nil, toASL(err)
+			}
+			if _, ok := x.([]any); !ok {
+				return nil, fail("States.QueryEvaluationError", "The JSONata expression '%s' specified for the field 'Items' returned an unexpected result type. Expected 'array', but was '%s' for value: %s",
+					s.J.Items.Source(), asl.JTypeName(x), str(x))
+			}
+			items = x
+		case !s.JSONata:
+			x, err := env.Lookup(s.ItemsPath)
+			if err != nil {
+				return nil, toASL(err)
+			}
+			items = x
 		}
 		a, ok := items.([]any)
 		if !ok {
@@ -273,6 +288,33 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 		maxConc = int(min(n, 1<<31))
 	}
 	tolCount, tolPct := s.ToleratedFailureCount, s.ToleratedFailurePercentage
+	if s.JSONata {
+		vs := asl.JVars(fr.vars, raw, cobj, nil, nil, false, false)
+		if s.J.MaxConcurrency.Present() {
+			f, err := asl.EvalJNumber(s.J.MaxConcurrency, vs, true, 0)
+			if err != nil {
+				return nil, toASL(err)
+			}
+			maxConc = int(min(f, 1<<31))
+		}
+		if s.J.ToleratedFailureCount.Present() {
+			f, err := asl.EvalJNumber(s.J.ToleratedFailureCount, vs, true, 0)
+			if err != nil {
+				return nil, toASL(err)
+			}
+			tolCount = int64(f)
+		}
+		if s.J.ToleratedFailurePercentage.Present() {
+			f, err := asl.EvalJNumber(s.J.ToleratedFailurePercentage, vs, false, 0)
+			if err != nil {
+				return nil, toASL(err)
+			}
+			if f > 100 {
+				return nil, fail("States.Runtime", "ToleratedFailurePercentage must be between 0 and 100.")
+			}
+			tolPct = f
+		}
+	}
 	if s.ToleratedFailureCountPath != "" {
 		n, ferr := pathInteger(env, "ToleratedFailureCountPath", s.ToleratedFailureCountPath)
 		if ferr != nil {
@@ -440,7 +482,13 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 			itemCtx["Map"] = map[string]any{"Item": map[string]any{"Index": float64(i), "Value": item}}
 			in := item
 			var ferr *asl.Error
-			if s.HasItemSelector {
+			if s.JSONata && s.HasItemSelector {
+				x, err := s.J.ItemSelector.Eval(asl.JVars(fr.vars, raw, itemCtx, nil, nil, false, false))
+				if err != nil {
+					ferr = toASL(err)
+				}
+				in = x
+			} else if s.HasItemSelector {
 				x, err := asl.Template(s.ItemSelector, asl.Env{Input: v, Context: itemCtx, Vars: fr.vars})
 				if err != nil {
 					ferr = toASL(err)

@@ -17,8 +17,15 @@ func SelectPathVars(path string, v any, ctx any, vars *Scope) (any, error) {
 	return Env{Input: v, Context: ctx, Vars: vars}.Lookup(path)
 }
 
-// EffectiveInput applies InputPath, then Parameters, to a state's raw input.
+// EffectiveInput applies InputPath, then Parameters, to a state's raw input; in a JSONata
+// state it evaluates Arguments (none: the raw input).
 func (s *State) EffectiveInput(raw any, ctx any, vars *Scope) (any, error) {
+	if s.JSONata {
+		if !s.J.Arguments.Present() {
+			return raw, nil
+		}
+		return s.J.Arguments.Eval(JVars(vars, raw, ctx, nil, nil, false, false))
+	}
 	v, err := SelectPathVars(s.InputPath, raw, ctx, vars)
 	if err != nil {
 		return nil, err
@@ -29,8 +36,15 @@ func (s *State) EffectiveInput(raw any, ctx any, vars *Scope) (any, error) {
 	return v, nil
 }
 
-// Output applies ResultSelector, ResultPath and OutputPath to a state's result.
+// Output applies ResultSelector, ResultPath and OutputPath to a state's result; in a JSONata
+// state it evaluates Output (none: the result).
 func (s *State) Output(raw, result any, ctx any, vars *Scope) (any, error) {
+	if s.JSONata {
+		if !s.J.Output.Present() {
+			return result, nil
+		}
+		return s.J.Output.Eval(JVars(vars, raw, ctx, result, nil, true, false))
+	}
 	if s.HasResultSelector {
 		var err error
 		if result, err = Template(s.ResultSelector, Env{Input: result, Context: ctx, Vars: vars}); err != nil {

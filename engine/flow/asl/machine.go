@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -33,6 +34,12 @@ type State struct {
 	Result                any
 	HasResult             bool
 	Assign                any // the Assign field (nil when absent): variables the state sets
+
+	// QueryLanguage is the state's query language (its own or the state machine's); JSONata
+	// says it is JSONata, and then the J fields below hold its compiled fields.
+	QueryLanguage string
+	JSONata       bool
+	J             *JFields
 
 	// Task
 	Resource             string
@@ -79,6 +86,14 @@ type State struct {
 	Label                          string
 }
 
+// JFields are a JSONata state's compiled fields; an absent field is a zero JTemplate.
+type JFields struct {
+	Arguments, Output, Assign, Items, ItemSelector                    JTemplate
+	TimeoutSeconds, HeartbeatSeconds                                  JTemplate
+	MaxConcurrency, ToleratedFailureCount, ToleratedFailurePercentage JTemplate
+	Seconds, Timestamp, Error, Cause                                  JTemplate
+}
+
 // Retrier is one entry of a Retry field.
 type Retrier struct {
 	ErrorEquals     []string
@@ -95,6 +110,8 @@ type Catcher struct {
 	Next        string
 	ResultPath  string // "" means null
 	Assign      any    // variables set when the catcher is taken (nil when absent)
+	// In a JSONata state: the catcher's Output and Assign.
+	JOutput, JAssign JTemplate
 }
 
 // ItemReader reads a Map's items from a file (a local path in Parameters.Key, with
@@ -123,15 +140,17 @@ type ResultWriter struct {
 
 // Rule is one Choice rule (or a nested rule of And/Or/Not).
 type Rule struct {
-	Variable  string
-	Op        string // StringEquals, NumericLessThanPath, IsPresent, …
-	Value     any
-	And, Or   []Rule
-	Not       *Rule
-	Next      string
-	Assign    any // a top-level rule's variables, set when it matches (nil when absent)
-	valuePath *Path
-	variable  *Path
+	Variable string
+	Op       string // StringEquals, NumericLessThanPath, IsPresent, …
+	Value    any
+	And, Or  []Rule
+	Not      *Rule
+	Next     string
+	Assign   any // a top-level rule's variables, set when it matches (nil when absent)
+	// In a JSONata state: the rule's Condition, Output and Assign.
+	Condition, JOutput, JAssign JTemplate
+	valuePath                   *Path
+	variable                    *Path
 }
 
 // Diagnostic is one problem found while parsing a definition.
@@ -143,7 +162,7 @@ var stateTypes = map[string]bool{"Task": true, "Pass": true, "Choice": true, "Wa
 	"Fail": true, "Parallel": true, "Map": true}
 
 var allowedFields = map[string][]string{
-	"common":   {"Type", "Comment"},
+	"common":   {"Type", "Comment", "QueryLanguage"},
 	"Task":     {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Resource", "TimeoutSeconds", "TimeoutSecondsPath", "HeartbeatSeconds", "HeartbeatSecondsPath", "Retry", "Catch", "Credentials"},
 	"Pass":     {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "Result"},
 	"Choice":   {"Assign", "InputPath", "OutputPath", "Choices", "Default"},
@@ -154,6 +173,20 @@ var allowedFields = map[string][]string{
 	"Map": {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Retry", "Catch", "Iterator", "ItemProcessor",
 		"ItemsPath", "ItemSelector", "MaxConcurrency", "MaxConcurrencyPath", "ToleratedFailurePercentage", "ToleratedFailurePercentagePath",
 		"ToleratedFailureCount", "ToleratedFailureCountPath", "ItemReader", "ItemBatcher", "ResultWriter", "Label"},
+}
+
+// jsonataFields are the fields of each state type when its query language is JSONata.
+var jsonataFields = map[string][]string{
+	"common":   {"Type", "Comment", "QueryLanguage"},
+	"Task":     {"Next", "End", "Arguments", "Output", "Assign", "Resource", "TimeoutSeconds", "HeartbeatSeconds", "Retry", "Catch", "Credentials"},
+	"Pass":     {"Next", "End", "Output", "Assign"},
+	"Choice":   {"Choices", "Default", "Output", "Assign"},
+	"Wait":     {"Next", "End", "Seconds", "Timestamp", "Output", "Assign"},
+	"Succeed":  {"Output"},
+	"Fail":     {"Error", "Cause"},
+	"Parallel": {"Next", "End", "Arguments", "Output", "Assign", "Retry", "Catch", "Branches"},
+	"Map": {"Next", "End", "Output", "Assign", "Retry", "Catch", "Iterator", "ItemProcessor", "Items", "ItemSelector", "MaxConcurrency",
+		"ToleratedFailurePercentage", "ToleratedFailureCount", "ItemReader", "ItemBatcher", "ResultWriter", "Label"},
 }
 
 var operators = map[string]string{ // operator → value kind
@@ -171,6 +204,7 @@ var operators = map[string]string{ // operator → value kind
 type parser struct {
 	diags    []Diagnostic
 	resolver func(string) error
+	lang     string // the state machine's query language: JSONPath (the default) or JSONata
 }
 
 func (p *parser) errf(loc, code, format string, args ...any) {
@@ -200,10 +234,14 @@ func Parse(definition []byte, resolver func(resource string) error) (m *Machine,
 	if !ok {
 		return nil, []Diagnostic{{Code: "SCHEMA_VALIDATION_FAILED", Message: "the definition must be a JSON object", Location: "/", Severity: "ERROR"}}
 	}
-	if ql, ok := obj["QueryLanguage"].(string); ok && ql != "JSONPath" {
-		return nil, []Diagnostic{{Code: "SCHEMA_VALIDATION_FAILED", Message: "only the JSONPath query language is supported", Location: "/QueryLanguage", Severity: "ERROR"}}
+	p := &parser{resolver: resolver, lang: JSONPath}
+	if v, ok := obj["QueryLanguage"]; ok {
+		if ql, _ := v.(string); ql == JSONPath || ql == JSONata {
+			p.lang = ql
+		} else {
+			return nil, []Diagnostic{{Code: "SCHEMA_VALIDATION_FAILED", Message: "The field 'QueryLanguage' should have one of these values: [JSONPath, JSONata]", Location: "/QueryLanguage", Severity: "ERROR"}}
+		}
 	}
-	p := &parser{resolver: resolver}
 	m = p.machine(obj, "")
 	for _, d := range p.diags {
 		if d.Severity == "ERROR" {
@@ -421,15 +459,39 @@ func (p *parser) state(name string, obj map[string]any, loc string) *State {
 		return nil
 	}
 	s.Type = typ
+	s.QueryLanguage = p.lang
+	if v, ok := obj["QueryLanguage"]; ok {
+		switch ql, _ := v.(string); {
+		case ql == JSONPath && p.lang == JSONata:
+			p.errf(loc+"/QueryLanguage", "SCHEMA_VALIDATION_FAILED", "'QueryLanguage' can not be 'JSONPath' if set to 'JSONata' for whole state machine")
+		case ql == JSONPath || ql == JSONata:
+			s.QueryLanguage = ql
+		default:
+			p.errf(loc+"/QueryLanguage", "SCHEMA_VALIDATION_FAILED", "The field 'QueryLanguage' should have one of these values: [JSONPath, JSONata]")
+		}
+	}
+	s.JSONata = s.QueryLanguage == JSONata
+	fields := allowedFields
+	if s.JSONata {
+		fields = jsonataFields
+	}
 	allowed := map[string]bool{}
-	for _, f := range allowedFields["common"] {
+	for _, f := range fields["common"] {
 		allowed[f] = true
 	}
-	for _, f := range allowedFields[typ] {
+	for _, f := range fields[typ] {
 		allowed[f] = true
 	}
 	for k := range obj {
 		if !allowed[k] {
+			if s.JSONata && slices.Contains(allowedFields[typ], k) {
+				p.errf(loc+"/"+k, "SCHEMA_VALIDATION_FAILED", "state %q: the field '%s' is not supported when the query language is JSONata (use Arguments, Output and Assign)", name, k)
+				continue
+			}
+			if !s.JSONata && slices.Contains(jsonataFields[typ], k) {
+				p.errf(loc+"/"+k, "SCHEMA_VALIDATION_FAILED", "state %q: the field '%s' is only supported when the query language is JSONata", name, k)
+				continue
+			}
 			p.errf(loc+"/"+k, "SCHEMA_VALIDATION_FAILED", "state %q: field %s is not allowed in a %s state", name, k, typ)
 		}
 	}
@@ -441,6 +503,11 @@ func (p *parser) state(name string, obj map[string]any, loc string) *State {
 			p.errf(loc+"/End", "SCHEMA_VALIDATION_FAILED", "End must be true or false")
 		}
 		s.End = b
+	}
+	if s.JSONata {
+		s.InputPath, s.OutputPath, s.ResultPath = "$", "$", "$"
+		p.jsonataState(s, obj, loc)
+		return s
 	}
 	switch typ {
 	case "Task", "Pass", "Wait", "Parallel", "Map":

@@ -1,0 +1,83 @@
+package jsonata
+
+import (
+	"encoding/json"
+	"regexp"
+	"testing"
+)
+
+func eval(t *testing.T, src string, input any, vars map[string]any) (any, bool) {
+	t.Helper()
+	e, err := Compile(src)
+	if err != nil {
+		t.Fatalf("%s: %v", src, err)
+	}
+	v, ok, err := e.Eval(input, vars)
+	if err != nil {
+		t.Fatalf("%s: %v", src, err)
+	}
+	return v, ok
+}
+
+func js(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+func TestExpressions(t *testing.T) {
+	in := map[string]any{"a": []any{1.0, 2.0, 3.0}, "s": "x"}
+	vars := map[string]any{"states": map[string]any{"input": in}, "k": 10.0}
+	for src, want := range map[string]string{
+		`$sum($states.input.a) + $k`:                   `16`,
+		`$states.input.a[$ > 1]`:                       `[2,3]`,
+		`{"n": $count(a), "s": s & "y"}`:               `{"n":3,"s":"xy"}`,
+		`$partition()`:                                 `"aws"`,
+		`$range(0, 10, 5)`:                             `[0,5,10]`,
+		`$range(3, 1, -1)`:                             `[3,2,1]`,
+		`$hash("abc", "SHA-256")`:                      `"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"`,
+		`$hash("abc", "MD5")`:                          `"900150983cd24fb0d6963f7d28e17f72"`,
+		`$parse('{"x":[1,{"y":null}]}')`:               `{"x":[1,{"y":null}]}`,
+		`$random(7) = $random(7)`:                      `true`,
+		`$random() >= 0 and $random() < 1`:             `true`,
+		`$map([1,2], function($v){ $v * $k })`:         `[10,20]`,
+		`$states.input.s in ["x", "y"] ? "in" : "out"`: `"in"`,
+	} {
+		v, ok := eval(t, src, in, vars)
+		if !ok || js(v) != want {
+			t.Errorf("%s = %s (%v), want %s", src, js(v), ok, want)
+		}
+	}
+	v, _ := eval(t, `$uuid()`, nil, nil)
+	if s, _ := v.(string); !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(s) {
+		t.Errorf("$uuid() = %v", v)
+	}
+	if _, ok := eval(t, `$states.input.nope`, nil, vars); ok {
+		t.Errorf("a missing field is defined")
+	}
+	for _, src := range []string{`$hash("a", "CRC")`, `$parse("{")`, `$range(0, 1, 0)`, `$undefinedFn(1)`} {
+		e, err := Compile(src)
+		if err != nil {
+			continue
+		}
+		if _, _, err := e.Eval(nil, nil); err == nil {
+			t.Errorf("%s: no error", src)
+		}
+	}
+	if _, err := Compile(`{"a": `); err == nil {
+		t.Errorf("bad syntax compiled")
+	}
+	e, _ := Compile(`function($x){$x}`)
+	if _, _, err := e.Eval(nil, nil); err == nil {
+		t.Errorf("a function result is not JSON")
+	}
+}
+
+func TestVariablesAreOwnPerEvaluation(t *testing.T) {
+	e, err := Compile(`$x`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, _ := e.Eval(nil, map[string]any{"x": 1.0}); !ok || v != 1.0 {
+		t.Fatalf("$x = %v", v)
+	}
+	if _, ok, _ := e.Eval(nil, nil); ok {
+		t.Errorf("a variable of an earlier evaluation is still bound")
+	}
+}
