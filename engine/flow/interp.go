@@ -138,7 +138,7 @@ func (e *Engine) runExecution(ctx context.Context, input json.RawMessage, rep jo
 	}
 	r.smName, _ = e.nameFromARN(r.smARN, "stateMachine")
 	r.input, _ = asl.Decode([]byte(r.inputJSON))
-	m, ds := asl.Parse([]byte(def), nil)
+	m, ds := r.e.parsed(def)
 	if m == nil {
 		return r.close(ctx, StatusFailed, nil, "States.Runtime", invalidDefinition(ds).Error())
 	}
