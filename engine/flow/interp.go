@@ -44,8 +44,14 @@ type run struct {
 	top                      *frame
 	visited                  map[string]bool
 	mapDone, mapTotal        atomic.Int64
-	progressMu               sync.Mutex
-	lastProgress             time.Time
+	// direct runs Task functions in-process and skips waits: TestState's single state, which
+	// is no durable execution.
+	direct bool
+	// TestState's findings: the Task's result, a retrier matched (RETRIABLE), a catcher taken.
+	taskResult        any
+	retriable, caught bool
+	progressMu        sync.Mutex
+	lastProgress      time.Time
 }
 
 // frame is one thread of states: the top level, a Parallel branch or a Map iteration.
@@ -579,7 +585,10 @@ func (r *run) state(ctx context.Context, fr *frame, s *asl.State, raw any, key s
 		if ctx.Err() != nil {
 			return nil, "", fail("States.Aborted", "%v", context.Cause(ctx))
 		}
-		if i := s.FindRetry(ferr.Name); i >= 0 && counts[i] < s.Retry[i].MaxAttempts {
+		if i := s.FindRetry(ferr.Name); i >= 0 && counts[i] < s.Retry[i].MaxAttempts && r.direct {
+			r.retriable = true // TestState runs a state once and says whether it would be retried
+			return nil, "", ferr
+		} else if i >= 0 && counts[i] < s.Retry[i].MaxAttempts {
 			delay := s.Retry[i].Delay(counts[i])
 			counts[i]++
 			if err := r.sleep(ctx, fmt.Sprintf("%s@%d/backoff", key, try), time.Now().Add(delay)); err != nil {
@@ -605,6 +614,7 @@ func (r *run) state(ctx context.Context, fr *frame, s *asl.State, raw any, key s
 			if aerr := r.assign(fr, assigned); aerr != nil {
 				return nil, "", aerr
 			}
+			r.caught = true
 			return out, c.Next, nil
 		} else if c != nil {
 			errOut := asl.ErrorOutput(ferr.Name, ferr.Cause)
@@ -619,6 +629,7 @@ func (r *run) state(ctx context.Context, fr *frame, s *asl.State, raw any, key s
 			if aerr := r.assign(fr, assigned); aerr != nil {
 				return nil, "", aerr
 			}
+			r.caught = true
 			return out, c.Next, nil
 		}
 		return nil, "", ferr
@@ -765,7 +776,7 @@ func (r *run) succeededBefore(ctx context.Context, key string) int64 {
 
 // sleep waits until t durably: a timer job scheduled for t, found again after a restart.
 func (r *run) sleep(ctx context.Context, key string, t time.Time) *asl.Error {
-	if !t.After(time.Now()) {
+	if r.direct || !t.After(time.Now()) {
 		return nil
 	}
 	j, _, err := r.e.q.Enqueue(ctx, queue.Params{Type: TypeTimer, Name: "wait", NotBefore: t, MaxAttempts: 1,
@@ -877,6 +888,16 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 		return nil, fail("Lambda.ResourceNotFoundException", "%s", cause)
 	}
 	in := asl.Encode(taskInput{Payload: pj, Timeout: timeout, Heartbeat: heartbeat, State: s.Name, Execution: r.arn})
+	var j job.Job
+	if r.direct {
+		f, _ := r.e.funcs.Get(name)
+		out, err := wrap(f.Handler, f.Options.Timeout)(ctx, in, job.ReporterFunc(func(float64, string) {}))
+		j = job.Job{Status: job.Succeeded, Result: out}
+		if err != nil {
+			j = job.Job{Status: job.Failed, Error: job.AsError(err)}
+		}
+		return r.taskOutcome(fr, s, j, name, resType, resName, scheduled, res.kind)
+	}
 	id := r.succeededBefore(ctx, key)
 	if id == 0 {
 		// Committed whatever ctx does meanwhile, so that the task always knows the job it must
@@ -894,7 +915,7 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 			return nil, fail("States.Runtime", "the history could not be written: %v", err)
 		}
 	}
-	j, err := r.e.waitJob(ctx, id)
+	j, err = r.e.waitJob(ctx, id)
 	if err != nil {
 		if c := context.Cause(ctx); errors.Is(c, errSiblingFailed) || errors.Is(c, errExecTimeout) {
 			// Another branch or iteration failed, or the execution ran out of time: stop the task.
@@ -902,6 +923,12 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 		}
 		return nil, fail("States.Aborted", "%v", err)
 	}
+	return r.taskOutcome(fr, s, j, name, resType, resName, scheduled, res.kind)
+}
+
+// taskOutcome turns the finished job of a function Task into the state's result or error,
+// recording the Task events.
+func (r *run) taskOutcome(fr *frame, s *asl.State, j job.Job, name, resType, resName string, scheduled time.Time, kind string) (any, *asl.Error) {
 	started := time.Now()
 	if j.StartedAt != nil && !j.StartedAt.After(started) && j.StartedAt.UnixMilli() >= scheduled.UnixMilli() {
 		started = *j.StartedAt // when the function's job began, not when its end was seen
@@ -920,9 +947,10 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 		if len(j.Result) > maxPayload {
 			return nil, fail("States.DataLimitExceeded", "the output of state %q is larger than 256 KiB", s.Name)
 		}
-		if res.kind == "invoke" {
+		if kind == "invoke" {
 			out = map[string]any{"ExecutedVersion": "$LATEST", "Payload": out, "StatusCode": float64(200)}
 		}
+		r.taskResult = out
 		if !fr.quiet {
 			fr.add("TaskSucceeded", map[string]any{"taskSucceededEventDetails": map[string]any{"resourceType": resType, "resource": resName,
 				"output": str(out), "outputDetails": map[string]any{"truncated": false}}})

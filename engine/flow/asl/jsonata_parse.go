@@ -138,7 +138,7 @@ func (p *parser) jfield(obj map[string]any, key, loc string) JTemplate {
 	}
 	t, err := CompileJTemplate(v, key)
 	if err != nil {
-		p.errf(loc+"/"+key, "SCHEMA_VALIDATION_FAILED", "%v", err)
+		p.errf(loc+"/"+key, "INVALID_JSONATA", "state %q: %v", p.inState, err)
 		return JTemplate{}
 	}
 	return t
@@ -186,12 +186,12 @@ func (p *parser) jassign(v any, loc string) JTemplate {
 	}
 	for k := range o {
 		if !ValidVariableName(k) {
-			p.errf(loc+"/"+k, "INVALID_VARIABLE_NAME", "%q is not a valid variable name (a letter or _ first, then letters, digits or _, at most 80 characters; \"states\" is reserved)", k)
+			p.errf(loc+"/"+k, "INVALID_VARIABLE_NAME", "state %q: %q is not a valid variable name (a letter or _ first, then letters, digits or _, at most 80 characters; \"states\" is reserved)", p.inState, k)
 		}
 	}
 	t, err := CompileJTemplate(o, "Assign")
 	if err != nil {
-		p.errf(loc, "SCHEMA_VALIDATION_FAILED", "%v", err)
+		p.errf(loc, "INVALID_JSONATA", "state %q: %v", p.inState, err)
 	}
 	return t
 }

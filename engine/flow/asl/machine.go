@@ -205,10 +205,15 @@ type parser struct {
 	diags    []Diagnostic
 	resolver func(string) error
 	lang     string // the state machine's query language: JSONPath (the default) or JSONata
+	inState  string // the state being parsed, named in its diagnostics
 }
 
 func (p *parser) errf(loc, code, format string, args ...any) {
-	p.diags = append(p.diags, Diagnostic{Code: code, Message: fmt.Sprintf(format, args...), Location: loc, Severity: "ERROR"})
+	msg := fmt.Sprintf(format, args...)
+	if p.inState != "" && !strings.HasPrefix(msg, "state ") {
+		msg = fmt.Sprintf("state %q: %s", p.inState, msg) // every diagnostic names its state
+	}
+	p.diags = append(p.diags, Diagnostic{Code: code, Message: msg, Location: loc, Severity: "ERROR"})
 }
 
 func (p *parser) warnf(loc, code, format string, args ...any) {
@@ -453,6 +458,8 @@ func (p *parser) checkTemplate(t any, loc string) {
 
 func (p *parser) state(name string, obj map[string]any, loc string) *State {
 	s := &State{Name: name}
+	p.inState = name
+	defer func() { p.inState = "" }()
 	typ, _ := obj["Type"].(string)
 	if !stateTypes[typ] {
 		p.errf(loc+"/Type", "SCHEMA_VALIDATION_FAILED", "state %q: Type %q is not a state type (Task, Pass, Choice, Wait, Succeed, Fail, Parallel, Map)", name, obj["Type"])
@@ -968,7 +975,7 @@ func (p *parser) assign(v any, loc string) any {
 	for k := range o {
 		name := strings.TrimSuffix(k, ".$")
 		if !ValidVariableName(name) {
-			p.errf(loc+"/"+k, "INVALID_VARIABLE_NAME", "%q is not a valid variable name (a letter or _ first, then letters, digits or _, at most 80 characters; \"states\" is reserved)", name)
+			p.errf(loc+"/"+k, "INVALID_VARIABLE_NAME", "state %q: %q is not a valid variable name (a letter or _ first, then letters, digits or _, at most 80 characters; \"states\" is reserved)", p.inState, name)
 		}
 	}
 	p.checkTemplate(o, loc)
