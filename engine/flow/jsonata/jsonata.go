@@ -31,6 +31,7 @@ type Expr struct {
 	src  string
 	x    *xj.Expr
 	exts map[string]xj.Extension // the added functions the expression names
+	fast *fast                   // the expression's fast form when it is that simple (see fast.go)
 }
 
 // Source returns the expression's text.
@@ -47,7 +48,7 @@ func Compile(src string) (e *Expr, err error) {
 	if err != nil {
 		return nil, err
 	}
-	e = &Expr{src: src, x: x}
+	e = &Expr{src: src, x: x, fast: compileFast(src)}
 	for name, ext := range added {
 		if strings.Contains(src, "$"+name) {
 			if e.exts == nil {
@@ -67,6 +68,11 @@ func (e *Expr) Eval(input any, vars map[string]any) (v any, defined bool, err er
 			v, defined, err = nil, false, fmt.Errorf("%v", r)
 		}
 	}()
+	if e.fast != nil {
+		if v, defined, ok := e.fast.eval(input, vars); ok {
+			return v, defined, nil
+		}
+	}
 	c := *e.x // each evaluation binds its own variables
 	if len(e.exts) > 0 {
 		if err := c.RegisterExts(e.exts); err != nil {
