@@ -55,5 +55,10 @@
 //   - A redrive resumes at the last top-level checkpoint; inside it, tasks that succeeded before
 //     the redrive are found again by their dedup key and not re-run (Parallel branches, Map
 //     iterations), while Pass/Choice states are evaluated again.
-//   - Only the JSONPath query language is supported (not JSONata).
+//   - JSONata expressions are evaluated by a JSONata 1.x port (engine/flow/jsonata) where Step
+//     Functions runs JSONata 2.x; the 2.x operators ?? and ?: and some picture-string functions
+//     are missing (see that package).
+//   - TestState (Engine.TestState) runs a Task's function in-process and does not wait in a
+//     Wait state; it refuses Map and Parallel states.
+//   - States.Format prints an object's keys in sorted order (a decoded object keeps no order).
 package flow

@@ -1,7 +1,9 @@
 // Package asl is the pure part of JobDesk's Amazon States Language engine: parsing and
-// validating definitions, the JSONPath subset ASL uses, Parameters / ResultSelector templates
-// with ".$" keys, the intrinsic functions, Choice rules, ResultPath and Retry/Catch matching. It
-// does no I/O, so it is fast, deterministic and fuzzed; engine/flow runs it durably.
+// validating definitions in both query languages (JSONPath and JSONata), the JSONPath subset ASL
+// uses (with filters and $variable references), Parameters / ResultSelector / Assign templates
+// with ".$" keys, JSONata field templates ("{% … %}"), the intrinsic functions, Choice rules,
+// workflow variable scopes, ResultPath and Retry/Catch matching. It does no I/O, so it is fast,
+// deterministic and fuzzed; engine/flow runs it durably.
 package asl
 
 import (
