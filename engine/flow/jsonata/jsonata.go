@@ -176,10 +176,12 @@ func plain(v any) (any, bool) {
 	return nil, false // a function or another Go value, not JSON
 }
 
-// added are the functions Step Functions adds to JSONata.
+// added are the functions Step Functions adds to JSONata, and JSONata functions the port lacks.
 var added = map[string]xj.Extension{
-	"partition": {Func: func() string { return "aws" }},
-	"uuid":      {Func: newUUID},
+	"formatInteger": {Func: formatInteger, UndefinedHandler: firstUndefined},
+	"parseInteger":  {Func: parseInteger, UndefinedHandler: firstUndefined},
+	"partition":     {Func: func() string { return "aws" }},
+	"uuid":          {Func: newUUID},
 	"parse": {Func: func(s string) (any, error) {
 		var v any
 		dec := json.NewDecoder(strings.NewReader(s))

@@ -2,6 +2,7 @@ package jsonata
 
 import (
 	"encoding/json"
+	"math"
 	"regexp"
 	"testing"
 )
@@ -80,4 +81,47 @@ func TestVariablesAreOwnPerEvaluation(t *testing.T) {
 	if _, ok, _ := e.Eval(nil, nil); ok {
 		t.Errorf("a variable of an earlier evaluation is still bound")
 	}
+}
+
+func TestFormatAndParseInteger(t *testing.T) {
+	for _, c := range []struct {
+		n      float64
+		pic, s string
+	}{
+		{7, "000", "007"}, {-42, "0000", "-0042"}, {9876543, "#,##0", "9,876,543"}, {9876543, "#;###,##0", ""},
+		{21, "0;o", "21st"}, {112, "0;o", "112th"}, {2024, "I", "MMXXIV"}, {14, "i", "xiv"}, {28, "A", "AB"}, {52, "a", "az"},
+		{42, "w", "forty-two"}, {1001, "w", "one thousand and one"}, {215, "Ww", "Two Hundred and Fifteen"}, {3, "W;o", "THIRD"},
+		{40, "w;o", "fortieth"}, {2000000, "w", "two million"}, {305, "###٠", "٣٠٥"},
+	} {
+		if c.s == "" {
+			continue
+		}
+		got, err := formatInteger(c.n, c.pic)
+		if err != nil || got != c.s {
+			t.Errorf("$formatInteger(%v, %q) = %q, %v; want %q", c.n, c.pic, got, err, c.s)
+		}
+		back, err := parseInteger(c.s, c.pic)
+		if err != nil || back != math.Abs(c.n)*sign(c.n) {
+			t.Errorf("$parseInteger(%q, %q) = %v, %v; want %v", c.s, c.pic, back, err, c.n)
+		}
+	}
+	for _, pic := range []string{"#", "β", "0٠", "0;x"} {
+		if _, err := formatInteger(1, pic); err == nil {
+			t.Errorf("picture %q accepted", pic)
+		}
+	}
+	v, ok := eval(t, `$formatInteger($states.input.n, '#,##0')`, nil, map[string]any{"states": map[string]any{"input": map[string]any{"n": 1234.0}}})
+	if !ok || v != "1,234" {
+		t.Errorf("through an expression: %v", v)
+	}
+	if _, ok := eval(t, `$formatInteger(undefined, '0')`, nil, nil); ok {
+		t.Errorf("undefined gave a value")
+	}
+}
+
+func sign(f float64) float64 {
+	if f < 0 {
+		return -1
+	}
+	return 1
 }
