@@ -66,6 +66,9 @@ var jsonataCases = []ccase{
 		cause: at("P", 2) + "The JSONata expression '$doesNotExist' specified for the field 'Output/result' returned nothing (undefined)."},
 	{name: "j-eval-error", def: jm(`"P":{"Type":"Pass","Output":"{% $number('x') %}","End":true}`, "P"), input: `{}`, status: StatusFailed, err: "States.QueryEvaluationError",
 		cause: at("P", 2) + "The JSONata expression '$number('x')' specified for the field 'Output' threw an error during evaluation."},
+	{name: "j-function-result", def: jm(`"M":{"Type":"Map","Items":"{% $fn := function($x){$x} %}","ItemProcessor":{"StartAt":"I","States":{"I":{"Type":"Pass","End":true}}},"End":true}`, "M"),
+		input: `{}`, status: StatusFailed, err: "States.QueryEvaluationError",
+		cause: at("M", 2) + "The JSONata expression '$fn := function($x){$x}' specified for the field 'Items' returned an unsupported result type."},
 }
 
 func TestJSONata(t *testing.T) { runCases(t, jsonataCases) }

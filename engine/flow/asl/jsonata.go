@@ -1,6 +1,7 @@
 package asl
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -133,6 +134,9 @@ func (l jlit) eval(map[string]any, string) (any, error) { return l.v, nil }
 func (x jexpr) eval(vars map[string]any, field string) (any, error) {
 	input, _ := vars["states"].(map[string]any)
 	v, ok, err := x.e.Eval(input["input"], vars)
+	if errors.Is(err, jsonata.ErrUnsupportedResult) {
+		return nil, Errorf("States.QueryEvaluationError", "The JSONata expression '%s' specified for the field '%s' returned an unsupported result type.", x.e.Source(), field)
+	}
 	if err != nil {
 		return nil, Errorf("States.QueryEvaluationError", "The JSONata expression '%s' specified for the field '%s' threw an error during evaluation. %v", x.e.Source(), field, err)
 	}

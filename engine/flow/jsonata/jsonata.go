@@ -26,6 +26,9 @@ import (
 	"github.com/xiatechs/jsonata-go/jtypes"
 )
 
+// ErrUnsupportedResult is the error of an evaluation whose result JSON cannot hold (a function).
+var ErrUnsupportedResult = errors.New("the expression returned a value that is not JSON")
+
 // Expr is a compiled expression.
 type Expr struct {
 	src  string
@@ -93,7 +96,7 @@ func (e *Expr) Eval(input any, vars map[string]any) (v any, defined bool, err er
 	}
 	out, ok := plain(out)
 	if !ok {
-		return nil, false, fmt.Errorf("the expression returned a value that is not JSON (%T)", out)
+		return nil, false, ErrUnsupportedResult
 	}
 	return out, true, nil
 }
