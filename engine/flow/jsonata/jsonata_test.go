@@ -2,6 +2,7 @@ package jsonata
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"regexp"
 	"testing"
@@ -124,4 +125,32 @@ func sign(f float64) float64 {
 		return -1
 	}
 	return 1
+}
+
+func TestFromMillisPictures(t *testing.T) {
+	const ms = 1709289000123 // 2024-03-01T10:30:00.123Z, a Friday
+	for _, c := range []struct{ src, want string }{
+		{`$fromMillis(` + fmt.Sprint(ms) + `)`, "2024-03-01T10:30:00.123Z"},
+		{`$fromMillis(` + fmt.Sprint(ms) + `, '[D01]/[M01]/[Y0001] [H01]:[m01]')`, "01/03/2024 10:30"},
+		{`$fromMillis(` + fmt.Sprint(ms) + `, '[FNn], [D1o] [MNn] [Y]')`, "Friday, 1st March 2024"},
+		{`$fromMillis(` + fmt.Sprint(ms) + `, '[FNn,3-3] [MN,3-3] [Y,2]')`, "Fri MAR 24"},
+		{`$fromMillis(` + fmt.Sprint(ms) + `, '[h]:[m01] [P]', '-0500')`, "5:30 am"},
+		{`$fromMillis(` + fmt.Sprint(ms) + `, '[H01]:[m01][Z01:01]', '+0530')`, "16:00+05:30"},
+		{`$fromMillis(` + fmt.Sprint(ms) + `, '[X0001]-W[W01]-[F1] [d]')`, "2024-W09-5 61"},
+		{`$fromMillis(` + fmt.Sprint(ms) + `, '[[[Y]]] [YI] [Dw]')`, "[2024] MMXXIV one"},
+	} {
+		v, ok := eval(t, c.src, nil, nil)
+		if !ok || v != c.want {
+			t.Errorf("%s = %v, want %q", c.src, v, c.want)
+		}
+	}
+	for _, src := range []string{`$fromMillis(0, '[Q]')`, `$fromMillis(0, '[Y')`, `$fromMillis(0, '[YN]')`, `$fromMillis(0, '[Z010101]')`} {
+		e, err := Compile(src)
+		if err != nil {
+			continue
+		}
+		if _, _, err := e.Eval(nil, nil); err == nil {
+			t.Errorf("%s: no error", src)
+		}
+	}
 }
