@@ -183,6 +183,7 @@ func plain(v any) (any, bool) {
 var added = map[string]xj.Extension{
 	"formatInteger": {Func: formatInteger, UndefinedHandler: firstUndefined},
 	"parseInteger":  {Func: parseInteger, UndefinedHandler: firstUndefined},
+	"toMillis":      {Func: toMillis, UndefinedHandler: firstUndefined},
 	"fromMillis":    {Func: fromMillis, UndefinedHandler: firstUndefined, EvalContextHandler: jtypes.ArgCountEquals(0)},
 	"partition":     {Func: func() string { return "aws" }},
 	"uuid":          {Func: newUUID},

@@ -154,3 +154,36 @@ func TestFromMillisPictures(t *testing.T) {
 		}
 	}
 }
+
+func TestToMillisPictures(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		want float64
+	}{
+		{`$toMillis('2024-03-01T10:30:00.123Z')`, 1709289000123},
+		{`$toMillis('2024-03-01T16:00:00+05:30')`, 1709289000000},
+		{`$toMillis('2024-03-01')`, 1709251200000},
+		{`$toMillis('01/03/2024 10:30', '[D01]/[M01]/[Y0001] [H01]:[m01]')`, 1709289000000},
+		{`$toMillis('1st March 2024', '[D1o] [MNn] [Y0001]')`, 1709251200000},
+		{`$toMillis('10:30 am, 1 Mar 2024', '[h]:[m01] [P], [D] [MNn,3-3] [Y]')`, 1709289000000},
+		{`$toMillis('5:30 pm 2024-061 -0500', '[h]:[m] [P] [Y]-[d001] [Z]')`, 1709332200000},
+		{`$toMillis('first of March, two thousand and twenty-four', '[Dwo] of [MNn], [Yw]')`, 1709251200000},
+	} {
+		v, ok := eval(t, c.src, nil, nil)
+		if !ok || v != c.want {
+			t.Errorf("%s = %v, want %v", c.src, v, c.want)
+		}
+	}
+	if _, ok := eval(t, `$toMillis('not a date', '[Y]-[M]-[D]')`, nil, nil); ok {
+		t.Errorf("a text that does not match the picture gave a value")
+	}
+	for _, src := range []string{`$toMillis('March')`, `$toMillis('2024-05', '[Y]-[D]')`, `$toMillis('2024', '[Q]')`} {
+		e, err := Compile(src)
+		if err != nil {
+			continue
+		}
+		if _, _, err := e.Eval(nil, nil); err == nil {
+			t.Errorf("%s: no error", src)
+		}
+	}
+}
