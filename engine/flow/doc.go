@@ -56,8 +56,8 @@
 //     the redrive are found again by their dedup key and not re-run (Parallel branches, Map
 //     iterations), while Pass/Choice states are evaluated again.
 //   - JSONata expressions are evaluated by a JSONata 1.x port (engine/flow/jsonata) where Step
-//     Functions runs JSONata 2.x; the 2.x operators ?? and ?: and some picture-string functions
-//     are missing (see that package).
+//     Functions runs JSONata 2.x; engine/flow/jsonata adds ??, ?: and the picture functions,
+//     and the @ and # joins and the % parent operator are still missing.
 //   - TestState (Engine.TestState) runs a Task's function in-process and does not wait in a
 //     Wait state; it refuses Map and Parallel states.
 //   - States.Format prints an object's keys in sorted order (a decoded object keeps no order).

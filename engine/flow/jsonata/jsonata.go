@@ -47,7 +47,7 @@ func Compile(src string) (e *Expr, err error) {
 			e, err = nil, fmt.Errorf("%v", r)
 		}
 	}()
-	x, err := xj.Compile(src)
+	x, err := xj.Compile(rewrite2x(src))
 	if err != nil {
 		return nil, err
 	}

@@ -187,3 +187,25 @@ func TestToMillisPictures(t *testing.T) {
 		}
 	}
 }
+
+func TestCoalescingAndDefaultOperators(t *testing.T) {
+	in := map[string]any{"a": map[string]any{"b": 0.0, "n": nil}, "s": "", "xs": []any{1.0, 2.0}}
+	for src, want := range map[string]string{
+		`a.b ?? 5`:                    `0`,
+		`a.missing ?? 5`:              `5`,
+		`a.b ?: 5`:                    `5`,
+		`s ?: "default"`:              `"default"`,
+		`xs[0] ?: 9`:                  `1`,
+		`a.missing ?? a.other ?? "z"`: `"z"`,
+		`{"v": a.missing ?? 1 + 2}`:   `{"v":3}`,
+		`a.b ?? 5 = 0`:                `true`,
+		`(a.missing ?: 4) * 2`:        `8`,
+		`$count(xs) > 1 ? (a.missing ?? "x") : "y"`: `"x"`,
+		`"a ?? b" & (s ?: "c")`:                     `"a ?? bc"`,
+	} {
+		v, ok := eval(t, src, in, nil)
+		if !ok || js(v) != want {
+			t.Errorf("%s = %s (%v), want %s", src, js(v), ok, want)
+		}
+	}
+}
