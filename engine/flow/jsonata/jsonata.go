@@ -47,6 +47,9 @@ func Compile(src string) (e *Expr, err error) {
 			e, err = nil, fmt.Errorf("%v", r)
 		}
 	}()
+	if name := recursive(src); name != "" {
+		return nil, fmt.Errorf("U1001: the function %s calls itself; recursive functions are not run here", name)
+	}
 	x, err := xj.Compile(rewrite2x(src))
 	if err != nil {
 		return nil, err
@@ -184,9 +187,18 @@ var added = map[string]xj.Extension{
 	"formatInteger": {Func: formatInteger, UndefinedHandler: firstUndefined},
 	"parseInteger":  {Func: parseInteger, UndefinedHandler: firstUndefined},
 	"toMillis":      {Func: toMillis, UndefinedHandler: firstUndefined},
-	"fromMillis":    {Func: fromMillis, UndefinedHandler: firstUndefined, EvalContextHandler: jtypes.ArgCountEquals(0)},
-	"partition":     {Func: func() string { return "aws" }},
-	"uuid":          {Func: newUUID},
+	"assert": {Func: func(ok bool, msg jtypes.OptionalString) (any, error) {
+		if ok {
+			return nil, jtypes.ErrUndefined
+		}
+		if msg.IsSet() {
+			return nil, fmt.Errorf("D3141: %s", msg.String)
+		}
+		return nil, fmt.Errorf("D3141: $assert() statement failed")
+	}},
+	"fromMillis": {Func: fromMillis, UndefinedHandler: firstUndefined, EvalContextHandler: jtypes.ArgCountEquals(0)},
+	"partition":  {Func: func() string { return "aws" }},
+	"uuid":       {Func: newUUID},
 	"parse": {Func: func(s string) (any, error) {
 		var v any
 		dec := json.NewDecoder(strings.NewReader(s))

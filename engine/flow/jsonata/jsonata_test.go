@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -53,13 +54,21 @@ func TestExpressions(t *testing.T) {
 	if _, ok := eval(t, `$states.input.nope`, nil, vars); ok {
 		t.Errorf("a missing field is defined")
 	}
-	for _, src := range []string{`$hash("a", "CRC")`, `$parse("{")`, `$range(0, 1, 0)`, `$undefinedFn(1)`} {
+	if _, ok := eval(t, `$assert(1 < 2, 'no')`, nil, nil); ok {
+		t.Errorf("a passing $assert gave a value")
+	}
+	for _, src := range []string{`$assert(1 > 2, 'no')`, `$assert(1 > 2)`, `$assert("x")`, `$hash("a", "CRC")`, `$parse("{")`, `$range(0, 1, 0)`, `$undefinedFn(1)`} {
 		e, err := Compile(src)
 		if err != nil {
 			continue
 		}
 		if _, _, err := e.Eval(nil, nil); err == nil {
 			t.Errorf("%s: no error", src)
+		}
+	}
+	for _, src := range []string{`($inf := function($n){$n+$inf($n-1)}; $inf(5))`, `($f := λ($n){$n = 0 ? 1 : $n * $f($n - 1)}; $f(3))`} {
+		if _, err := Compile(src); err == nil || !strings.Contains(err.Error(), "U1001") {
+			t.Errorf("%s: %v, want U1001", src, err)
 		}
 	}
 	if _, err := Compile(`{"a": `); err == nil {

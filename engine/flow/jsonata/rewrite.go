@@ -48,7 +48,7 @@ func tokens(src string) []token {
 			out = append(out, token{src[i:j], i, j})
 			i = j
 			continue
-		case isIdent(c) || c == '$':
+		case isIdent(c) || c == '$' || c >= 0x80:
 			j := i + 1
 			for j < len(src) && (isIdent(src[j]) || src[j] >= 0x80) {
 				j++
@@ -140,4 +140,36 @@ func rewrite2x(src string) string {
 		src = src[:ts[ls].start] + "(" + v + " := (" + left + "); " + test + " ? " + v + " : (" + right + "))" + src[ts[re].end:]
 	}
 	return src
+}
+
+// recursive reports whether src defines a function that calls itself by the name it is bound
+// to ($f := function($n){ … $f(…) … }). The port has no depth limit: such a function recursing
+// without end would overflow the stack, which ends the whole process, so it is refused.
+func recursive(src string) string {
+	ts := tokens(src)
+	for i := 0; i+2 < len(ts); i++ {
+		if !strings.HasPrefix(ts[i].text, "$") || ts[i+1].text != ":=" || (ts[i+2].text != "function" && ts[i+2].text != "λ") {
+			continue
+		}
+		j := i + 3
+		for j < len(ts) && ts[j].text != "{" {
+			j++
+		}
+		depth := 0
+		for k := j; k < len(ts); k++ {
+			switch ts[k].text {
+			case "{":
+				depth++
+			case "}":
+				depth--
+			}
+			if depth == 0 {
+				break
+			}
+			if ts[k].text == ts[i].text {
+				return ts[i].text
+			}
+		}
+	}
+	return ""
 }
