@@ -187,6 +187,7 @@ var added = map[string]xj.Extension{
 	"formatInteger": {Func: formatInteger, UndefinedHandler: firstUndefined},
 	"parseInteger":  {Func: parseInteger, UndefinedHandler: firstUndefined},
 	"toMillis":      {Func: toMillis, UndefinedHandler: firstUndefined},
+	"string":        {Func: stringFn, UndefinedHandler: firstUndefined, EvalContextHandler: jtypes.ArgCountEquals(0)},
 	"assert": {Func: func(ok bool, msg jtypes.OptionalString) (any, error) {
 		if ok {
 			return nil, jtypes.ErrUndefined

@@ -218,3 +218,25 @@ func TestCoalescingAndDefaultOperators(t *testing.T) {
 		}
 	}
 }
+
+func TestStringFunction(t *testing.T) {
+	in := map[string]any{"n": 1e-7, "big": 1e21, "o": map[string]any{"a": []any{1.0, "x", nil, true}}, "s": "str"}
+	for src, want := range map[string]string{
+		`$string(n)`:               `1e-7`,
+		`$string(big)`:             `1e+21`,
+		`$string(0.1 + 0.2)`:       `0.3`,
+		`$string(o)`:               `{"a":[1,"x",null,true]}`,
+		`$string(o, true)`:         "{\n  \"a\": [\n    1,\n    \"x\",\n    null,\n    true\n  ]\n}",
+		`$string(s)`:               `str`,
+		`$string(function($x){1})`: ``,
+		`s.$string()`:              `str`,
+	} {
+		v, ok := eval(t, src, in, nil)
+		if !ok || v != want {
+			t.Errorf("%s = %q (%v), want %q", src, v, ok, want)
+		}
+	}
+	if _, ok := eval(t, `$string(nothing)`, in, nil); ok {
+		t.Errorf("$string of nothing gave a value")
+	}
+}
