@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/xiatechs/jsonata-go/jtypes"
+	"github.com/blues/jsonata-go/jtypes"
 )
 
 // $fromMillis with XPath date/time pictures ("[Y0001]-[M01]-[D01]", "[FNn], [D1o] [MNn]",

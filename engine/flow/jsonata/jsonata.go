@@ -1,7 +1,9 @@
 // Package jsonata evaluates the JSONata expressions of Step Functions' JSONata query language:
 // the "{% … %}" strings of a JSONata state's Arguments, Output, Assign, Items, Condition and
-// numeric fields. The evaluator is github.com/xiatechs/jsonata-go (a JSONata 1.x port); this
-// package gives each evaluation its own variables ($states and the workflow's variables), adds
+// numeric fields. The evaluator is github.com/blues/jsonata-go (a JSONata 1.x port), chosen
+// over github.com/xiatechs/jsonata-go, which rounds every sum, difference, product and quotient
+// to 8 decimals (sums upwards) where JSONata computes in double precision as Step Functions
+// does. This package gives each evaluation its own variables ($states and the workflow's variables), adds
 // the functions Step Functions adds ($partition, $range, $hash, $random, $uuid, $parse), and
 // turns results into plain JSON values (maps, slices, float64, string, bool, nil).
 package jsonata
@@ -22,8 +24,8 @@ import (
 	"reflect"
 	"strings"
 
-	xj "github.com/xiatechs/jsonata-go"
-	"github.com/xiatechs/jsonata-go/jtypes"
+	xj "github.com/blues/jsonata-go"
+	"github.com/blues/jsonata-go/jtypes"
 )
 
 // ErrUnsupportedResult is the error of an evaluation whose result JSON cannot hold (a function).
@@ -50,7 +52,7 @@ func Compile(src string) (e *Expr, err error) {
 	if name := recursive(src); name != "" {
 		return nil, fmt.Errorf("U1001: the function %s calls itself; recursive functions are not run here", name)
 	}
-	x, err := xj.Compile(rewrite2x(src))
+	x, err := xj.Compile(rewrite2x(quotedSteps(src)))
 	if err != nil {
 		return nil, err
 	}

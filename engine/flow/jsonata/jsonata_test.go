@@ -240,3 +240,23 @@ func TestStringFunction(t *testing.T) {
 		t.Errorf("$string of nothing gave a value")
 	}
 }
+
+// TestArithmeticAsJavaScript: numbers are doubles, as in JSONata on Step Functions, also where
+// the fast path does not answer.
+func TestArithmeticAsJavaScript(t *testing.T) {
+	in := map[string]any{"a": 1.0, "b": 3.0, "xs": []any{0.1, 0.2}, "Order": map[string]any{"Product Name": "Hat"}}
+	for src, want := range map[string]string{
+		`a / b`:                      `0.3333333333333333`,
+		`$sum(xs)`:                   `0.30000000000000004`,
+		`(a / b) * 3 + 0.000000001`:  `1.000000001`,
+		`$round(a / b * 100, 2)`:     `33.33`,
+		`123456789.123456789 * 1`:    `123456789.12345679`,
+		`Order."Product Name"`:       `"Hat"`,
+		"Order.`Product Name` & '!'": `"Hat!"`,
+	} {
+		v, ok := eval(t, src, in, nil)
+		if !ok || js(v) != want {
+			t.Errorf("%s = %s (%v), want %s", src, js(v), ok, want)
+		}
+	}
+}

@@ -173,3 +173,25 @@ func recursive(src string) string {
 	}
 	return ""
 }
+
+// quotedSteps writes a quoted path step (Order."Product Name", JSONata 2.x accepts it) as the
+// backquoted name the port reads (Order.`Product Name`).
+func quotedSteps(src string) string {
+	if !strings.ContainsAny(src, "\"'") {
+		return src
+	}
+	ts := tokens(src)
+	var b strings.Builder
+	last := 0
+	for i := 1; i < len(ts); i++ {
+		t := ts[i].text
+		if ts[i-1].text != "." || len(t) < 2 || (t[0] != '"' && t[0] != '\'') || strings.ContainsAny(t[1:len(t)-1], "`\\") {
+			continue
+		}
+		b.WriteString(src[last:ts[i].start])
+		b.WriteString("`" + t[1:len(t)-1] + "`")
+		last = ts[i].end
+	}
+	b.WriteString(src[last:])
+	return b.String()
+}

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/xiatechs/jsonata-go/jtypes"
+	"github.com/blues/jsonata-go/jtypes"
 )
 
 // $string as JSONata 2.x writes values: numbers rounded to 15 significant digits and printed as

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/xiatechs/jsonata-go/jtypes"
+	"github.com/blues/jsonata-go/jtypes"
 )
 
 // $toMillis: an ISO 8601 timestamp, or a date/time written with an XPath picture (the inverse
