@@ -55,10 +55,31 @@ func (p *Path) Reference() bool { return p.single }
 func (p *Path) Variable() string { return p.variable }
 
 // Notation prints the path's steps as Step Functions does in a cause: $['a']['b'][0].
-func (p *Path) Notation() string {
+func (p *Path) Notation() string { return p.notation(len(p.steps)) }
+
+// missingAt is the index of the step of a reference path that finds nothing in doc (-1 when
+// every step finds something, or the path is no reference path).
+func (p *Path) missingAt(doc any) int {
+	if !p.single {
+		return -1
+	}
+	cur := doc
+	for i, st := range p.steps {
+		one := &Path{steps: []step{st}, single: true}
+		v, ok := one.Get(cur)
+		if !ok {
+			return i
+		}
+		cur = v
+	}
+	return -1
+}
+
+// notation prints the first n steps (see Notation).
+func (p *Path) notation(n int) string {
 	var b strings.Builder
 	b.WriteString("$")
-	for _, st := range p.steps {
+	for _, st := range p.steps[:n] {
 		switch st.kind {
 		case stName:
 			b.WriteString("['" + st.name + "']")

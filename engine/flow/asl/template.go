@@ -93,6 +93,9 @@ func (env Env) Eval(p *Path) (any, error) {
 	}
 	v, ok := p.Get(doc)
 	if !ok {
+		if i := p.missingAt(doc); i >= 0 && i < len(p.steps)-1 {
+			return nil, Errorf("States.Runtime", "Invalid path '%s' : Missing property in path %s", p.src, p.notation(i+1))
+		}
 		return nil, Errorf("States.Runtime", "Invalid path '%s' : No results for path: %s", p.src, p.Notation())
 	}
 	return v, nil
