@@ -26,7 +26,7 @@ var flowCommand = Command{
 	Run:   runFlow,
 }
 
-const flowUsage = "flow validate FILE | flow start FILE|NAME [--input JSON|@file] [--name N] [--target device|cloud|auto] [--wait] [--json] | flow history JOB|ARN [--json] | flow redrive JOB|ARN | flow retry JOB|ARN (JOB: the job's number, 12 or #12, as ls and the window show it)"
+const flowUsage = "flow validate FILE | flow test-state FILE STATE [--input JSON|@file] [--variables JSON] [--inspection-level INFO|DEBUG|TRACE] [--json] | flow start FILE|NAME [--input JSON|@file] [--name N] [--target device|cloud|auto] [--wait] [--json] | flow history JOB|ARN [--json] | flow redrive JOB|ARN | flow retry JOB|ARN (JOB: the job's number, 12 or #12, as ls and the window show it)"
 
 func runFlow(c *CLI, args []string) int {
 	if len(args) == 0 {
@@ -36,6 +36,8 @@ func runFlow(c *CLI, args []string) int {
 	switch args[0] {
 	case "validate":
 		return flowValidate(c, args[1:])
+	case "test-state":
+		return flowTestState(c, args[1:])
 	case "start":
 		return flowStart(c, args[1:])
 	case "history":
@@ -43,8 +45,8 @@ func runFlow(c *CLI, args []string) int {
 	case "redrive", "retry":
 		return flowRerun(c, args[0], args[1:])
 	}
-	return c.Usage(fmt.Sprintf("flow: unknown subcommand %q (validate, start, history, redrive, retry)", args[0]),
-		fmt.Sprintf("flow: %q というサブコマンドはありません（validate・start・history・redrive・retry）。", args[0]))
+	return c.Usage(fmt.Sprintf("flow: unknown subcommand %q (validate, test-state, start, history, redrive, retry)", args[0]),
+		fmt.Sprintf("flow: %q というサブコマンドはありません（validate・test-state・start・history・redrive・retry）。", args[0]))
 }
 
 // flowError turns an engine APIError into a coded error people can read.
@@ -63,7 +65,7 @@ func flowError(err error) error {
 		return job.Errorf(job.E014, "%s", ae.Message).WithJa("この実行は再開（redrive）できません。")
 	case "ExecutionDoesNotExist", "StateMachineDoesNotExist", "InvalidArn":
 		return job.Errorf(job.E014, "%s", ae.Message).WithJa("指定されたワークフローまたは実行が見つかりません。")
-	case "InvalidExecutionInput", "InvalidName":
+	case "InvalidExecutionInput", "InvalidName", "ValidationException":
 		return job.Errorf(job.E014, "%s", ae.Message).WithJa("入力または名前が正しくありません。")
 	}
 	return job.Errorf(job.E015, "%s: %s", ae.Type, ae.Message)
@@ -104,6 +106,9 @@ func flowValidate(c *CLI, args []string) int {
 	} else {
 		for _, d := range ds {
 			fmt.Fprintf(c.Stdout, "%s %s %s: %s\n", d.Severity, d.Location, d.Code, d.Message)
+			if ja := diagnosticJa(d); ja != "" {
+				fmt.Fprintf(c.Stdout, "    %s\n", ja)
+			}
 		}
 		if errs == 0 {
 			fmt.Fprintf(c.Stdout, "%s: valid\n", pos[0])
@@ -114,6 +119,100 @@ func flowValidate(c *CLI, args []string) int {
 		return ExitFailed
 	}
 	return ExitOK
+}
+
+// flowTestState is `jobdesk flow test-state FILE STATE --input JSON`: state STATE of the
+// workflow FILE run once with the input, as Step Functions' TestState does (Task functions run
+// here, Wait states do not wait, Retry is reported as RETRIABLE rather than applied).
+func flowTestState(c *CLI, args []string) int {
+	fs := c.Flags("flow test-state")
+	input := fs.String("input", "{}", "the state's input: JSON, or @file to read it from a file")
+	variables := fs.String("variables", "", "the workflow variables the state sees: a JSON object")
+	level := fs.String("inspection-level", "INFO", "INFO, DEBUG or TRACE: DEBUG and TRACE also print the data after each processing step")
+	asJSON := fs.Bool("json", false, "print the answer as JSON, as the TestState API gives it")
+	pos, err := Parse(fs, args)
+	if err != nil {
+		return ExitUsage
+	}
+	if len(pos) != 2 {
+		return c.Usage("flow test-state: name a workflow file and one of its states", "flow test-state: ワークフローのファイルと、その中の状態を 1 つ指定してください。")
+	}
+	def, err := os.ReadFile(pos[0])
+	if err != nil {
+		return c.Fail(job.Wrap(job.E014, err, "cannot read "+pos[0]).WithJa("ファイルを読み込めません。"))
+	}
+	in := []byte(*input)
+	if strings.HasPrefix(*input, "@") {
+		if in, err = os.ReadFile((*input)[1:]); err != nil {
+			return c.Fail(job.Wrap(job.E014, err, "cannot read the input file").WithJa("入力ファイルを読み込めません。"))
+		}
+	}
+	if err := checkFlowInput(in); err != nil {
+		return c.Fail(err)
+	}
+	eng, ok := c.flowEngine()
+	if !ok {
+		return ExitFailed
+	}
+	req := flow.TestStateInput{Definition: string(def), StateName: pos[1], Input: in, InspectionLevel: strings.ToUpper(*level)}
+	if *variables != "" {
+		req.Variables = json.RawMessage(*variables)
+	}
+	out, err := eng.TestState(context.Background(), req)
+	if err != nil {
+		return c.Fail(flowError(err))
+	}
+	if *asJSON {
+		enc := json.NewEncoder(c.Stdout)
+		enc.SetEscapeHTML(false)
+		enc.Encode(out)
+	} else {
+		fmt.Fprintf(c.Stdout, "status    %s\n", out.Status)
+		if out.NextState != "" {
+			fmt.Fprintf(c.Stdout, "next      %s\n", out.NextState)
+		}
+		if out.Output != nil {
+			fmt.Fprintf(c.Stdout, "output    %s\n", out.Output)
+		}
+		if out.Error != "" {
+			fmt.Fprintf(c.Stdout, "error     %s\ncause     %s\n", out.Error, out.Cause)
+		}
+		for _, k := range []string{"input", "afterInputPath", "afterParameters", "afterArguments", "result", "afterResultSelector", "afterResultPath", "variables"} {
+			if v, ok := out.InspectionData[k]; ok {
+				fmt.Fprintf(c.Stdout, "%-20s %s\n", k, v)
+			}
+		}
+	}
+	if out.Status == "FAILED" || out.Status == "RETRIABLE" {
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+// diagnosticsJa says in Japanese what each kind of definition diagnostic means.
+var diagnosticsJa = map[string]string{
+	"SCHEMA_VALIDATION_FAILED":   "定義の形式が正しくありません",
+	"INVALID_JSONATA":            "JSONata の式が正しくありません",
+	"INVALID_VARIABLE_NAME":      "変数名が正しくありません（先頭は英字か _、以降は英数字か _、80 文字まで。states は使えません）",
+	"INVALID_JSON_PATH":          "JSONPath が正しくありません",
+	"INVALID_REFERENCE_PATH":     "参照パスが正しくありません",
+	"INVALID_INTRINSIC_FUNCTION": "組み込み関数の呼び出しが正しくありません",
+	"MISSING_TRANSITION_TARGET":  "遷移先の状態が定義にありません",
+	"UNREACHABLE_STATE":          "どこからも遷移しない状態があります",
+	"INVALID_RESOURCE":           "Task のリソースがこの端末で使えません",
+}
+
+// diagnosticJa is diagnostic d in Japanese, naming its state: 状態「X」: …
+func diagnosticJa(d flow.Diagnostic) string {
+	ja, ok := diagnosticsJa[d.Code]
+	if !ok {
+		return ""
+	}
+	if i := strings.LastIndex(d.Location, "/States/"); i >= 0 {
+		name, _, _ := strings.Cut(d.Location[i+len("/States/"):], "/")
+		return fmt.Sprintf("状態「%s」: %s（%s）", name, ja, d.Location)
+	}
+	return fmt.Sprintf("%s（%s）", ja, d.Location)
 }
 
 // machineName is the state machine name of a workflow file: its base name without .asl.json or

@@ -194,3 +194,53 @@ func TestFlowEngineSharedAndWorkflowsLoaded(t *testing.T) {
 		}
 	}
 }
+
+func TestFlowValidateJSONataAndVariables(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(t.TempDir(), "bad.asl.json")
+	os.WriteFile(bad, []byte(`{"QueryLanguage":"JSONata","StartAt":"Prepare","States":{
+		"Prepare":{"Type":"Pass","Assign":{"1st":1},"Output":"{% $states.input. %}","Next":"Check"},
+		"Check":{"Type":"Pass","Parameters":{"a":1},"End":true}}}`), 0o644)
+	code, out, _ := runCLI(t, "--data-dir", dir, "flow", "validate", bad)
+	if code != ExitFailed {
+		t.Fatalf("validate: %d\n%s", code, out)
+	}
+	for _, want := range []string{`INVALID_JSONATA: state "Prepare"`, `INVALID_VARIABLE_NAME: state "Prepare"`, `state "Check": the field 'Parameters' is not supported`,
+		"状態「Prepare」: JSONata の式が正しくありません", "状態「Check」"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("validate output lacks %q:\n%s", want, out)
+		}
+	}
+	jsonPath := filepath.Join(t.TempDir(), "vars.asl.json")
+	os.WriteFile(jsonPath, []byte(`{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"ok":1,"bad-name":2},"End":true}}}`), 0o644)
+	if code, out, _ := runCLI(t, "--data-dir", dir, "flow", "validate", jsonPath); code != ExitFailed || !strings.Contains(out, `INVALID_VARIABLE_NAME: state "A"`) {
+		t.Errorf("JSONPath variables: %d\n%s", code, out)
+	}
+}
+
+func TestFlowTestState(t *testing.T) {
+	dir := t.TempDir()
+	wf := filepath.Join(t.TempDir(), "wf.asl.json")
+	os.WriteFile(wf, []byte(`{"QueryLanguage":"JSONata","StartAt":"A","States":{
+		"A":{"Type":"Pass","Output":{"total":"{% $sum($states.input.xs) %}"},"Assign":{"n":"{% $count($states.input.xs) %}"},"Next":"B"},
+		"B":{"Type":"Choice","Choices":[{"Condition":"{% $states.input.total > 10 %}","Next":"Big"}],"Default":"Small"},
+		"Big":{"Type":"Succeed"},"Small":{"Type":"Fail","Error":"TooSmall"}}}`), 0o644)
+	code, out, errOut := runCLI(t, "--data-dir", dir, "flow", "test-state", wf, "A", "--input", `{"xs":[5,7]}`, "--inspection-level", "DEBUG")
+	if code != ExitOK || !strings.Contains(out, "status    SUCCEEDED") || !strings.Contains(out, `output    {"total":12}`) ||
+		!strings.Contains(out, "next      B") || !strings.Contains(out, `{"n":2}`) {
+		t.Fatalf("test-state A: %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, "--data-dir", dir, "flow", "test-state", wf, "B", "--input", `{"total":3}`, "--json")
+	var res map[string]any
+	if code != ExitOK || json.Unmarshal([]byte(out), &res) != nil || res["nextState"] != "Small" || res["status"] != "SUCCEEDED" {
+		t.Fatalf("test-state B: %d %s", code, out)
+	}
+	code, out, _ = runCLI(t, "--data-dir", dir, "flow", "test-state", wf, "Small")
+	if code != ExitFailed || !strings.Contains(out, "status    FAILED") || !strings.Contains(out, "error     TooSmall") {
+		t.Fatalf("test-state Small: %d %s", code, out)
+	}
+	code, _, errOut = runCLI(t, "--data-dir", dir, "flow", "test-state", wf, "Nope")
+	if code == ExitOK || !strings.Contains(errOut, "E014") {
+		t.Fatalf("test-state of a missing state: %d %s", code, errOut)
+	}
+}

@@ -46,6 +46,31 @@ type Engine struct {
 	stop        func()
 	done        chan struct{}
 	closeOnce   sync.Once
+
+	// machines are parsed definitions by their text (a parsed Machine is never changed), so
+	// that an execution does not parse and compile its definition again.
+	machinesMu sync.Mutex
+	machines   map[string]*asl.Machine
+}
+
+// parsed returns the parsed definition, from the cache when it was parsed before.
+func (e *Engine) parsed(def string) (*asl.Machine, []asl.Diagnostic) {
+	e.machinesMu.Lock()
+	m := e.machines[def]
+	e.machinesMu.Unlock()
+	if m != nil {
+		return m, nil
+	}
+	m, ds := asl.Parse([]byte(def), nil)
+	if m != nil {
+		e.machinesMu.Lock()
+		if e.machines == nil || len(e.machines) >= 64 {
+			e.machines = map[string]*asl.Machine{}
+		}
+		e.machines[def] = m
+		e.machinesMu.Unlock()
+	}
+	return m, ds
 }
 
 // New returns an engine that runs executions as jobs of q and keeps its state machines,

@@ -215,6 +215,9 @@ type event struct {
 	details map[string]any
 	// encoded is details as JSON when it was encoded ahead (see encode), "" otherwise.
 	encoded string
+	// id, when not nil, receives the event's id once it is known (a StateEntered event that a
+	// runtime error's cause will name).
+	id *int64
 }
 
 // detailsJSON returns the event's details as JSON.
@@ -249,6 +252,9 @@ func insertEvents(tx *sql.Tx, execID int64, last *int64, evs []event) error {
 	defer stmt.Close()
 	for _, ev := range evs {
 		*last++
+		if ev.id != nil {
+			*ev.id = *last
+		}
 		if _, err := stmt.Exec(execID, *last, *last-1, ev.typ, ev.at, ev.detailsJSON()); err != nil {
 			return err
 		}

@@ -44,16 +44,25 @@ type run struct {
 	top                      *frame
 	visited                  map[string]bool
 	mapDone, mapTotal        atomic.Int64
-	progressMu               sync.Mutex
-	lastProgress             time.Time
+	// direct runs Task functions in-process and skips waits: TestState's single state, which
+	// is no durable execution.
+	direct bool
+	// TestState's findings: the Task's result, a retrier matched (RETRIABLE), a catcher taken.
+	taskResult        any
+	retriable, caught bool
+	progressMu        sync.Mutex
+	lastProgress      time.Time
 }
 
 // frame is one thread of states: the top level, a Parallel branch or a Map iteration.
 type frame struct {
 	prefix string // dedup-key prefix of its states ("" at the top level)
 	top    bool
-	visits map[string]int
-	quiet  bool // a DISTRIBUTED map iteration: its events stay out of the parent's history
+	vars   *asl.Scope // its variables (inside those of the frame that started it)
+	// assigned is what the state now running assigned, for its StateExited event.
+	assigned map[string]any
+	visits   map[string]int
+	quiet    bool // a DISTRIBUTED map iteration: its events stay out of the parent's history
 
 	mu     sync.Mutex
 	events []event
@@ -99,6 +108,7 @@ type checkpoint struct {
 	State  string         `json:"state"`
 	Input  any            `json:"input"`
 	Visits map[string]int `json:"visits"`
+	Vars   map[string]any `json:"vars,omitempty"` // the top level's variables
 }
 
 func fail(name, format string, args ...any) *asl.Error { return asl.Errorf(name, format, args...) }
@@ -134,17 +144,20 @@ func (e *Engine) runExecution(ctx context.Context, input json.RawMessage, rep jo
 	}
 	r.smName, _ = e.nameFromARN(r.smARN, "stateMachine")
 	r.input, _ = asl.Decode([]byte(r.inputJSON))
-	m, ds := asl.Parse([]byte(def), nil)
+	m, ds := r.e.parsed(def)
 	if m == nil {
 		return r.close(ctx, StatusFailed, nil, "States.Runtime", invalidDefinition(ds).Error())
 	}
 	r.machine = m
-	r.top = &frame{top: true, visits: map[string]int{}}
+	r.top = &frame{top: true, visits: map[string]int{}, vars: asl.NewScope(nil)}
 	state, in := m.StartAt, r.input
 	if cp.Valid && cp.String != "" {
 		var c checkpoint
 		if err := json.Unmarshal([]byte(cp.String), &c); err == nil && m.States[c.State] != nil {
 			state, in, r.top.visits = c.State, c.Input, c.Visits
+			for k, v := range c.Vars {
+				r.top.vars.Set(k, v)
+			}
 			if r.top.visits == nil {
 				r.top.visits = map[string]int{}
 			}
@@ -180,19 +193,27 @@ func (e *Engine) runExecution(ctx context.Context, input json.RawMessage, rep jo
 	case rctx.Err() != nil && errors.Is(context.Cause(rctx), errExecTimeout):
 		return r.close(ctx, StatusTimedOut, nil, "States.Timeout", fmt.Sprintf("the execution took longer than its TimeoutSeconds (%.0f s)", m.TimeoutSeconds))
 	case ferr != nil:
-		return r.close(ctx, StatusFailed, nil, ferr.Name, ferr.Cause)
+		return r.closeFailed(ctx, ferr)
 	}
 	return r.close(ctx, StatusSucceeded, asl.Encode(out), "", "")
+}
+
+// closeFailed ends the execution FAILED with ferr, whose cause names the state it happened in
+// and that state's StateEntered event when ferr is a runtime error.
+func (r *run) closeFailed(ctx context.Context, ferr *asl.Error) (json.RawMessage, error) {
+	return r.closeWith(ctx, StatusFailed, nil, ferr.Name, ferr.Cause, ferr)
 }
 
 // close writes the buffered history and the execution's outcome, and returns what the job ends
 // with: the output, or an error that names the Step Functions error.
 func (r *run) close(ctx context.Context, status string, output json.RawMessage, errName, cause string) (json.RawMessage, error) {
+	return r.closeWith(ctx, status, output, errName, cause, nil)
+}
+
+func (r *run) closeWith(ctx context.Context, status string, output json.RawMessage, errName, cause string, ferr *asl.Error) (json.RawMessage, error) {
 	ctx = context.WithoutCancel(ctx)
 	evs := r.top.take()
 	now := time.Now().UnixMilli()
-	typ, details := closingEvent(status, output, errName, cause)
-	evs = append(evs, event{typ: typ, at: now, details: details})
 	err := r.e.db.Tx(ctx, func(tx *sql.Tx) error {
 		var st string
 		if err := tx.QueryRow(`SELECT status, last_event_id FROM flow_executions WHERE id=?`, r.execID).Scan(&st, &r.last); err != nil {
@@ -201,6 +222,16 @@ func (r *run) close(ctx context.Context, status string, output json.RawMessage, 
 		if st != StatusRunning {
 			return nil // stopped meanwhile: StopExecution recorded the end
 		}
+		if ferr != nil {
+			for i, ev := range evs { // the ids these events are about to get
+				if ev.id != nil {
+					*ev.id = r.last + int64(i) + 1
+				}
+			}
+			cause = ferr.FullCause()
+		}
+		typ, details := closingEvent(status, output, errName, cause)
+		evs = append(evs, event{typ: typ, at: now, details: details})
 		var out any
 		if output != nil {
 			out = string(output)
@@ -263,7 +294,10 @@ func (r *run) contextObject(s *asl.State, entered time.Time, retryCount int, tok
 		"Execution": map[string]any{"Id": r.arn, "Name": r.name, "Input": r.input, "StartTime": r.start.UTC().Format(time.RFC3339Nano),
 			"RoleArn": r.e.defaultRole(), "RedriveCount": float64(r.redrive)},
 		"StateMachine": map[string]any{"Id": r.smARN, "Name": r.smName},
-		"State":        map[string]any{"Name": s.Name, "EnteredTime": entered.UTC().Format(time.RFC3339Nano), "RetryCount": float64(retryCount)},
+		"State":        map[string]any{"Name": s.Name, "EnteredTime": entered.UTC().Format(time.RFC3339Nano)},
+	}
+	if waits(s.Type) && s.Type != "Wait" { // only states with Retry count their retries
+		c["State"].(map[string]any)["RetryCount"] = float64(retryCount)
 	}
 	if token != "" {
 		c["Task"] = map[string]any{"Token": token}
@@ -290,6 +324,12 @@ func (r *run) progress(msg string) {
 
 func str(v any) string { return string(asl.Encode(v)) }
 
+// located reports whether Step Functions names the state (and its StateEntered event) in the
+// cause of an error of this name.
+func located(name string) bool {
+	return name == "States.Runtime" || name == "States.QueryEvaluationError"
+}
+
 func waits(typ string) bool {
 	switch typ {
 	case "Task", "Wait", "Map", "Parallel":
@@ -313,7 +353,7 @@ func (r *run) runMachine(ctx context.Context, fr *frame, m *asl.Machine, cur str
 			r.visited[cur] = true
 			r.progressMu.Unlock()
 			if waits(s.Type) {
-				if err := r.flush(ctx, &checkpoint{State: cur, Input: in, Visits: fr.visits}); err != nil {
+				if err := r.flush(ctx, &checkpoint{State: cur, Input: in, Visits: fr.visits, Vars: fr.vars.Own()}); err != nil {
 					return nil, fail("States.Runtime", "the checkpoint could not be written: %v", err)
 				}
 				// The job's own history (jobdesk show --history, the window) shows the steps too.
@@ -325,8 +365,12 @@ func (r *run) runMachine(ctx context.Context, fr *frame, m *asl.Machine, cur str
 		fr.visits[cur] = visit + 1
 		key := fmt.Sprintf("%s%s#%d", fr.prefix, cur, visit)
 		entered := time.Now()
+		enteredID := new(int64)
 		if !fr.quiet {
-			fr.add(s.Type+"StateEntered", map[string]any{"stateEnteredEventDetails": map[string]any{"name": cur, "input": str(in)}})
+			fr.mu.Lock()
+			fr.events = append(fr.events, event{typ: s.Type + "StateEntered", at: entered.UnixMilli(), id: enteredID,
+				details: map[string]any{"stateEnteredEventDetails": map[string]any{"name": cur, "input": str(in)}}})
+			fr.mu.Unlock()
 		}
 		if fr.top && waits(s.Type) {
 			// The history shows the state while it runs, not only once it ends.
@@ -334,8 +378,12 @@ func (r *run) runMachine(ctx context.Context, fr *frame, m *asl.Machine, cur str
 				return nil, fail("States.Runtime", "the history could not be written: %v", err)
 			}
 		}
+		fr.assigned = nil
 		out, next, err := r.state(ctx, fr, s, in, key, entered)
 		if err != nil {
+			if located(err.Name) && err.State == "" && !err.Foreign {
+				err.State, err.Entered = cur, enteredID
+			}
 			return nil, err
 		}
 		if !fr.quiet {
@@ -343,14 +391,23 @@ func (r *run) runMachine(ctx context.Context, fr *frame, m *asl.Machine, cur str
 			if len(o) > maxPayload {
 				return nil, fail("States.DataLimitExceeded", "the output of state %q is %d bytes, more than the 256 KiB Step Functions allows", cur, len(o))
 			}
-			fr.add(s.Type+"StateExited", map[string]any{"stateExitedEventDetails": map[string]any{"name": cur, "output": o}})
+			det := map[string]any{"name": cur, "output": o}
+			if len(fr.assigned) > 0 {
+				vs := make(map[string]any, len(fr.assigned))
+				for k, v := range fr.assigned {
+					vs[k] = str(v)
+				}
+				det["assignedVariables"] = vs
+				det["assignedVariablesDetails"] = map[string]any{"truncated": false}
+			}
+			fr.add(s.Type+"StateExited", map[string]any{"stateExitedEventDetails": det})
 		}
 		if next == "" {
 			return out, nil
 		}
 		if fr.top && waits(s.Type) {
 			// A finished Task, Map or Parallel is never run again, also not by a redrive.
-			if err := r.flush(ctx, &checkpoint{State: next, Input: out, Visits: fr.visits}); err != nil {
+			if err := r.flush(ctx, &checkpoint{State: next, Input: out, Visits: fr.visits, Vars: fr.vars.Own()}); err != nil {
 				return nil, fail("States.Runtime", "the checkpoint could not be written: %v", err)
 			}
 		}
@@ -360,6 +417,12 @@ func (r *run) runMachine(ctx context.Context, fr *frame, m *asl.Machine, cur str
 
 // state runs one state and returns its output and the next state ("" at an end).
 func (r *run) state(ctx context.Context, fr *frame, s *asl.State, raw any, key string, entered time.Time) (any, string, *asl.Error) {
+	if s.JSONata {
+		switch s.Type {
+		case "Pass", "Choice", "Succeed", "Fail", "Wait":
+			return r.stateJ(ctx, fr, s, raw, key, entered)
+		}
+	}
 	cobj := r.contextObject(s, entered, 0, "")
 	asErr := func(err error) *asl.Error {
 		var ae *asl.Error
@@ -370,7 +433,7 @@ func (r *run) state(ctx context.Context, fr *frame, s *asl.State, raw any, key s
 	}
 	switch s.Type {
 	case "Pass":
-		eff, err := s.EffectiveInput(raw, cobj)
+		eff, err := s.EffectiveInput(raw, cobj, fr.vars)
 		if err != nil {
 			return nil, "", asErr(err)
 		}
@@ -378,47 +441,65 @@ func (r *run) state(ctx context.Context, fr *frame, s *asl.State, raw any, key s
 		if s.HasResult {
 			result = s.Result
 		}
-		out, err := s.Output(raw, result, cobj)
+		assigned, aerr := r.assignment(fr, s.Assign, result, cobj)
+		if aerr != nil {
+			return nil, "", aerr
+		}
+		out, err := s.Output(raw, result, cobj, fr.vars)
 		if err != nil {
 			return nil, "", asErr(err)
+		}
+		if aerr := r.assign(fr, assigned); aerr != nil {
+			return nil, "", aerr
 		}
 		return out, s.Next, nil
 	case "Choice":
-		v, err := asl.SelectPath(s.InputPath, raw, cobj)
+		v, err := asl.SelectPathVars(s.InputPath, raw, cobj, fr.vars)
 		if err != nil {
 			return nil, "", asErr(err)
 		}
-		next, err := s.Choose(asl.Env{Input: v, Context: cobj})
+		next, rule, err := s.ChooseRule(asl.Env{Input: v, Context: cobj, Vars: fr.vars})
 		if err != nil {
 			return nil, "", asErr(err)
 		}
-		out, err := asl.SelectPath(s.OutputPath, v, cobj)
+		assign := s.Assign
+		if rule != nil {
+			assign = rule.Assign
+		}
+		assigned, aerr := r.assignment(fr, assign, v, cobj)
+		if aerr != nil {
+			return nil, "", aerr
+		}
+		if aerr := r.assign(fr, assigned); aerr != nil {
+			return nil, "", aerr
+		}
+		out, err := asl.SelectPathVars(s.OutputPath, v, cobj, fr.vars)
 		if err != nil {
 			return nil, "", asErr(err)
 		}
 		return out, next, nil
 	case "Succeed":
-		v, err := asl.SelectPath(s.InputPath, raw, cobj)
+		v, err := asl.SelectPathVars(s.InputPath, raw, cobj, fr.vars)
 		if err != nil {
 			return nil, "", asErr(err)
 		}
-		out, err := asl.SelectPath(s.OutputPath, v, cobj)
+		out, err := asl.SelectPathVars(s.OutputPath, v, cobj, fr.vars)
 		if err != nil {
 			return nil, "", asErr(err)
 		}
 		return out, "", nil
 	case "Fail":
 		name, cause := s.Error, s.Cause
-		env := asl.Env{Input: raw, Context: cobj}
+		env := asl.Env{Input: raw, Context: cobj, Vars: fr.vars}
 		if s.ErrorPath != "" {
-			v, err := asl.Expr(s.ErrorPath, env)
+			v, err := env.Field(s.ErrorPath, "ErrorPath")
 			if err != nil {
 				return nil, "", asErr(err)
 			}
 			name, _ = v.(string)
 		}
 		if s.CausePath != "" {
-			v, err := asl.Expr(s.CausePath, env)
+			v, err := env.Field(s.CausePath, "CausePath")
 			if err != nil {
 				return nil, "", asErr(err)
 			}
@@ -426,7 +507,7 @@ func (r *run) state(ctx context.Context, fr *frame, s *asl.State, raw any, key s
 		}
 		return nil, "", &asl.Error{Name: name, Cause: cause}
 	case "Wait":
-		v, err := asl.SelectPath(s.InputPath, raw, cobj)
+		v, err := asl.SelectPathVars(s.InputPath, raw, cobj, fr.vars)
 		if err != nil {
 			return nil, "", asErr(err)
 		}
@@ -437,31 +518,29 @@ func (r *run) state(ctx context.Context, fr *frame, s *asl.State, raw any, key s
 		case s.Timestamp != "":
 			until, _ = asl.ParseTimestamp(s.Timestamp)
 		case s.SecondsPath != "":
-			x, err := asl.Env{Input: v, Context: cobj}.Lookup(s.SecondsPath)
-			if err != nil {
-				return nil, "", asErr(err)
+			secs, ferr := waitSeconds(asl.Env{Input: v, Context: cobj, Vars: fr.vars}, s.SecondsPath)
+			if ferr != nil {
+				return nil, "", ferr
 			}
-			secs, ok := x.(float64)
-			if !ok || secs < 0 {
-				return nil, "", fail("States.Runtime", "SecondsPath %s must name a non-negative number", s.SecondsPath)
-			}
-			until = entered.Add(time.Duration(secs * float64(time.Second)))
+			until = entered.Add(time.Duration(secs) * time.Second)
 		case s.TimestampPath != "":
-			x, err := asl.Env{Input: v, Context: cobj}.Lookup(s.TimestampPath)
-			if err != nil {
-				return nil, "", asErr(err)
-			}
-			ts, _ := x.(string)
-			t, ok := asl.ParseTimestamp(ts)
-			if !ok {
-				return nil, "", fail("States.Runtime", "TimestampPath %s must name an RFC 3339 timestamp", s.TimestampPath)
+			t, ferr := waitTimestamp(asl.Env{Input: v, Context: cobj, Vars: fr.vars}, s.TimestampPath)
+			if ferr != nil {
+				return nil, "", ferr
 			}
 			until = t
+		}
+		assigned, aerr := r.assignment(fr, s.Assign, v, cobj)
+		if aerr != nil {
+			return nil, "", aerr
 		}
 		if err := r.sleep(ctx, key+"/wait", until); err != nil {
 			return nil, "", err
 		}
-		out, err := asl.SelectPath(s.OutputPath, v, cobj)
+		if aerr := r.assign(fr, assigned); aerr != nil {
+			return nil, "", aerr
+		}
+		out, err := asl.SelectPathVars(s.OutputPath, v, cobj, fr.vars)
 		if err != nil {
 			return nil, "", asErr(err)
 		}
@@ -486,16 +565,30 @@ func (r *run) state(ctx context.Context, fr *frame, s *asl.State, raw any, key s
 			result, ferr = r.mapState(ctx, fr, s, raw, cobj, fmt.Sprintf("%s@%d", key, try))
 		}
 		if ferr == nil {
-			out, err := s.Output(raw, result, cobj)
-			if err == nil {
-				return out, s.Next, nil
+			var assigned map[string]any
+			var aerr *asl.Error
+			if s.JSONata {
+				assigned, aerr = r.jassignment(s.J.Assign, asl.JVars(fr.vars, raw, cobj, result, nil, true, false))
+			} else {
+				assigned, aerr = r.assignment(fr, s.Assign, result, cobj)
 			}
-			ferr = asErr(err)
+			out, err := s.Output(raw, result, cobj, fr.vars)
+			if aerr == nil && err == nil {
+				if aerr = r.assign(fr, assigned); aerr == nil {
+					return out, s.Next, nil
+				}
+			}
+			if ferr = aerr; ferr == nil {
+				ferr = asErr(err)
+			}
 		}
 		if ctx.Err() != nil {
 			return nil, "", fail("States.Aborted", "%v", context.Cause(ctx))
 		}
-		if i := s.FindRetry(ferr.Name); i >= 0 && counts[i] < s.Retry[i].MaxAttempts {
+		if i := s.FindRetry(ferr.Name); i >= 0 && counts[i] < s.Retry[i].MaxAttempts && r.direct {
+			r.retriable = true // TestState runs a state once and says whether it would be retried
+			return nil, "", ferr
+		} else if i >= 0 && counts[i] < s.Retry[i].MaxAttempts {
 			delay := s.Retry[i].Delay(counts[i])
 			counts[i]++
 			if err := r.sleep(ctx, fmt.Sprintf("%s@%d/backoff", key, try), time.Now().Add(delay)); err != nil {
@@ -503,15 +596,161 @@ func (r *run) state(ctx context.Context, fr *frame, s *asl.State, raw any, key s
 			}
 			continue
 		}
-		if c := s.FindCatch(ferr.Name); c != nil {
-			out, err := asl.PlaceResult(c.ResultPath, raw, asl.ErrorOutput(ferr.Name, ferr.Cause))
+		if c := s.FindCatch(ferr.Name); c != nil && s.JSONata {
+			errOut := asl.ErrorOutput(ferr.Name, ferr.Cause)
+			vs := asl.JVars(fr.vars, raw, cobj, nil, errOut, false, true)
+			assigned, aerr := r.jassignment(c.JAssign, vs)
+			if aerr != nil {
+				return nil, "", aerr
+			}
+			var out any = errOut
+			if c.JOutput.Present() {
+				v, err := c.JOutput.Eval(vs)
+				if err != nil {
+					return nil, "", asErr(err)
+				}
+				out = v
+			}
+			if aerr := r.assign(fr, assigned); aerr != nil {
+				return nil, "", aerr
+			}
+			r.caught = true
+			return out, c.Next, nil
+		} else if c != nil {
+			errOut := asl.ErrorOutput(ferr.Name, ferr.Cause)
+			assigned, aerr := r.assignment(fr, c.Assign, errOut, cobj)
+			if aerr != nil {
+				return nil, "", aerr
+			}
+			out, err := asl.PlaceResult(c.ResultPath, raw, errOut)
 			if err != nil {
 				return nil, "", asErr(err)
 			}
+			if aerr := r.assign(fr, assigned); aerr != nil {
+				return nil, "", aerr
+			}
+			r.caught = true
 			return out, c.Next, nil
 		}
 		return nil, "", ferr
 	}
+}
+
+// maxVariable is Step Functions' limit on one variable's value, and on all the values one
+// Assign sets; maxVariables is the limit on all the variables of an execution.
+const (
+	maxVariable  = 256 * 1024
+	maxVariables = 10 * 1024 * 1024
+)
+
+// assignment evaluates an Assign field (nil: none) on the value it reads as $: the values it
+// would set, checked against Step Functions' size limits. Nothing is set yet: Assign reads the
+// variables as they were when the state was entered.
+func (r *run) assignment(fr *frame, assign any, input any, cobj map[string]any) (map[string]any, *asl.Error) {
+	if assign == nil {
+		return nil, nil
+	}
+	v, err := asl.Template(assign, asl.Env{Input: input, Context: cobj, Vars: fr.vars})
+	if err != nil {
+		return nil, toASL(err)
+	}
+	vals, _ := v.(map[string]any)
+	return vals, checkSizes(vals)
+}
+
+// jassignment is assignment for a JSONata Assign, evaluated with $states (vars).
+func (r *run) jassignment(assign asl.JTemplate, vars map[string]any) (map[string]any, *asl.Error) {
+	if !assign.Present() {
+		return nil, nil
+	}
+	v, err := assign.Eval(vars)
+	if err != nil {
+		return nil, toASL(err)
+	}
+	vals, _ := v.(map[string]any)
+	return vals, checkSizes(vals)
+}
+
+// checkSizes checks the values one Assign sets against Step Functions' limits.
+func checkSizes(vals map[string]any) *asl.Error {
+	total := 0
+	for k, x := range vals {
+		n := len(str(x))
+		if n > maxVariable {
+			return fail("States.DataLimitExceeded", "The variable '%s' is %d bytes, more than the 256 KiB a variable may hold", k, n)
+		}
+		total += n
+	}
+	if total > maxVariable {
+		return fail("States.DataLimitExceeded", "The variables assigned by one state are %d bytes, more than the 256 KiB one Assign may set", total)
+	}
+	return nil
+}
+
+// assign sets the variables an assignment computed, in the frame's own scope: a Map iteration
+// or a Parallel branch cannot set a variable of the state machine around it.
+func (r *run) assign(fr *frame, vals map[string]any) *asl.Error {
+	if len(vals) == 0 {
+		return nil
+	}
+	for k, x := range vals {
+		if fr.vars.Outer(k) {
+			return fail("States.Runtime", "The variable '%s' belongs to an outer scope and cannot be assigned here", k)
+		}
+		_ = x
+	}
+	for k, x := range vals {
+		fr.vars.Set(k, x)
+	}
+	if fr.top {
+		total := 0
+		for _, x := range fr.vars.Own() {
+			total += len(str(x))
+		}
+		if total > maxVariables {
+			return fail("States.DataLimitExceeded", "The execution's variables are %d bytes, more than the 10 MiB Step Functions allows", total)
+		}
+	}
+	fr.assigned = vals
+	return nil
+}
+
+// waitSeconds reads a Wait state's SecondsPath: a whole, non-negative number of seconds.
+func waitSeconds(env asl.Env, path string) (int64, *asl.Error) {
+	x, err := env.Lookup(path)
+	if err != nil {
+		return 0, fail("States.Runtime", "The SecondsPath parameter does not reference an input value: %s", path)
+	}
+	f, ok := x.(float64)
+	if !ok || f != math.Trunc(f) || math.Abs(f) > 1<<63 {
+		return 0, fail("States.Runtime", "The SecondsPath parameter cannot be parsed as a long value: %s == %s", path, plain(x))
+	}
+	if f < 0 {
+		return 0, fail("States.Runtime", "The SecondsPath parameter references a negative value: %s == %s", path, plain(x))
+	}
+	return int64(f), nil
+}
+
+// waitTimestamp reads a Wait state's TimestampPath: an ISO-8601 timestamp with an offset.
+func waitTimestamp(env asl.Env, path string) (time.Time, *asl.Error) {
+	x, err := env.Lookup(path)
+	if err != nil {
+		return time.Time{}, fail("States.Runtime", "The TimestampPath parameter does not reference an input value: %s", path)
+	}
+	ts, _ := x.(string)
+	t, ok := asl.ParseTimestamp(ts)
+	if !ok {
+		return time.Time{}, fail("States.Runtime", "The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: %s == %s", path, plain(x))
+	}
+	return t, nil
+}
+
+// plain prints a value in a cause: a string as it is, anything else as JSON.
+func plain(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return str(v)
 }
 
 // dedupKey makes a child job's dedup key: unique per execution, redrive, state path, visit
@@ -537,7 +776,7 @@ func (r *run) succeededBefore(ctx context.Context, key string) int64 {
 
 // sleep waits until t durably: a timer job scheduled for t, found again after a restart.
 func (r *run) sleep(ctx context.Context, key string, t time.Time) *asl.Error {
-	if !t.After(time.Now()) {
+	if r.direct || !t.After(time.Now()) {
 		return nil
 	}
 	j, _, err := r.e.q.Enqueue(ctx, queue.Params{Type: TypeTimer, Name: "wait", NotBefore: t, MaxAttempts: 1,
@@ -557,7 +796,7 @@ func (r *run) sleep(ctx context.Context, key string, t time.Time) *asl.Error {
 // task runs a Task state's resource once.
 func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj map[string]any, key string) (any, *asl.Error) {
 	cobj["Task"] = map[string]any{"Token": taskToken(r.dedupKey(key))}
-	eff, err := s.EffectiveInput(raw, cobj)
+	eff, err := s.EffectiveInput(raw, cobj, fr.vars)
 	if err != nil {
 		var ae *asl.Error
 		if errors.As(err, &ae) {
@@ -566,20 +805,43 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 		return nil, fail("States.Runtime", "%v", err)
 	}
 	timeout, heartbeat := s.TimeoutSeconds, s.HeartbeatSeconds
-	env := asl.Env{Input: raw, Context: cobj}
+	env := asl.Env{Input: raw, Context: cobj, Vars: fr.vars}
+	if s.JSONata {
+		vs := asl.JVars(fr.vars, raw, cobj, nil, nil, false, false)
+		if s.J.TimeoutSeconds.Present() {
+			f, err := asl.EvalJNumber(s.J.TimeoutSeconds, vs, true, 1)
+			if err != nil {
+				return nil, toASL(err)
+			}
+			timeout = f
+		}
+		if s.J.HeartbeatSeconds.Present() {
+			f, err := asl.EvalJNumber(s.J.HeartbeatSeconds, vs, true, 1)
+			if err != nil {
+				return nil, toASL(err)
+			}
+			heartbeat = f
+		}
+	}
 	if s.TimeoutSecondsPath != "" {
 		v, err := env.Lookup(s.TimeoutSecondsPath)
+		if err != nil {
+			return nil, toASL(err)
+		}
 		f, ok := v.(float64)
-		if err != nil || !ok || f <= 0 {
-			return nil, fail("States.Runtime", "TimeoutSecondsPath %s must name a positive number", s.TimeoutSecondsPath)
+		if !ok || f <= 0 || f != math.Trunc(f) {
+			return nil, fail("States.Runtime", "The TimeoutSecondsPath field refers to value \"%s\" which is not a valid positive integer: %s", plain(v), s.TimeoutSecondsPath)
 		}
 		timeout = f
 	}
 	if s.HeartbeatSecondsPath != "" {
 		v, err := env.Lookup(s.HeartbeatSecondsPath)
+		if err != nil {
+			return nil, toASL(err)
+		}
 		f, ok := v.(float64)
-		if err != nil || !ok || f <= 0 {
-			return nil, fail("States.Runtime", "HeartbeatSecondsPath %s must name a positive number", s.HeartbeatSecondsPath)
+		if !ok || f <= 0 || f != math.Trunc(f) {
+			return nil, fail("States.Runtime", "The HeartbeatSecondsPath field refers to value \"%s\" which is not a valid positive integer: %s", plain(v), s.HeartbeatSecondsPath)
 		}
 		heartbeat = f
 	}
@@ -626,6 +888,16 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 		return nil, fail("Lambda.ResourceNotFoundException", "%s", cause)
 	}
 	in := asl.Encode(taskInput{Payload: pj, Timeout: timeout, Heartbeat: heartbeat, State: s.Name, Execution: r.arn})
+	var j job.Job
+	if r.direct {
+		f, _ := r.e.funcs.Get(name)
+		out, err := wrap(f.Handler, f.Options.Timeout)(ctx, in, job.ReporterFunc(func(float64, string) {}))
+		j = job.Job{Status: job.Succeeded, Result: out}
+		if err != nil {
+			j = job.Job{Status: job.Failed, Error: job.AsError(err)}
+		}
+		return r.taskOutcome(fr, s, j, name, resType, resName, scheduled, res.kind)
+	}
 	id := r.succeededBefore(ctx, key)
 	if id == 0 {
 		// Committed whatever ctx does meanwhile, so that the task always knows the job it must
@@ -643,7 +915,7 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 			return nil, fail("States.Runtime", "the history could not be written: %v", err)
 		}
 	}
-	j, err := r.e.waitJob(ctx, id)
+	j, err = r.e.waitJob(ctx, id)
 	if err != nil {
 		if c := context.Cause(ctx); errors.Is(c, errSiblingFailed) || errors.Is(c, errExecTimeout) {
 			// Another branch or iteration failed, or the execution ran out of time: stop the task.
@@ -651,6 +923,12 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 		}
 		return nil, fail("States.Aborted", "%v", err)
 	}
+	return r.taskOutcome(fr, s, j, name, resType, resName, scheduled, res.kind)
+}
+
+// taskOutcome turns the finished job of a function Task into the state's result or error,
+// recording the Task events.
+func (r *run) taskOutcome(fr *frame, s *asl.State, j job.Job, name, resType, resName string, scheduled time.Time, kind string) (any, *asl.Error) {
 	started := time.Now()
 	if j.StartedAt != nil && !j.StartedAt.After(started) && j.StartedAt.UnixMilli() >= scheduled.UnixMilli() {
 		started = *j.StartedAt // when the function's job began, not when its end was seen
@@ -669,9 +947,10 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 		if len(j.Result) > maxPayload {
 			return nil, fail("States.DataLimitExceeded", "the output of state %q is larger than 256 KiB", s.Name)
 		}
-		if res.kind == "invoke" {
+		if kind == "invoke" {
 			out = map[string]any{"ExecutedVersion": "$LATEST", "Payload": out, "StatusCode": float64(200)}
 		}
+		r.taskResult = out
 		if !fr.quiet {
 			fr.add("TaskSucceeded", map[string]any{"taskSucceededEventDetails": map[string]any{"resourceType": resType, "resource": resName,
 				"output": str(out), "outputDetails": map[string]any{"truncated": false}}})
@@ -690,7 +969,7 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 		typ, det = "TaskTimedOut", "taskTimedOutEventDetails"
 	}
 	fr.add(typ, map[string]any{det: map[string]any{"resourceType": resType, "resource": resName, "error": name2, "cause": cause}})
-	return nil, &asl.Error{Name: name2, Cause: cause}
+	return nil, &asl.Error{Name: name2, Cause: cause, Foreign: true}
 }
 
 // taskCause is the Cause of a failed function task: the job's coded error as JSON
@@ -772,7 +1051,7 @@ func (e *Engine) Notifications(ctx context.Context, max int) ([]Notification, er
 
 // parallel runs a Parallel state's branches at once; the result is the array of their outputs.
 func (r *run) parallel(ctx context.Context, fr *frame, s *asl.State, raw any, cobj map[string]any, key string) (any, *asl.Error) {
-	eff, err := s.EffectiveInput(raw, cobj)
+	eff, err := s.EffectiveInput(raw, cobj, fr.vars)
 	if err != nil {
 		var ae *asl.Error
 		if errors.As(err, &ae) {
@@ -790,7 +1069,7 @@ func (r *run) parallel(ctx context.Context, fr *frame, s *asl.State, raw any, co
 	var once sync.Once
 	var wg sync.WaitGroup
 	for i, b := range s.Branches {
-		frames[i] = &frame{prefix: fmt.Sprintf("%s/b%d/", key, i), visits: map[string]int{}, quiet: fr.quiet}
+		frames[i] = &frame{prefix: fmt.Sprintf("%s/b%d/", key, i), visits: map[string]int{}, quiet: fr.quiet, vars: asl.NewScope(fr.vars)}
 		wg.Add(1)
 		go func(i int, b *asl.Machine) {
 			defer wg.Done()

@@ -11,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -226,11 +228,11 @@ type childStart struct {
 // mapState runs a Map state: every item through the ItemProcessor, at most MaxConcurrency at a
 // time, finished iterations recorded so that a resumed execution skips them.
 func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, cobj map[string]any, key string) (any, *asl.Error) {
-	v, err := asl.SelectPath(s.InputPath, raw, cobj)
+	v, err := asl.SelectPathVars(s.InputPath, raw, cobj, fr.vars)
 	if err != nil {
 		return nil, toASL(err)
 	}
-	env := asl.Env{Input: v, Context: cobj}
+	env := asl.Env{Input: v, Context: cobj, Vars: fr.vars}
 	distributed := s.ProcessorMode == "DISTRIBUTED"
 	var src itemSource
 	if s.ItemReader != nil {
@@ -239,13 +241,28 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 			return nil, ferr
 		}
 	} else {
-		items, err := env.Lookup(s.ItemsPath)
-		if err != nil {
-			return nil, toASL(err)
+		var items any = v
+		switch {
+		case s.JSONata && s.J.Items.Present():
+			x, err := s.J.Items.Eval(asl.JVars(fr.vars, raw, cobj, nil, nil, false, false))
+			if err != nil {
+				return nil, toASL(err)
+			}
+			if _, ok := x.([]any); !ok {
+				return nil, fail("States.QueryEvaluationError", "The JSONata expression '%s' specified for the field 'Items' returned an unexpected result type. Expected 'array', but was '%s' for value: %s",
+					s.J.Items.Source(), asl.JTypeName(x), str(x))
+			}
+			items = x
+		case !s.JSONata:
+			x, err := env.Lookup(s.ItemsPath)
+			if err != nil {
+				return nil, toASL(err)
+			}
+			items = x
 		}
 		a, ok := items.([]any)
 		if !ok {
-			return nil, fail("States.Runtime", "state %q: ItemsPath %s must name an array", s.Name, s.ItemsPath)
+			return nil, fail("States.Runtime", "Map state input must be an array but was: %s", str(items))
 		}
 		src = arraySource(a)
 	}
@@ -261,10 +278,66 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 	}
 	maxConc := s.MaxConcurrency
 	if s.MaxConcurrencyPath != "" {
-		x, err := env.Lookup(s.MaxConcurrencyPath)
-		if f, ok := x.(float64); err == nil && ok && f >= 0 {
-			maxConc = int(f)
+		n, ferr := pathInteger(env, "MaxConcurrencyPath", s.MaxConcurrencyPath)
+		if ferr != nil {
+			return nil, ferr
 		}
+		if n < 0 {
+			return nil, fail("States.Runtime", "Expected non-negative integer for MaxConcurrency, got '%d' instead.", n)
+		}
+		maxConc = int(min(n, 1<<31))
+	}
+	tolCount, tolPct := s.ToleratedFailureCount, s.ToleratedFailurePercentage
+	if s.JSONata {
+		vs := asl.JVars(fr.vars, raw, cobj, nil, nil, false, false)
+		if s.J.MaxConcurrency.Present() {
+			f, err := asl.EvalJNumber(s.J.MaxConcurrency, vs, true, 0)
+			if err != nil {
+				return nil, toASL(err)
+			}
+			maxConc = int(min(f, 1<<31))
+		}
+		if s.J.ToleratedFailureCount.Present() {
+			f, err := asl.EvalJNumber(s.J.ToleratedFailureCount, vs, true, 0)
+			if err != nil {
+				return nil, toASL(err)
+			}
+			tolCount = int64(f)
+		}
+		if s.J.ToleratedFailurePercentage.Present() {
+			f, err := asl.EvalJNumber(s.J.ToleratedFailurePercentage, vs, false, 0)
+			if err != nil {
+				return nil, toASL(err)
+			}
+			if f > 100 {
+				return nil, fail("States.Runtime", "ToleratedFailurePercentage must be between 0 and 100.")
+			}
+			tolPct = f
+		}
+	}
+	if s.ToleratedFailureCountPath != "" {
+		n, ferr := pathInteger(env, "ToleratedFailureCountPath", s.ToleratedFailureCountPath)
+		if ferr != nil {
+			return nil, ferr
+		}
+		if n < 0 {
+			return nil, fail("States.Runtime", "ToleratedFailureCount cannot be negative.")
+		}
+		tolCount = n
+	}
+	if s.ToleratedFailurePercentagePath != "" {
+		x, err := env.Lookup(s.ToleratedFailurePercentagePath)
+		if err != nil {
+			return nil, toASL(err)
+		}
+		f, ok := x.(float64)
+		if !ok {
+			return nil, fail("States.Runtime", "The ToleratedFailurePercentagePath field refers to value \"%s\" which is not a valid float: %s", plain(x), s.ToleratedFailurePercentagePath)
+		}
+		if f < 0 || f > 100 {
+			return nil, fail("States.Runtime", "ToleratedFailurePercentage must be between 0 and 100.")
+		}
+		tolPct = f
 	}
 	if maxConc <= 0 || maxConc > 256 {
 		maxConc = 256
@@ -296,7 +369,7 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 		err := r.e.db.Tx(ctx, func(tx *sql.Tx) error {
 			_, err := tx.Exec(`INSERT INTO flow_map_runs(arn, exec_id, map_key, status, max_concurrency, tolerated_pct, tolerated_count, start_date)
 				VALUES(?,?,?,'RUNNING',?,?,?,?) ON CONFLICT(arn) DO UPDATE SET status='RUNNING', stop_date=NULL`,
-				mapRunARN, r.execID, key, maxConc, s.ToleratedFailurePercentage, s.ToleratedFailureCount, now)
+				mapRunARN, r.execID, key, maxConc, tolPct, tolCount, now)
 			return err
 		})
 		if err != nil {
@@ -337,14 +410,14 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 		if !distributed {
 			return failed == 0
 		}
-		if s.ToleratedFailureCount > 0 || s.ToleratedFailurePercentage > 0 {
-			if s.ToleratedFailureCount > 0 && failed <= s.ToleratedFailureCount {
+		if tolCount > 0 || tolPct > 0 {
+			if tolCount > 0 && failed <= tolCount {
 				return true
 			}
-			if s.ToleratedFailurePercentage > 0 && total > 0 && src.total > 0 {
-				return float64(failed)*100/float64(src.total) <= s.ToleratedFailurePercentage
+			if tolPct > 0 && total > 0 && src.total > 0 {
+				return float64(failed)*100/float64(src.total) <= tolPct
 			}
-			if s.ToleratedFailurePercentage > 0 && src.total < 0 {
+			if tolPct > 0 && src.total < 0 {
 				return true // decided at the end, when the number of items is known
 			}
 			return false
@@ -400,7 +473,7 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 		go func(i int64, item any) {
 			defer func() { <-sem; wg.Done() }()
 			// A DISTRIBUTED iteration keeps its events for its own child execution's history.
-			sub := &frame{prefix: fmt.Sprintf("%s/%d/", key, i), visits: map[string]int{}, quiet: fr.quiet && !distributed}
+			sub := &frame{prefix: fmt.Sprintf("%s/%d/", key, i), visits: map[string]int{}, quiet: fr.quiet && !distributed, vars: asl.NewScope(fr.vars)}
 			start := time.Now().UnixMilli()
 			itemCtx := make(map[string]any, len(cobj)+1)
 			for k, v := range cobj {
@@ -409,8 +482,14 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 			itemCtx["Map"] = map[string]any{"Item": map[string]any{"Index": float64(i), "Value": item}}
 			in := item
 			var ferr *asl.Error
-			if s.HasItemSelector {
-				x, err := asl.Template(s.ItemSelector, asl.Env{Input: v, Context: itemCtx})
+			if s.JSONata && s.HasItemSelector {
+				x, err := s.J.ItemSelector.Eval(asl.JVars(fr.vars, raw, itemCtx, nil, nil, false, false))
+				if err != nil {
+					ferr = toASL(err)
+				}
+				in = x
+			} else if s.HasItemSelector {
+				x, err := asl.Template(s.ItemSelector, asl.Env{Input: v, Context: itemCtx, Vars: fr.vars})
 				if err != nil {
 					ferr = toASL(err)
 				}
@@ -546,6 +625,24 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 	}
 	fr.add("MapStateSucceeded", nil)
 	return result, nil
+}
+
+// pathInteger reads an integer through a Map field's path (MaxConcurrencyPath,
+// ToleratedFailureCountPath), failing as Step Functions does when the value is not one.
+func pathInteger(env asl.Env, field, path string) (int64, *asl.Error) {
+	x, err := env.Lookup(path)
+	if err != nil {
+		return 0, toASL(err)
+	}
+	f, ok := x.(float64)
+	if s, isStr := x.(string); isStr {
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		f, ok = float64(n), err == nil
+	}
+	if !ok || f != math.Trunc(f) || math.Abs(f) > 1<<62 {
+		return 0, fail("States.Runtime", "The %s field refers to value \"%s\" which is not a valid integer: %s", field, plain(x), path)
+	}
+	return int64(f), nil
 }
 
 func toASL(err error) *asl.Error {

@@ -10,19 +10,25 @@ import (
 // Choose returns the Next of the first matching rule, the Default, or a States.NoChoiceMatched
 // error.
 func (s *State) Choose(env Env) (string, error) {
+	next, _, err := s.ChooseRule(env)
+	return next, err
+}
+
+// ChooseRule is Choose that also returns the matching rule (nil when the Default is taken).
+func (s *State) ChooseRule(env Env) (string, *Rule, error) {
 	for i := range s.Choices {
 		ok, err := s.Choices[i].Eval(env)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if ok {
-			return s.Choices[i].Next, nil
+			return s.Choices[i].Next, &s.Choices[i], nil
 		}
 	}
 	if s.Default != "" {
-		return s.Default, nil
+		return s.Default, nil, nil
 	}
-	return "", Errorf("States.NoChoiceMatched", "no choice rule matched and there is no Default in state %q", s.Name)
+	return "", nil, Errorf("States.NoChoiceMatched", "no choice rule matched and there is no Default in state %q", s.Name)
 }
 
 // Eval evaluates the rule. Comparisons are type-sensitive: a value of another type never
@@ -57,9 +63,9 @@ func (r *Rule) Eval(env Env) (bool, error) {
 			return false, Errorf("States.Runtime", "%v", err)
 		}
 	}
-	doc := env.Input
-	if vp.context {
-		doc = env.Context
+	doc, derr := env.doc(vp)
+	if derr != nil {
+		return false, derr
 	}
 	v, found := vp.Get(doc)
 	if !vp.single {
@@ -75,9 +81,9 @@ func (r *Rule) Eval(env Env) (bool, error) {
 				return false, Errorf("States.Runtime", "%v", err)
 			}
 		}
-		d := env.Input
-		if p.context {
-			d = env.Context
+		d, derr := env.doc(p)
+		if derr != nil {
+			return false, derr
 		}
 		w, ok := p.Get(d)
 		if !ok {

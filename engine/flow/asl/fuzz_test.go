@@ -6,7 +6,7 @@ import (
 
 // FuzzPath: any path text either fails to parse or evaluates (and sets) without panicking.
 func FuzzPath(f *testing.F) {
-	for _, s := range []string{"$", "$.a.b[0]", "$['x y'][1:3]", "$..id", "$.a[*].b", "$$.Map.Item.Value", "$[-1]", "$.a[", "$['"} {
+	for _, s := range []string{"$", "$.a.b[0]", "$['x y'][1:3]", "$..id", "$.a[*].b", "$$.Map.Item.Value", "$[-1]", "$.a[", "$['", "$.a.b[?(@.id == 3)]", "$..b[?(@ != 'x')]", "$.a.b[?(@.id)]", "$v.a[0]", "$[?(@.k <= 2)].k"} {
 		f.Add(s, `{"a":{"b":[1,2,{"id":3}]},"x y":[0,1,2,3]}`)
 	}
 	f.Fuzz(func(t *testing.T, path, doc string) {
@@ -66,6 +66,9 @@ func FuzzParse(f *testing.F) {
 	f.Add(`{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"r","Retry":[{"ErrorEquals":["States.ALL"],"MaxAttempts":0}],"Catch":[{"ErrorEquals":["X"],"Next":"T"}],"End":true}}}`)
 	f.Add(`{"StartAt":"P","States":{"P":{"Type":"Parallel","Branches":[{"StartAt":"F","States":{"F":{"Type":"Fail"}}}],"End":true}}}`)
 	f.Add(`[1,2]`)
+	f.Add(`{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"x":"{% $states.input.a %}"},"Output":{"y":"{% $x + 1 %}"},"Next":"C"},"C":{"Type":"Choice","Choices":[{"Condition":"{% $x > 1 %}","Next":"M"}],"Default":"M"},"M":{"Type":"Map","Items":"{% [1,2] %}","ItemProcessor":{"StartAt":"I","States":{"I":{"Type":"Pass","End":true}}},"End":true}}}`)
+	f.Add(`{"StartAt":"A","States":{"A":{"Type":"Pass","QueryLanguage":"JSONata","Output":"{% $states.input.[ %}","End":true}}}`)
+	f.Add(`{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"v.$":"$.a[?(@.b == 1)]"},"Parameters":{"w.$":"$v"},"End":true}}}`)
 	f.Fuzz(func(t *testing.T, def string) {
 		m, ds := Parse([]byte(def), nil)
 		if m == nil {

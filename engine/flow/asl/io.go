@@ -3,32 +3,51 @@ package asl
 // SelectPath applies an InputPath or OutputPath: "" (null) gives an empty object, "$" the value
 // itself.
 func SelectPath(path string, v any, ctx any) (any, error) {
+	return SelectPathVars(path, v, ctx, nil)
+}
+
+// SelectPathVars is SelectPath where the path may read the variables in vars.
+func SelectPathVars(path string, v any, ctx any, vars *Scope) (any, error) {
 	switch path {
 	case "":
 		return map[string]any{}, nil
 	case "$":
 		return v, nil
 	}
-	return Env{Input: v, Context: ctx}.Lookup(path)
+	return Env{Input: v, Context: ctx, Vars: vars}.Lookup(path)
 }
 
-// EffectiveInput applies InputPath, then Parameters, to a state's raw input.
-func (s *State) EffectiveInput(raw any, ctx any) (any, error) {
-	v, err := SelectPath(s.InputPath, raw, ctx)
+// EffectiveInput applies InputPath, then Parameters, to a state's raw input; in a JSONata
+// state it evaluates Arguments (none: the raw input).
+func (s *State) EffectiveInput(raw any, ctx any, vars *Scope) (any, error) {
+	if s.JSONata {
+		if !s.J.Arguments.Present() {
+			return raw, nil
+		}
+		return s.J.Arguments.Eval(JVars(vars, raw, ctx, nil, nil, false, false))
+	}
+	v, err := SelectPathVars(s.InputPath, raw, ctx, vars)
 	if err != nil {
 		return nil, err
 	}
 	if s.HasParameters {
-		return Template(s.Parameters, Env{Input: v, Context: ctx})
+		return Template(s.Parameters, Env{Input: v, Context: ctx, Vars: vars})
 	}
 	return v, nil
 }
 
-// Output applies ResultSelector, ResultPath and OutputPath to a state's result.
-func (s *State) Output(raw, result any, ctx any) (any, error) {
+// Output applies ResultSelector, ResultPath and OutputPath to a state's result; in a JSONata
+// state it evaluates Output (none: the result).
+func (s *State) Output(raw, result any, ctx any, vars *Scope) (any, error) {
+	if s.JSONata {
+		if !s.J.Output.Present() {
+			return result, nil
+		}
+		return s.J.Output.Eval(JVars(vars, raw, ctx, result, nil, true, false))
+	}
 	if s.HasResultSelector {
 		var err error
-		if result, err = Template(s.ResultSelector, Env{Input: result, Context: ctx}); err != nil {
+		if result, err = Template(s.ResultSelector, Env{Input: result, Context: ctx, Vars: vars}); err != nil {
 			return nil, err
 		}
 	}
@@ -36,7 +55,7 @@ func (s *State) Output(raw, result any, ctx any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return SelectPath(s.OutputPath, merged, ctx)
+	return SelectPathVars(s.OutputPath, merged, ctx, vars)
 }
 
 // PlaceResult applies a ResultPath: "" (null) keeps the input, "$" replaces it, another

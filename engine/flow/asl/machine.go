@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -32,6 +33,13 @@ type State struct {
 	HasResultSelector     bool
 	Result                any
 	HasResult             bool
+	Assign                any // the Assign field (nil when absent): variables the state sets
+
+	// QueryLanguage is the state's query language (its own or the state machine's); JSONata
+	// says it is JSONata, and then the J fields below hold its compiled fields.
+	QueryLanguage string
+	JSONata       bool
+	J             *JFields
 
 	// Task
 	Resource             string
@@ -60,20 +68,30 @@ type State struct {
 	Branches []*Machine
 
 	// Map
-	Processor                  *Machine
-	ProcessorMode              string // INLINE or DISTRIBUTED
-	ItemsPath                  string
-	ItemSelector               any
-	HasItemSelector            bool
-	MaxConcurrency             int
-	MaxConcurrencyPath         string
-	ToleratedFailurePercentage float64
-	ToleratedFailureCount      int64
-	HasTolerance               bool
-	ItemReader                 *ItemReader
-	ItemBatcher                *ItemBatcher
-	ResultWriter               *ResultWriter
-	Label                      string
+	Processor                      *Machine
+	ProcessorMode                  string // INLINE or DISTRIBUTED
+	ItemsPath                      string
+	ItemSelector                   any
+	HasItemSelector                bool
+	MaxConcurrency                 int
+	MaxConcurrencyPath             string
+	ToleratedFailurePercentage     float64
+	ToleratedFailureCount          int64
+	HasTolerance                   bool
+	ToleratedFailureCountPath      string
+	ToleratedFailurePercentagePath string
+	ItemReader                     *ItemReader
+	ItemBatcher                    *ItemBatcher
+	ResultWriter                   *ResultWriter
+	Label                          string
+}
+
+// JFields are a JSONata state's compiled fields; an absent field is a zero JTemplate.
+type JFields struct {
+	Arguments, Output, Assign, Items, ItemSelector                    JTemplate
+	TimeoutSeconds, HeartbeatSeconds                                  JTemplate
+	MaxConcurrency, ToleratedFailureCount, ToleratedFailurePercentage JTemplate
+	Seconds, Timestamp, Error, Cause                                  JTemplate
 }
 
 // Retrier is one entry of a Retry field.
@@ -91,6 +109,9 @@ type Catcher struct {
 	ErrorEquals []string
 	Next        string
 	ResultPath  string // "" means null
+	Assign      any    // variables set when the catcher is taken (nil when absent)
+	// In a JSONata state: the catcher's Output and Assign.
+	JOutput, JAssign JTemplate
 }
 
 // ItemReader reads a Map's items from a file (a local path in Parameters.Key, with
@@ -119,14 +140,17 @@ type ResultWriter struct {
 
 // Rule is one Choice rule (or a nested rule of And/Or/Not).
 type Rule struct {
-	Variable  string
-	Op        string // StringEquals, NumericLessThanPath, IsPresent, …
-	Value     any
-	And, Or   []Rule
-	Not       *Rule
-	Next      string
-	valuePath *Path
-	variable  *Path
+	Variable string
+	Op       string // StringEquals, NumericLessThanPath, IsPresent, …
+	Value    any
+	And, Or  []Rule
+	Not      *Rule
+	Next     string
+	Assign   any // a top-level rule's variables, set when it matches (nil when absent)
+	// In a JSONata state: the rule's Condition, Output and Assign.
+	Condition, JOutput, JAssign JTemplate
+	valuePath                   *Path
+	variable                    *Path
 }
 
 // Diagnostic is one problem found while parsing a definition.
@@ -138,17 +162,31 @@ var stateTypes = map[string]bool{"Task": true, "Pass": true, "Choice": true, "Wa
 	"Fail": true, "Parallel": true, "Map": true}
 
 var allowedFields = map[string][]string{
-	"common":   {"Type", "Comment"},
-	"Task":     {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Resource", "TimeoutSeconds", "TimeoutSecondsPath", "HeartbeatSeconds", "HeartbeatSecondsPath", "Retry", "Catch", "Credentials"},
-	"Pass":     {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "Result"},
-	"Choice":   {"InputPath", "OutputPath", "Choices", "Default"},
-	"Wait":     {"Next", "End", "InputPath", "OutputPath", "Seconds", "Timestamp", "SecondsPath", "TimestampPath"},
+	"common":   {"Type", "Comment", "QueryLanguage"},
+	"Task":     {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Resource", "TimeoutSeconds", "TimeoutSecondsPath", "HeartbeatSeconds", "HeartbeatSecondsPath", "Retry", "Catch", "Credentials"},
+	"Pass":     {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "Result"},
+	"Choice":   {"Assign", "InputPath", "OutputPath", "Choices", "Default"},
+	"Wait":     {"Assign", "Next", "End", "InputPath", "OutputPath", "Seconds", "Timestamp", "SecondsPath", "TimestampPath"},
 	"Succeed":  {"InputPath", "OutputPath"},
 	"Fail":     {"Error", "Cause", "ErrorPath", "CausePath"},
-	"Parallel": {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Retry", "Catch", "Branches"},
-	"Map": {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Retry", "Catch", "Iterator", "ItemProcessor",
+	"Parallel": {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Retry", "Catch", "Branches"},
+	"Map": {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Retry", "Catch", "Iterator", "ItemProcessor",
 		"ItemsPath", "ItemSelector", "MaxConcurrency", "MaxConcurrencyPath", "ToleratedFailurePercentage", "ToleratedFailurePercentagePath",
 		"ToleratedFailureCount", "ToleratedFailureCountPath", "ItemReader", "ItemBatcher", "ResultWriter", "Label"},
+}
+
+// jsonataFields are the fields of each state type when its query language is JSONata.
+var jsonataFields = map[string][]string{
+	"common":   {"Type", "Comment", "QueryLanguage"},
+	"Task":     {"Next", "End", "Arguments", "Output", "Assign", "Resource", "TimeoutSeconds", "HeartbeatSeconds", "Retry", "Catch", "Credentials"},
+	"Pass":     {"Next", "End", "Output", "Assign"},
+	"Choice":   {"Choices", "Default", "Output", "Assign"},
+	"Wait":     {"Next", "End", "Seconds", "Timestamp", "Output", "Assign"},
+	"Succeed":  {"Output"},
+	"Fail":     {"Error", "Cause"},
+	"Parallel": {"Next", "End", "Arguments", "Output", "Assign", "Retry", "Catch", "Branches"},
+	"Map": {"Next", "End", "Output", "Assign", "Retry", "Catch", "Iterator", "ItemProcessor", "Items", "ItemSelector", "MaxConcurrency",
+		"ToleratedFailurePercentage", "ToleratedFailureCount", "ItemReader", "ItemBatcher", "ResultWriter", "Label"},
 }
 
 var operators = map[string]string{ // operator → value kind
@@ -166,10 +204,16 @@ var operators = map[string]string{ // operator → value kind
 type parser struct {
 	diags    []Diagnostic
 	resolver func(string) error
+	lang     string // the state machine's query language: JSONPath (the default) or JSONata
+	inState  string // the state being parsed, named in its diagnostics
 }
 
 func (p *parser) errf(loc, code, format string, args ...any) {
-	p.diags = append(p.diags, Diagnostic{Code: code, Message: fmt.Sprintf(format, args...), Location: loc, Severity: "ERROR"})
+	msg := fmt.Sprintf(format, args...)
+	if p.inState != "" && !strings.HasPrefix(msg, "state ") {
+		msg = fmt.Sprintf("state %q: %s", p.inState, msg) // every diagnostic names its state
+	}
+	p.diags = append(p.diags, Diagnostic{Code: code, Message: msg, Location: loc, Severity: "ERROR"})
 }
 
 func (p *parser) warnf(loc, code, format string, args ...any) {
@@ -195,10 +239,14 @@ func Parse(definition []byte, resolver func(resource string) error) (m *Machine,
 	if !ok {
 		return nil, []Diagnostic{{Code: "SCHEMA_VALIDATION_FAILED", Message: "the definition must be a JSON object", Location: "/", Severity: "ERROR"}}
 	}
-	if ql, ok := obj["QueryLanguage"].(string); ok && ql != "JSONPath" {
-		return nil, []Diagnostic{{Code: "SCHEMA_VALIDATION_FAILED", Message: "only the JSONPath query language is supported", Location: "/QueryLanguage", Severity: "ERROR"}}
+	p := &parser{resolver: resolver, lang: JSONPath}
+	if v, ok := obj["QueryLanguage"]; ok {
+		if ql, _ := v.(string); ql == JSONPath || ql == JSONata {
+			p.lang = ql
+		} else {
+			return nil, []Diagnostic{{Code: "SCHEMA_VALIDATION_FAILED", Message: "The field 'QueryLanguage' should have one of these values: [JSONPath, JSONata]", Location: "/QueryLanguage", Severity: "ERROR"}}
+		}
 	}
-	p := &parser{resolver: resolver}
 	m = p.machine(obj, "")
 	for _, d := range p.diags {
 		if d.Severity == "ERROR" {
@@ -342,7 +390,9 @@ func (p *parser) path(obj map[string]any, key, loc string, reference, allowNull 
 		p.errf(loc+"/"+key, "SCHEMA_VALIDATION_FAILED", "%s must be a JSONPath string or null", key)
 		return "$"
 	}
-	p.checkPath(s, loc+"/"+key, reference)
+	if pp := p.checkPath(s, loc+"/"+key, reference); pp != nil && pp.variable != "" && key == "ResultPath" {
+		p.errf(loc+"/"+key, "INVALID_REFERENCE_PATH", "ResultPath: %q names a variable; a result can only be placed in the input", s)
+	}
 	return s
 }
 
@@ -408,21 +458,47 @@ func (p *parser) checkTemplate(t any, loc string) {
 
 func (p *parser) state(name string, obj map[string]any, loc string) *State {
 	s := &State{Name: name}
+	p.inState = name
+	defer func() { p.inState = "" }()
 	typ, _ := obj["Type"].(string)
 	if !stateTypes[typ] {
 		p.errf(loc+"/Type", "SCHEMA_VALIDATION_FAILED", "state %q: Type %q is not a state type (Task, Pass, Choice, Wait, Succeed, Fail, Parallel, Map)", name, obj["Type"])
 		return nil
 	}
 	s.Type = typ
+	s.QueryLanguage = p.lang
+	if v, ok := obj["QueryLanguage"]; ok {
+		switch ql, _ := v.(string); {
+		case ql == JSONPath && p.lang == JSONata:
+			p.errf(loc+"/QueryLanguage", "SCHEMA_VALIDATION_FAILED", "'QueryLanguage' can not be 'JSONPath' if set to 'JSONata' for whole state machine")
+		case ql == JSONPath || ql == JSONata:
+			s.QueryLanguage = ql
+		default:
+			p.errf(loc+"/QueryLanguage", "SCHEMA_VALIDATION_FAILED", "The field 'QueryLanguage' should have one of these values: [JSONPath, JSONata]")
+		}
+	}
+	s.JSONata = s.QueryLanguage == JSONata
+	fields := allowedFields
+	if s.JSONata {
+		fields = jsonataFields
+	}
 	allowed := map[string]bool{}
-	for _, f := range allowedFields["common"] {
+	for _, f := range fields["common"] {
 		allowed[f] = true
 	}
-	for _, f := range allowedFields[typ] {
+	for _, f := range fields[typ] {
 		allowed[f] = true
 	}
 	for k := range obj {
 		if !allowed[k] {
+			if s.JSONata && slices.Contains(allowedFields[typ], k) {
+				p.errf(loc+"/"+k, "SCHEMA_VALIDATION_FAILED", "state %q: the field '%s' is not supported when the query language is JSONata (use Arguments, Output and Assign)", name, k)
+				continue
+			}
+			if !s.JSONata && slices.Contains(jsonataFields[typ], k) {
+				p.errf(loc+"/"+k, "SCHEMA_VALIDATION_FAILED", "state %q: the field '%s' is only supported when the query language is JSONata", name, k)
+				continue
+			}
 			p.errf(loc+"/"+k, "SCHEMA_VALIDATION_FAILED", "state %q: field %s is not allowed in a %s state", name, k, typ)
 		}
 	}
@@ -434,6 +510,11 @@ func (p *parser) state(name string, obj map[string]any, loc string) *State {
 			p.errf(loc+"/End", "SCHEMA_VALIDATION_FAILED", "End must be true or false")
 		}
 		s.End = b
+	}
+	if s.JSONata {
+		s.InputPath, s.OutputPath, s.ResultPath = "$", "$", "$"
+		p.jsonataState(s, obj, loc)
+		return s
 	}
 	switch typ {
 	case "Task", "Pass", "Wait", "Parallel", "Map":
@@ -462,6 +543,9 @@ func (p *parser) state(name string, obj map[string]any, loc string) *State {
 	}
 	if v, ok := obj["Result"]; ok {
 		s.Result, s.HasResult = v, true
+	}
+	if v, ok := obj["Assign"]; ok {
+		s.Assign = p.assign(v, loc+"/Assign")
 	}
 	s.Retry = p.retriers(obj["Retry"], loc+"/Retry")
 	s.Catch = p.catchers(obj["Catch"], loc+"/Catch")
@@ -592,6 +676,14 @@ func (p *parser) mapState(s *State, obj map[string]any, loc string) {
 	}
 	if _, ok := obj["MaxConcurrencyPath"]; ok {
 		s.MaxConcurrencyPath = p.path(obj, "MaxConcurrencyPath", loc, true, false)
+	}
+	if _, ok := obj["ToleratedFailureCountPath"]; ok {
+		s.ToleratedFailureCountPath = p.path(obj, "ToleratedFailureCountPath", loc, true, false)
+		s.HasTolerance = true
+	}
+	if _, ok := obj["ToleratedFailurePercentagePath"]; ok {
+		s.ToleratedFailurePercentagePath = p.path(obj, "ToleratedFailurePercentagePath", loc, true, false)
+		s.HasTolerance = true
 	}
 	if v, ok := obj["ToleratedFailurePercentage"]; ok {
 		s.ToleratedFailurePercentage = p.posNumber(v, loc+"/ToleratedFailurePercentage", false)
@@ -766,6 +858,9 @@ func (p *parser) catchers(v any, loc string) []Catcher {
 			p.errf(l+"/Next", "SCHEMA_VALIDATION_FAILED", "a catcher needs Next")
 		}
 		c.ResultPath = p.path(o, "ResultPath", l, true, true)
+		if v, ok := o["Assign"]; ok {
+			c.Assign = p.assign(v, l+"/Assign")
+		}
 		if i < len(list)-1 && len(c.ErrorEquals) == 1 && c.ErrorEquals[0] == "States.ALL" {
 			p.errf(l+"/ErrorEquals", "SCHEMA_VALIDATION_FAILED", "a catcher with States.ALL must be the last one")
 		}
@@ -793,6 +888,11 @@ func (p *parser) rule(v any, loc string, top bool) Rule {
 	for k, x := range o {
 		switch k {
 		case "Next", "Comment", "Variable":
+		case "Assign":
+			if !top {
+				p.errf(loc+"/Assign", "SCHEMA_VALIDATION_FAILED", "a nested choice rule must not have Assign")
+			}
+			r.Assign = p.assign(x, loc+"/Assign")
 		case "And", "Or":
 			n++
 			list, ok := x.([]any)
@@ -862,6 +962,38 @@ func (p *parser) rule(v any, loc string, top bool) Rule {
 		}
 	}
 	return r
+}
+
+// assign checks an Assign field: an object whose keys are variable names (ending in ".$" when
+// the value is a path or an intrinsic function).
+func (p *parser) assign(v any, loc string) any {
+	o, ok := v.(map[string]any)
+	if !ok {
+		p.errf(loc, "SCHEMA_VALIDATION_FAILED", "Assign must be an object of variable names and values")
+		return nil
+	}
+	for k := range o {
+		name := strings.TrimSuffix(k, ".$")
+		if !ValidVariableName(name) {
+			p.errf(loc+"/"+k, "INVALID_VARIABLE_NAME", "state %q: %q is not a valid variable name (a letter or _ first, then letters, digits or _, at most 80 characters; \"states\" is reserved)", p.inState, name)
+		}
+	}
+	p.checkTemplate(o, loc)
+	return o
+}
+
+// ValidVariableName reports whether name may name a workflow variable.
+func ValidVariableName(name string) bool {
+	if name == "" || len(name) > 80 || name == "states" || !isNameStart(name[0]) {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		c := name[i]
+		if !isNameStart(c) && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseTimestamp parses an RFC 3339 timestamp as Step Functions accepts it.

@@ -1,7 +1,9 @@
 // Package asl is the pure part of JobDesk's Amazon States Language engine: parsing and
-// validating definitions, the JSONPath subset ASL uses, Parameters / ResultSelector templates
-// with ".$" keys, the intrinsic functions, Choice rules, ResultPath and Retry/Catch matching. It
-// does no I/O, so it is fast, deterministic and fuzzed; engine/flow runs it durably.
+// validating definitions in both query languages (JSONPath and JSONata), the JSONPath subset ASL
+// uses (with filters and $variable references), Parameters / ResultSelector / Assign templates
+// with ".$" keys, JSONata field templates ("{% … %}"), the intrinsic functions, Choice rules,
+// workflow variable scopes, ResultPath and Retry/Catch matching. It does no I/O, so it is fast,
+// deterministic and fuzzed; engine/flow runs it durably.
 package asl
 
 import (
@@ -12,10 +14,11 @@ import (
 
 // Path is a compiled JSONPath: "$" followed by steps (names, indices, wildcards, slices).
 type Path struct {
-	src     string
-	context bool // $$ (the context object)
-	steps   []step
-	single  bool // no wildcard, slice or deep scan: a reference path
+	src      string
+	context  bool   // $$ (the context object)
+	variable string // $name: the path reads the variable name
+	steps    []step
+	single   bool // no wildcard, slice or deep scan: a reference path
 }
 
 type stepKind int
@@ -26,6 +29,7 @@ const (
 	stWild
 	stSlice
 	stDeep
+	stFilter
 )
 
 type step struct {
@@ -34,6 +38,7 @@ type step struct {
 	index        int
 	lo, hi       int
 	hasLo, hasHi bool
+	filter       *filter
 }
 
 // String returns the source text.
@@ -45,6 +50,56 @@ func (p *Path) Context() bool { return p.context }
 // Reference reports whether the path names at most one node (no wildcard, slice or deep scan).
 func (p *Path) Reference() bool { return p.single }
 
+// Variable returns the name of the variable the path reads ("" when it reads the input or the
+// context object).
+func (p *Path) Variable() string { return p.variable }
+
+// Notation prints the path's steps as Step Functions does in a cause: $['a']['b'][0].
+func (p *Path) Notation() string { return p.notation(len(p.steps)) }
+
+// missingAt is the index of the step of a reference path that finds nothing in doc (-1 when
+// every step finds something, or the path is no reference path).
+func (p *Path) missingAt(doc any) int {
+	if !p.single {
+		return -1
+	}
+	cur := doc
+	for i, st := range p.steps {
+		one := &Path{steps: []step{st}, single: true}
+		v, ok := one.Get(cur)
+		if !ok {
+			return i
+		}
+		cur = v
+	}
+	return -1
+}
+
+// notation prints the first n steps (see Notation).
+func (p *Path) notation(n int) string {
+	var b strings.Builder
+	b.WriteString("$")
+	for _, st := range p.steps[:n] {
+		switch st.kind {
+		case stName:
+			b.WriteString("['" + st.name + "']")
+		case stIndex:
+			b.WriteString("[" + strconv.Itoa(st.index) + "]")
+		case stWild:
+			b.WriteString("[*]")
+		case stDeep:
+			b.WriteString("..")
+		case stSlice, stFilter:
+			b.WriteString("[?]")
+		}
+	}
+	return b.String()
+}
+
+func isNameStart(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
 // ParsePath compiles a JSONPath starting with "$" (or "$$" for the context object).
 func ParsePath(s string) (*Path, error) {
 	p := &Path{src: s, single: true}
@@ -55,6 +110,12 @@ func ParsePath(s string) (*Path, error) {
 	if strings.HasPrefix(s, "$$") {
 		p.context = true
 		i = 2
+	} else if len(s) > 1 && isNameStart(s[1]) {
+		j := 1
+		for j < len(s) && (isNameStart(s[j]) || s[j] >= '0' && s[j] <= '9') {
+			j++
+		}
+		p.variable, i = s[1:j], j
 	}
 	for i < len(s) {
 		switch s[i] {
@@ -85,6 +146,16 @@ func ParsePath(s string) (*Path, error) {
 			p.steps = append(p.steps, step{kind: stName, name: name})
 			i = j
 		case '[':
+			if strings.HasPrefix(s[i:], "[?(") {
+				f, n, err := parseFilter(s, i)
+				if err != nil {
+					return nil, err
+				}
+				p.steps = append(p.steps, step{kind: stFilter, filter: f})
+				p.single = false
+				i = n
+				continue
+			}
 			end := strings.IndexByte(s[i:], ']')
 			if i+1 < len(s) && (s[i+1] == '\'' || s[i+1] == '"') {
 				q := s[i+1]
@@ -242,6 +313,19 @@ func apply(st step, n any, out []any) []any {
 				out = append(out, a[i])
 			}
 		}
+	case stFilter:
+		switch v := n.(type) {
+		case []any:
+			for _, c := range v {
+				if st.filter.match(c) {
+					out = append(out, c)
+				}
+			}
+		case map[string]any:
+			if st.filter.match(v) {
+				out = append(out, v)
+			}
+		}
 	case stDeep:
 		out = append(out, n)
 		switch v := n.(type) {
@@ -262,7 +346,7 @@ func apply(st step, n any, out []any) []any {
 // ResultPath does. Setting "$" returns value. The input is not modified: maps on the way are
 // copied.
 func (p *Path) Set(doc, value any) (any, error) {
-	if !p.single || p.context {
+	if !p.single || p.context || p.variable != "" {
 		return nil, fmt.Errorf("ResultPath %q must be a reference path", p.src)
 	}
 	return setSteps(doc, p.steps, value, p.src)

@@ -25,6 +25,23 @@ import (
 type Error struct {
 	Name  string
 	Cause string
+	// State is the state a States.Runtime or States.QueryEvaluationError happened in, and
+	// Entered the id of its StateEntered history event once that is known (0 before); Step
+	// Functions names both at the start of the execution's cause (FullCause).
+	State   string
+	Entered *int64
+	// Foreign marks an error a task's own code raised (whatever its name): its cause is the
+	// task's and names no state.
+	Foreign bool
+}
+
+// FullCause is the cause as the failed execution shows it: for an error located in a state,
+// "An error occurred while executing the state 'X' (entered at the event id #N). " first.
+func (e *Error) FullCause() string {
+	if e.State == "" || e.Entered == nil || *e.Entered == 0 {
+		return e.Cause
+	}
+	return fmt.Sprintf("An error occurred while executing the state '%s' (entered at the event id #%d). %s", e.State, *e.Entered, e.Cause)
 }
 
 // Error prints "Name: Cause".
@@ -35,10 +52,27 @@ func Errorf(name, format string, args ...any) *Error {
 	return &Error{Name: name, Cause: fmt.Sprintf(format, args...)}
 }
 
-// Env is what templates and paths read: the effective input ($) and the context object ($$).
+// Env is what templates and paths read: the effective input ($), the context object ($$) and
+// the variables in scope ($name).
 type Env struct {
 	Input   any
 	Context any
+	Vars    *Scope
+}
+
+// doc is the document p reads: the input, the context object or a variable's value.
+func (env Env) doc(p *Path) (any, error) {
+	switch {
+	case p.variable != "":
+		v, ok := env.Vars.Get(p.variable)
+		if !ok {
+			return nil, Errorf("States.Runtime", "The variable '$%s' could not be found", p.variable)
+		}
+		return v, nil
+	case p.context:
+		return env.Context, nil
+	}
+	return env.Input, nil
 }
 
 // Lookup evaluates a path (on $ or $$). A missing reference path is States.Runtime, as in Step
@@ -53,15 +87,46 @@ func (env Env) Lookup(src string) (any, error) {
 
 // Eval evaluates a compiled path.
 func (env Env) Eval(p *Path) (any, error) {
-	doc := env.Input
-	if p.context {
-		doc = env.Context
+	doc, err := env.doc(p)
+	if err != nil {
+		return nil, err
 	}
 	v, ok := p.Get(doc)
 	if !ok {
-		return nil, Errorf("States.Runtime", "the JSONPath %s could not be found in the input %s", p.src, compact(doc))
+		if i := p.missingAt(doc); i >= 0 && i < len(p.steps)-1 {
+			return nil, Errorf("States.Runtime", "Invalid path '%s' : Missing property in path %s", p.src, p.notation(i+1))
+		}
+		return nil, Errorf("States.Runtime", "Invalid path '%s' : No results for path: %s", p.src, p.Notation())
 	}
 	return v, nil
+}
+
+// field evaluates a path given in the template field named field, with Step Functions' cause
+// when it names nothing.
+func (env Env) field(p *Path, field string) (any, error) {
+	doc, err := env.doc(p)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := p.Get(doc)
+	if !ok {
+		return nil, Errorf("States.Runtime", "The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'", p.src, field, jsonString(env.Input))
+	}
+	return v, nil
+}
+
+// Field evaluates the value of a ".$" field (or of ErrorPath, CausePath) named field: a path
+// or an intrinsic function call, with Step Functions' cause when a path names nothing.
+func (env Env) Field(s, field string) (any, error) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "$") {
+		p, err := ParsePath(s)
+		if err != nil {
+			return nil, Errorf("States.Runtime", "%v", err)
+		}
+		return env.field(p, field)
+	}
+	return Expr(s, env)
 }
 
 func compact(v any) string {
@@ -84,7 +149,7 @@ func Template(tmpl any, env Env) (any, error) {
 				if !isStr {
 					return nil, Errorf("States.Runtime", "the value of field %q must be a path or intrinsic function", k)
 				}
-				val, err := Expr(s, env)
+				val, err := env.Field(s, k)
 				if err != nil {
 					return nil, err
 				}
@@ -332,6 +397,7 @@ const (
 	stringKind       // a string
 	integerKind      // a number without a fraction, at most 2^53 either way
 	arrayKind        // an array
+	roundKind        // a number, rounded to the nearest integer as Java's Math.round does
 )
 
 // param is one parameter of an intrinsic function.
@@ -403,9 +469,22 @@ func checkArg(name string, i int, k kind, v any) error {
 		if _, ok := v.([]any); !ok {
 			return fail("%s: argument %d must be an array", name, i+1)
 		}
+	case roundKind:
+		x, ok := v.(float64)
+		if !ok {
+			return fail("%s: argument %d must be a number", name, i+1)
+		}
+		if math.Abs(x) > 1<<53 {
+			return fail("%s: argument %d must be at most 2^53", name, i+1)
+		}
 	}
 	return nil
 }
+
+// rounded is an argument checked as roundKind: the nearest integer, halves rounded up (towards
+// positive infinity), so 1.5 is 2 and -1.5 is -1, as Step Functions rounds MathAdd's and
+// MathRandom's arguments.
+func rounded(v any) int { return int(math.Floor(v.(float64) + 0.5)) }
 
 // integer is an argument checked as integerKind.
 func integer(v any) int { return int(v.(float64)) }
@@ -414,11 +493,15 @@ func integer(v any) int { return int(v.(float64)) }
 var intrinsics = map[string]intrinsic{
 	"States.Format": {params: []param{{"template", stringKind}}, required: 1, rest: true, eval: format},
 	"States.StringToJson": takes(stringKind).do(func(c *Call, args []any) (any, error) {
-		v, err := Decode([]byte(args[0].(string)))
+		text := args[0].(string)
+		if strings.TrimSpace(text) == "" {
+			return nil, nil // Step Functions gives null for an empty or blank string
+		}
+		v, err := Decode([]byte(text))
 		if err != nil {
 			return nil, fail("States.StringToJson: %v", err)
 		}
-		return v, nil
+		return noNegativeZero(v), nil
 	}),
 	"States.JsonToString": takes(anyKind).do(func(c *Call, args []any) (any, error) { return jsonString(args[0]), nil }),
 	"States.Array": {rest: true, eval: func(c *Call, args []any) (any, error) {
@@ -540,9 +623,9 @@ var intrinsics = map[string]intrinsic{
 	}),
 	// The seed is checked after the range, so a call with both wrong names the range, as it
 	// always has.
-	"States.MathRandom": {params: []param{{"start", integerKind}, {"end", integerKind}, {"seed", anyKind}}, required: 2,
+	"States.MathRandom": {params: []param{{"start", roundKind}, {"end", roundKind}, {"seed", anyKind}}, required: 2,
 		eval: func(c *Call, args []any) (any, error) {
-			lo, hi := integer(args[0]), integer(args[1])
+			lo, hi := rounded(args[0]), rounded(args[1])
 			if hi < lo {
 				return nil, fail("States.MathRandom: end is below start")
 			}
@@ -551,17 +634,17 @@ var intrinsics = map[string]intrinsic{
 			}
 			var r *mrand.Rand
 			if len(args) == 3 {
-				if err := checkArg(c.Name, 2, integerKind, args[2]); err != nil {
+				if err := checkArg(c.Name, 2, roundKind, args[2]); err != nil {
 					return nil, err
 				}
-				r = mrand.New(mrand.NewPCG(uint64(integer(args[2])), 0))
+				r = mrand.New(mrand.NewPCG(uint64(rounded(args[2])), 0))
 			} else {
 				r = mrand.New(mrand.NewPCG(mrand.Uint64(), mrand.Uint64()))
 			}
 			return float64(lo + r.IntN(hi-lo+1)), nil
 		}},
-	"States.MathAdd": takes(integerKind, integerKind).do(func(c *Call, args []any) (any, error) {
-		return float64(integer(args[0]) + integer(args[1])), nil
+	"States.MathAdd": takes(roundKind, roundKind).do(func(c *Call, args []any) (any, error) {
+		return float64(rounded(args[0]) + rounded(args[1])), nil
 	}),
 	"States.StringSplit": takes(stringKind, stringKind).do(func(c *Call, args []any) (any, error) {
 		d := args[1].(string)
@@ -592,7 +675,7 @@ func format(c *Call, args []any) (any, error) {
 			case nil:
 				b.WriteString("null")
 			case map[string]any, []any:
-				return nil, fail("States.Format: argument %d must be a string, number, boolean or null", k+1)
+				b.WriteString(javaString(v))
 			default:
 				b.WriteString(jsonString(v))
 			}
@@ -606,6 +689,49 @@ func format(c *Call, args []any) (any, error) {
 		return nil, fail("States.Format: %d arguments for %d {}", len(args)-1, k-1)
 	}
 	return b.String(), nil
+}
+
+// javaString prints a value as Step Functions' States.Format does for objects and arrays, in
+// Java's notation: {Arg1=1, Arg2=[a, b]} (strings unquoted, keys in order).
+func javaString(v any) string {
+	switch x := v.(type) {
+	case map[string]any:
+		parts := make([]string, 0, len(x))
+		for _, k := range sortedKeys(x) {
+			parts = append(parts, k+"="+javaString(x[k]))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = javaString(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case string:
+		return x
+	case nil:
+		return "null"
+	}
+	return jsonString(v)
+}
+
+// noNegativeZero replaces -0 (which JSON may spell "-0") by 0, as Step Functions' parser does.
+func noNegativeZero(v any) any {
+	switch x := v.(type) {
+	case float64:
+		if x == 0 {
+			return float64(0)
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = noNegativeZero(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = noNegativeZero(e)
+		}
+	}
+	return v
 }
 
 // NewUUID returns a random (version 4) UUID.

@@ -17,6 +17,7 @@ var operations = map[string]handler{
 	"ListStateMachines":              operation((*Server).listStateMachines),
 	"DeleteStateMachine":             operation((*Server).deleteStateMachine),
 	"ValidateStateMachineDefinition": operation((*Server).validateDefinition),
+	"TestState":                      operation((*Server).testState),
 	"StartExecution":                 operation((*Server).startExecution),
 	"StartSyncExecution":             operation((*Server).startSyncExecution),
 	"DescribeExecution":              operation((*Server).describeExecution),

@@ -418,7 +418,7 @@ func TestOperations(t *testing.T) {
 	want := strings.Fields(`CreateStateMachine UpdateStateMachine DescribeStateMachine ListStateMachines
 		DeleteStateMachine StartExecution StartSyncExecution DescribeExecution StopExecution RedriveExecution
 		ListExecutions GetExecutionHistory DescribeMapRun ListMapRuns CreateActivity DeleteActivity
-		GetActivityTask SendTaskSuccess SendTaskFailure SendTaskHeartbeat ValidateStateMachineDefinition`)
+		GetActivityTask SendTaskSuccess SendTaskFailure SendTaskHeartbeat ValidateStateMachineDefinition TestState`)
 	got := sfnapi.Operations()
 	sort.Strings(want)
 	sort.Strings(got)
