@@ -20,6 +20,7 @@ import (
 
 	"jobdesk/app/family"
 	"jobdesk/assets"
+	"jobdesk/engine/aijob"
 	"jobdesk/engine/blob"
 	"jobdesk/engine/flow"
 	"jobdesk/engine/functions"
@@ -281,6 +282,11 @@ func (a *App) Submit(ctx context.Context, paths []string, o SubmitOptions) ([]jo
 		typ := o.Type
 		if typ == "" {
 			typ = detectType(a.families, abs)
+			if strings.EqualFold(strings.TrimSpace(o.Target), TargetCloud) && aijob.ImageMIME(family.ReadHead(abs)) != "" {
+				// An image sent to the cloud is described there (Bedrock is the cloud's AI
+				// service), whether or not an AI service is set up on the device.
+				typ = aijob.TypeCaption
+			}
 		}
 		f, ok := familyOf(a.families, typ)
 		if !ok {
