@@ -15,7 +15,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"jobdesk/app"
-	"jobdesk/engine/aijob"
 	"jobdesk/engine/job"
 )
 
@@ -50,7 +49,7 @@ func familyOfResult(j job.Job) resultFamily {
 		return false
 	}
 	switch {
-	case j.Type == aijob.TypeEligibility:
+	case j.Type == app.TypeEligibility:
 		return resultEligibility
 	case has("errorsCsv") || has("reportXlsx"):
 		return resultCSV

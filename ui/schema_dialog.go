@@ -13,7 +13,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"jobdesk/app"
-	"jobdesk/engine/csvjob"
 )
 
 // schemaDialog is the dialog that sets up a CSV layout no saved schema fits: it starts from the
@@ -39,7 +38,7 @@ type schemaDialog struct {
 
 // schemaColumnRow is one column's editors.
 type schemaColumnRow struct {
-	col      csvjob.Column
+	col      app.CSVColumn
 	typ      *widget.Select
 	required *widget.Check
 	field    *widget.Select
@@ -53,14 +52,14 @@ var delimiterChoices = []struct{ label, value string }{{",", ","}, {"Tab", "\t"}
 
 var (
 	encodingChoices = []string{"utf-8", "shift_jis", "euc-jp", "utf-16le", "utf-16be"}
-	typeChoices     = []string{csvjob.TypeString, csvjob.TypeInteger, csvjob.TypeDecimal, csvjob.TypeDate, csvjob.TypeBoolean}
-	fieldChoices    = []string{"", csvjob.FieldUserID, csvjob.FieldLoginCount, csvjob.FieldPostCount}
-	combineChoices  = []string{"", csvjob.CombineSum, csvjob.CombineMax, csvjob.CombineMin, csvjob.CombineFirst, csvjob.CombineLast}
+	typeChoices     = []string{app.CSVTypeString, app.CSVTypeInteger, app.CSVTypeDecimal, app.CSVTypeDate, app.CSVTypeBoolean}
+	fieldChoices    = []string{"", app.CSVFieldUserID, app.CSVFieldLogins, app.CSVFieldPosts}
+	combineChoices  = []string{"", app.CSVCombineSum, app.CSVCombineMax, app.CSVCombineMin, app.CSVCombineFirst, app.CSVCombineLast}
 )
 
 // showSchemaDialog opens the schema dialog for the CSV file at path from the sniffer's proposal;
 // "Save and run" saves the schema and submits the file with it.
-func (u *UI) showSchemaDialog(path string, proposal *csvjob.SniffResult) *schemaDialog {
+func (u *UI) showSchemaDialog(path string, proposal *app.CSVSniffResult) *schemaDialog {
 	s := app.SavedSchema{Schema: *proposal.Schema, Encoding: proposal.Encoding, Delimiter: proposal.Delimiter}
 	sd := u.newSchemaDialog(s, path, u.tr.T("schema.intro", baseName(path)))
 	sd.saved = func(saved app.SavedSchema) { u.submitWithSchema(path, saved) }
@@ -199,7 +198,7 @@ func (sd *schemaDialog) schema() (app.SavedSchema, error) {
 		}
 	}
 	for _, r := range sd.cols {
-		c := csvjob.Column{Name: r.col.Name, Type: valueOf(tr, "schema.type.", typeChoices, r.typ.Selected), Required: r.required.Checked,
+		c := app.CSVColumn{Name: r.col.Name, Type: valueOf(tr, "schema.type.", typeChoices, r.typ.Selected), Required: r.required.Checked,
 			Pattern: strings.TrimSpace(r.pattern.Text), Max: r.col.Max, MinDate: r.col.MinDate, MaxDate: r.col.MaxDate,
 			Field: fieldValue(tr, r.field.Selected), Combine: combineValue(tr, r.combine.Selected)}
 		if t := strings.TrimSpace(r.min.Text); t != "" {

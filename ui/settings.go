@@ -16,7 +16,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"jobdesk/app"
-	"jobdesk/app/aifamily"
 )
 
 // version is the packaged version, or Version for a plain `go build`.
@@ -203,7 +202,7 @@ func (sd *settingsDialog) aiPage() fyne.CanvasObject {
 		return e
 	}
 	sd.endpoint = entry(s.Endpoint, "http://127.0.0.1:11434/v1")
-	sd.model = entry(s.Model, aifamily.DefaultModel)
+	sd.model = entry(s.Model, app.DefaultAIModel)
 	sd.fallback = entry(s.FallbackModel, "")
 	sd.bRegion = entry(s.BedrockRegion, "ap-northeast-1")
 	sd.bModel = entry(s.BedrockModel, "anthropic.claude-3-haiku-20240307-v1:0")

@@ -12,7 +12,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"jobdesk/engine/flow"
+	"jobdesk/app"
 	"jobdesk/engine/job"
 )
 
@@ -140,7 +140,7 @@ func (u *UI) timeline(j job.Job, hist []job.Event) fyne.CanvasObject {
 	}
 	runs := container.NewVBox()
 	box.Add(runs)
-	if j.Type == flow.TypeExecution || j.ParentID == 0 {
+	if j.Type == app.TypeExecution || j.ParentID == 0 {
 		u.fillMapRuns(j.ID, runs)
 	}
 	return box

@@ -18,6 +18,7 @@ import (
 	"jobdesk/app"
 	"jobdesk/assets"
 	"jobdesk/engine/job"
+	"jobdesk/ui/bridge"
 )
 
 // AppID is the application id (preferences, desktop integration); FyneApp.toml uses the same.
@@ -32,7 +33,7 @@ const prefLanguage = "language"
 // UI is JobDesk's main window and everything it shows.
 type UI struct {
 	fyneApp fyne.App
-	app     *app.App
+	app     Service
 	Window  fyne.Window
 	tr      *translator
 
@@ -53,7 +54,9 @@ type UI struct {
 	loadQuery  listQuery
 	loadedN    int
 
-	lastReload time.Time // when the event loop last reread the page (its goroutine only)
+	// events carries the engine's events to the widgets (ui/bridge), made by bridge().
+	events     *bridge.Bridge
+	bridgeOnce sync.Once
 
 	revealID int64           // a job just submitted: scrolled into view when its row arrives
 	dialogs  []dialog.Dialog // dialogs opened through dialogOpened, newest last (Esc closes it)
@@ -88,9 +91,6 @@ type UI struct {
 	alertLabel  *widget.Label
 	tagline     fyne.CanvasObject // the header's tagline, which the alert banner covers
 
-	childMu  sync.Mutex
-	children map[int64]struct{}
-
 	// widgets, rebuilt when the language changes
 	list       *widget.List
 	empty      fyne.CanvasObject
@@ -120,12 +120,11 @@ type UI struct {
 
 // New builds the window for a (not yet shown) on fyneApp. The engine is not started: Run does
 // that, and tests choose when.
-func New(fyneApp fyne.App, a *app.App) *UI {
+func New(fyneApp fyne.App, a Service) *UI {
 	u := &UI{
 		fyneApp:  fyneApp,
 		app:      a,
 		model:    newJobModel(),
-		children: map[int64]struct{}{},
 		do:       fyne.Do,
 		openedAt: time.Now().Truncate(time.Millisecond),
 		notified: map[int64]time.Time{},
