@@ -1,10 +1,15 @@
 package app
 
 import (
+	"context"
+	"encoding/json"
+
 	"jobdesk/app/aifamily"
+	"jobdesk/app/csvfamily"
 	"jobdesk/engine/aijob"
 	"jobdesk/engine/csvjob"
 	"jobdesk/engine/flow"
+	"jobdesk/engine/job"
 	"jobdesk/sync/cloudconfig"
 )
 
@@ -62,3 +67,28 @@ const (
 
 // DefaultAIModel is the model the AI settings propose when none is set.
 const DefaultAIModel = aifamily.DefaultModel
+
+// withFailedResult gives a CSV import refused for too many rejected rows (FAILED, no result) the
+// result its failure recorded (csvfamily.EventFailedResult, after the attempt's last start), so
+// its rejected rows read and save as a PARTIAL import's do. Other jobs come back unchanged.
+func (a *App) withFailedResult(ctx context.Context, j job.Job) job.Job {
+	if j.Status != job.Failed || len(j.Result) != 0 {
+		return j
+	}
+	hist, err := a.queue.History(ctx, j.ID)
+	if err != nil {
+		return j
+	}
+	for i := len(hist) - 1; i >= 0; i-- {
+		switch hist[i].Kind {
+		case job.EventStarted, job.EventRedriven:
+			return j
+		case csvfamily.EventFailedResult:
+			if json.Valid([]byte(hist[i].Detail)) {
+				j.Result = json.RawMessage(hist[i].Detail)
+			}
+			return j
+		}
+	}
+	return j
+}

@@ -99,7 +99,7 @@ func (u *UI) resultExtras(j job.Job) fyne.CanvasObject {
 		switch fam {
 		case resultCSV:
 			page, err := u.app.CSVErrors(ctx, j.ID, 0, csvPageSize)
-			fill(err, func() fyne.CanvasObject { return newCSVErrorView(u, j.ID, page).root })
+			fill(err, func() fyne.CanvasObject { return newCSVErrorView(u, j, page).root })
 		case resultDocument:
 			doc, err := u.app.Document(ctx, j.ID)
 			fill(err, func() fyne.CanvasObject { return newDocView(u, j, doc).root })
