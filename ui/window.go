@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"log"
 	"os"
 	"strings"
 	"sync"
@@ -26,6 +27,9 @@ const AppID = "jp.jobdesk.app"
 
 // Version is shown in the About dialog when the binary carries no packaging metadata.
 const Version = "0.1.0"
+
+// dbusUnreachable is the toolkit's log line when a desktop service it calls has no session bus.
+const dbusUnreachable = "Unable to connect to session D-Bus"
 
 // prefLanguage is the preference key of the chosen language.
 const prefLanguage = "language"
@@ -192,6 +196,8 @@ func Run(a *app.App, fyneApp fyne.App) error {
 		a.Close()
 		os.Exit(ExitNoDisplay)
 	}
+	// The toolkit's complaint that there is no session bus is said once, not per notification.
+	log.SetOutput(newOnceLog(log.Writer(), dbusUnreachable))
 	u := New(fyneApp, a)
 	// The engine lives until the caller closes the App (Worker.Stop hands running jobs back to
 	// the queue), not until the window's own goroutines end.
