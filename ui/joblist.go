@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/theme"
@@ -28,6 +29,8 @@ type jobRow struct {
 	cancel  *widget.Button
 	retry   *widget.Button
 	content fyne.CanvasObject
+	// ring outlines the selected row while the list has the keyboard focus.
+	ring *canvas.Rectangle
 }
 
 func newJobRow(u *UI) *jobRow {
@@ -56,6 +59,7 @@ func newJobRow(u *UI) *jobRow {
 	r.retry.Importance = widget.LowImportance
 	text := container.New(&rowText{}, r.name, r.msg)
 	r.content = container.New(&rowLayout{}, r.typ.box, text, r.badge.box, r.bar, r.cancel, r.retry)
+	r.ring = newFocusRing()
 	r.ExtendBaseWidget(r)
 	return r
 }
@@ -78,7 +82,9 @@ func (r *jobRow) MouseMoved(*desktop.MouseEvent) {}
 func (r *jobRow) MouseOut() { r.u.hideHint() }
 
 // CreateRenderer draws the row's content.
-func (r *jobRow) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(r.content) }
+func (r *jobRow) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(container.NewStack(r.content, r.ring))
+}
 
 // set shows job j in the row.
 func (r *jobRow) set(j job.Job) {
@@ -104,6 +110,7 @@ func (r *jobRow) set(j job.Job) {
 	}
 	setEnabled(r.cancel, canCancel(j))
 	setEnabled(r.retry, canRetry(j))
+	setVisible(r.ring, r.u.list != nil && r.u.list.focused && j.ID == r.u.selected)
 }
 
 // rowMessage is the line under a job's name: its number and submission time, then what became
@@ -280,7 +287,7 @@ func (rowText) Layout(objects []fyne.CanvasObject, size fyne.Size) {
 
 // buildList makes the virtualized job list and its empty state.
 func (u *UI) buildList() fyne.CanvasObject {
-	u.list = widget.NewList(
+	u.list = newJobList(u,
 		func() int { return len(u.model.rows) },
 		func() fyne.CanvasObject { return newJobRow(u) },
 		func(id widget.ListItemID, o fyne.CanvasObject) {

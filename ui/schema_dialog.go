@@ -24,12 +24,12 @@ type schemaDialog struct {
 	u       *UI
 	path    string
 	d       *dialog.CustomDialog
-	name    *widget.Entry
+	name    *keyEntry
 	enc     *widget.Select
 	delim   *widget.Select
 	key     *widget.Select
-	percent *widget.Entry
-	count   *widget.Entry
+	percent *keyEntry
+	count   *keyEntry
 	cols    []*schemaColumnRow
 	problem *widget.Label
 	// saved is called with the saved schema after a successful save (the file then runs).
@@ -43,8 +43,8 @@ type schemaColumnRow struct {
 	required *widget.Check
 	field    *widget.Select
 	combine  *widget.Select
-	pattern  *widget.Entry
-	min      *widget.Entry
+	pattern  *keyEntry
+	min      *keyEntry
 }
 
 // delimiterChoices are the delimiters a person picks from, as shown, and as the job takes them.
@@ -82,7 +82,7 @@ func (u *UI) editSchema(s app.SavedSchema, done func()) *schemaDialog {
 func (u *UI) newSchemaDialog(s app.SavedSchema, path, intro string) *schemaDialog {
 	tr := u.tr
 	sd := &schemaDialog{u: u, path: path}
-	sd.name = widget.NewEntry()
+	sd.name = newKeyEntry(u, false)
 	sd.name.SetText(s.Name)
 	sd.enc = widget.NewSelect(encodingChoices, nil)
 	sd.enc.SetSelected(normalEncoding(s.Encoding))
@@ -104,12 +104,12 @@ func (u *UI) newSchemaDialog(s app.SavedSchema, path, intro string) *schemaDialo
 		sd.key.SetSelected(s.Columns[0].Name)
 	}
 	def := u.settings().CSV
-	sd.percent = widget.NewEntry()
+	sd.percent = newKeyEntry(u, false)
 	sd.percent.SetText(strconv.FormatFloat(def.TolerancePercent, 'f', -1, 64))
 	if s.TolerancePercent != nil {
 		sd.percent.SetText(strconv.FormatFloat(*s.TolerancePercent, 'f', -1, 64))
 	}
-	sd.count = widget.NewEntry()
+	sd.count = newKeyEntry(u, false)
 	sd.count.SetText(strconv.Itoa(def.ToleranceCount))
 	if s.ToleranceCount != nil {
 		sd.count.SetText(strconv.Itoa(*s.ToleranceCount))
@@ -129,9 +129,9 @@ func (u *UI) newSchemaDialog(s app.SavedSchema, path, intro string) *schemaDialo
 		r.field.SetSelected(fieldLabel(tr, c.Field))
 		r.combine = widget.NewSelect(combineLabels(tr), nil)
 		r.combine.SetSelected(combineLabel(tr, c.Combine))
-		r.pattern = widget.NewEntry()
+		r.pattern = newKeyEntry(u, false)
 		r.pattern.SetText(c.Pattern)
-		r.min = widget.NewEntry()
+		r.min = newKeyEntry(u, false)
 		if c.Min != nil {
 			r.min.SetText(strconv.FormatFloat(*c.Min, 'f', -1, 64))
 		}

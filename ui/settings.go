@@ -41,21 +41,21 @@ type settingsDialog struct {
 
 	ai        app.AISettings
 	provider  *widget.RadioGroup
-	endpoint  *widget.Entry
-	model     *widget.Entry
-	fallback  *widget.Entry
-	bRegion   *widget.Entry
-	bModel    *widget.Entry
+	endpoint  *keyEntry
+	model     *keyEntry
+	fallback  *keyEntry
+	bRegion   *keyEntry
+	bModel    *keyEntry
 	aiResult  *widget.Label
 	aiTesting bool
 
-	percent  *widget.Entry
-	count    *widget.Entry
+	percent  *keyEntry
+	count    *keyEntry
 	schemas  *fyne.Container
 	ocr      *widget.Check
 	furigana *widget.Check
-	maxPages *widget.Entry
-	workers  *widget.Entry
+	maxPages *keyEntry
+	workers  *keyEntry
 
 	cloudText *widget.Label
 	message   *widget.Label
@@ -195,8 +195,8 @@ func (sd *settingsDialog) aiPage() fyne.CanvasObject {
 	default:
 		sd.provider.Selected = tr.T("settings.ai.device")
 	}
-	entry := func(v, placeholder string) *widget.Entry {
-		e := widget.NewEntry()
+	entry := func(v, placeholder string) *keyEntry {
+		e := newKeyEntry(u, false)
 		e.SetText(v)
 		e.SetPlaceHolder(placeholder)
 		return e
@@ -275,9 +275,9 @@ func (sd *settingsDialog) testAI() {
 func (sd *settingsDialog) csvPage() fyne.CanvasObject {
 	u, tr := sd.u, sd.u.tr
 	set := u.settings()
-	sd.percent = widget.NewEntry()
+	sd.percent = newKeyEntry(sd.u, false)
 	sd.percent.SetText(strconv.FormatFloat(set.CSV.TolerancePercent, 'f', -1, 64))
-	sd.count = widget.NewEntry()
+	sd.count = newKeyEntry(sd.u, false)
 	sd.count.SetText(strconv.Itoa(set.CSV.ToleranceCount))
 	save := widget.NewButtonWithIcon(tr.T("settings.save"), theme.DocumentSaveIcon(), func() {
 		set := u.settings()
@@ -341,7 +341,7 @@ func (sd *settingsDialog) docPage() fyne.CanvasObject {
 	sd.ocr.Checked = set.Docs.OCR
 	sd.furigana = widget.NewCheck(tr.T("settings.docs.furigana"), nil)
 	sd.furigana.Checked = set.Docs.Furigana
-	sd.maxPages = widget.NewEntry()
+	sd.maxPages = newKeyEntry(sd.u, false)
 	sd.maxPages.SetText(strconv.Itoa(set.Docs.MaxPages))
 	save := widget.NewButtonWithIcon(tr.T("settings.save"), theme.DocumentSaveIcon(), func() {
 		set := u.settings()
@@ -365,7 +365,7 @@ func (sd *settingsDialog) docPage() fyne.CanvasObject {
 func (sd *settingsDialog) enginePage() fyne.CanvasObject {
 	u, tr := sd.u, sd.u.tr
 	set := u.settings()
-	sd.workers = widget.NewEntry()
+	sd.workers = newKeyEntry(sd.u, false)
 	sd.workers.SetText(strconv.Itoa(set.Engine.Workers))
 	save := widget.NewButtonWithIcon(tr.T("settings.save"), theme.DocumentSaveIcon(), func() {
 		set := u.settings()

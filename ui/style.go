@@ -118,3 +118,15 @@ func (l *fixedSize) Layout(objects []fyne.CanvasObject, size fyne.Size) {
 		o.Resize(size)
 	}
 }
+
+// newFocusRing is the outline that marks what has the keyboard focus: the theme's primary colour,
+// two pixels wide, which stands out on the light and the dark theme alike (the toolkit's own
+// focus colour is a pale tint of it). Hidden until shown.
+func newFocusRing() *canvas.Rectangle {
+	r := canvas.NewRectangle(color.Transparent)
+	r.StrokeColor = theme.Color(theme.ColorNamePrimary)
+	r.StrokeWidth = 2
+	r.CornerRadius = 4
+	r.Hide()
+	return r
+}

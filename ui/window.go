@@ -96,7 +96,7 @@ type UI struct {
 	tagline     fyne.CanvasObject // the header's tagline, which the alert banner covers
 
 	// widgets, rebuilt when the language changes
-	list       *widget.List
+	list       *jobList
 	empty      fyne.CanvasObject
 	emptyText  *widget.Label
 	filterBtns map[job.Status]*widget.Button
