@@ -183,7 +183,6 @@ func TestGoalDeadlineHint(t *testing.T) {
 	}
 }
 
-
 func fmtInt(n int64) string { return strconv.FormatInt(n, 10) }
 
 // press sends a key as the desktop driver does: to the focused widget when one has the focus,

@@ -84,7 +84,7 @@ func (u *UI) newSchemaDialog(s app.SavedSchema, path, intro string) *schemaDialo
 	sd := &schemaDialog{u: u, path: path}
 	sd.name = newKeyEntry(u, false)
 	sd.name.SetText(s.Name)
-	sd.enc = widget.NewSelect(encodingChoices, nil)
+	sd.enc = newSelect(tr, encodingChoices, nil)
 	sd.enc.SetSelected(normalEncoding(s.Encoding))
 	labels := make([]string, len(delimiterChoices))
 	chosen := labels[:0:0]
@@ -94,11 +94,11 @@ func (u *UI) newSchemaDialog(s app.SavedSchema, path, intro string) *schemaDialo
 			chosen = append(chosen, c.label)
 		}
 	}
-	sd.delim = widget.NewSelect(labels, nil)
+	sd.delim = newSelect(tr, labels, nil)
 	if len(chosen) > 0 {
 		sd.delim.SetSelected(chosen[0])
 	}
-	sd.key = widget.NewSelect(s.Names(), nil)
+	sd.key = newSelect(tr, s.Names(), nil)
 	sd.key.SetSelected(s.Key)
 	if s.Key == "" && len(s.Columns) > 0 {
 		sd.key.SetSelected(s.Columns[0].Name)
@@ -121,13 +121,13 @@ func (u *UI) newSchemaDialog(s app.SavedSchema, path, intro string) *schemaDialo
 		boldLabel(tr.T("schema.col.min")))
 	for _, c := range s.Columns {
 		r := &schemaColumnRow{col: c}
-		r.typ = widget.NewSelect(labelsOf(tr, "schema.type.", typeChoices), nil)
+		r.typ = newSelect(tr, labelsOf(tr, "schema.type.", typeChoices), nil)
 		r.typ.SetSelected(tr.T("schema.type." + c.Type))
 		r.required = widget.NewCheck("", nil)
 		r.required.SetChecked(c.Required)
-		r.field = widget.NewSelect(fieldLabels(tr), nil)
+		r.field = newSelect(tr, fieldLabels(tr), nil)
 		r.field.SetSelected(fieldLabel(tr, c.Field))
-		r.combine = widget.NewSelect(combineLabels(tr), nil)
+		r.combine = newSelect(tr, combineLabels(tr), nil)
 		r.combine.SetSelected(combineLabel(tr, c.Combine))
 		r.pattern = newKeyEntry(u, false)
 		r.pattern.SetText(c.Pattern)

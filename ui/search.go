@@ -92,7 +92,7 @@ func (u *UI) buildSearchBar() fyne.CanvasObject {
 	for _, t := range app.Types() {
 		types = append(types, u.typeText(t))
 	}
-	u.typeSel = widget.NewSelect(types, nil)
+	u.typeSel = newSelect(u.tr, types, nil)
 	u.typeSel.SetSelected(types[0])
 	for i, t := range app.Types() {
 		if t == u.model.query.typ {
@@ -115,7 +115,7 @@ func (u *UI) buildSearchBar() fyne.CanvasObject {
 			chosen = i
 		}
 	}
-	u.dateSel = widget.NewSelect(days, nil)
+	u.dateSel = newSelect(u.tr, days, nil)
 	u.dateSel.SetSelectedIndex(chosen)
 	u.dateSel.OnChanged = func(string) {
 		q := u.model.query

@@ -119,11 +119,7 @@ func (sd *settingsDialog) generalPage() fyne.CanvasObject {
 	})
 	var types []string
 	for _, t := range app.Types() {
-		if name := u.typeText(t); name != t {
-			types = append(types, fmt.Sprintf("%s (%s)", name, t))
-		} else {
-			types = append(types, t)
-		}
+		types = append(types, u.typeText(t)) // its name, not the internal type (SUBGOAL_GENERATION)
 	}
 	lang := widget.NewRadioGroup([]string{"日本語", "English"}, nil)
 	lang.Horizontal = true

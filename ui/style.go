@@ -130,3 +130,11 @@ func newFocusRing() *canvas.Rectangle {
 	r.Hide()
 	return r
 }
+
+// newSelect is a drop-down whose prompt, while nothing is chosen, is in the window's language
+// (the toolkit's own reads "(Select one)").
+func newSelect(tr *translator, options []string, changed func(string)) *widget.Select {
+	s := widget.NewSelect(options, changed)
+	s.PlaceHolder = tr.T("select.none")
+	return s
+}

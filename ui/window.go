@@ -234,7 +234,7 @@ func (u *UI) build() fyne.CanvasObject {
 	subtitle := hintText(u.tr.T("app.tagline"), theme.SizeNameText, fyne.TextWrapOff, fyne.TextAlignLeading)
 	subtitle.Truncation = fyne.TextTruncateEllipsis // a narrow window shortens the tagline, not the buttons
 
-	lang := widget.NewSelect([]string{"日本語", "English"}, nil)
+	lang := newSelect(u.tr, []string{"日本語", "English"}, nil)
 	if u.tr.lang == LangEn {
 		lang.SetSelected("English")
 	} else {
