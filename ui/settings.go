@@ -3,7 +3,6 @@ package ui
 import (
 	"context"
 	"fmt"
-	"image/color"
 	"strconv"
 	"strings"
 	"time"
@@ -453,25 +452,14 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// variantTheme is the default theme held to one variant (light or dark) whatever the desktop
-// prefers.
-type variantTheme struct {
-	fyne.Theme
-	variant fyne.ThemeVariant
-}
-
-func (t variantTheme) Color(n fyne.ThemeColorName, _ fyne.ThemeVariant) color.Color {
-	return t.Theme.Color(n, t.variant)
-}
-
 // applyTheme sets the window's theme: "light", "dark" or "system" (the desktop's choice).
 func (u *UI) applyTheme(name string) {
 	switch name {
 	case "light":
-		u.fyneApp.Settings().SetTheme(variantTheme{theme.DefaultTheme(), theme.VariantLight})
+		u.fyneApp.Settings().SetTheme(contrastTheme{Theme: theme.DefaultTheme(), variant: theme.VariantLight, forced: true})
 	case "dark":
-		u.fyneApp.Settings().SetTheme(variantTheme{theme.DefaultTheme(), theme.VariantDark})
+		u.fyneApp.Settings().SetTheme(contrastTheme{Theme: theme.DefaultTheme(), variant: theme.VariantDark, forced: true})
 	default:
-		u.fyneApp.Settings().SetTheme(theme.DefaultTheme())
+		u.fyneApp.Settings().SetTheme(contrastTheme{Theme: theme.DefaultTheme()})
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 
 	"jobdesk/app/aifamily"
 	"jobdesk/engine/aijob/aitest"
@@ -66,7 +67,7 @@ func TestSettingsPersist(t *testing.T) {
 				set.Docs.MaxPages != 300 || set.Engine.Workers != 3 || set.Theme != "dark" || set.NotifyOn() {
 				t.Fatalf("settings.json = %+v", set)
 			}
-			if _, ok := u.fyneApp.Settings().Theme().(variantTheme); !ok {
+			if th, ok := u.fyneApp.Settings().Theme().(contrastTheme); !ok || !th.forced || th.variant != theme.VariantDark {
 				t.Fatal("the dark theme did not apply")
 			}
 			extra := set.SubmitExtra()

@@ -40,14 +40,15 @@ var typeColor = color.NRGBA{0x2E, 0x6B, 0xE6, 0x26}
 
 // badge is a rounded, coloured label of fixed width: the status and type tags of a row.
 type badge struct {
-	rect *canvas.Rectangle
-	text *canvas.Text
-	box  *fyne.Container
+	rect  *canvas.Rectangle
+	text  *canvas.Text
+	box   *fyne.Container
+	light bool // white text on a strong colour; else the theme's text colour on a tint
 }
 
 // newBadge makes a badge width wide; light selects white text on a strong colour.
 func newBadge(width float32, light bool) *badge {
-	b := &badge{rect: canvas.NewRectangle(color.Transparent), text: canvas.NewText("", color.White)}
+	b := &badge{rect: canvas.NewRectangle(color.Transparent), text: canvas.NewText("", color.White), light: light}
 	b.rect.CornerRadius = 6
 	b.text.Alignment = fyne.TextAlignCenter
 	b.text.TextSize = theme.CaptionTextSize() + 1
@@ -62,8 +63,12 @@ func newBadge(width float32, light bool) *badge {
 
 // set changes the badge's words and colour, refreshing only what changed.
 func (b *badge) set(text string, fill color.Color) {
-	if b.text.Text != text {
-		b.text.Text = text
+	fg := color.Color(color.White)
+	if !b.light {
+		fg = theme.Color(theme.ColorNameForeground) // the theme's now: it may have changed since
+	}
+	if b.text.Text != text || b.text.Color != fg {
+		b.text.Text, b.text.Color = text, fg
 		b.text.Refresh()
 	}
 	if b.rect.FillColor != fill {

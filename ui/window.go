@@ -139,9 +139,7 @@ func New(fyneApp fyne.App, a Service) *UI {
 	u.sendNotification = fyneApp.SendNotification
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	u.tr = newTranslator(fyneApp.Preferences().StringWithFallback(prefLanguage, systemLanguage()))
-	if t := a.Settings().Theme; t == "light" || t == "dark" {
-		u.applyTheme(t)
-	}
+	u.applyTheme(a.Settings().Theme) // the toolkit's colours, with text colours of enough contrast
 	u.Window = fyneApp.NewWindow("JobDesk")
 	u.Window.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon()))
 	u.Window.Resize(fyne.NewSize(1180, 760))
