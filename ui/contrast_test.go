@@ -73,3 +73,20 @@ func TestTypeBadgeFollowsTheTheme(t *testing.T) {
 		t.Fatalf("the job-type badge reads %v on its tint at %.2f:1 on the light theme", r.typ.text.Color, got)
 	}
 }
+
+// TestHourChartClearOfScrollBar: at the window's default 1180 px, the metrics' jobs-per-hour
+// chart ends left of the scroll bar, so the latest hour's bars are not hidden under it.
+func TestHourChartClearOfScrollBar(t *testing.T) {
+	h := newHarness(t, LangJa)
+	u := h.ui
+	submitN(t, h, "a.bin")
+	mv := u.showMetrics()
+	h.waitFor("the chart", func() bool { return mv.chart != nil })
+	h.pump()
+	d := fyne.CurrentApp().Driver()
+	chartEnd := d.AbsolutePositionForObject(mv.chart).X + mv.chart.Size().Width
+	bar := d.AbsolutePositionForObject(mv.scroll).X + mv.scroll.Size().Width - theme.ScrollBarSize()
+	if mv.chart.Size().Width == 0 || chartEnd > bar {
+		t.Fatalf("the chart ends at %.0f px, under the scroll bar from %.0f px", chartEnd, bar)
+	}
+}
