@@ -28,6 +28,8 @@ var accessibleColors = map[fyne.ThemeVariant]map[fyne.ThemeColorName]color.Color
 		theme.ColorNameWarning:     color.NRGBA{0x8A, 0x5A, 0x00, 0xFF},
 		theme.ColorNamePlaceHolder: color.NRGBA{0x66, 0x66, 0x66, 0xFF},
 		theme.ColorNameHyperlink:   color.NRGBA{0x15, 0x65, 0xC0, 0xFF},
+		// The focus mark of fields and buttons: the toolkit's is a faint tint.
+		theme.ColorNameFocus: color.NRGBA{0x15, 0x65, 0xC0, 0x88},
 	},
 	theme.VariantDark: {
 		theme.ColorNamePrimary:             color.NRGBA{0x64, 0xB5, 0xF6, 0xFF},
@@ -40,6 +42,7 @@ var accessibleColors = map[fyne.ThemeVariant]map[fyne.ThemeColorName]color.Color
 		theme.ColorNameForegroundOnWarning: color.NRGBA{0x2A, 0x1A, 0x00, 0xFF},
 		theme.ColorNamePlaceHolder:         color.NRGBA{0xA8, 0xA8, 0xA8, 0xFF},
 		theme.ColorNameHyperlink:           color.NRGBA{0x64, 0xB5, 0xF6, 0xFF},
+		theme.ColorNameFocus:               color.NRGBA{0x64, 0xB5, 0xF6, 0x88},
 	},
 }
 

@@ -300,10 +300,15 @@ func (u *UI) buildList() fyne.CanvasObject {
 			}
 		})
 	u.list.OnSelected = func(id widget.ListItemID) {
+		before := u.selIdx
 		u.selIdx = id
 		if id >= 0 && id < len(u.model.rows) && u.model.rows[id].ID != u.selected {
 			u.selected = u.model.rows[id].ID
 			u.loadDetail(u.selected)
+		}
+		if u.list.focused && before != id { // the list redrew before it said what was selected
+			u.list.refreshRow(before)
+			u.list.refreshRow(id)
 		}
 	}
 	u.emptyText = widget.NewLabel("")

@@ -116,13 +116,20 @@ func (l *jobList) TypedKey(e *fyne.KeyEvent) {
 // FocusGained draws the selected row's focus ring.
 func (l *jobList) FocusGained() {
 	l.focused = true
-	l.Refresh()
+	l.refreshRow(l.u.selIdx)
 }
 
 // FocusLost takes the focus ring away.
 func (l *jobList) FocusLost() {
 	l.focused = false
-	l.Refresh()
+	l.refreshRow(l.u.selIdx)
+}
+
+// refreshRow draws row i again (its focus ring), when it is one.
+func (l *jobList) refreshRow(i int) {
+	if i >= 0 && i < len(l.u.model.rows) {
+		l.RefreshItem(i)
+	}
 }
 
 // selectedJob is the job selected in the list.
