@@ -164,7 +164,12 @@ func (u *UI) closeTopDialog() {
 func (u *UI) dialogOpened(d dialog.Dialog) {
 	u.dialogs = append(u.dialogs, d)
 	u.dialogShown[d] = true
-	d.SetOnClosed(func() { delete(u.dialogShown, d) })
+	d.SetOnClosed(func() {
+		delete(u.dialogShown, d)
+		// A field of the closed dialog would keep the focus, and with it every key and shortcut
+		// (Ctrl+, after Esc from the goal's title did nothing).
+		u.Window.Canvas().Unfocus()
+	})
 }
 
 // keyEntry is a text entry in a dialog that gives Esc to the window, which closes the dialog on

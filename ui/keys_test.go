@@ -255,6 +255,9 @@ func TestDialogsKeepTheKeys(t *testing.T) {
 	if u.hasOverlay() {
 		t.Fatal("Esc in the goal's title left the dialog open")
 	}
+	if c.Focused() != nil {
+		t.Fatalf("the closed dialog's field %T kept the focus (and the window's shortcuts)", c.Focused())
+	}
 
 	u.showSettings()
 	u.settingsDlg.tabs.SelectIndex(2) // CSV
