@@ -16,7 +16,7 @@ func (u *UI) watch(ctx context.Context) {
 // bridge returns the window's engine-to-widget bridge, made on first use (after tests have
 // chosen u.do).
 func (u *UI) bridge() *bridge.Bridge {
-	u.bridgeOnce.Do(func() { u.events = bridge.New(u.app, func(f func()) { u.do(f) }, u.apply, u.reload) })
+	u.bridgeOnce.Do(func() { u.events = bridge.New(listSource{u.app, u}, func(f func()) { u.do(f) }, u.apply, u.reload) })
 	return u.events
 }
 
@@ -86,7 +86,7 @@ func (u *UI) reload() {
 		u.do(func() { u.setStatusError(err) })
 		return
 	}
-	counts, _ := u.app.Counts(ctx)
+	counts, _ := u.listCounts(ctx)
 	u.do(func() {
 		if u.model.filter != filter || u.model.query != query {
 			return // the filter changed meanwhile; its own reload follows

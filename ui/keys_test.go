@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -269,4 +270,28 @@ func TestDialogsKeepTheKeys(t *testing.T) {
 	if u.hasOverlay() {
 		t.Fatal("Esc in a settings field left the settings open")
 	}
+}
+
+// TestSearchUpdatesCounts: while a search narrows the list, the counts beside the status filter
+// count what it keeps; cleared, every job again.
+func TestSearchUpdatesCounts(t *testing.T) {
+	h := newHarness(t, LangJa)
+	u := h.ui
+	submitN(t, h, "請求書-4月.bin", "売上.bin", "売上-5月.bin")
+	u.Start()
+	h.waitFor("three rows", func() bool { return len(u.model.rows) == 3 })
+	total := func() int {
+		n := 0
+		for _, c := range u.model.counts {
+			n += c
+		}
+		return n
+	}
+	u.search.SetText("売上")
+	h.waitFor("two matches counted", func() bool { return len(u.model.rows) == 2 && total() == 2 })
+	if !strings.Contains(u.allBtn.Text, "2") {
+		t.Fatalf("the All chip reads %q during a search with 2 matches", u.allBtn.Text)
+	}
+	u.search.SetText("")
+	h.waitFor("all three counted", func() bool { return len(u.model.rows) == 3 && total() == 3 })
 }

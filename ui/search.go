@@ -126,3 +126,35 @@ func (u *UI) buildSearchBar() fyne.CanvasObject {
 	}
 	return container.NewBorder(nil, nil, widget.NewIcon(theme.SearchIcon()), container.NewHBox(u.typeSel, u.dateSel), u.search)
 }
+
+// maxCounted bounds how many of a search's matches are read to count them by status.
+const maxCounted = 20000
+
+// listCounts are the counts beside the status filter: of every job, or, while a search narrows
+// the list, of the jobs it keeps (the chips said 3 while the list showed 1).
+func (u *UI) listCounts(ctx context.Context) (map[job.Status]int, error) {
+	u.mu.Lock()
+	q := u.loadQuery
+	u.mu.Unlock()
+	if !q.active() {
+		return u.app.Counts(ctx)
+	}
+	jobs, err := u.fetch(ctx, "", q, maxCounted, 0)
+	if err != nil {
+		return nil, err
+	}
+	counts := map[job.Status]int{}
+	for _, j := range jobs {
+		counts[j.Status]++
+	}
+	return counts, nil
+}
+
+// listSource is what the event bridge reads: the service, with the counts of the list's search.
+type listSource struct {
+	Service
+	u *UI
+}
+
+// Counts are the counts beside the list (listCounts).
+func (s listSource) Counts(ctx context.Context) (map[job.Status]int, error) { return s.u.listCounts(ctx) }
