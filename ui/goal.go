@@ -70,6 +70,7 @@ func (u *UI) submitGoal(g app.GoalRequest) {
 				return
 			}
 			u.setStatus(u.tr.T("goal.added", jobNumber(j)))
+			u.revealJob(j.ID) // the new goal is selected, its detail shown
 		})
 	}()
 }

@@ -157,4 +157,6 @@ type listSource struct {
 }
 
 // Counts are the counts beside the list (listCounts).
-func (s listSource) Counts(ctx context.Context) (map[job.Status]int, error) { return s.u.listCounts(ctx) }
+func (s listSource) Counts(ctx context.Context) (map[job.Status]int, error) {
+	return s.u.listCounts(ctx)
+}
