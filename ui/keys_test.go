@@ -292,6 +292,10 @@ func TestSearchUpdatesCounts(t *testing.T) {
 	if !strings.Contains(u.allBtn.Text, "2") {
 		t.Fatalf("the All chip reads %q during a search with 2 matches", u.allBtn.Text)
 	}
+	u.refreshEngineInfo()
+	if want := u.tr.T("status.engine", "0", "3"); u.engineInfo.Text != want {
+		t.Fatalf("the status bar reads %q during a search, want every job's %q", u.engineInfo.Text, want)
+	}
 	u.search.SetText("")
 	h.waitFor("all three counted", func() bool { return len(u.model.rows) == 3 && total() == 3 })
 }

@@ -133,11 +133,15 @@ const maxCounted = 20000
 // listCounts are the counts beside the status filter: of every job, or, while a search narrows
 // the list, of the jobs it keeps (the chips said 3 while the list showed 1).
 func (u *UI) listCounts(ctx context.Context) (map[job.Status]int, error) {
+	all, err := u.app.Counts(ctx)
 	u.mu.Lock()
 	q := u.loadQuery
+	if err == nil {
+		u.allCounts = all
+	}
 	u.mu.Unlock()
-	if !q.active() {
-		return u.app.Counts(ctx)
+	if !q.active() || err != nil {
+		return all, err
 	}
 	jobs, err := u.fetch(ctx, "", q, maxCounted, 0)
 	if err != nil {
@@ -159,4 +163,15 @@ type listSource struct {
 // Counts are the counts beside the list (listCounts).
 func (s listSource) Counts(ctx context.Context) (map[job.Status]int, error) {
 	return s.u.listCounts(ctx)
+}
+
+// engineCounts are the counts of every job (the status bar's running and waiting, the tray's, the
+// question on closing), whatever the list's search keeps. UI goroutine.
+func (u *UI) engineCounts() map[job.Status]int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.allCounts == nil {
+		return u.model.counts
+	}
+	return u.allCounts
 }

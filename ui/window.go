@@ -57,6 +57,8 @@ type UI struct {
 	loadFilter job.Status
 	loadQuery  listQuery
 	loadedN    int
+	// allCounts are the counts of every job read last (the list's counts follow its search).
+	allCounts map[job.Status]int
 
 	// events carries the engine's events to the widgets (ui/bridge), made by bridge().
 	events     *bridge.Bridge
@@ -311,8 +313,9 @@ func (u *UI) refreshEngineInfo() {
 	if u.engineInfo == nil {
 		return
 	}
-	running := u.model.counts[job.Running]
-	waiting := u.model.counts[job.Pending] + u.model.counts[job.Retrying]
+	counts := u.engineCounts()
+	running := counts[job.Running]
+	waiting := counts[job.Pending] + counts[job.Retrying]
 	u.engineInfo.SetText(u.tr.T("status.engine", groupInt(int64(running)), groupInt(int64(waiting))))
 	u.refreshTray()
 }
