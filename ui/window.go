@@ -70,6 +70,8 @@ type UI struct {
 	dialogShown map[dialog.Dialog]bool
 	// schemaDlg is the schema dialog opened last (a CSV no saved schema fits).
 	schemaDlg *schemaDialog
+	// closing is the question asked on closing with jobs running, while it is open.
+	closing dialog.Dialog
 	// settingsDlg is the settings dialog opened last.
 	settingsDlg *settingsDialog
 
@@ -150,6 +152,7 @@ func New(fyneApp fyne.App, a Service) *UI {
 	u.acceptVirtualFiles()
 	u.Window.SetContent(u.build())
 	u.Window.SetOnClosed(u.stop)
+	u.Window.SetCloseIntercept(u.askBeforeClosing)
 	u.setupTray()
 	u.setupKeys()
 	return u
