@@ -3,7 +3,9 @@ package ui
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -215,16 +217,57 @@ func (u *UI) saveResult(id int64, format, path string) {
 // openFolder opens the folder holding j's result files with the desktop's file manager; where
 // none answers, the window lists the files itself and offers to save them elsewhere.
 func (u *UI) openFolder(j job.Job, dir string) {
-	if u.openURI(dir) {
-		return
-	}
 	var files []string
 	for _, r := range app.DescribeResult(j).Rows {
 		if r.File != "" {
 			files = append(files, r.File)
 		}
 	}
+	if opener := folderOpener(); opener != "" {
+		// The desktop's opener says, by its exit status, when no file manager answered; the
+		// toolkit's OpenURL starts it and reports nothing.
+		u.setStatus(u.tr.T("open.opening", dir))
+		cmd := exec.Command(opener, dir)
+		if err := cmd.Start(); err == nil {
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			go func() {
+				select {
+				case err := <-done:
+					if err != nil {
+						u.do(func() {
+							u.setStatus(u.tr.T("result.open_failed", dir))
+							u.showFiles(dir, files)
+						})
+					}
+				case <-time.After(openerPatience):
+					// Still running: a file manager that stays in the foreground; it answered.
+				}
+			}()
+			return
+		}
+	}
+	if u.openURI(dir) {
+		u.setStatus(u.tr.T("open.opening", dir))
+		return
+	}
 	u.showFiles(dir, files)
+}
+
+// openerPatience is how long the desktop's opener may take to say it failed.
+const openerPatience = 10 * time.Second
+
+// folderOpener is the freedesktop opener (xdg-open) on Linux and the BSDs when it is installed,
+// else "" (Windows and macOS open folders through the toolkit).
+func folderOpener() string {
+	if runtime.GOOS == "windows" || runtime.GOOS == "darwin" {
+		return ""
+	}
+	p, err := exec.LookPath("xdg-open")
+	if err != nil {
+		return ""
+	}
+	return p
 }
 
 // showFiles lists files (in folder dir) with a button each that shows the file in the window.
