@@ -38,3 +38,20 @@ func TestClosingWithJobsRunningAsks(t *testing.T) {
 		t.Fatal("Don't close left the question open")
 	}
 }
+
+// TestLongNameEndsInEllipsis: at 1024 px a name too long for its row ends in "…"; a short one
+// is left whole.
+func TestLongNameEndsInEllipsis(t *testing.T) {
+	h := newHarness(t, LangJa)
+	u := h.ui
+	jobs := submitN(t, h, "2026年度_第3四半期_営業部_売上集計データ_全支店分_最終確定版_経理提出用.bin", "a.bin")
+	u.Window.Resize(fyne.NewSize(1024, 700))
+	u.Start()
+	h.waitFor("the rows", func() bool { return h.row(jobs[0].ID) != nil && h.row(jobs[1].ID) != nil })
+	if r := h.row(jobs[0].ID); r.name.Truncation != fyne.TextTruncateEllipsis {
+		t.Fatalf("the long name is cut without an ellipsis (%v) at 1024 px", r.name.Truncation)
+	}
+	if r := h.row(jobs[1].ID); r.name.Truncation != fyne.TextTruncateClip {
+		t.Fatal("a short name got an ellipsis")
+	}
+}
