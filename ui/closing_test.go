@@ -1,12 +1,15 @@
 package ui
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
+	"jobdesk/app"
 	"jobdesk/engine/job"
 )
 
@@ -54,4 +57,37 @@ func TestLongNameEndsInEllipsis(t *testing.T) {
 	if r := h.row(jobs[1].ID); r.name.Truncation != fyne.TextTruncateClip {
 		t.Fatal("a short name got an ellipsis")
 	}
+}
+
+// TestSaveAsOwnPicker: saving a result asks in JobDesk's own picker, in the window's language,
+// opening in the folder used last with the file's name proposed; Save writes the file there,
+// and an existing file is replaced only after asking.
+func TestSaveAsOwnPicker(t *testing.T) {
+	h := newHarness(t, LangJa)
+	u := h.ui
+	path, _ := badRowsCSV(t, 300)
+	j := runAndShow(t, h, []string{path}, app.SubmitOptions{Extra: map[string]string{"tolerate-percent": "50", "tolerate-count": "100000"}})
+	last := t.TempDir()
+	u.fyneApp.Preferences().SetString(prefPickerDir, last)
+	u.askSave(j, "csv")
+	top := u.Window.Canvas().Overlays().Top()
+	text := strings.Join(labelTexts(top), "\n")
+	if !strings.Contains(text, "保存先を選ぶ") || !strings.Contains(text, last) || strings.Contains(text, "Save File") {
+		t.Fatalf("the save dialog is not JobDesk's, in Japanese, on the last folder:\n%s", text)
+	}
+	e, ok := u.Window.Canvas().Focused().(*keyEntry)
+	if !ok || e.Text != suggestedName(j, "csv") {
+		t.Fatalf("the name field %T is not focused with the proposed name", u.Window.Canvas().Focused())
+	}
+	test.Tap(buttonIn(top, "保存"))
+	out := filepath.Join(last, suggestedName(j, "csv"))
+	h.waitFor("the saved file", func() bool { st, err := os.Stat(out); return err == nil && st.Size() > 0 })
+
+	// Again: the file is there, so it asks before replacing it.
+	u.askSave(j, "csv")
+	test.Tap(buttonIn(u.Window.Canvas().Overlays().Top(), "保存"))
+	if buttonIn(u.Window.Canvas().Overlays().Top(), "上書きする") == nil {
+		t.Fatal("an existing file was replaced without asking")
+	}
+	u.closeTopDialog()
 }

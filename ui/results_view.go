@@ -178,24 +178,10 @@ func suggestedName(j job.Job, format string) string {
 	return base + "." + format
 }
 
-// askSave opens the save dialog for j's result in format; the chosen file is written by
-// saveResult.
+// askSave asks where to save j's result in format (JobDesk's picker, opening in the folder
+// used last); the chosen file is written by saveResult.
 func (u *UI) askSave(j job.Job, format string) {
-	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
-		if err != nil {
-			u.showError(u.tr.T("error.save_title"), err)
-			return
-		}
-		if w == nil {
-			return // the person closed the dialog
-		}
-		path := w.URI().Path()
-		_ = w.Close()
-		u.saveResult(j.ID, format, path)
-	}, u.Window)
-	d.SetFileName(suggestedName(j, format))
-	d.Resize(dialogSize(u.Window))
-	d.Show()
+	u.openSaver(u.pickerStart(), suggestedName(j, format), func(path string) { u.saveResult(j.ID, format, path) })
 }
 
 // saveResult writes job id's result in format to path off the UI goroutine and says how it went.
