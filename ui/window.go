@@ -111,19 +111,14 @@ type UI struct {
 	typeSel    *widget.Select // the type filter
 	dateSel    *widget.Select // the date filter
 	detail     *detailPane
-	status     *widget.Label
-	engineInfo *widget.Label
 	dropBg     *canvas.Rectangle // the drop zone's band, lit while files are dragged over (setDropHover)
 	dropHead   *widget.Label
 	cloudInfo  *widget.Label  // the cloud's state, shown only when configured
 	cloudOps   *widget.Button // opens the cloud operations console, shown only when configured
 	targetSel  *widget.Select
 
-	// hinting is set while the status bar shows a cut text in full (showHint); hintSaved and
-	// hintImportance are what it said before.
-	hinting        bool
-	hintSaved      string
-	hintImportance widget.Importance
+	// statusBar is the bottom line: its message and the engine's counts (statusbar.go).
+	statusBar
 }
 
 // New builds the window for a (not yet shown) on fyneApp. The engine is not started: Run does
@@ -334,19 +329,8 @@ func (u *UI) typeText(t string) string {
 	return t
 }
 
-// setStatus shows a short message in the status bar.
-func (u *UI) setStatus(msg string) {
-	u.hinting = false
-	u.status.Importance = widget.MediumImportance
-	u.status.SetText(time.Now().Format("15:04:05") + "  " + msg)
-}
-
 // setStatusError shows an error in the status bar, in the window's language.
-func (u *UI) setStatusError(err error) {
-	u.hinting = false
-	u.status.Importance = widget.DangerImportance
-	u.status.SetText(time.Now().Format("15:04:05") + "  " + u.errorText(err))
-}
+func (u *UI) setStatusError(err error) { u.say(u.errorText(err), widget.DangerImportance) }
 
 // errorText renders an error for people: its code and the sentence in the window's language.
 func (u *UI) errorText(err error) string {
