@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -108,7 +110,7 @@ func TestAIConnection(ctx context.Context, s AISettings) (AITestResult, error) {
 	start := time.Now()
 	rep, err := p.Complete(ctx, aijob.Request{Prompt: "Reply with OK.", MaxTokens: 8})
 	if err != nil {
-		return AITestResult{}, err
+		return AITestResult{}, aiTestError(err, s)
 	}
 	r := AITestResult{Provider: rep.Provider, Model: rep.Model, Latency: rep.Latency, Reply: rep.Text}
 	if r.Latency == 0 {
@@ -124,4 +126,25 @@ func TestAIConnection(ctx context.Context, s AISettings) (AITestResult, error) {
 		r.Reply = string([]rune(r.Reply)[:80]) + "…"
 	}
 	return r, nil
+}
+
+// aiTestError is a failed connection test as people read it: when nothing answered, which
+// address did not (E001), else the provider's coded error, never "internal error".
+func aiTestError(err error, s AISettings) error {
+	var pe *aijob.ProviderError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	if pe.Kind != aijob.KindOffline {
+		return pe.JobError()
+	}
+	addr := s.Endpoint
+	if s.Provider == "bedrock" {
+		addr = "Amazon Bedrock (" + s.BedrockRegion + ")"
+		if s.BedrockEndpoint != "" {
+			addr = s.BedrockEndpoint
+		}
+	}
+	return job.Wrap(job.E001, err, fmt.Sprintf("nothing answered at %s: is the AI server running there, and is the address right?", addr)).
+		WithJa(fmt.Sprintf("%s から応答がありません。AI サーバーが起動しているか、アドレスが正しいか確認してください。", addr))
 }

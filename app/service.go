@@ -37,7 +37,11 @@ func (a *App) List(ctx context.Context, f ListFilter) ([]job.Job, error) {
 
 // Get returns job id; a job that does not exist is refused with E014.
 func (a *App) Get(ctx context.Context, id int64) (job.Job, error) {
-	return a.queue.Get(ctx, id)
+	j, err := a.queue.Get(ctx, id)
+	if err != nil {
+		return j, err
+	}
+	return a.withFailedResult(ctx, j), nil
 }
 
 // JobByNumber returns the job a person started with number n (job.Job.Number: the "#12" the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The real-window check: the built binary under Xvfb, driven with xdotool; a screenshot of each
-# main screen (the window in Japanese and English, settings, metrics) is compared with its
-# reference in ui/testdata/window/ at half scale (ImageMagick `compare -metric AE -fuzz`), so a
+# main screen (the window in Japanese and English, keys and the goal dialog, settings, metrics)
+# is compared with its reference in ui/testdata/window/ at half scale (ImageMagick `compare -metric AE -fuzz`), so a
 # layout break fails the build. The data folder, HOME (Fyne's preferences) and the screen size
 # are fixed; fonts come from fonts-noto-cjk.
 #
@@ -110,7 +110,21 @@ seed() {
 for lang in ja_JP.UTF-8 en_US.UTF-8; do
   l=${lang%%_*}
   run "$lang"
+  sleep 1 # the first page of jobs is read after the window opens
   shot "main-$l"
+  # The keyboard on a real window: a click on the first row, then ↓ selects the second (its
+  # detail shows); the goal dialog takes typed text in its title field; Esc closes it.
+  xdotool mousemove 250 250 click 1
+  sleep 0.5
+  xdotool key Down
+  xdotool mousemove 950 600
+  shot "keys-$l"
+  xdotool mousemove 1105 93 click 1
+  sleep 0.8
+  xdotool type "Q3 report"
+  shot "goal-$l"
+  xdotool key Escape
+  sleep 0.5
   xdotool key ctrl+comma
   shot "settings-$l"
   xdotool key Escape

@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"jobdesk/engine/job"
+	"jobdesk/ui/bridge"
 )
 
 // BenchmarkJobList puts 5,000 jobs in the list and scrolls from top to bottom in steps of 250
@@ -50,17 +51,17 @@ func BenchmarkApplyProgress(b *testing.B) {
 	h := newHarness(b, LangJa)
 	u := h.ui
 	rows := make([]job.Job, 5000)
-	up := update{progress: make([]job.Event, 5000)}
+	up := bridge.Update{Progress: make([]job.Event, 5000)}
 	for i := range rows {
 		rows[i] = job.Job{ID: int64(5000 - i), Type: "checksum", Name: "file.pdf", Status: job.Running}
-		up.progress[i] = job.Event{JobID: rows[i].ID, Kind: job.EventProgress, Status: job.Running, Message: "working"}
+		up.Progress[i] = job.Event{JobID: rows[i].ID, Kind: job.EventProgress, Status: job.Running, Message: "working"}
 	}
 	u.model.replace(rows, false)
 	u.refreshList()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		for k := range up.progress {
-			up.progress[k].Progress = float64(i % 100)
+		for k := range up.Progress {
+			up.Progress[k].Progress = float64(i % 100)
 		}
 		u.apply(up)
 	}
@@ -68,7 +69,7 @@ func BenchmarkApplyProgress(b *testing.B) {
 
 // BenchmarkEventToWidget measures an engine event's way to the window: a job cancelled in the
 // engine (a status change, committed and published) until its row in the list shows it, through
-// the event loop's flush (every flushEvery) and the UI goroutine. Reported as ms/update; the
+// the event loop's flush (every bridge.FlushEvery) and the UI goroutine. Reported as ms/update; the
 // target is at most 100 ms.
 func BenchmarkEventToWidget(b *testing.B) {
 	h := newHarness(b, LangJa)
@@ -83,7 +84,7 @@ func BenchmarkEventToWidget(b *testing.B) {
 		id := u.model.rows[min(i, len(u.model.rows)-1)].ID
 		// Events come at any moment, not just after a flush: start at a random point of the
 		// flush period.
-		time.Sleep(time.Duration(rand.IntN(int(flushEvery))))
+		time.Sleep(time.Duration(rand.IntN(int(bridge.FlushEvery))))
 		start := time.Now()
 		if err := h.app.Cancel(context.Background(), id); err != nil {
 			b.Fatal(err)

@@ -29,7 +29,7 @@ func (u *UI) buildTargetChoice() *widget.Select {
 	for i, t := range targetChoices {
 		labels[i] = u.tr.T("target." + t)
 	}
-	sel := widget.NewSelect(labels, nil)
+	sel := newSelect(u.tr, labels, nil)
 	sel.SetSelectedIndex(0)
 	for i, t := range targetChoices {
 		if t == u.target {

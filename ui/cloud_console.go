@@ -466,7 +466,7 @@ func (cv *consoleView) loadQueuesKeepingMessage() {
 
 func (cv *consoleView) sendPage() fyne.CanvasObject {
 	tr := cv.u.tr
-	cv.typeSel = widget.NewSelect(nil, func(string) { cv.startMessage() })
+	cv.typeSel = newSelect(cv.u.tr, nil, func(string) { cv.startMessage() })
 	cv.typeSel.PlaceHolder = tr.T("console.send.choose")
 	cv.body = widget.NewMultiLineEntry()
 	cv.body.TextStyle = fyne.TextStyle{Monospace: true}
@@ -572,12 +572,12 @@ func (cv *consoleView) showSent(err error, text string) {
 
 func (cv *consoleView) executionsPage() fyne.CanvasObject {
 	tr := cv.u.tr
-	cv.machineSel = widget.NewSelect(nil, func(string) { cv.loadExecutions() })
+	cv.machineSel = newSelect(cv.u.tr, nil, func(string) { cv.loadExecutions() })
 	statuses := []string{tr.T("console.exec.any")}
 	for _, s := range app.CloudExecutionStatuses {
 		statuses = append(statuses, cv.executionStatus(s))
 	}
-	cv.statusSel = widget.NewSelect(statuses, func(string) { cv.loadExecutions() })
+	cv.statusSel = newSelect(cv.u.tr, statuses, func(string) { cv.loadExecutions() })
 	cv.statusSel.SetSelectedIndex(0)
 	refresh := widget.NewButtonWithIcon(tr.T("console.refresh"), theme.ViewRefreshIcon(), cv.loadExecutions)
 	cv.execList = widget.NewList(func() int { return len(cv.executions) },

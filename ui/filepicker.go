@@ -48,6 +48,12 @@ type filePicker struct {
 	open    *widget.Button
 	dlg     *dialog.CustomDialog
 	picking bool
+
+	// saving: the picker chooses where a file is saved (openSaver): a tapped file lends its
+	// name to the name field, and Save hands over the folder shown joined with that name.
+	saving bool
+	name   *keyEntry
+	onSave func(path string)
 }
 
 // pickFiles opens the picker; the files ticked when Open is pressed become jobs.
@@ -70,7 +76,24 @@ func (u *UI) pickerStart() string {
 
 // openPicker shows a picker on folder dir that hands the chosen paths to onPick.
 func (u *UI) openPicker(dir string, onPick func([]string)) *filePicker {
-	p := &filePicker{u: u, chosen: map[string]bool{}, onPick: onPick}
+	return u.newPicker(&filePicker{u: u, chosen: map[string]bool{}, onPick: onPick}, dir)
+}
+
+// openSaver shows the picker on folder dir to choose where a file is saved, name proposed; the
+// chosen path goes to onSave (after asking, when a file of that name is there). JobDesk's own
+// picker, in the window's language and opening in the folder used last, instead of the
+// toolkit's English save dialog that opened in the home folder.
+func (u *UI) openSaver(dir, name string, onSave func(path string)) *filePicker {
+	p := &filePicker{u: u, chosen: map[string]bool{}, saving: true, onSave: onSave}
+	p.name = newKeyEntry(u, false)
+	p.name.SetText(name)
+	p.name.OnChanged = func(string) { p.refreshCount() }
+	p.name.OnSubmitted = func(string) { p.pick() }
+	return u.newPicker(p, dir)
+}
+
+// newPicker lays picker p out on folder dir and shows it.
+func (u *UI) newPicker(p *filePicker, dir string) *filePicker {
 	p.path = widget.NewLabel("")
 	p.path.Truncation = fyne.TextTruncateEllipsis
 	p.note = widget.NewLabel("")
@@ -93,13 +116,22 @@ func (u *UI) openPicker(dir string, onPick func([]string)) *filePicker {
 	cancel := widget.NewButton(u.tr.T("dialog.cancel"), func() { p.dlg.Hide() })
 	p.open = widget.NewButtonWithIcon("", theme.ConfirmIcon(), p.pick)
 	p.open.Importance = widget.HighImportance
-	body := container.NewBorder(top, p.count, nil, nil, container.NewStack(p.list, p.note))
-	p.dlg = dialog.NewCustomWithoutButtons(u.tr.T("picker.title"), body, u.Window)
+	bottom, title := fyne.CanvasObject(p.count), u.tr.T("picker.title")
+	if p.saving {
+		p.all.Hide()
+		bottom = container.NewBorder(nil, nil, widget.NewLabel(u.tr.T("saver.name")), nil, p.name)
+		title = u.tr.T("saver.title")
+	}
+	body := container.NewBorder(top, bottom, nil, nil, container.NewStack(p.list, p.note))
+	p.dlg = dialog.NewCustomWithoutButtons(title, body, u.Window)
 	p.dlg.SetButtons([]fyne.CanvasObject{cancel, p.open})
 	p.show(dir)
 	p.dlg.Resize(fyne.NewSize(860, 580))
 	u.dialogOpened(p.dlg)
 	p.dlg.Show()
+	if p.saving {
+		u.Window.Canvas().Focus(p.name)
+	}
 	return p
 }
 
@@ -181,6 +213,9 @@ func (p *filePicker) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
 	case e.dir:
 		icon.SetResource(theme.FolderIcon())
 		info.SetText("")
+	case p.saving:
+		icon.SetResource(theme.FileIcon())
+		info.SetText(p.fileInfo(e))
 	case p.chosen[filepath.Join(p.dir, e.name)]:
 		icon.SetResource(theme.CheckButtonCheckedIcon())
 		info.SetText(p.fileInfo(e))
@@ -225,6 +260,10 @@ func (p *filePicker) tap(id widget.ListItemID) {
 		p.show(path)
 		return
 	}
+	if p.saving {
+		p.name.SetText(e.name)
+		return
+	}
 	if p.chosen[path] {
 		delete(p.chosen, path)
 	} else {
@@ -257,6 +296,12 @@ func (p *filePicker) selectAll() {
 
 // refreshCount shows how many files are ticked; Open is on once one is.
 func (p *filePicker) refreshCount() {
+	if p.saving {
+		p.count.Hide()
+		p.open.SetText(p.u.tr.T("saver.save"))
+		setEnabled(p.open, strings.TrimSpace(p.name.Text) != "")
+		return
+	}
 	n := len(p.chosen)
 	p.count.SetText(p.u.tr.T("picker.count", groupInt(int64(n))))
 	p.open.SetText(p.u.tr.T("picker.open", groupInt(int64(n))))
@@ -269,6 +314,10 @@ func (p *filePicker) refreshCount() {
 
 // pick closes the picker and hands over the ticked files in name order.
 func (p *filePicker) pick() {
+	if p.saving {
+		p.save()
+		return
+	}
 	if len(p.chosen) == 0 || p.picking {
 		return
 	}
@@ -281,4 +330,34 @@ func (p *filePicker) pick() {
 	p.u.fyneApp.Preferences().SetString(prefPickerDir, p.dir)
 	p.dlg.Hide()
 	p.onPick(paths)
+}
+
+// save hands over the folder shown joined with the name typed, asking first when a file of
+// that name is there.
+func (p *filePicker) save() {
+	name := strings.TrimSpace(p.name.Text)
+	if name == "" || p.picking {
+		return
+	}
+	path := filepath.Join(p.dir, filepath.Base(name))
+	done := func() {
+		p.picking = true
+		p.u.fyneApp.Preferences().SetString(prefPickerDir, p.dir)
+		p.dlg.Hide()
+		p.onSave(path)
+	}
+	if _, err := os.Stat(path); err != nil {
+		done()
+		return
+	}
+	tr := p.u.tr
+	d := dialog.NewConfirm(tr.T("saver.replace_title"), tr.T("saver.replace", filepath.Base(path)), func(ok bool) {
+		if ok {
+			done()
+		}
+	}, p.u.Window)
+	d.SetConfirmText(tr.T("saver.replace_yes"))
+	d.SetDismissText(tr.T("dialog.cancel"))
+	p.u.dialogOpened(d)
+	d.Show()
 }

@@ -106,7 +106,7 @@ func (u *UI) buildFilters() fyne.CanvasObject {
 		u.filterBtns[s] = b
 		objs = append(objs, b)
 	}
-	u.filterSel = widget.NewSelect(nil, nil)
+	u.filterSel = newSelect(u.tr, nil, nil)
 	u.filterSel.OnChanged = func(string) {
 		// The options are "All n" then job.Statuses in order; their text carries the counts.
 		switch i := u.filterSel.SelectedIndex(); {

@@ -16,7 +16,7 @@ import (
 // showGoalForm asks for a goal (title, description, deadline) and submits it with
 // app.SubmitGoal. A build without AI generation answers E014; the form says so plainly.
 func (u *UI) showGoalForm() {
-	title := widget.NewEntry()
+	title := newKeyEntry(u, false)
 	title.SetPlaceHolder(u.tr.T("goal.title_hint"))
 	title.Validator = func(s string) error {
 		if strings.TrimSpace(s) == "" {
@@ -24,12 +24,11 @@ func (u *UI) showGoalForm() {
 		}
 		return nil
 	}
-	desc := widget.NewMultiLineEntry()
+	desc := newKeyEntry(u, true)
 	desc.SetPlaceHolder(u.tr.T("goal.description_hint"))
 	desc.SetMinRowsVisible(4)
-	desc.Wrapping = fyne.TextWrapWord
 	// A plain entry: fyne's DateEntry refuses an empty date, and the deadline is optional.
-	deadline := widget.NewEntry()
+	deadline := newKeyEntry(u, false)
 	// A hint, not a date: a real date in grey looked filled in although it saved nothing.
 	deadline.SetPlaceHolder(u.tr.T("goal.deadline_hint"))
 	deadline.Validator = func(s string) error {
@@ -55,6 +54,7 @@ func (u *UI) showGoalForm() {
 	d.Resize(fyne.NewSize(560, 380))
 	u.dialogOpened(d)
 	d.Show()
+	u.Window.Canvas().Focus(title) // typing starts in the title, not into nowhere
 }
 
 // submitGoal sends g to the app off the UI goroutine and reports the outcome.
@@ -70,6 +70,7 @@ func (u *UI) submitGoal(g app.GoalRequest) {
 				return
 			}
 			u.setStatus(u.tr.T("goal.added", jobNumber(j)))
+			u.revealJob(j.ID) // the new goal is selected, its detail shown
 		})
 	}()
 }

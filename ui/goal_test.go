@@ -3,6 +3,8 @@ package ui
 import (
 	"testing"
 	"time"
+
+	"jobdesk/app"
 )
 
 // TestParseDeadline: the ways staff type a date, and what is refused.
@@ -34,4 +36,16 @@ func FuzzParseDeadline(f *testing.F) {
 	f.Add("2026-12-31")
 	f.Add("２０２６年")
 	f.Fuzz(func(t *testing.T, s string) { parseDeadline(s) })
+}
+
+// TestSubmittedGoalIsSelected: a goal just submitted is selected in the list, its detail shown.
+func TestSubmittedGoalIsSelected(t *testing.T) {
+	h := newHarness(t, LangJa)
+	u := h.ui
+	u.Start()
+	u.submitGoal(app.GoalRequest{Title: "来期の売上を伸ばす"})
+	h.waitFor("the goal selected", func() bool {
+		j, ok := u.selectedJob()
+		return ok && j.Name != "" && u.selIdx >= 0 && u.detail.shown != ""
+	})
 }

@@ -38,26 +38,3 @@ func (h *hoverText) MouseMoved(*desktop.MouseEvent) {}
 
 // MouseOut puts the status bar back.
 func (h *hoverText) MouseOut() { h.u.hideHint() }
-
-// showHint shows text in full in the status bar until hideHint, keeping what it said.
-func (u *UI) showHint(text string) {
-	if u.status == nil {
-		return
-	}
-	if !u.hinting {
-		u.hintSaved, u.hintImportance = u.status.Text, u.status.Importance
-	}
-	u.hinting = true
-	u.status.Importance = widget.MediumImportance
-	u.status.SetText(text)
-}
-
-// hideHint puts back what the status bar said before showHint.
-func (u *UI) hideHint() {
-	if u.status == nil || !u.hinting {
-		return
-	}
-	u.hinting = false
-	u.status.Importance = u.hintImportance
-	u.status.SetText(u.hintSaved)
-}

@@ -4,6 +4,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/widget"
 
 	"jobdesk/engine/job"
 )
@@ -56,22 +57,78 @@ func (u *UI) typedKey(e *fyne.KeyEvent) {
 			u.confirmCancel(j)
 		}
 	case fyne.KeyUp, fyne.KeyDown:
-		if u.hasOverlay() || len(u.model.rows) == 0 {
+		if u.hasOverlay() {
 			return
 		}
-		i := u.selIdx
-		switch {
-		case i < 0 && e.Name == fyne.KeyDown:
-			i = 0
-		case i < 0:
-			i = len(u.model.rows) - 1
-		case e.Name == fyne.KeyDown:
-			i = min(i+1, len(u.model.rows)-1)
-		default:
-			i = max(i-1, 0)
-		}
-		u.list.Select(i)
-		u.list.ScrollTo(i)
+		u.moveSelection(e.Name)
+	}
+}
+
+// moveSelection selects the row above (KeyUp) or below (KeyDown) the selected one, or the first
+// (last) row when none is selected, and scrolls it into view.
+func (u *UI) moveSelection(key fyne.KeyName) {
+	if len(u.model.rows) == 0 {
+		return
+	}
+	i := u.selIdx
+	switch {
+	case i < 0 && key == fyne.KeyDown:
+		i = 0
+	case i < 0:
+		i = len(u.model.rows) - 1
+	case key == fyne.KeyDown:
+		i = min(i+1, len(u.model.rows)-1)
+	default:
+		i = max(i-1, 0)
+	}
+	u.list.Select(i)
+	u.list.ScrollTo(i)
+}
+
+// jobList is the job list, which keeps the window's keys when it has the focus (a click on a row
+// gives it): ↑ and ↓ move the selection itself (not only the toolkit's focus mark), Delete offers
+// to cancel the selected job. While it has the focus, the selected row is drawn with a focus
+// ring (jobRow.focusRing); the toolkit's own mark on a row it tracks apart from the selection is
+// not drawn.
+type jobList struct {
+	widget.List
+	u       *UI
+	focused bool
+}
+
+func newJobList(u *UI, length func() int, create func() fyne.CanvasObject, update func(widget.ListItemID, fyne.CanvasObject)) *jobList {
+	l := &jobList{u: u}
+	l.Length, l.CreateItem, l.UpdateItem = length, create, update
+	l.ExtendBaseWidget(l)
+	return l
+}
+
+// TypedKey moves the selection with ↑ and ↓, and offers to cancel the selected job on Delete.
+func (l *jobList) TypedKey(e *fyne.KeyEvent) {
+	switch e.Name {
+	case fyne.KeyUp, fyne.KeyDown, fyne.KeyDelete:
+		l.u.typedKey(e)
+	default:
+		l.List.TypedKey(e)
+	}
+}
+
+// FocusGained draws the selected row's focus ring.
+func (l *jobList) FocusGained() {
+	l.focused = true
+	l.refreshRow(l.u.selIdx)
+}
+
+// FocusLost takes the focus ring away.
+func (l *jobList) FocusLost() {
+	l.focused = false
+	l.refreshRow(l.u.selIdx)
+}
+
+// refreshRow draws row i again (its focus ring), when it is one.
+func (l *jobList) refreshRow(i int) {
+	if i >= 0 && i < len(l.u.model.rows) {
+		l.RefreshItem(i)
 	}
 }
 
@@ -107,5 +164,39 @@ func (u *UI) closeTopDialog() {
 func (u *UI) dialogOpened(d dialog.Dialog) {
 	u.dialogs = append(u.dialogs, d)
 	u.dialogShown[d] = true
-	d.SetOnClosed(func() { delete(u.dialogShown, d) })
+	d.SetOnClosed(func() {
+		delete(u.dialogShown, d)
+		// A field of the closed dialog would keep the focus, and with it every key and shortcut
+		// (Ctrl+, after Esc from the goal's title did nothing).
+		u.Window.Canvas().Unfocus()
+	})
+}
+
+// keyEntry is a text entry in a dialog that gives Esc to the window, which closes the dialog on
+// top: the toolkit's entry keeps every key while it has the focus, so Esc did nothing once a
+// field had been clicked.
+type keyEntry struct {
+	widget.Entry
+	u *UI
+}
+
+// newKeyEntry makes a one-line entry, or a multi-line one that wraps at words.
+func newKeyEntry(u *UI, multiLine bool) *keyEntry {
+	e := &keyEntry{u: u}
+	e.Wrapping = fyne.TextWrap(fyne.TextTruncateClip)
+	if multiLine {
+		e.MultiLine = true
+		e.Wrapping = fyne.TextWrapWord
+	}
+	e.ExtendBaseWidget(e)
+	return e
+}
+
+// TypedKey closes the dialog on Esc and leaves every other key to the entry.
+func (e *keyEntry) TypedKey(k *fyne.KeyEvent) {
+	if k.Name == fyne.KeyEscape {
+		e.u.closeTopDialog()
+		return
+	}
+	e.Entry.TypedKey(k)
 }

@@ -3,11 +3,11 @@ package ui
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/widget"
 
 	"jobdesk/app"
 	"jobdesk/engine/job"
@@ -177,13 +177,125 @@ func TestGoalDeadlineHint(t *testing.T) {
 	h := newHarness(t, LangJa)
 	u := h.ui
 	u.showGoalForm()
-	for _, e := range findAll[*widgetEntry](u.Window.Canvas().Overlays().Top()) {
+	for _, e := range findAll[*keyEntry](u.Window.Canvas().Overlays().Top()) {
 		if _, err := parseDeadline(e.PlaceHolder); err == nil && e.PlaceHolder != "" {
 			t.Fatalf("placeholder %q reads as a date", e.PlaceHolder)
 		}
 	}
 }
 
-type widgetEntry = widget.Entry
-
 func fmtInt(n int64) string { return strconv.FormatInt(n, 10) }
+
+// press sends a key as the desktop driver does: to the focused widget when one has the focus,
+// else to the window's canvas.
+func (h *harness) press(name fyne.KeyName) {
+	e := &fyne.KeyEvent{Name: name}
+	if f := h.ui.Window.Canvas().Focused(); f != nil {
+		f.TypedKey(e)
+		return
+	}
+	h.ui.Window.Canvas().OnTypedKey()(e)
+}
+
+// TestKeysWhileTheListHasFocus: once a row was clicked (the list has the keyboard focus), ↑ and
+// ↓ still move the selection, Delete still offers to cancel, and the selected row shows a focus
+// ring while the list has the focus.
+func TestKeysWhileTheListHasFocus(t *testing.T) {
+	h := newHarness(t, LangJa)
+	u := h.ui
+	jobs := submitN(t, h, "a.bin", "b.bin", "c.bin")
+	u.Start()
+	h.waitFor("three rows", func() bool { return len(u.model.rows) == 3 })
+	u.list.Select(0) // a click: the row is selected and the list takes the focus
+	u.Window.Canvas().Focus(u.list)
+	if u.selected != jobs[2].ID {
+		t.Fatalf("selected %d, want %d", u.selected, jobs[2].ID)
+	}
+	h.press(fyne.KeyDown)
+	if u.selected != jobs[1].ID {
+		t.Fatalf("Down with the list focused selected %d, want %d", u.selected, jobs[1].ID)
+	}
+	h.press(fyne.KeyDown)
+	h.press(fyne.KeyUp)
+	if u.selected != jobs[1].ID {
+		t.Fatalf("Down, Up selected %d, want %d", u.selected, jobs[1].ID)
+	}
+	if r := h.row(jobs[1].ID); r == nil || !r.ring.Visible() {
+		t.Fatal("the selected row of the focused list shows no focus ring")
+	}
+	if r := h.row(jobs[2].ID); r == nil || r.ring.Visible() {
+		t.Fatal("a row that is not selected shows a focus ring")
+	}
+	h.press(fyne.KeyDelete)
+	if !u.hasOverlay() {
+		t.Fatal("Delete with the list focused did not offer to cancel")
+	}
+	h.key(fyne.KeyEscape)
+	u.Window.Canvas().Unfocus()
+	if r := h.row(jobs[1].ID); r == nil || r.ring.Visible() {
+		t.Fatal("the focus ring stayed after the list lost the focus")
+	}
+}
+
+// TestDialogsKeepTheKeys: the goal dialog opens with its title field focused (typed text lands
+// there), and Esc closes a dialog even while one of its fields has the focus.
+func TestDialogsKeepTheKeys(t *testing.T) {
+	h := newHarness(t, LangJa)
+	u := h.ui
+	c := u.Window.Canvas()
+	u.showGoalForm()
+	f, ok := c.Focused().(*keyEntry)
+	if !ok || f.PlaceHolder != u.tr.T("goal.title_hint") {
+		t.Fatalf("the goal dialog focused %T, want its title field", c.Focused())
+	}
+	c.Focused().TypedRune('売')
+	if f.Text != "売" {
+		t.Fatalf("typed text went elsewhere: the title reads %q", f.Text)
+	}
+	h.press(fyne.KeyEscape)
+	if u.hasOverlay() {
+		t.Fatal("Esc in the goal's title left the dialog open")
+	}
+	if c.Focused() != nil {
+		t.Fatalf("the closed dialog's field %T kept the focus (and the window's shortcuts)", c.Focused())
+	}
+
+	u.showSettings()
+	u.settingsDlg.tabs.SelectIndex(2) // CSV
+	c.Focus(u.settingsDlg.percent)
+	if c.Focused() != u.settingsDlg.percent {
+		t.Fatal("the settings' tolerance field took no focus")
+	}
+	h.press(fyne.KeyEscape)
+	if u.hasOverlay() {
+		t.Fatal("Esc in a settings field left the settings open")
+	}
+}
+
+// TestSearchUpdatesCounts: while a search narrows the list, the counts beside the status filter
+// count what it keeps; cleared, every job again.
+func TestSearchUpdatesCounts(t *testing.T) {
+	h := newHarness(t, LangJa)
+	u := h.ui
+	submitN(t, h, "請求書-4月.bin", "売上.bin", "売上-5月.bin")
+	u.Start()
+	h.waitFor("three rows", func() bool { return len(u.model.rows) == 3 })
+	total := func() int {
+		n := 0
+		for _, c := range u.model.counts {
+			n += c
+		}
+		return n
+	}
+	u.search.SetText("売上")
+	h.waitFor("two matches counted", func() bool { return len(u.model.rows) == 2 && total() == 2 })
+	if !strings.Contains(u.allBtn.Text, "2") {
+		t.Fatalf("the All chip reads %q during a search with 2 matches", u.allBtn.Text)
+	}
+	u.refreshEngineInfo()
+	if want := u.tr.T("status.engine", "0", "3"); u.engineInfo.Text != want {
+		t.Fatalf("the status bar reads %q during a search, want every job's %q", u.engineInfo.Text, want)
+	}
+	u.search.SetText("")
+	h.waitFor("all three counted", func() bool { return len(u.model.rows) == 3 && total() == 3 })
+}

@@ -45,13 +45,19 @@ type metricsView struct {
 	d       *dialog.CustomDialog
 	content *fyne.Container
 	report  app.MetricsReport
+	scroll  *container.Scroll
+	chart   fyne.CanvasObject // the jobs-per-hour chart drawn last
 }
 
 // showMetrics opens the metrics view and fills it.
 func (u *UI) showMetrics() *metricsView {
 	mv := &metricsView{u: u, content: container.NewVBox(widget.NewLabel(u.tr.T("metrics.loading")))}
 	refresh := widget.NewButtonWithIcon(u.tr.T("metrics.refresh"), theme.ViewRefreshIcon(), mv.load)
-	body := container.NewBorder(container.NewHBox(refresh), nil, nil, nil, container.NewVScroll(mv.content))
+	// The content keeps clear of the scroll bar, which would cover the latest hour's bars.
+	gutter := canvas.NewRectangle(color.Transparent)
+	gutter.SetMinSize(fyne.NewSize(theme.ScrollBarSize()+theme.Padding(), 0))
+	mv.scroll = container.NewVScroll(container.NewBorder(nil, nil, nil, gutter, mv.content))
+	body := container.NewBorder(container.NewHBox(refresh), nil, nil, nil, mv.scroll)
 	mv.d = dialog.NewCustom(u.tr.T("metrics.title"), u.tr.T("dialog.close"), body, u.Window)
 	mv.d.Resize(fyne.NewSize(900, 640))
 	u.metrics = mv
@@ -165,7 +171,8 @@ func (mv *metricsView) hourChart() fyne.CanvasObject {
 		bars = append(bars, container.NewBorder(nil, hintText(label, theme.SizeNameCaptionText, fyne.TextWrapOff, fyne.TextAlignCenter), nil, nil, col))
 	}
 	axis := hintText(groupInt(int64(top)), theme.SizeNameCaptionText, fyne.TextWrapOff, fyne.TextAlignTrailing)
-	return container.NewBorder(nil, nil, container.NewVBox(axis), nil, container.NewGridWithColumns(24, bars...))
+	mv.chart = container.NewGridWithColumns(24, bars...)
+	return container.NewBorder(nil, nil, container.NewVBox(axis), nil, mv.chart)
 }
 
 // typeBars draws one horizontal bar per job type: the jobs started in the last day.

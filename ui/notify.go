@@ -143,8 +143,9 @@ func (u *UI) refreshTray() {
 	if u.trayMenu == nil {
 		return
 	}
-	running := u.model.counts[job.Running]
-	waiting := u.model.counts[job.Pending] + u.model.counts[job.Retrying]
+	counts := u.engineCounts()
+	running := counts[job.Running]
+	waiting := counts[job.Pending] + counts[job.Retrying]
 	label := u.tr.T("status.engine", groupInt(int64(running)), groupInt(int64(waiting)))
 	if u.trayCount.Label != label {
 		u.trayCount.Label = label

@@ -15,7 +15,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"jobdesk/app"
-	"jobdesk/engine/aijob"
 )
 
 // goalView shows an AI job's goal: its title and deadline, the model usage and cost, the
@@ -48,7 +47,7 @@ func (u *UI) goalView(v app.GoalView) fyne.CanvasObject {
 }
 
 // usageLine is a job's model usage in words: the model, calls, tokens and cost; "" for none.
-func usageLine(tr *translator, us aijob.Usage) string {
+func usageLine(tr *translator, us app.AIUsage) string {
 	if us.Calls == 0 {
 		return ""
 	}
@@ -61,7 +60,7 @@ func usageLine(tr *translator, us aijob.Usage) string {
 
 // goalTree is the goal's sub-goals, their actions and the actions' tasks as a tree, sub-goals
 // open.
-func goalTree(tr *translator, g aijob.Goal) fyne.CanvasObject {
+func goalTree(tr *translator, g app.AIGoal) fyne.CanvasObject {
 	kids := map[string][]string{"": {"g"}}
 	text := map[string]string{"g": g.Title}
 	for _, sg := range g.Subgoals {
@@ -98,7 +97,7 @@ func goalTree(tr *translator, g aijob.Goal) fyne.CanvasObject {
 
 // showChart draws the 9×9 chart in a dialog almost as large as the window: every cell holds its
 // whole title, wrapped; the goal's cell and the sub-goals' centres stand out.
-func (u *UI) showChart(g aijob.Goal) {
+func (u *UI) showChart(g app.AIGoal) {
 	c := g.Chart()
 	grid := container.New(&chartLayout{})
 	for r := 0; r < 9; r++ {
@@ -180,12 +179,12 @@ func (chartLayout) Layout(objects []fyne.CanvasObject, size fyne.Size) {
 // eligibilityView shows an eligibility extraction as a table of requirements: each group (must,
 // needs checking, must not, risks) with its items' keys and texts, the keys not found, and how
 // the requirements were found (the model, a fallback, headings only).
-func (u *UI) eligibilityView(r aijob.EligibilityResult) fyne.CanvasObject {
+func (u *UI) eligibilityView(r app.EligibilityResult) fyne.CanvasObject {
 	tr := u.tr
 	parts := []fyne.CanvasObject{}
 	level := widget.NewLabel(tr.T(fmt.Sprintf("elig.level.%d", r.FallbackLevel)))
 	level.Wrapping = wrapFor(level.Text)
-	if r.FallbackLevel >= aijob.LevelHeadings {
+	if r.FallbackLevel >= app.LevelHeadings {
 		level.Importance = widget.WarningImportance
 	}
 	parts = append(parts, level)
@@ -199,7 +198,7 @@ func (u *UI) eligibilityView(r aijob.EligibilityResult) fyne.CanvasObject {
 	}
 	groups := []struct {
 		key   string
-		items []aijob.Item
+		items []app.EligibilityItem
 	}{{"must", r.Eligibility.Must}, {"need_check", r.Eligibility.NeedCheck}, {"must_not", r.Eligibility.MustNot}, {"risk_flags", r.Eligibility.RiskFlags}}
 	for _, g := range groups {
 		if len(g.items) == 0 {

@@ -2,6 +2,8 @@ package ui
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -10,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"jobdesk/app"
+	"jobdesk/engine/job"
 )
 
 // csvPageSize is how many rejected rows the table shows at a time.
@@ -31,8 +34,8 @@ type csvErrorView struct {
 	detail *widget.Label
 }
 
-func newCSVErrorView(u *UI, id int64, first app.CSVErrorPage) *csvErrorView {
-	v := &csvErrorView{u: u, id: id, page: first}
+func newCSVErrorView(u *UI, j job.Job, first app.CSVErrorPage) *csvErrorView {
+	v := &csvErrorView{u: u, id: j.ID, page: first}
 	tr := u.tr
 	if first.Total == 0 {
 		l := widget.NewLabel(tr.T("csv.no_errors"))
@@ -82,11 +85,58 @@ func newCSVErrorView(u *UI, id int64, first app.CSVErrorPage) *csvErrorView {
 	v.prev = widget.NewButtonWithIcon("", theme.NavigateBackIcon(), func() { v.load(v.offset - csvPageSize) })
 	v.next = widget.NewButtonWithIcon("", theme.NavigateNextIcon(), func() { v.load(v.offset + csvPageSize) })
 	v.showPlace()
-	title := widget.NewLabel(tr.T("csv.errors_title", groupInt(int64(first.Total))))
+	title := widget.NewLabel(errorsTitle(tr, rejectedRows(j), first.Total))
 	title.TextStyle.Bold = true
 	nav := container.NewHBox(v.prev, v.where, v.next)
-	v.root = container.NewVBox(container.NewBorder(nil, nil, title, nav), tallBox(v.table, 320), v.detail)
+	v.root = container.NewVBox(container.NewBorder(nil, nil, title, nav))
+	if s := v.firstReasons(3); s != "" {
+		reasons := widget.NewLabel(tr.T("csv.first_reasons", s))
+		reasons.Wrapping = wrapFor(reasons.Text)
+		v.root.Add(reasons)
+	}
+	v.root.Add(tallBox(v.table, 320))
+	v.root.Add(v.detail)
 	return v
+}
+
+// rejectedRows is how many rows job j rejected (its result's errorCount), -1 when it does not say.
+func rejectedRows(j job.Job) int64 {
+	var r struct {
+		ErrorCount *int64 `json:"errorCount"`
+	}
+	if json.Unmarshal(j.Result, &r) != nil || r.ErrorCount == nil {
+		return -1
+	}
+	return *r.ErrorCount
+}
+
+// errorsTitle heads the rejected rows: their count, and the errors' when a row had several.
+func errorsTitle(tr *translator, rows int64, errors int) string {
+	if rows < 0 || rows == int64(errors) {
+		return tr.T("csv.errors_title", groupInt(int64(errors)))
+	}
+	return tr.T("csv.errors_title_n", groupInt(rows), groupInt(int64(errors)))
+}
+
+// firstReasons names up to n different reasons of the first page's rows, each with its column,
+// in the order they first occur: why an import was refused, at a glance.
+func (v *csvErrorView) firstReasons(n int) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range v.page.Rows {
+		s := v.reason(r)
+		if r.Column != "" {
+			s = v.u.tr.T("csv.reason_in_column", r.Column, s)
+		}
+		if s == "" || seen[s] {
+			continue
+		}
+		seen[s] = true
+		if out = append(out, s); len(out) == n {
+			break
+		}
+	}
+	return strings.Join(out, " / ")
 }
 
 // cell is what column col of row r shows.

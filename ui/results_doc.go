@@ -60,7 +60,7 @@ func newDocView(u *UI, j job.Job, doc app.DocumentView) *docView {
 			}
 			v.choices = append(v.choices, title)
 		}
-		v.pick = widget.NewSelect(v.choices, func(s string) {
+		v.pick = newSelect(v.u.tr, v.choices, func(s string) {
 			for i, c := range v.choices {
 				if c == s {
 					v.section = i - 1

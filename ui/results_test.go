@@ -524,3 +524,46 @@ func TestMarkdownTablesSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedCSVShowsWhy: an import refused for too many rejected rows shows, like a PARTIAL one,
+// the rejected rows (counted as rows, not errors, when a row has several), the first reasons,
+// and saves the errors file and the report; it shows no figures of rows taken in, as none were.
+func TestFailedCSVShowsWhy(t *testing.T) {
+	h := newHarness(t, LangJa)
+	u := h.ui
+	var b strings.Builder
+	b.WriteString("ユーザーID,ログイン回数,投稿回数\n")
+	for i := 0; i < 60; i++ {
+		fmt.Fprintf(&b, "X%d,abc,-1\n", i) // three errors in every row
+	}
+	path := filepath.Join(t.TempDir(), "不正データ.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j := runAndShow(t, h, []string{path}, app.SubmitOptions{})
+	if j.Status != job.Failed {
+		t.Fatalf("job ended %s, want FAILED", j.Status)
+	}
+	h.waitFor("the rejected rows of the failed import", func() bool { return len(findAll[*widget.Table](u.detail.root)) == 1 })
+	text := paneText(u)
+	page, err := h.app.CSVErrors(u.ctx, j.ID, 0, 1)
+	if err != nil || page.Total <= 60 {
+		t.Fatalf("errors page %+v, %v; want more errors than rows", page, err)
+	}
+	if want := fmt.Sprintf("不正な行（60 行・エラー %s 件）", groupInt(int64(page.Total))); !strings.Contains(text, want) {
+		t.Fatalf("no %q in the detail:\n%s", want, text)
+	}
+	if !strings.Contains(text, "主な理由: 列「") {
+		t.Fatalf("the first reasons are not summarised:\n%s", text)
+	}
+	if strings.Contains(text, "反映した行") || strings.Contains(text, "ユーザー数") {
+		t.Fatalf("a refused import shows rows taken in:\n%s", text)
+	}
+	if buttonIn(u.detail.root, "Excel で保存…") == nil || buttonIn(u.detail.root, "CSV で保存…") == nil {
+		t.Fatal("no save buttons for the failed import")
+	}
+	j, _ = h.app.Get(u.ctx, j.ID)
+	out := filepath.Join(t.TempDir(), suggestedName(j, "csv"))
+	u.saveResult(j.ID, "csv", out)
+	h.waitFor("the saved errors file", func() bool { st, err := os.Stat(out); return err == nil && st.Size() > 0 })
+}

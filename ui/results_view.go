@@ -3,7 +3,9 @@ package ui
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -15,7 +17,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"jobdesk/app"
-	"jobdesk/engine/aijob"
 	"jobdesk/engine/job"
 )
 
@@ -50,7 +51,7 @@ func familyOfResult(j job.Job) resultFamily {
 		return false
 	}
 	switch {
-	case j.Type == aijob.TypeEligibility:
+	case j.Type == app.TypeEligibility:
 		return resultEligibility
 	case has("errorsCsv") || has("reportXlsx"):
 		return resultCSV
@@ -100,7 +101,7 @@ func (u *UI) resultExtras(j job.Job) fyne.CanvasObject {
 		switch fam {
 		case resultCSV:
 			page, err := u.app.CSVErrors(ctx, j.ID, 0, csvPageSize)
-			fill(err, func() fyne.CanvasObject { return newCSVErrorView(u, j.ID, page).root })
+			fill(err, func() fyne.CanvasObject { return newCSVErrorView(u, j, page).root })
 		case resultDocument:
 			doc, err := u.app.Document(ctx, j.ID)
 			fill(err, func() fyne.CanvasObject { return newDocView(u, j, doc).root })
@@ -177,24 +178,10 @@ func suggestedName(j job.Job, format string) string {
 	return base + "." + format
 }
 
-// askSave opens the save dialog for j's result in format; the chosen file is written by
-// saveResult.
+// askSave asks where to save j's result in format (JobDesk's picker, opening in the folder
+// used last); the chosen file is written by saveResult.
 func (u *UI) askSave(j job.Job, format string) {
-	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
-		if err != nil {
-			u.showError(u.tr.T("error.save_title"), err)
-			return
-		}
-		if w == nil {
-			return // the person closed the dialog
-		}
-		path := w.URI().Path()
-		_ = w.Close()
-		u.saveResult(j.ID, format, path)
-	}, u.Window)
-	d.SetFileName(suggestedName(j, format))
-	d.Resize(dialogSize(u.Window))
-	d.Show()
+	u.openSaver(u.pickerStart(), suggestedName(j, format), func(path string) { u.saveResult(j.ID, format, path) })
 }
 
 // saveResult writes job id's result in format to path off the UI goroutine and says how it went.
@@ -216,16 +203,57 @@ func (u *UI) saveResult(id int64, format, path string) {
 // openFolder opens the folder holding j's result files with the desktop's file manager; where
 // none answers, the window lists the files itself and offers to save them elsewhere.
 func (u *UI) openFolder(j job.Job, dir string) {
-	if u.openURI(dir) {
-		return
-	}
 	var files []string
 	for _, r := range app.DescribeResult(j).Rows {
 		if r.File != "" {
 			files = append(files, r.File)
 		}
 	}
+	if opener := folderOpener(); opener != "" {
+		// The desktop's opener says, by its exit status, when no file manager answered; the
+		// toolkit's OpenURL starts it and reports nothing.
+		u.setStatus(u.tr.T("open.opening", dir))
+		cmd := exec.Command(opener, dir)
+		if err := cmd.Start(); err == nil {
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			go func() {
+				select {
+				case err := <-done:
+					if err != nil {
+						u.do(func() {
+							u.setStatus(u.tr.T("result.open_failed", dir))
+							u.showFiles(dir, files)
+						})
+					}
+				case <-time.After(openerPatience):
+					// Still running: a file manager that stays in the foreground; it answered.
+				}
+			}()
+			return
+		}
+	}
+	if u.openURI(dir) {
+		u.setStatus(u.tr.T("open.opening", dir))
+		return
+	}
 	u.showFiles(dir, files)
+}
+
+// openerPatience is how long the desktop's opener may take to say it failed.
+const openerPatience = 10 * time.Second
+
+// folderOpener is the freedesktop opener (xdg-open) on Linux and the BSDs when it is installed,
+// else "" (Windows and macOS open folders through the toolkit).
+func folderOpener() string {
+	if runtime.GOOS == "windows" || runtime.GOOS == "darwin" {
+		return ""
+	}
+	p, err := exec.LookPath("xdg-open")
+	if err != nil {
+		return ""
+	}
+	return p
 }
 
 // showFiles lists files (in folder dir) with a button each that shows the file in the window.

@@ -13,7 +13,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"jobdesk/app"
-	"jobdesk/engine/csvjob"
 )
 
 // schemaDialog is the dialog that sets up a CSV layout no saved schema fits: it starts from the
@@ -25,12 +24,12 @@ type schemaDialog struct {
 	u       *UI
 	path    string
 	d       *dialog.CustomDialog
-	name    *widget.Entry
+	name    *keyEntry
 	enc     *widget.Select
 	delim   *widget.Select
 	key     *widget.Select
-	percent *widget.Entry
-	count   *widget.Entry
+	percent *keyEntry
+	count   *keyEntry
 	cols    []*schemaColumnRow
 	problem *widget.Label
 	// saved is called with the saved schema after a successful save (the file then runs).
@@ -39,13 +38,13 @@ type schemaDialog struct {
 
 // schemaColumnRow is one column's editors.
 type schemaColumnRow struct {
-	col      csvjob.Column
+	col      app.CSVColumn
 	typ      *widget.Select
 	required *widget.Check
 	field    *widget.Select
 	combine  *widget.Select
-	pattern  *widget.Entry
-	min      *widget.Entry
+	pattern  *keyEntry
+	min      *keyEntry
 }
 
 // delimiterChoices are the delimiters a person picks from, as shown, and as the job takes them.
@@ -53,14 +52,14 @@ var delimiterChoices = []struct{ label, value string }{{",", ","}, {"Tab", "\t"}
 
 var (
 	encodingChoices = []string{"utf-8", "shift_jis", "euc-jp", "utf-16le", "utf-16be"}
-	typeChoices     = []string{csvjob.TypeString, csvjob.TypeInteger, csvjob.TypeDecimal, csvjob.TypeDate, csvjob.TypeBoolean}
-	fieldChoices    = []string{"", csvjob.FieldUserID, csvjob.FieldLoginCount, csvjob.FieldPostCount}
-	combineChoices  = []string{"", csvjob.CombineSum, csvjob.CombineMax, csvjob.CombineMin, csvjob.CombineFirst, csvjob.CombineLast}
+	typeChoices     = []string{app.CSVTypeString, app.CSVTypeInteger, app.CSVTypeDecimal, app.CSVTypeDate, app.CSVTypeBoolean}
+	fieldChoices    = []string{"", app.CSVFieldUserID, app.CSVFieldLogins, app.CSVFieldPosts}
+	combineChoices  = []string{"", app.CSVCombineSum, app.CSVCombineMax, app.CSVCombineMin, app.CSVCombineFirst, app.CSVCombineLast}
 )
 
 // showSchemaDialog opens the schema dialog for the CSV file at path from the sniffer's proposal;
 // "Save and run" saves the schema and submits the file with it.
-func (u *UI) showSchemaDialog(path string, proposal *csvjob.SniffResult) *schemaDialog {
+func (u *UI) showSchemaDialog(path string, proposal *app.CSVSniffResult) *schemaDialog {
 	s := app.SavedSchema{Schema: *proposal.Schema, Encoding: proposal.Encoding, Delimiter: proposal.Delimiter}
 	sd := u.newSchemaDialog(s, path, u.tr.T("schema.intro", baseName(path)))
 	sd.saved = func(saved app.SavedSchema) { u.submitWithSchema(path, saved) }
@@ -83,9 +82,9 @@ func (u *UI) editSchema(s app.SavedSchema, done func()) *schemaDialog {
 func (u *UI) newSchemaDialog(s app.SavedSchema, path, intro string) *schemaDialog {
 	tr := u.tr
 	sd := &schemaDialog{u: u, path: path}
-	sd.name = widget.NewEntry()
+	sd.name = newKeyEntry(u, false)
 	sd.name.SetText(s.Name)
-	sd.enc = widget.NewSelect(encodingChoices, nil)
+	sd.enc = newSelect(tr, encodingChoices, nil)
 	sd.enc.SetSelected(normalEncoding(s.Encoding))
 	labels := make([]string, len(delimiterChoices))
 	chosen := labels[:0:0]
@@ -95,22 +94,22 @@ func (u *UI) newSchemaDialog(s app.SavedSchema, path, intro string) *schemaDialo
 			chosen = append(chosen, c.label)
 		}
 	}
-	sd.delim = widget.NewSelect(labels, nil)
+	sd.delim = newSelect(tr, labels, nil)
 	if len(chosen) > 0 {
 		sd.delim.SetSelected(chosen[0])
 	}
-	sd.key = widget.NewSelect(s.Names(), nil)
+	sd.key = newSelect(tr, s.Names(), nil)
 	sd.key.SetSelected(s.Key)
 	if s.Key == "" && len(s.Columns) > 0 {
 		sd.key.SetSelected(s.Columns[0].Name)
 	}
 	def := u.settings().CSV
-	sd.percent = widget.NewEntry()
+	sd.percent = newKeyEntry(u, false)
 	sd.percent.SetText(strconv.FormatFloat(def.TolerancePercent, 'f', -1, 64))
 	if s.TolerancePercent != nil {
 		sd.percent.SetText(strconv.FormatFloat(*s.TolerancePercent, 'f', -1, 64))
 	}
-	sd.count = widget.NewEntry()
+	sd.count = newKeyEntry(u, false)
 	sd.count.SetText(strconv.Itoa(def.ToleranceCount))
 	if s.ToleranceCount != nil {
 		sd.count.SetText(strconv.Itoa(*s.ToleranceCount))
@@ -122,17 +121,17 @@ func (u *UI) newSchemaDialog(s app.SavedSchema, path, intro string) *schemaDialo
 		boldLabel(tr.T("schema.col.min")))
 	for _, c := range s.Columns {
 		r := &schemaColumnRow{col: c}
-		r.typ = widget.NewSelect(labelsOf(tr, "schema.type.", typeChoices), nil)
+		r.typ = newSelect(tr, labelsOf(tr, "schema.type.", typeChoices), nil)
 		r.typ.SetSelected(tr.T("schema.type." + c.Type))
 		r.required = widget.NewCheck("", nil)
 		r.required.SetChecked(c.Required)
-		r.field = widget.NewSelect(fieldLabels(tr), nil)
+		r.field = newSelect(tr, fieldLabels(tr), nil)
 		r.field.SetSelected(fieldLabel(tr, c.Field))
-		r.combine = widget.NewSelect(combineLabels(tr), nil)
+		r.combine = newSelect(tr, combineLabels(tr), nil)
 		r.combine.SetSelected(combineLabel(tr, c.Combine))
-		r.pattern = widget.NewEntry()
+		r.pattern = newKeyEntry(u, false)
 		r.pattern.SetText(c.Pattern)
-		r.min = widget.NewEntry()
+		r.min = newKeyEntry(u, false)
 		if c.Min != nil {
 			r.min.SetText(strconv.FormatFloat(*c.Min, 'f', -1, 64))
 		}
@@ -199,7 +198,7 @@ func (sd *schemaDialog) schema() (app.SavedSchema, error) {
 		}
 	}
 	for _, r := range sd.cols {
-		c := csvjob.Column{Name: r.col.Name, Type: valueOf(tr, "schema.type.", typeChoices, r.typ.Selected), Required: r.required.Checked,
+		c := app.CSVColumn{Name: r.col.Name, Type: valueOf(tr, "schema.type.", typeChoices, r.typ.Selected), Required: r.required.Checked,
 			Pattern: strings.TrimSpace(r.pattern.Text), Max: r.col.Max, MinDate: r.col.MinDate, MaxDate: r.col.MaxDate,
 			Field: fieldValue(tr, r.field.Selected), Combine: combineValue(tr, r.combine.Selected)}
 		if t := strings.TrimSpace(r.min.Text); t != "" {

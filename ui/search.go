@@ -92,7 +92,7 @@ func (u *UI) buildSearchBar() fyne.CanvasObject {
 	for _, t := range app.Types() {
 		types = append(types, u.typeText(t))
 	}
-	u.typeSel = widget.NewSelect(types, nil)
+	u.typeSel = newSelect(u.tr, types, nil)
 	u.typeSel.SetSelected(types[0])
 	for i, t := range app.Types() {
 		if t == u.model.query.typ {
@@ -115,7 +115,7 @@ func (u *UI) buildSearchBar() fyne.CanvasObject {
 			chosen = i
 		}
 	}
-	u.dateSel = widget.NewSelect(days, nil)
+	u.dateSel = newSelect(u.tr, days, nil)
 	u.dateSel.SetSelectedIndex(chosen)
 	u.dateSel.OnChanged = func(string) {
 		q := u.model.query
@@ -125,4 +125,53 @@ func (u *UI) buildSearchBar() fyne.CanvasObject {
 		u.setQuery(q)
 	}
 	return container.NewBorder(nil, nil, widget.NewIcon(theme.SearchIcon()), container.NewHBox(u.typeSel, u.dateSel), u.search)
+}
+
+// maxCounted bounds how many of a search's matches are read to count them by status.
+const maxCounted = 20000
+
+// listCounts are the counts beside the status filter: of every job, or, while a search narrows
+// the list, of the jobs it keeps (the chips said 3 while the list showed 1).
+func (u *UI) listCounts(ctx context.Context) (map[job.Status]int, error) {
+	all, err := u.app.Counts(ctx)
+	u.mu.Lock()
+	q := u.loadQuery
+	if err == nil {
+		u.allCounts = all
+	}
+	u.mu.Unlock()
+	if !q.active() || err != nil {
+		return all, err
+	}
+	jobs, err := u.fetch(ctx, "", q, maxCounted, 0)
+	if err != nil {
+		return nil, err
+	}
+	counts := map[job.Status]int{}
+	for _, j := range jobs {
+		counts[j.Status]++
+	}
+	return counts, nil
+}
+
+// listSource is what the event bridge reads: the service, with the counts of the list's search.
+type listSource struct {
+	Service
+	u *UI
+}
+
+// Counts are the counts beside the list (listCounts).
+func (s listSource) Counts(ctx context.Context) (map[job.Status]int, error) {
+	return s.u.listCounts(ctx)
+}
+
+// engineCounts are the counts of every job (the status bar's running and waiting, the tray's, the
+// question on closing), whatever the list's search keeps. UI goroutine.
+func (u *UI) engineCounts() map[job.Status]int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.allCounts == nil {
+		return u.model.counts
+	}
+	return u.allCounts
 }

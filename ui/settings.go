@@ -3,7 +3,6 @@ package ui
 import (
 	"context"
 	"fmt"
-	"image/color"
 	"strconv"
 	"strings"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"jobdesk/app"
-	"jobdesk/app/aifamily"
 )
 
 // version is the packaged version, or Version for a plain `go build`.
@@ -42,21 +40,21 @@ type settingsDialog struct {
 
 	ai        app.AISettings
 	provider  *widget.RadioGroup
-	endpoint  *widget.Entry
-	model     *widget.Entry
-	fallback  *widget.Entry
-	bRegion   *widget.Entry
-	bModel    *widget.Entry
+	endpoint  *keyEntry
+	model     *keyEntry
+	fallback  *keyEntry
+	bRegion   *keyEntry
+	bModel    *keyEntry
 	aiResult  *widget.Label
 	aiTesting bool
 
-	percent  *widget.Entry
-	count    *widget.Entry
+	percent  *keyEntry
+	count    *keyEntry
 	schemas  *fyne.Container
 	ocr      *widget.Check
 	furigana *widget.Check
-	maxPages *widget.Entry
-	workers  *widget.Entry
+	maxPages *keyEntry
+	workers  *keyEntry
 
 	cloudText *widget.Label
 	message   *widget.Label
@@ -120,11 +118,7 @@ func (sd *settingsDialog) generalPage() fyne.CanvasObject {
 	})
 	var types []string
 	for _, t := range app.Types() {
-		if name := u.typeText(t); name != t {
-			types = append(types, fmt.Sprintf("%s (%s)", name, t))
-		} else {
-			types = append(types, t)
-		}
+		types = append(types, u.typeText(t)) // its name, not the internal type (SUBGOAL_GENERATION)
 	}
 	lang := widget.NewRadioGroup([]string{"日本語", "English"}, nil)
 	lang.Horizontal = true
@@ -196,14 +190,14 @@ func (sd *settingsDialog) aiPage() fyne.CanvasObject {
 	default:
 		sd.provider.Selected = tr.T("settings.ai.device")
 	}
-	entry := func(v, placeholder string) *widget.Entry {
-		e := widget.NewEntry()
+	entry := func(v, placeholder string) *keyEntry {
+		e := newKeyEntry(u, false)
 		e.SetText(v)
 		e.SetPlaceHolder(placeholder)
 		return e
 	}
 	sd.endpoint = entry(s.Endpoint, "http://127.0.0.1:11434/v1")
-	sd.model = entry(s.Model, aifamily.DefaultModel)
+	sd.model = entry(s.Model, app.DefaultAIModel)
 	sd.fallback = entry(s.FallbackModel, "")
 	sd.bRegion = entry(s.BedrockRegion, "ap-northeast-1")
 	sd.bModel = entry(s.BedrockModel, "anthropic.claude-3-haiku-20240307-v1:0")
@@ -276,9 +270,9 @@ func (sd *settingsDialog) testAI() {
 func (sd *settingsDialog) csvPage() fyne.CanvasObject {
 	u, tr := sd.u, sd.u.tr
 	set := u.settings()
-	sd.percent = widget.NewEntry()
+	sd.percent = newKeyEntry(sd.u, false)
 	sd.percent.SetText(strconv.FormatFloat(set.CSV.TolerancePercent, 'f', -1, 64))
-	sd.count = widget.NewEntry()
+	sd.count = newKeyEntry(sd.u, false)
 	sd.count.SetText(strconv.Itoa(set.CSV.ToleranceCount))
 	save := widget.NewButtonWithIcon(tr.T("settings.save"), theme.DocumentSaveIcon(), func() {
 		set := u.settings()
@@ -342,7 +336,7 @@ func (sd *settingsDialog) docPage() fyne.CanvasObject {
 	sd.ocr.Checked = set.Docs.OCR
 	sd.furigana = widget.NewCheck(tr.T("settings.docs.furigana"), nil)
 	sd.furigana.Checked = set.Docs.Furigana
-	sd.maxPages = widget.NewEntry()
+	sd.maxPages = newKeyEntry(sd.u, false)
 	sd.maxPages.SetText(strconv.Itoa(set.Docs.MaxPages))
 	save := widget.NewButtonWithIcon(tr.T("settings.save"), theme.DocumentSaveIcon(), func() {
 		set := u.settings()
@@ -366,7 +360,7 @@ func (sd *settingsDialog) docPage() fyne.CanvasObject {
 func (sd *settingsDialog) enginePage() fyne.CanvasObject {
 	u, tr := sd.u, sd.u.tr
 	set := u.settings()
-	sd.workers = widget.NewEntry()
+	sd.workers = newKeyEntry(sd.u, false)
 	sd.workers.SetText(strconv.Itoa(set.Engine.Workers))
 	save := widget.NewButtonWithIcon(tr.T("settings.save"), theme.DocumentSaveIcon(), func() {
 		set := u.settings()
@@ -458,25 +452,14 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// variantTheme is the default theme held to one variant (light or dark) whatever the desktop
-// prefers.
-type variantTheme struct {
-	fyne.Theme
-	variant fyne.ThemeVariant
-}
-
-func (t variantTheme) Color(n fyne.ThemeColorName, _ fyne.ThemeVariant) color.Color {
-	return t.Theme.Color(n, t.variant)
-}
-
 // applyTheme sets the window's theme: "light", "dark" or "system" (the desktop's choice).
 func (u *UI) applyTheme(name string) {
 	switch name {
 	case "light":
-		u.fyneApp.Settings().SetTheme(variantTheme{theme.DefaultTheme(), theme.VariantLight})
+		u.fyneApp.Settings().SetTheme(contrastTheme{Theme: theme.DefaultTheme(), variant: theme.VariantLight, forced: true})
 	case "dark":
-		u.fyneApp.Settings().SetTheme(variantTheme{theme.DefaultTheme(), theme.VariantDark})
+		u.fyneApp.Settings().SetTheme(contrastTheme{Theme: theme.DefaultTheme(), variant: theme.VariantDark, forced: true})
 	default:
-		u.fyneApp.Settings().SetTheme(theme.DefaultTheme())
+		u.fyneApp.Settings().SetTheme(contrastTheme{Theme: theme.DefaultTheme()})
 	}
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 
 	"jobdesk/app/aifamily"
 	"jobdesk/engine/aijob/aitest"
@@ -65,7 +67,7 @@ func TestSettingsPersist(t *testing.T) {
 				set.Docs.MaxPages != 300 || set.Engine.Workers != 3 || set.Theme != "dark" || set.NotifyOn() {
 				t.Fatalf("settings.json = %+v", set)
 			}
-			if _, ok := u.fyneApp.Settings().Theme().(variantTheme); !ok {
+			if th, ok := u.fyneApp.Settings().Theme().(contrastTheme); !ok || !th.forced || th.variant != theme.VariantDark {
 				t.Fatal("the dark theme did not apply")
 			}
 			extra := set.SubmitExtra()
@@ -110,6 +112,22 @@ func TestAIConnectionTest(t *testing.T) {
 	h.waitFor("the failure", func() bool { return !sd.aiTesting })
 	if !strings.HasPrefix(sd.aiResult.Text, "No answer") {
 		t.Fatalf("failed test = %q", sd.aiResult.Text)
+	}
+	// Nothing listens: the answer names the address, in the window's language, not E016.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+	u.SetLanguage(LangJa)
+	sd = u.openSettings()
+	sd.endpoint.SetText(addr)
+	sd.testAI()
+	h.waitFor("the failure", func() bool { return !sd.aiTesting })
+	if !strings.Contains(sd.aiResult.Text, addr) || !strings.Contains(sd.aiResult.Text, "応答がありません") ||
+		strings.Contains(sd.aiResult.Text, "E016") {
+		t.Fatalf("failed test = %q; want the address that did not answer", sd.aiResult.Text)
 	}
 }
 

@@ -40,14 +40,15 @@ var typeColor = color.NRGBA{0x2E, 0x6B, 0xE6, 0x26}
 
 // badge is a rounded, coloured label of fixed width: the status and type tags of a row.
 type badge struct {
-	rect *canvas.Rectangle
-	text *canvas.Text
-	box  *fyne.Container
+	rect  *canvas.Rectangle
+	text  *canvas.Text
+	box   *fyne.Container
+	light bool // white text on a strong colour; else the theme's text colour on a tint
 }
 
 // newBadge makes a badge width wide; light selects white text on a strong colour.
 func newBadge(width float32, light bool) *badge {
-	b := &badge{rect: canvas.NewRectangle(color.Transparent), text: canvas.NewText("", color.White)}
+	b := &badge{rect: canvas.NewRectangle(color.Transparent), text: canvas.NewText("", color.White), light: light}
 	b.rect.CornerRadius = 6
 	b.text.Alignment = fyne.TextAlignCenter
 	b.text.TextSize = theme.CaptionTextSize() + 1
@@ -62,8 +63,12 @@ func newBadge(width float32, light bool) *badge {
 
 // set changes the badge's words and colour, refreshing only what changed.
 func (b *badge) set(text string, fill color.Color) {
-	if b.text.Text != text {
-		b.text.Text = text
+	fg := color.Color(color.White)
+	if !b.light {
+		fg = theme.Color(theme.ColorNameForeground) // the theme's now: it may have changed since
+	}
+	if b.text.Text != text || b.text.Color != fg {
+		b.text.Text, b.text.Color = text, fg
 		b.text.Refresh()
 	}
 	if b.rect.FillColor != fill {
@@ -117,4 +122,24 @@ func (l *fixedSize) Layout(objects []fyne.CanvasObject, size fyne.Size) {
 		o.Move(fyne.NewPos(0, 0))
 		o.Resize(size)
 	}
+}
+
+// newFocusRing is the outline that marks what has the keyboard focus: the theme's primary colour,
+// two pixels wide, which stands out on the light and the dark theme alike (the toolkit's own
+// focus colour is a pale tint of it). Hidden until shown.
+func newFocusRing() *canvas.Rectangle {
+	r := canvas.NewRectangle(color.Transparent)
+	r.StrokeColor = theme.Color(theme.ColorNamePrimary)
+	r.StrokeWidth = 2
+	r.CornerRadius = 4
+	r.Hide()
+	return r
+}
+
+// newSelect is a drop-down whose prompt, while nothing is chosen, is in the window's language
+// (the toolkit's own reads "(Select one)").
+func newSelect(tr *translator, options []string, changed func(string)) *widget.Select {
+	s := widget.NewSelect(options, changed)
+	s.PlaceHolder = tr.T("select.none")
+	return s
 }

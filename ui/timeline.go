@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -12,7 +13,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"jobdesk/engine/flow"
+	"jobdesk/app"
 	"jobdesk/engine/job"
 )
 
@@ -30,10 +31,13 @@ type timelineEntry struct {
 	Kind    string
 	Status  job.Status
 	Message string
-	First   time.Time
-	Last    time.Time
-	Count   int           // events folded into this line (1: one)
-	Took    time.Duration // until the next line's event (0: the last line of a finished job)
+	// MessageJa is the message in Japanese, when the event's detail carries it (a coded error's
+	// message_ja, a result's messageJa).
+	MessageJa string
+	First     time.Time
+	Last      time.Time
+	Count     int           // events folded into this line (1: one)
+	Took      time.Duration // until the next line's event (0: the last line of a finished job)
 }
 
 // foldHistory turns events (oldest first) into timeline lines: consecutive events of the same
@@ -51,7 +55,8 @@ func foldHistory(hist []job.Event, now time.Time, finished bool) []timelineEntry
 			out[n-1].Last = e.At
 			continue
 		}
-		out = append(out, timelineEntry{Kind: e.Kind, Status: e.Status, Message: e.Message, First: e.At, Last: e.At, Count: 1})
+		out = append(out, timelineEntry{Kind: e.Kind, Status: e.Status, Message: e.Message, MessageJa: detailJa(e.Detail),
+			First: e.At, Last: e.At, Count: 1})
 	}
 	for i := range out {
 		switch {
@@ -62,6 +67,28 @@ func foldHistory(hist []job.Event, now time.Time, finished bool) []timelineEntry
 		}
 	}
 	return out
+}
+
+// detailJa is the Japanese message an event's detail carries (a coded error's message_ja, a
+// result's messageJa or summaryJa), or "".
+func detailJa(detail string) string {
+	if !strings.HasPrefix(detail, "{") {
+		return ""
+	}
+	var d struct {
+		ErrorJa   string `json:"message_ja"`
+		ResultJa  string `json:"messageJa"`
+		SummaryJa string `json:"summaryJa"`
+	}
+	if json.Unmarshal([]byte(detail), &d) != nil {
+		return ""
+	}
+	for _, ja := range []string{d.ErrorJa, d.ResultJa, d.SummaryJa} {
+		if ja != "" {
+			return ja
+		}
+	}
+	return ""
 }
 
 // eventIcon is the icon of an event kind.
@@ -127,7 +154,11 @@ func (u *UI) timeline(j job.Job, hist []job.Event) fyne.CanvasObject {
 		}
 		text := head
 		if e.Message != "" && !strings.EqualFold(e.Message, string(e.Status)) && !strings.EqualFold(e.Message, "cancelled") {
-			text += "\n" + u.humanMessage(e.Message)
+			if tr.lang == LangJa && e.MessageJa != "" {
+				text += "\n" + groupNumbers(e.MessageJa)
+			} else {
+				text += "\n" + u.humanMessage(e.Message)
+			}
 		}
 		l := widget.NewLabel(text)
 		l.SizeName = theme.SizeNameCaptionText
@@ -140,7 +171,7 @@ func (u *UI) timeline(j job.Job, hist []job.Event) fyne.CanvasObject {
 	}
 	runs := container.NewVBox()
 	box.Add(runs)
-	if j.Type == flow.TypeExecution || j.ParentID == 0 {
+	if j.Type == app.TypeExecution || j.ParentID == 0 {
 		u.fillMapRuns(j.ID, runs)
 	}
 	return box
@@ -193,6 +224,9 @@ func humanMessage(tr *translator, msg string) string {
 	}
 	if m := itemsPattern.FindStringSubmatch(msg); m != nil {
 		msg = strings.TrimSuffix(msg, m[0]) + "：" + tr.T("step.items", m[1], m[2])
+	}
+	if tr.Has("step." + msg) { // a one-word state name: "Route", "Ingest", "Convert"
+		return tr.T("step." + msg)
 	}
 	msg = stepPattern.ReplaceAllStringFunc(msg, func(name string) string {
 		if tr.Has("step." + name) {

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"log"
 	"os"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"jobdesk/app"
 	"jobdesk/assets"
 	"jobdesk/engine/job"
+	"jobdesk/ui/bridge"
 )
 
 // AppID is the application id (preferences, desktop integration); FyneApp.toml uses the same.
@@ -26,13 +28,16 @@ const AppID = "jp.jobdesk.app"
 // Version is shown in the About dialog when the binary carries no packaging metadata.
 const Version = "0.1.0"
 
+// dbusUnreachable is the toolkit's log line when a desktop service it calls has no session bus.
+const dbusUnreachable = "Unable to connect to session D-Bus"
+
 // prefLanguage is the preference key of the chosen language.
 const prefLanguage = "language"
 
 // UI is JobDesk's main window and everything it shows.
 type UI struct {
 	fyneApp fyne.App
-	app     *app.App
+	app     Service
 	Window  fyne.Window
 	tr      *translator
 
@@ -52,8 +57,12 @@ type UI struct {
 	loadFilter job.Status
 	loadQuery  listQuery
 	loadedN    int
+	// allCounts are the counts of every job read last (the list's counts follow its search).
+	allCounts map[job.Status]int
 
-	lastReload time.Time // when the event loop last reread the page (its goroutine only)
+	// events carries the engine's events to the widgets (ui/bridge), made by bridge().
+	events     *bridge.Bridge
+	bridgeOnce sync.Once
 
 	revealID int64           // a job just submitted: scrolled into view when its row arrives
 	dialogs  []dialog.Dialog // dialogs opened through dialogOpened, newest last (Esc closes it)
@@ -61,6 +70,8 @@ type UI struct {
 	dialogShown map[dialog.Dialog]bool
 	// schemaDlg is the schema dialog opened last (a CSV no saved schema fits).
 	schemaDlg *schemaDialog
+	// closing is the question asked on closing with jobs running, while it is open.
+	closing dialog.Dialog
 	// settingsDlg is the settings dialog opened last.
 	settingsDlg *settingsDialog
 
@@ -88,11 +99,8 @@ type UI struct {
 	alertLabel  *widget.Label
 	tagline     fyne.CanvasObject // the header's tagline, which the alert banner covers
 
-	childMu  sync.Mutex
-	children map[int64]struct{}
-
 	// widgets, rebuilt when the language changes
-	list       *widget.List
+	list       *jobList
 	empty      fyne.CanvasObject
 	emptyText  *widget.Label
 	filterBtns map[job.Status]*widget.Button
@@ -103,29 +111,23 @@ type UI struct {
 	typeSel    *widget.Select // the type filter
 	dateSel    *widget.Select // the date filter
 	detail     *detailPane
-	status     *widget.Label
-	engineInfo *widget.Label
 	dropBg     *canvas.Rectangle // the drop zone's band, lit while files are dragged over (setDropHover)
 	dropHead   *widget.Label
 	cloudInfo  *widget.Label  // the cloud's state, shown only when configured
 	cloudOps   *widget.Button // opens the cloud operations console, shown only when configured
 	targetSel  *widget.Select
 
-	// hinting is set while the status bar shows a cut text in full (showHint); hintSaved and
-	// hintImportance are what it said before.
-	hinting        bool
-	hintSaved      string
-	hintImportance widget.Importance
+	// statusBar is the bottom line: its message and the engine's counts (statusbar.go).
+	statusBar
 }
 
 // New builds the window for a (not yet shown) on fyneApp. The engine is not started: Run does
 // that, and tests choose when.
-func New(fyneApp fyne.App, a *app.App) *UI {
+func New(fyneApp fyne.App, a Service) *UI {
 	u := &UI{
 		fyneApp:  fyneApp,
 		app:      a,
 		model:    newJobModel(),
-		children: map[int64]struct{}{},
 		do:       fyne.Do,
 		openedAt: time.Now().Truncate(time.Millisecond),
 		notified: map[int64]time.Time{},
@@ -136,9 +138,7 @@ func New(fyneApp fyne.App, a *app.App) *UI {
 	u.sendNotification = fyneApp.SendNotification
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	u.tr = newTranslator(fyneApp.Preferences().StringWithFallback(prefLanguage, systemLanguage()))
-	if t := a.Settings().Theme; t == "light" || t == "dark" {
-		u.applyTheme(t)
-	}
+	u.applyTheme(a.Settings().Theme) // the toolkit's colours, with text colours of enough contrast
 	u.Window = fyneApp.NewWindow("JobDesk")
 	u.Window.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon()))
 	u.Window.Resize(fyne.NewSize(1180, 760))
@@ -147,6 +147,7 @@ func New(fyneApp fyne.App, a *app.App) *UI {
 	u.acceptVirtualFiles()
 	u.Window.SetContent(u.build())
 	u.Window.SetOnClosed(u.stop)
+	u.Window.SetCloseIntercept(u.askBeforeClosing)
 	u.setupTray()
 	u.setupKeys()
 	return u
@@ -193,6 +194,8 @@ func Run(a *app.App, fyneApp fyne.App) error {
 		a.Close()
 		os.Exit(ExitNoDisplay)
 	}
+	// The toolkit's complaint that there is no session bus is said once, not per notification.
+	log.SetOutput(newOnceLog(log.Writer(), dbusUnreachable))
 	u := New(fyneApp, a)
 	// The engine lives until the caller closes the App (Worker.Stop hands running jobs back to
 	// the queue), not until the window's own goroutines end.
@@ -229,7 +232,7 @@ func (u *UI) build() fyne.CanvasObject {
 	subtitle := hintText(u.tr.T("app.tagline"), theme.SizeNameText, fyne.TextWrapOff, fyne.TextAlignLeading)
 	subtitle.Truncation = fyne.TextTruncateEllipsis // a narrow window shortens the tagline, not the buttons
 
-	lang := widget.NewSelect([]string{"日本語", "English"}, nil)
+	lang := newSelect(u.tr, []string{"日本語", "English"}, nil)
 	if u.tr.lang == LangEn {
 		lang.SetSelected("English")
 	} else {
@@ -308,8 +311,9 @@ func (u *UI) refreshEngineInfo() {
 	if u.engineInfo == nil {
 		return
 	}
-	running := u.model.counts[job.Running]
-	waiting := u.model.counts[job.Pending] + u.model.counts[job.Retrying]
+	counts := u.engineCounts()
+	running := counts[job.Running]
+	waiting := counts[job.Pending] + counts[job.Retrying]
 	u.engineInfo.SetText(u.tr.T("status.engine", groupInt(int64(running)), groupInt(int64(waiting))))
 	u.refreshTray()
 }
@@ -325,19 +329,8 @@ func (u *UI) typeText(t string) string {
 	return t
 }
 
-// setStatus shows a short message in the status bar.
-func (u *UI) setStatus(msg string) {
-	u.hinting = false
-	u.status.Importance = widget.MediumImportance
-	u.status.SetText(time.Now().Format("15:04:05") + "  " + msg)
-}
-
 // setStatusError shows an error in the status bar, in the window's language.
-func (u *UI) setStatusError(err error) {
-	u.hinting = false
-	u.status.Importance = widget.DangerImportance
-	u.status.SetText(time.Now().Format("15:04:05") + "  " + u.errorText(err))
-}
+func (u *UI) setStatusError(err error) { u.say(u.errorText(err), widget.DangerImportance) }
 
 // errorText renders an error for people: its code and the sentence in the window's language.
 func (u *UI) errorText(err error) string {

@@ -173,6 +173,28 @@ func (f *Family) Export(ctx context.Context, j job.Job, format, out string) erro
 // Workflow is the shipped workflow a CSV job runs (assets/workflows/csv-processing.asl.json).
 var Workflow = strings.TrimSuffix(csvjob.WorkflowFile, ".asl.json")
 
+// EventFailedResult is the history entry that carries the result of an import refused for too
+// many rejected rows (its detail: a Result, Status FAILED): the job itself ends FAILED with no
+// result, but its errors file and report exist.
+const EventFailedResult = "RejectedRowsRecorded"
+
+// failedResult is r, refused, without the figures of rows and users taken in: nothing was
+// (the table was not changed), so only what was read, what was rejected and the files remain.
+func failedResult(r Result) (json.RawMessage, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"successCount", "users", "usersChanged", "usersFile", "table", "columns"} {
+		delete(m, k)
+	}
+	return json.Marshal(m)
+}
+
 // Result is a CSV job's result when it ran as a workflow: the Summary and the execution.
 type Result struct {
 	csvjob.Summary
@@ -211,6 +233,13 @@ func (f *Family) runFlow(ctx context.Context, in csvJobInput, r job.Reporter) (j
 		},
 		// What the import's own steps recorded says more than the execution's last error.
 		Failure: func(ctx context.Context, x orchestrator.Execution, _ *job.Error) error {
+			// An import refused for too many rejected rows wrote its errors file and report:
+			// recorded with the failure, so the window and `jobdesk show` can show the rows.
+			if sum := p.FailedSummary(ctx, x.Name); sum != nil {
+				if res, err := failedResult(Result{Summary: *sum, ExecutionARN: x.ARN}); err == nil {
+					_ = f.host.Queue.AddEvent(ctx, info.ID, EventFailedResult, sum.Message, string(res))
+				}
+			}
 			return p.ExecutionError(ctx, x.Name, x.Error, x.Cause)
 		},
 	}, r)
