@@ -215,12 +215,18 @@ var stepPattern = regexp.MustCompile(`\b[A-Z][a-z]+(?:[A-Z][A-Za-z]*)+\b`)
 // itemsPattern is the flow engine's map progress: ": 3 of 10 items".
 var itemsPattern = regexp.MustCompile(`: (\d+) of (\d+) items$`)
 
+// bytesPattern is a handler's progress through a file: "4096 / 65536 bytes".
+var bytesPattern = regexp.MustCompile(`^(\d+) / (\d+) bytes$`)
+
 // humanMessage is an engine message in the window's words: workflow state names become the
 // step they stand for, a map's "3 of 10 items" reads in the window's language, and counts get
 // digit groups. Messages written for people pass through unchanged.
 func humanMessage(tr *translator, msg string) string {
 	if tr.Has("msg." + msg) {
 		return tr.T("msg." + msg)
+	}
+	if m := bytesPattern.FindStringSubmatch(msg); m != nil {
+		return groupNumbers(tr.T("step.bytes", m[1], m[2]))
 	}
 	if m := itemsPattern.FindStringSubmatch(msg); m != nil {
 		msg = strings.TrimSuffix(msg, m[0]) + "：" + tr.T("step.items", m[1], m[2])

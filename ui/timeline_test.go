@@ -56,6 +56,7 @@ func TestHumanMessages(t *testing.T) {
 		"SomeNewStateName: 3 of 4 items":  "処理中：3 / 4 件",
 		"1.5 s, 2026年, v1234, abc12345ef": "1.5 s, 2026年, v1234, abc12345ef",
 		"ready":                           "完了",
+		"4096 / 65536 bytes":              "4,096 / 65,536 バイト",
 	} {
 		if got := humanMessage(tr, in); got != want {
 			t.Errorf("humanMessage(%q) = %q; want %q", in, got, want)
