@@ -211,3 +211,35 @@ func TestWorkflowsCallTheirStacksFunctions(t *testing.T) {
 		t.Fatal("no workflow calls a function")
 	}
 }
+
+// TestGrantsFollowTheStacksNames: the grants that name functions and log groups name this
+// stack's (STACK-csv-processor, /aws/lambda/STACK-csv-processor), never a fixed name or another
+// stack's.
+func TestGrantsFollowTheStacksNames(t *testing.T) {
+	p, err := ReadPolicy(readTemplate(t), namedStack("jobdesk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := func(name string) string { return "arn:aws:lambda:ap-northeast-1:123456789012:function:" + name }
+	logs := func(name string) string {
+		return "arn:aws:logs:ap-northeast-1:123456789012:log-group:/aws/lambda/" + name + ":log-stream:2026/11/28/x"
+	}
+	cases := []struct {
+		principal, action, resource string
+		ok                          bool
+	}{
+		{StateMachinesPrincipal, "lambda:InvokeFunction", fn("jobdesk-csv-processor"), true},
+		{StateMachinesPrincipal, "lambda:InvokeFunction", fn("jobdesk-ai-goal-status"), true},
+		{StateMachinesPrincipal, "lambda:InvokeFunction", fn("csv-processor"), false},
+		{StateMachinesPrincipal, "lambda:InvokeFunction", fn("jobdesk-test-csv-processor"), false},
+		{FunctionPrincipal("csv-processor"), "logs:PutLogEvents", logs("jobdesk-csv-processor"), true},
+		{FunctionPrincipal("csv-processor"), "logs:PutLogEvents", logs("csv-processor"), false},
+		{FunctionPrincipal("csv-processor"), "logs:PutLogEvents", logs("jobdesk-test-csv-processor"), false},
+		{FunctionPrincipal("ai-caption-generation"), "logs:CreateLogStream", logs("jobdesk-ai-caption-generation"), true},
+	}
+	for _, c := range cases {
+		if ok, _ := p.Allowed(c.principal, c.action, c.resource); ok != c.ok {
+			t.Errorf("%s %s %s: allowed=%v, want %v", c.principal, c.action, c.resource, ok, c.ok)
+		}
+	}
+}
