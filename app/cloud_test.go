@@ -2,12 +2,18 @@ package app
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"jobdesk/assets"
+	"jobdesk/engine/aijob"
+	"jobdesk/engine/csvjob"
+	"jobdesk/engine/docjob"
 	"jobdesk/engine/job"
 	"jobdesk/sync/cloudconfig"
 )
@@ -81,5 +87,55 @@ func TestDeviceWorkflowsNameTheDevicesTopic(t *testing.T) {
 	raw, _ := assets.Workflow("task-generation")
 	if strings.Contains(string(raw), "arn:aws:sns:local") {
 		t.Error("the workflow file spells the device's topic; it must name ${WorkflowNotificationsTopicArn}")
+	}
+}
+
+// TestDeviceWorkflowsCallTheDevicesFunctions: the workflows name their functions through
+// placeholders the deploy template fills with its stack's functions; on the device each is
+// filled with the name the device registers the handler under (csvjob.FunctionName,
+// docjob.FunctionName, aijob's Fn* constants), so every lambda:invoke of every loaded workflow
+// calls a registered function.
+func TestDeviceWorkflowsCallTheDevicesFunctions(t *testing.T) {
+	a, err := Open(Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	registered := map[string]bool{}
+	for _, n := range a.Flow().Functions() {
+		registered[n] = true
+	}
+	for ph, n := range assets.DeviceFunctions {
+		if !registered[n] {
+			t.Errorf("${%s} is %q on the device, which registers no such function", ph, n)
+		}
+	}
+	for _, n := range []string{csvjob.FunctionName, docjob.FunctionName, aijob.FnSubgoals, aijob.FnActions, aijob.FnCaption,
+		aijob.FnEligibility, aijob.FnTaskValidate, aijob.FnTaskBatches, aijob.FnTaskGenerate, aijob.FnTaskSave,
+		aijob.FnTaskAggr, aijob.FnGoalStatus} {
+		if !slices.Contains(slices.Collect(maps.Values(assets.DeviceFunctions)), n) {
+			t.Errorf("the device's function %s has no workflow placeholder in assets.DeviceFunctions", n)
+		}
+	}
+	ctx := context.Background()
+	ms, err := a.Flow().ListStateMachines(ctx)
+	if err != nil || len(ms) != len(assets.Workflows()) {
+		t.Fatalf("state machines: %d of %d workflows loaded, %v", len(ms), len(assets.Workflows()), err)
+	}
+	calls := 0
+	for _, m := range ms {
+		sm, err := a.Flow().DescribeStateMachine(ctx, m.ARN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fn := range regexp.MustCompile(`"FunctionName": "([^"]*)"`).FindAllStringSubmatch(sm.Definition, -1) {
+			calls++
+			if !registered[fn[1]] {
+				t.Errorf("%s calls %q, which the device does not register", m.Name, fn[1])
+			}
+		}
+	}
+	if calls == 0 {
+		t.Fatal("no workflow calls a function")
 	}
 }

@@ -3,6 +3,7 @@ package assets
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -34,7 +35,9 @@ func Substitute(def []byte, vars map[string]string) ([]byte, error) {
 		name := string(m[2 : len(m)-1])
 		v, ok := vars[name]
 		if !ok {
-			missing = append(missing, name)
+			if !slices.Contains(missing, name) {
+				missing = append(missing, name)
+			}
 			return m
 		}
 		return []byte(v)
@@ -45,13 +48,37 @@ func Substitute(def []byte, vars map[string]string) ([]byte, error) {
 	return out, nil
 }
 
+// DeviceFunctions maps each workflow's function placeholder to the name the device registers
+// the function under (csvjob.FunctionName, docjob.FunctionName, aijob's Fn* constants). On AWS
+// the template's DefinitionSubstitutions give the stack's own function instead
+// (STACK-csv-processor), so two stacks share one account and region. A placeholder is named
+// after the function's logical ID in the template.
+var DeviceFunctions = map[string]string{
+	"CsvProcessorFunction":         "csv-processor",
+	"DocumentConverterFunction":    "document-converter",
+	"AiSubgoalGenerationFunction":  "ai-subgoal-generation",
+	"AiActionGenerationFunction":   "ai-action-generation",
+	"AiCaptionGenerationFunction":  "ai-caption-generation",
+	"AiEligibilityExtractFunction": "ai-eligibility-extract",
+	"AiTaskValidateFunction":       "ai-task-validate",
+	"AiTaskBatchesFunction":        "ai-task-batches",
+	"AiTaskGenerateFunction":       "ai-task-generate",
+	"AiTaskSaveFunction":           "ai-task-save",
+	"AiTaskAggregateFunction":      "ai-task-aggregate",
+	"AiGoalStatusFunction":         "ai-goal-status",
+}
+
 // DeviceSubstitutions are the placeholders' values on a device whose workflow engine uses
 // region and account in its ARNs: the device records task-generation's notifications under
-// its own topic.
+// its own topic, and calls its functions by the names it registers them under (DeviceFunctions).
 func DeviceSubstitutions(region, account string) map[string]string {
-	return map[string]string{
+	out := map[string]string{
 		"WorkflowNotificationsTopicArn": "arn:aws:sns:" + region + ":" + account + ":workflow-notifications",
 	}
+	for k, v := range DeviceFunctions {
+		out[k] = v
+	}
+	return out
 }
 
 // DeviceWorkflow is Workflow with the device's values substituted (DeviceSubstitutions).

@@ -45,7 +45,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$stack" ] || die "--stack-name is required"
 [ -n "$bucket" ] || die "--artifact-bucket is required (a bucket of yours in the stack's region for the packaged code)"
-[[ "$stack" =~ ^[A-Za-z][A-Za-z0-9-]{0,39}$ ]] || die "the stack name '$stack' must start with a letter and hold at most 40 letters, digits and hyphens (queue names are STACK-…-queue, at most 80 characters)"
+[[ "$stack" =~ ^[A-Za-z][A-Za-z0-9-]{0,39}$ ]] || die "the stack name '$stack' must start with a letter and hold at most 40 letters, digits and hyphens (function names are STACK-…, at most 64 characters)"
 [ -z "$email" ] || params+=("AlarmEmail=$email")
 [ -n "$email" ] || [ -n "$package_only" ] || echo "deploy-aws: no --alarm-email: the alarms notify a topic nobody is subscribed to" >&2
 

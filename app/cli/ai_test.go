@@ -726,13 +726,18 @@ func TestAIWaitSaysTheProviderIsOffline(t *testing.T) {
 }
 
 // appWithShortWorkflow opens an App on a fresh data folder using the AI server at url, stores
-// the shipped workflow name with each old text replaced by its new one (old, new, …), starts the
-// engine and returns the App and a context for the test.
+// the shipped workflow name as the device fills it (assets.DeviceWorkflow) with each old text
+// replaced by its new one (old, new, …), starts the engine and returns the App and a context
+// for the test.
 func appWithShortWorkflow(t *testing.T, url, name string, oldNew ...string) (*app.App, context.Context) {
 	t.Helper()
 	aiEnv(t, url)
 	a, ctx := openTestApp(t, t.TempDir())
-	def, _ := assets.Workflow(name)
+	arn := strings.Split(a.Flow().StateMachineARN("x"), ":")
+	def, err := assets.DeviceWorkflow(name, arn[3], arn[4])
+	if err != nil {
+		t.Fatal(err)
+	}
 	short := string(def)
 	for i := 0; i+1 < len(oldNew); i += 2 {
 		if !strings.Contains(short, oldNew[i]) {

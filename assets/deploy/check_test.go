@@ -91,6 +91,7 @@ func pascal(s string) string {
 type checker struct {
 	t         *tmpl
 	workflows map[string][]byte
+	device    map[string]string // the placeholders' values on the device
 	errs      []string
 }
 
@@ -99,7 +100,12 @@ func (c *checker) errorf(format string, a ...any) { c.errs = append(c.errs, fmt.
 // checkTemplate runs every check on a template and the workflow files it must deploy
 // (name → ASL); it returns one message per problem.
 func checkTemplate(data []byte, workflows map[string][]byte) []string {
-	c := &checker{workflows: workflows}
+	return checkTemplateDevice(data, workflows, assets.DeviceSubstitutions("local", "000000000000"))
+}
+
+// checkTemplateDevice is checkTemplate with the device's placeholder values given.
+func checkTemplateDevice(data []byte, workflows map[string][]byte, device map[string]string) []string {
+	c := &checker{workflows: workflows, device: device}
 	c.goformation(data)
 	t, err := parseTemplate(data)
 	if err != nil {
@@ -440,7 +446,7 @@ func (c *checker) iam() {
 
 // ---- functions and state machines ----
 
-// functions checks the Lambda functions and returns them by FunctionName → logical ID.
+// functions checks the Lambda functions and returns them by name (JOBDESK_FUNCTION) → logical ID.
 func (c *checker) functions() map[string]string {
 	g, _ := c.t.root["Globals"].(map[string]any)
 	gf, _ := g["Function"].(map[string]any)
@@ -469,18 +475,26 @@ func (c *checker) functions() map[string]string {
 		if p["CodeUri"] != codeURI {
 			c.errorf("%s: CodeUri %v, want %s (the one zip; package reads no Globals)", id, p["CodeUri"], codeURI)
 		}
-		name, ok := p["FunctionName"].(string)
-		if !ok {
-			c.errorf("%s: FunctionName must be the literal name the workflows call", id)
+		// The function is known by the name it serves (JOBDESK_FUNCTION, the device's name for
+		// it); it is deployed as STACK-NAME so that two stacks share an account and region.
+		env, _ := p["Environment"].(map[string]any)
+		vars, _ := env["Variables"].(map[string]any)
+		name, ok := vars["JOBDESK_FUNCTION"].(string)
+		if !ok || name == "" {
+			c.errorf("%s: Environment JOBDESK_FUNCTION must name the function the bootstrap serves", id)
 			continue
 		}
 		if id != pascal(name)+"Function" {
 			c.errorf("%s: a function named %s has the logical ID %sFunction", id, name, pascal(name))
 		}
-		env, _ := p["Environment"].(map[string]any)
-		vars, _ := env["Variables"].(map[string]any)
-		if vars["JOBDESK_FUNCTION"] != name {
-			c.errorf("%s: Environment JOBDESK_FUNCTION = %v, want %s", id, vars["JOBDESK_FUNCTION"], name)
+		if fn, _ := p["FunctionName"].(map[string]any); fmt.Sprint(fn["Fn::Sub"]) != "${AWS::StackName}-"+name {
+			c.errorf("%s: FunctionName %v, want !Sub \"${AWS::StackName}-%s\" (a fixed name collides with a second stack)", id, p["FunctionName"], name)
+		}
+		lg := c.t.props(id + "LogGroup")
+		if c.t.resources[id+"LogGroup"]["Type"] != "AWS::Logs::LogGroup" {
+			c.errorf("%s: needs its log group %sLogGroup", id, id)
+		} else if n, _ := lg["LogGroupName"].(map[string]any); fmt.Sprint(n["Fn::Sub"]) != "/aws/lambda/${AWS::StackName}-"+name {
+			c.errorf("%sLogGroup: LogGroupName %v, want !Sub \"/aws/lambda/${AWS::StackName}-%s\" (the group Lambda writes to)", id, lg["LogGroupName"], name)
 		}
 		if to, ok := p["Timeout"].(int); !ok || to < 1 || to > 900 {
 			c.errorf("%s: Timeout %v must be 1–900 seconds", id, p["Timeout"])
@@ -495,7 +509,7 @@ func (c *checker) functions() map[string]string {
 
 // workflowUses is what one workflow file needs from the stack.
 type workflowUses struct {
-	functions    map[string]bool
+	functions    map[string]bool // the lambda:invoke FunctionNames, as written ("${CsvProcessorFunction}")
 	sns, s3Read  bool
 	distributed  bool
 	hardcodedARN []string
@@ -522,8 +536,8 @@ func readWorkflow(def []byte) (workflowUses, error) {
 						u.functions["(FunctionName not a literal)"] = true
 					}
 				case strings.HasPrefix(res, "arn:aws:lambda:"):
-					parts := strings.Split(res, ":")
-					u.functions[parts[len(parts)-1]] = true
+					// A function named in the Resource is fixed: it cannot follow the stack.
+					u.hardcodedARN = append(u.hardcodedARN, res)
 				case res == "arn:aws:states:::sns:publish":
 					u.sns = true
 				}
@@ -626,7 +640,7 @@ func (c *checker) stateMachines(functions map[string]string) {
 		// resource of this stack, and the device has a value for each.
 		subs, _ := c.t.props(id)["DefinitionSubstitutions"].(map[string]any)
 		used := assets.Placeholders(def)
-		device := assets.DeviceSubstitutions("local", "000000000000")
+		device := c.device
 		for _, name := range used {
 			v, ok := subs[name]
 			if !ok {
@@ -675,15 +689,47 @@ func (c *checker) stateMachines(functions map[string]string) {
 				}
 			}
 		}
-		for f := range uses.functions {
-			if _, ok := functions[f]; !ok {
-				c.errorf("workflow %s calls function %q, which the template does not deploy", wf, f)
-			} else if !invokes[f] {
+		// Each lambda:invoke names its function through a placeholder that the state machine
+		// fills with this stack's function and the device with the same function's name.
+		called := map[string]bool{}
+		for raw := range uses.functions {
+			ph := strings.TrimSuffix(strings.TrimPrefix(raw, "${"), "}")
+			if !slices.Equal(assets.Placeholders([]byte(raw)), []string{ph}) || raw != "${"+ph+"}" {
+				c.errorf("workflow %s calls function %q: name it through a placeholder, ${LogicalIdOfTheFunction}, its state machine's DefinitionSubstitutions fills (a fixed name collides with a second stack)", wf, raw)
+				continue
+			}
+			v, filled := subs[ph]
+			if !filled {
+				continue // said above
+			}
+			target := ""
+			if m, ok := v.(map[string]any); ok {
+				if r, ok := m["Ref"].(string); ok {
+					target = r
+				} else if ga, ok := m["Fn::GetAtt"].([]any); ok && len(ga) == 2 && ga[1] == "Arn" {
+					target = fmt.Sprint(ga[0])
+				}
+			}
+			name, isFn := fnByID[target]
+			if !isFn {
+				c.errorf("%s: workflow %s calls function %s, which the template does not deploy (DefinitionSubstitutions gives %v)", id, wf, raw, v)
+				continue
+			}
+			if target != ph {
+				c.errorf("%s: DefinitionSubstitutions fills ${%s} with %s; a function's placeholder is its logical ID", id, ph, target)
+			}
+			if dev, ok := device[ph]; ok && dev != name {
+				c.errorf("workflow %s: the device fills ${%s} with %q, but the stack with its function %s", wf, ph, dev, name)
+			}
+			called[name] = true
+		}
+		for f := range called {
+			if !invokes[f] {
 				c.errorf("%s: workflow %s calls %s, which its role may not invoke", role, wf, f)
 			}
 		}
 		for f := range invokes {
-			if !uses.functions[f] {
+			if !called[f] {
 				c.errorf("%s: may invoke %s, which workflow %s never calls", role, f, wf)
 			}
 		}

@@ -20,7 +20,8 @@ type Stack struct {
 // DesktopPrincipal is the principal of the desktop (DesktopPolicy, also DesktopRole's).
 const DesktopPrincipal = "desktop"
 
-// FunctionPrincipal is the principal of the Lambda function named name ("csv-processor").
+// FunctionPrincipal is the principal of the Lambda function that serves name ("csv-processor",
+// its JOBDESK_FUNCTION; deployed as STACK-csv-processor).
 func FunctionPrincipal(name string) string { return "function:" + name }
 
 // Grant is one allowed (action, resource pattern) of a principal.
@@ -97,16 +98,12 @@ func ReadPolicy(data []byte, s Stack) (*Policy, error) {
 	}
 	for _, id := range t.ofType("AWS::Serverless::Function") {
 		props := t.props(id)
-		name, err := r.value(props["FunctionName"], nil)
-		if err != nil || name == "" {
-			name = r.functionName(id)
-		}
 		role, _ := props["Role"].(map[string]any)
 		ga, _ := role["Fn::GetAtt"].([]any)
 		if len(ga) != 2 {
 			return nil, fmt.Errorf("%s: Role is not !GetAtt ROLE.Arn", id)
 		}
-		if err := addRole(FunctionPrincipal(r.functionName(id)), fmt.Sprint(ga[0])); err != nil {
+		if err := addRole(FunctionPrincipal(r.served(id)), fmt.Sprint(ga[0])); err != nil {
 			return nil, err
 		}
 	}
@@ -151,19 +148,24 @@ type resolver struct {
 	s Stack
 }
 
+// functionName is the deployed name of function id: its FunctionName resolved for this stack
+// (STACK-csv-processor), or CloudFormation's generated STACK-LogicalId(-RANDOM).
 func (r *resolver) functionName(id string) string {
-	p := r.t.props(id)
-	if n, err := r.value(p["FunctionName"], nil); err == nil && n != "" {
-		return n
-	}
-	// CloudFormation's generated name: STACK-LogicalId-RANDOM. The environment names the
-	// function the bootstrap serves, which the tests record as the principal.
-	env, _ := p["Environment"].(map[string]any)
-	vars, _ := env["Variables"].(map[string]any)
-	if n, ok := vars["JOBDESK_FUNCTION"].(string); ok {
+	if n, err := r.value(r.t.props(id)["FunctionName"], nil); err == nil && n != "" {
 		return n
 	}
 	return r.s.Name + "-" + id
+}
+
+// served is the function function id's bootstrap serves (its JOBDESK_FUNCTION, csv-processor):
+// the name the tests record a function's calls under, whatever the stack.
+func (r *resolver) served(id string) string {
+	env, _ := r.t.props(id)["Environment"].(map[string]any)
+	vars, _ := env["Variables"].(map[string]any)
+	if n, ok := vars["JOBDESK_FUNCTION"].(string); ok && n != "" {
+		return n
+	}
+	return r.functionName(id)
 }
 
 func (r *resolver) arn(service, rest string) string {

@@ -58,6 +58,7 @@ func TestCheckCatchesBrokenTemplates(t *testing.T) {
 	cases := []struct {
 		name, old, new string
 		workflows      func(map[string][]byte)
+		device         func(map[string]string)
 		want           string
 	}{
 		{name: "dangling Ref", old: "Value: !Ref StatusQueue\n", new: "Value: !Ref StatusQueu\n",
@@ -88,16 +89,32 @@ func TestCheckCatchesBrokenTemplates(t *testing.T) {
 		{name: "inline definition", old: "      DefinitionUri: ../workflows/caption-generation.asl.json\n",
 			new:  "      DefinitionUri: ../workflows/caption-generation.asl.json\n      DefinitionString: \"{}\"\n",
 			want: "DefinitionString: the definition must come from its assets/workflows file"},
-		{name: "function the workflow calls is missing", old: "FunctionName: ai-goal-status\n", new: "FunctionName: ai-goal-state\n",
-			want: `calls function "ai-goal-status", which the template does not deploy`},
+		{name: "function the workflow calls is missing", old: "AiGoalStatusFunction: !Ref AiGoalStatusFunction\n", new: "AiGoalStatusFunction: !Ref AiGoalStatusFunctionLogGroup\n",
+			want: "calls function ${AiGoalStatusFunction}, which the template does not deploy"},
+		{name: "fixed function name", old: `FunctionName: !Sub "${AWS::StackName}-csv-processor"`, new: "FunctionName: csv-processor",
+			want: "a fixed name collides with a second stack"},
+		{name: "fixed function log group", old: `LogGroupName: !Sub "/aws/lambda/${AWS::StackName}-csv-processor"`,
+			new: "LogGroupName: /aws/lambda/csv-processor", want: "CsvProcessorFunctionLogGroup: LogGroupName"},
+		{name: "function served differs from its name", old: "          JOBDESK_FUNCTION: csv-processor\n", new: "          JOBDESK_FUNCTION: csv-processer\n",
+			want: "a function named csv-processer has the logical ID CsvProcesserFunction"},
+		{name: "workflow spells a function", workflows: func(w map[string][]byte) {
+			w["caption-generation"] = []byte(strings.Replace(string(w["caption-generation"]), "${AiCaptionGenerationFunction}", "ai-caption-generation", 1))
+		}, want: `calls function "ai-caption-generation": name it through a placeholder`},
+		{name: "placeholder filled with another function", old: "        AiCaptionGenerationFunction: !Ref AiCaptionGenerationFunction\n",
+			new:  "        AiCaptionGenerationFunction: !Ref AiEligibilityExtractFunction\n",
+			want: "fills ${AiCaptionGenerationFunction} with AiEligibilityExtractFunction"},
+		{name: "device calls another function", device: func(d map[string]string) { d["AiCaptionGenerationFunction"] = "ai-eligibility-extract" },
+			want: `the device fills ${AiCaptionGenerationFunction} with "ai-eligibility-extract"`},
+		{name: "device cannot fill a function", device: func(d map[string]string) { delete(d, "CsvProcessorFunction") },
+			want: "names ${CsvProcessorFunction}, which the device cannot fill"},
 		{name: "role invokes a function its workflow never calls", old: "                  - !GetAtt AiCaptionGenerationFunction.Arn\n",
 			new:  "                  - !GetAtt AiCaptionGenerationFunction.Arn\n                  - !GetAtt CsvProcessorFunction.Arn\n",
 			want: "may invoke csv-processor, which workflow caption-generation never calls"},
 		{name: "workflow drift: new function", workflows: func(w map[string][]byte) {
-			w["caption-generation"] = []byte(strings.Replace(string(w["caption-generation"]), "ai-caption-generation", "ai-caption-v2", 1))
-		}, want: `calls function "ai-caption-v2", which the template does not deploy`},
+			w["caption-generation"] = []byte(strings.Replace(string(w["caption-generation"]), "${AiCaptionGenerationFunction}", "${AiCaptionV2Function}", 1))
+		}, want: "names ${AiCaptionV2Function}, which its DefinitionSubstitutions does not fill"},
 		{name: "workflow hard-codes an ARN", workflows: func(w map[string][]byte) {
-			w["caption-generation"] = []byte(strings.Replace(string(w["caption-generation"]), `"ai-caption-generation"`,
+			w["caption-generation"] = []byte(strings.Replace(string(w["caption-generation"]), `"${AiCaptionGenerationFunction}"`,
 				`"arn:aws:lambda:us-east-1:123456789012:function:x"`, 1))
 		}, want: "not a resource of this stack"},
 		{name: "invalid workflow", workflows: func(w map[string][]byte) {
@@ -119,7 +136,7 @@ func TestCheckCatchesBrokenTemplates(t *testing.T) {
 		{name: "unknown tag", old: "!Ref Bucket\n", new: "!Reff Bucket\n", want: "unknown tag !Reff"},
 		{name: "code only under Globals", old: "      CodeUri: ../../dist/lambda-arm64.zip\n      Description: \"JobDesk csv-processor",
 			new: "      Description: \"JobDesk csv-processor", want: "CsvProcessorFunction: CodeUri <nil>"},
-		{name: "placeholder not substituted", old: "      DefinitionSubstitutions:\n        WorkflowNotificationsTopicArn: !Ref WorkflowNotificationsTopic\n",
+		{name: "placeholder not substituted", old: "        WorkflowNotificationsTopicArn: !Ref WorkflowNotificationsTopic\n",
 			new: "", want: "names ${WorkflowNotificationsTopicArn}, which its DefinitionSubstitutions does not fill"},
 		{name: "workflow spells a topic", workflows: func(w map[string][]byte) {
 			w["task-generation"] = []byte(strings.ReplaceAll(string(w["task-generation"]), "${WorkflowNotificationsTopicArn}",
@@ -130,7 +147,7 @@ func TestCheckCatchesBrokenTemplates(t *testing.T) {
 		{name: "no average time alarm", old: "      Statistic: Average\n      Period: 300\n      EvaluationPeriods: 1\n      ComparisonOperator: GreaterThanThreshold\n      Threshold: 300000\n",
 			new:  "      Statistic: Average\n      Period: 300\n      EvaluationPeriods: 1\n      ComparisonOperator: GreaterThanThreshold\n      Threshold: 900000\n",
 			want: "needs an alarm on the average ExecutionTime > 300000 ms"},
-		{name: "own runtime", old: "      FunctionName: csv-processor\n", new: "      FunctionName: csv-processor\n      Runtime: go1.x\n",
+		{name: "own runtime", old: "      Role: !GetAtt CsvProcessorRole.Arn\n", new: "      Role: !GetAtt CsvProcessorRole.Arn\n      Runtime: go1.x\n",
 			want: "Runtime must come from Globals"},
 	}
 	for _, tc := range cases {
@@ -146,7 +163,11 @@ func TestCheckCatchesBrokenTemplates(t *testing.T) {
 			if tc.workflows != nil {
 				tc.workflows(wfs)
 			}
-			errs := checkTemplate([]byte(text), wfs)
+			device := assets.DeviceSubstitutions("local", "000000000000")
+			if tc.device != nil {
+				tc.device(device)
+			}
+			errs := checkTemplateDevice([]byte(text), wfs, device)
 			if len(errs) == 0 {
 				t.Fatalf("the check passed a broken template (want %q)", tc.want)
 			}

@@ -131,7 +131,13 @@ func newDevice(t *testing.T) *device {
 		d.eng.RegisterFunction(fn.Name, fn.Handler, fn.Options)
 	}
 	for name, def := range machines(t, "csv-processing", "document-conversion") {
-		if _, err := d.eng.PutStateMachine(context.Background(), name, def); err != nil {
+		// As the app does: the device's values fill the workflow's placeholders.
+		arn := strings.Split(d.eng.StateMachineARN(name), ":")
+		sub, err := assets.Substitute([]byte(def), assets.DeviceSubstitutions(arn[3], arn[4]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.eng.PutStateMachine(context.Background(), name, string(sub)); err != nil {
 			t.Fatal(err)
 		}
 	}

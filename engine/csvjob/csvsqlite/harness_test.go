@@ -61,7 +61,8 @@ func openDBIn(t testing.TB, dir string) *env {
 		eng.RegisterFunction(f.Name, f.Handler, f.Options)
 	}
 	name := strings.TrimSuffix(csvjob.WorkflowFile, ".asl.json")
-	def, err := assets.Workflow(name)
+	arn := strings.Split(eng.StateMachineARN(name), ":")
+	def, err := assets.DeviceWorkflow(name, arn[3], arn[4])
 	if err != nil {
 		t.Fatal(err)
 	}
