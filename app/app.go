@@ -178,6 +178,15 @@ func (a *App) loadWorkflows() {
 	}
 }
 
+// DeviceDefinition is a workflow file a person gives with the device's own values in its
+// placeholders (${CsvProcessorFunction}, ${WorkflowNotificationsTopicArn}, …), as loadWorkflows
+// fills the shipped ones, so a shipped workflow file validates and runs from the command line as
+// it is; a placeholder the device has no value for is left for validation to name.
+func (a *App) DeviceDefinition(def []byte) []byte {
+	arn := strings.Split(a.flow.StateMachineARN("x"), ":")
+	return assets.SubstituteKnown(def, assets.DeviceSubstitutions(arn[3], arn[4]))
+}
+
 // DefaultDataDir is the data folder used when none is given: the user's data folder.
 func DefaultDataDir() (string, error) { return store.DefaultDataDir() }
 

@@ -93,3 +93,14 @@ func DeviceWorkflow(name, region, account string) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// SubstituteKnown replaces each ${Name} of def that vars has a value for and leaves the others
+// in place (for a workflow a person gives, whose validation then names what is left).
+func SubstituteKnown(def []byte, vars map[string]string) []byte {
+	return placeholder.ReplaceAllFunc(def, func(m []byte) []byte {
+		if v, ok := vars[string(m[2:len(m)-1])]; ok {
+			return []byte(v)
+		}
+		return m
+	})
+}

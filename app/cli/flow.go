@@ -89,6 +89,7 @@ func flowValidate(c *CLI, args []string) int {
 	if !ok {
 		return ExitFailed
 	}
+	def = c.app.DeviceDefinition(def)
 	ds := flow.Validate(def, eng.CheckResourceStrict)
 	errs := 0
 	for _, d := range ds {
@@ -154,6 +155,7 @@ func flowTestState(c *CLI, args []string) int {
 	if !ok {
 		return ExitFailed
 	}
+	def = c.app.DeviceDefinition(def)
 	req := flow.TestStateInput{Definition: string(def), StateName: pos[1], Input: in, InspectionLevel: strings.ToUpper(*level)}
 	if *variables != "" {
 		req.Variables = json.RawMessage(*variables)
@@ -268,6 +270,7 @@ func flowStart(c *CLI, args []string) int {
 	defer stop()
 	var smARN, jobName string
 	if def, err := os.ReadFile(pos[0]); err == nil {
+		def = a.DeviceDefinition(def)
 		// As `flow validate`: a Task naming a function this device does not have is refused now,
 		// not found out when the execution reaches it.
 		errs := 0

@@ -244,3 +244,35 @@ func TestFlowTestState(t *testing.T) {
 		t.Fatalf("test-state of a missing state: %d %s", code, errOut)
 	}
 }
+
+// TestFlowValidateShippedWorkflowFiles: every workflow file JobDesk ships validates from the
+// command line as it is, its placeholders (functions, topic) filled with the device's values.
+func TestFlowValidateShippedWorkflowFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range assets.Workflows() {
+		def, err := assets.Workflow(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(assets.Placeholders(def)) == 0 {
+			t.Errorf("%s names no placeholder: the test would not see them filled", name)
+		}
+		f := filepath.Join(t.TempDir(), name+".asl.json")
+		os.WriteFile(f, def, 0o644)
+		if code, out, errOut := runCLI(t, "--data-dir", dir, "flow", "validate", f); code != ExitOK {
+			t.Errorf("flow validate %s: %d\n%s%s", name, code, out, errOut)
+		}
+	}
+	// and runs: the shipped conversion workflow started from its file calls the device's
+	// converter (not a function named "${DocumentConverterFunction}")
+	def, _ := assets.Workflow("document-conversion")
+	f := filepath.Join(t.TempDir(), "conversion.asl.json")
+	os.WriteFile(f, def, 0o644)
+	txt := filepath.Join(dir, "メモ.txt") // inside the data folder, which a workflow may read
+	os.WriteFile(txt, []byte("会議は10時からです。\n"), 0o644)
+	in, _ := json.Marshal(map[string]any{"path": txt, "force": false, "furigana": false, "no_ocr": true, "max_pages": 0})
+	code, out, errOut := runCLI(t, "--data-dir", dir, "flow", "start", f, "--input", string(in), "--wait", "--json")
+	if code != ExitOK || !strings.Contains(out, `"status":"SUCCEEDED"`) {
+		t.Fatalf("flow start of the shipped conversion workflow: %d\n%s\n%s", code, out, errOut)
+	}
+}
