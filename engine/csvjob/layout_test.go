@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xuri/excelize/v2"
+
 	"jobdesk/engine/blob"
 )
 
@@ -117,6 +119,26 @@ func TestLayoutLabels(t *testing.T) {
 	}
 	if strings.Contains(s.Message, "user") || !strings.Contains(s.Message, "30 employees") {
 		t.Fatalf("English summary %q", s.Message)
+	}
+	// The report's summary sheet counts them too.
+	x, err := excelize.OpenFile(s.ReportXLSX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	sheet, err := x.GetRows(SheetSummary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, r := range sheet {
+		if len(r) > 0 {
+			labels = append(labels, r[0])
+		}
+	}
+	all := strings.Join(labels, "\n")
+	if strings.Contains(all, "ユーザー") || !strings.Contains(all, "社員数 employees") || !strings.Contains(all, "更新社員数 employees changed") {
+		t.Fatalf("report labels:\n%s", all)
 	}
 	// The user-log layout still speaks of users.
 	d := DefaultSchema()
