@@ -146,3 +146,16 @@ func TestLayoutLabels(t *testing.T) {
 		t.Fatalf("default labels %q / %q", d.Entity, d.EntityEn)
 	}
 }
+
+// TestEntityOf: what a key column counts, from its name.
+func TestEntityOf(t *testing.T) {
+	for key, want := range map[string][2]string{
+		"社員ID": {"社員", "employee"}, "ユーザーID": {"ユーザー", "user"}, "顧客番号": {"顧客", "customer"},
+		"customer_id": {"customer", "customer"}, "Orders": {"Orders", "order"}, "status": {"status", "status"},
+		"品番": {"品番", "品番"}, "ID": {"ID", "id"},
+	} {
+		if ja, en := entityOf(key); ja != want[0] || en != want[1] {
+			t.Errorf("entityOf(%q) = %q, %q; want %q", key, ja, en, want)
+		}
+	}
+}

@@ -258,8 +258,11 @@ func entityOf(key string) (ja, en string) {
 		return base, w
 	}
 	if isASCII([]byte(base)) {
-		w := strings.ToLower(strings.ReplaceAll(base, "_", " "))
-		return base, strings.TrimSuffix(w, "s")
+		w := strings.ToLower(strings.TrimSpace(strings.ReplaceAll(base, "_", " ")))
+		if strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") {
+			w = w[:len(w)-1] // customers → customer; address and status stay
+		}
+		return base, w
 	}
 	return base, base
 }
