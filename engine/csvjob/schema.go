@@ -424,7 +424,9 @@ func parseDate(b []byte) (string, bool) {
 	if !ok || len(b) != 0 || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
 		return "", false
 	}
-	return fmt.Sprintf("%04d-%02d-%02d", y, m, d), true
+	out := [10]byte{byte('0' + y/1000), byte('0' + y/100%10), byte('0' + y/10%10), byte('0' + y%10), '-',
+		byte('0' + m/10), byte('0' + m%10), '-', byte('0' + d/10), byte('0' + d%10)}
+	return string(out[:]), true
 }
 
 // dateDigits reads from lo to hi ASCII digits at the start of b.
