@@ -22,6 +22,7 @@ import (
 	"jobdesk/assets"
 	"jobdesk/engine/aijob"
 	"jobdesk/engine/blob"
+	"jobdesk/engine/csvjob"
 	"jobdesk/engine/flow"
 	"jobdesk/engine/functions"
 	"jobdesk/engine/grants"
@@ -320,6 +321,9 @@ func (a *App) Submit(ctx context.Context, paths []string, o SubmitOptions) ([]jo
 	for _, r := range reqs {
 		fo := o
 		fo.Target = r.target
+		if r.typ == csvjob.Type {
+			fo.Extra = a.savedLayoutExtra(r.path, o.Extra)
+		}
 		j, err := r.f.Submit(ctx, r.path, r.typ, fo)
 		if err != nil {
 			return out, err

@@ -213,6 +213,28 @@ func (a *App) CSVExtra(s SavedSchema) map[string]string {
 	return extra
 }
 
+// savedLayoutExtra is the run options of a CSV file at path submitted without a schema: extra
+// with the saved layout whose columns the file's header has (PlanCSV) when there is one, as
+// the window runs it after its new-layout dialog, so `jobdesk run FILE` of such a file uses
+// the layout instead of failing E006 against the user-log one. Options given in extra win
+// over the layout's; a schema given in extra (run --schema) is used as it is.
+func (a *App) savedLayoutExtra(path string, extra map[string]string) map[string]string {
+	if extra["schema"] != "" {
+		return extra
+	}
+	plan, err := a.PlanCSV(path)
+	if err != nil || plan.Schema == nil {
+		return extra
+	}
+	out := a.CSVExtra(*plan.Schema)
+	for k, v := range extra {
+		if v != "" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // SubmitCSVWithSchema submits the CSV file at path with saved schema s (and the other run
 // options in extra, which the schema's own take precedence over).
 func (a *App) SubmitCSVWithSchema(ctx context.Context, path string, s SavedSchema, o SubmitOptions) (job.Job, error) {

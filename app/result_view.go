@@ -42,11 +42,15 @@ type ResultView struct {
 // ResultRow is one field of a result.
 type ResultRow struct {
 	// LabelKey is the translation key of a well-known field's label ("field.<name>"); empty
-	// for any other field, whose Label is its own name in words.
+	// for any other field, whose Label is its own name in words, and for a label the result
+	// itself words (Label and LabelJa).
 	LabelKey string
 	// Label is a field's name in words ("usersChanged" → "Users changed") when it has no
-	// LabelKey; empty for a result that is not a JSON object (one row, just a value).
-	Label string
+	// LabelKey; empty for a result that is not a JSON object (one row, just a value). For a
+	// label the result words, it is the English one and LabelJa the Japanese one: a CSV
+	// layout's count of its own entity ("Employees" / "社員数" rather than Users / ユーザー数).
+	Label   string
+	LabelJa string
 	// Value is the value written for people, the same in every language: figures with digit
 	// groups, seconds as a duration, a short list inline, a file by its base name. When
 	// ValueKey is set, Value is the %s of that sentence (a count) or empty.
@@ -90,6 +94,8 @@ var hiddenResultFields = map[string]bool{
 	// An AI job's goal tree, usage and requirements have views of their own in a window.
 	"subgoals": true, "usage": true, "eligibility": true, "content_hash": true, "failed_actions": true,
 	"converter_version": true, // which converter wrote a document: for support, not for people
+	// A CSV layout's entity words become the labels of its counts (entityLabels).
+	"entity": true, "entityEn": true,
 }
 
 // resultFieldOrder lists the families' well-known result fields in the order they are shown:
@@ -97,7 +103,7 @@ var hiddenResultFields = map[string]bool{
 // files written, then how. Each has a label under "field.<name>" in assets/translations.
 var resultFieldOrder = []string{
 	"reason",
-	"totalRecords", "successCount", "errorCount", "users", "usersChanged", "table",
+	"totalRecords", "successCount", "errorCount", "users", "usersChanged", "key", "table",
 	"page_count", "extracted_text_length", "rows", "bytes", "success_count", "failed_count", "goal_id",
 	"goal_status", "total_actions", "actions", "tasks", "description", "model",
 	"must_count", "need_check_count", "must_not_count", "risk_flags_count", "missing_keys_count", "fallback_level", "source_job_id",
@@ -290,7 +296,9 @@ func DescribeResult(j job.Job) ResultView {
 		if row.Value == "" && row.ValueKey == "" {
 			continue
 		}
-		if _, known := resultFieldRank[k]; known {
+		if en, ja, ok := entityLabel(obj, k); ok {
+			row.Label, row.LabelJa = en, ja
+		} else if _, known := resultFieldRank[k]; known {
 			row.LabelKey = "field." + k
 		} else {
 			row.Label = fieldWords(k)
@@ -298,6 +306,48 @@ func DescribeResult(j job.Job) ResultView {
 		v.Rows = append(v.Rows, row)
 	}
 	return v
+}
+
+// entityLabel words the label of a CSV result's count field k ("users", "usersChanged") from
+// the entity its layout counts (the result's entity and entityEn: 社員 / employee → "社員数" /
+// "Employees"); ok is false for other fields and for the user-log layout, whose fixed labels
+// (field.users) say the same.
+func entityLabel(obj map[string]json.RawMessage, k string) (en, ja string, ok bool) {
+	if k != "users" && k != "usersChanged" {
+		return "", "", false
+	}
+	var entity, entityEn, key string
+	json.Unmarshal(obj["entity"], &entity)
+	json.Unmarshal(obj["entityEn"], &entityEn)
+	json.Unmarshal(obj["key"], &key)
+	if entity == "" || entity == "ユーザー" && (entityEn == "" || entityEn == "user") {
+		return "", "", false
+	}
+	plural := ""
+	switch {
+	case entityEn != "" && isASCIIWord(entityEn):
+		plural = strings.ToUpper(entityEn[:1]) + entityEn[1:]
+		if !strings.HasSuffix(plural, "s") {
+			plural += "s"
+		}
+	case key != "":
+		plural = "Distinct " + key
+	default:
+		plural = entity
+	}
+	if k == "users" {
+		return plural, entity + "数", true
+	}
+	return plural + " changed", "更新した" + entity, true
+}
+
+func isASCIIWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // resultValue writes one field's value (a row without its label); a value that names an

@@ -40,7 +40,8 @@ func (c *CLI) cmdCSV(args []string) int {
 	if delim == "\t" {
 		delim = `\t (tab)`
 	}
-	fmt.Fprintf(c.Stdout, "Encoding:  %s\nDelimiter: %s\nSampled:   %d rows\nKey:       %s\n\n", res.Encoding, delim, res.Rows, res.Schema.Key)
+	fmt.Fprintf(c.Stdout, "Encoding:  %s\nDelimiter: %s\nSampled:   %d rows\nKey:       %s\nCounts:    %s (%s)\n\n",
+		res.Encoding, delim, res.Rows, res.Schema.Key, res.Schema.Entity, res.Schema.EntityEn)
 	tw := newTable(c.Stdout)
 	fmt.Fprintln(tw, "COLUMN\tTYPE\tREQUIRED\tFIELD\tPATTERN\tMIN")
 	for _, col := range res.Schema.Columns {

@@ -348,7 +348,7 @@ func TestCSVSniffAndSchema(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("sniff: %d %s", code, errOut)
 	}
-	for _, want := range []string{"Shift_JIS", `\t (tab)`, `^E\\d{4}$`, "date", "decimal", "boolean", "社員番号"} {
+	for _, want := range []string{"Shift_JIS", `\t (tab)`, `^E\\d{4}$`, "date", "decimal", "boolean", "社員番号", "Counts:    社員 (employee)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("sniff output lacks %q:\n%s", want, out)
 		}

@@ -34,6 +34,9 @@ type Summary struct {
 	ErrorRecords          int64         `json:"errorRecords"`
 	ErrorsTruncated       bool          `json:"errorsTruncated,omitempty"`
 	Users                 int           `json:"users"`
+	Key                   string        `json:"key,omitempty"`      // the key column, whose distinct values Users counts
+	Entity                string        `json:"entity,omitempty"`   // what one key stands for, in Japanese (社員)
+	EntityEn              string        `json:"entityEn,omitempty"` // and in English, singular (employee)
 	UsersChanged          int64         `json:"usersChanged"`
 	Table                 string        `json:"table"`
 	TolerancePercent      float64       `json:"toleratedFailurePercentage"`
@@ -138,7 +141,7 @@ func (p *Processor) aggregate(ctx context.Context, execution string, r job.Repor
 	s := &Summary{ExecutionID: execution, JobID: jc.JobID, Source: v.Source, SHA256: v.SHA256,
 		Encoding: v.Encoding, Delimiter: v.Delimiter, TotalRows: m.rows, SuccessCount: m.rows - m.failed,
 		ErrorCount: m.failed, ErrorRecords: m.errN, ErrorsTruncated: int64(len(m.errors)) < m.errN,
-		Users: m.users.n(), TolerancePercent: pct, ToleranceCount: cnt, Columns: m.stats}
+		Users: m.users.n(), Key: pl.s.Key, Entity: pl.s.Entity, EntityEn: pl.s.EntityEn, TolerancePercent: pct, ToleranceCount: cnt, Columns: m.stats}
 	exceeded := float64(m.failed)*100 > pct*float64(m.rows) || m.failed > int64(cnt)
 	if pl.s.WritesTable() {
 		s.Table = Table
@@ -162,13 +165,13 @@ func (p *Processor) aggregate(ctx context.Context, execution string, r job.Repor
 	case m.failed > 0:
 		s.Status = StatusPartial
 		s.Message = fmt.Sprintf("%d of %s accepted for %s; %s rejected (see the errors file).",
-			s.SuccessCount, count(m.rows, "row"), count(int64(s.Users), "user"), count(m.failed, "row"))
-		s.MessageJa = fmt.Sprintf("%d 行中 %d 行（ユーザー %d 人）を反映しました。%d 行は不正のため除外しました（エラーファイル参照）。",
-			m.rows, s.SuccessCount, s.Users, m.failed)
+			s.SuccessCount, count(m.rows, "row"), pl.s.CountEn(int64(s.Users)), count(m.failed, "row"))
+		s.MessageJa = fmt.Sprintf("%d 行中 %d 行（%s）を反映しました。%d 行は不正のため除外しました（エラーファイル参照）。",
+			m.rows, s.SuccessCount, pl.s.CountJa(int64(s.Users)), m.failed)
 	default:
 		s.Status = StatusSuccess
-		s.Message = fmt.Sprintf("%s accepted for %s, none rejected.", count(m.rows, "row"), count(int64(s.Users), "user"))
-		s.MessageJa = fmt.Sprintf("%d 行すべて（ユーザー %d 人）を反映しました。", m.rows, s.Users)
+		s.Message = fmt.Sprintf("%s accepted for %s, none rejected.", count(m.rows, "row"), pl.s.CountEn(int64(s.Users)))
+		s.MessageJa = fmt.Sprintf("%d 行すべて（%s）を反映しました。", m.rows, pl.s.CountJa(int64(s.Users)))
 	}
 	s.ProcessingTimeSeconds = p.now().Sub(jc.StartedAt).Seconds()
 	if err := writeErrorsCSV(ctx, p.blobs(), s.ErrorsCSV, m.errors); err != nil {

@@ -71,6 +71,26 @@ const (
 	SheetErrors  = "エラー Errors"
 )
 
+// countLabel is the summary sheet's label of a count of the layout's entity, in Japanese and
+// English ("社員数 employees", with prefix 更新: "更新社員数 employees changed"); the user-log
+// layout's reads "ユーザー数 users".
+func countLabel(s *Summary, prefix string) string {
+	ja, en := s.Entity, s.EntityEn
+	if ja == "" {
+		ja, en = "ユーザー", "user"
+	}
+	switch {
+	case en == "" || !isASCII([]byte(en)):
+		en = "distinct " + s.Key
+	case !strings.HasSuffix(en, "s"):
+		en += "s"
+	}
+	if prefix != "" {
+		en += " changed"
+	}
+	return prefix + ja + "数 " + en
+}
+
 // writeReport writes the XLSX workbook to the object uri: a summary sheet (totals and per-column
 // statistics) and an errors sheet (streamed, so a large error list stays cheap).
 func writeReport(ctx context.Context, bs blob.Store, uri string, s *Summary, errs []RowError) error {
@@ -89,8 +109,8 @@ func writeReport(ctx context.Context, bs blob.Store, uri string, s *Summary, err
 		{"総行数 rows", s.TotalRows},
 		{"成功 accepted", s.SuccessCount},
 		{"エラー rejected", s.ErrorCount},
-		{"ユーザー数 users", s.Users},
-		{"更新ユーザー数 users changed", s.UsersChanged},
+		{countLabel(s, ""), s.Users},
+		{countLabel(s, "更新"), s.UsersChanged},
 		{"テーブル table", s.Table},
 		{"許容率 tolerated %", s.TolerancePercent},
 		{"許容件数 tolerated rows", s.ToleranceCount},

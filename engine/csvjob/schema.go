@@ -64,10 +64,16 @@ type Column struct {
 // Schema describes the rows a CSV job accepts. Key names the column identifying a user (the
 // first column when empty); rows are combined per key. A schema without user_id, login_count and
 // post_count fields is still validated and reported, but writes nothing to the table.
+//
+// Entity and EntityEn name what one key stands for, in Japanese and English singular (社員 /
+// employee): a result counts them ("社員 30 人", "30 employees"). When empty, Compile takes them
+// from the key column's name (社員ID → 社員 / employee; ユーザーID → ユーザー / user).
 type Schema struct {
-	Name    string   `json:"name,omitempty"`
-	Key     string   `json:"key,omitempty"`
-	Columns []Column `json:"columns"`
+	Name     string   `json:"name,omitempty"`
+	Key      string   `json:"key,omitempty"`
+	Entity   string   `json:"entity,omitempty"`
+	EntityEn string   `json:"entity_en,omitempty"`
+	Columns  []Column `json:"columns"`
 
 	keyIdx int
 }
@@ -206,12 +212,81 @@ func (s *Schema) Compile() error {
 		return bad("key column %q is not among the columns", s.Key)
 	}
 	s.Key = s.Columns[s.keyIdx].Name
+	s.Entity, s.EntityEn = strings.TrimSpace(s.Entity), strings.TrimSpace(s.EntityEn)
+	if s.Entity == "" || s.EntityEn == "" {
+		ja, en := entityOf(s.Key)
+		if s.Entity == "" {
+			s.Entity = ja
+		}
+		if s.EntityEn == "" {
+			s.EntityEn = en
+		}
+	}
 	if fields[FieldLoginCount] || fields[FieldPostCount] {
 		if s.Columns[s.keyIdx].Field != FieldUserID {
 			return bad("the key column %q must map to user_id when counts are mapped", s.Key)
 		}
 	}
 	return nil
+}
+
+// keySuffixes end a key column's name after the thing it identifies (社員ID, 顧客番号, user_id).
+var keySuffixes = []string{"ＩＤ", "ID", "Id", "id", "番号", "コード", "No.", "No", "NO", "no", "CD", "cd", "#"}
+
+// entityWords are the English words of things a Japanese key column commonly identifies.
+var entityWords = map[string]string{
+	"ユーザー": "user", "ユーザ": "user", "利用者": "user", "社員": "employee", "従業員": "employee",
+	"職員": "employee", "スタッフ": "staff member", "顧客": "customer", "会員": "member", "お客様": "customer",
+	"取引先": "client", "商品": "product", "製品": "product", "品目": "item", "注文": "order", "受注": "order",
+	"発注": "purchase order", "店舗": "store", "部署": "department", "学生": "student", "生徒": "student",
+	"患者": "patient", "契約": "contract", "案件": "project", "取引": "transaction", "請求": "invoice",
+	"伝票": "slip", "アカウント": "account", "端末": "device", "拠点": "site",
+}
+
+// entityOf names what a key column named key identifies, in Japanese and English: its name
+// without an ID-like suffix (社員ID → 社員 / employee, customer_id → customer / customer). A
+// Japanese name without a known English word stands for itself in both languages.
+func entityOf(key string) (ja, en string) {
+	base := strings.TrimSpace(key)
+	for _, suf := range keySuffixes {
+		if b, ok := strings.CutSuffix(base, suf); ok && strings.TrimRight(b, " _-・") != "" {
+			base = strings.TrimRight(b, " _-・")
+			break
+		}
+	}
+	if w, ok := entityWords[base]; ok {
+		return base, w
+	}
+	if isASCII([]byte(base)) {
+		w := strings.ToLower(strings.TrimSpace(strings.ReplaceAll(base, "_", " ")))
+		if strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") {
+			w = w[:len(w)-1] // customers → customer; address and status stay
+		}
+		return base, w
+	}
+	return base, base
+}
+
+// people are the entities counted with 人 in Japanese; any other is counted with 件.
+var people = map[string]bool{"ユーザー": true, "ユーザ": true, "利用者": true, "社員": true, "従業員": true,
+	"職員": true, "スタッフ": true, "顧客": true, "会員": true, "お客様": true, "学生": true, "生徒": true, "患者": true}
+
+// CountJa says n of the schema's entity in Japanese: "社員 30 人", "商品 12 件".
+func (s *Schema) CountJa(n int64) string {
+	unit := "件"
+	if people[s.Entity] {
+		unit = "人"
+	}
+	return fmt.Sprintf("%s %d %s", s.Entity, n, unit)
+}
+
+// CountEn says n of the schema's entity in English: "30 employees", "1 user"; an entity
+// without an English word is counted by its key column ("30 distinct 部品コード values").
+func (s *Schema) CountEn(n int64) string {
+	if s.EntityEn == "" || !isASCII([]byte(s.EntityEn)) {
+		return fmt.Sprintf("%d distinct %s %s", n, s.Key, map[bool]string{true: "value", false: "values"}[n == 1])
+	}
+	return count(n, s.EntityEn)
 }
 
 // WritesTable reports whether rows of this schema reach the csv_users table.
@@ -332,16 +407,44 @@ func parseDecimal(b []byte) (float64, bool) {
 	return v, err == nil
 }
 
-// parseDate accepts YYYY-MM-DD and YYYY/MM/DD (calendar-checked) and returns it as YYYY-MM-DD.
+// parseDate is the exact date rule: a real calendar date written YYYY-MM-DD or YYYY/MM/DD,
+// the month and day with one or two ASCII digits (2021/4/1) and the same separator twice. It
+// returns the date as YYYY-MM-DD. 2020/13/45, 2021-02-29 and 2020/01-31 are not dates.
 func parseDate(b []byte) (string, bool) {
-	if len(b) != 10 || (b[4] != '-' && b[4] != '/') || b[7] != b[4] {
+	y, b, ok := dateDigits(b, 4, 4)
+	if !ok || len(b) == 0 || b[0] != '-' && b[0] != '/' {
 		return "", false
 	}
-	s := string(b[:4]) + "-" + string(b[5:7]) + "-" + string(b[8:])
-	if _, err := time.Parse("2006-01-02", s); err != nil {
+	sep := b[0]
+	m, b, ok := dateDigits(b[1:], 1, 2)
+	if !ok || len(b) == 0 || b[0] != sep {
 		return "", false
 	}
-	return s, true
+	d, b, ok := dateDigits(b[1:], 1, 2)
+	if !ok || len(b) != 0 || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
+		return "", false
+	}
+	out := [10]byte{byte('0' + y/1000), byte('0' + y/100%10), byte('0' + y/10%10), byte('0' + y%10), '-',
+		byte('0' + m/10), byte('0' + m%10), '-', byte('0' + d/10), byte('0' + d%10)}
+	return string(out[:]), true
+}
+
+// dateDigits reads from lo to hi ASCII digits at the start of b.
+func dateDigits(b []byte, lo, hi int) (int, []byte, bool) {
+	n, i := 0, 0
+	for i < len(b) && i < hi && b[i] >= '0' && b[i] <= '9' {
+		n = n*10 + int(b[i]-'0')
+		i++
+	}
+	if i < lo || i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		return 0, b, false
+	}
+	return n, b[i:], true
+}
+
+// daysIn is the number of days of month m (1–12) of year y in the Gregorian calendar.
+func daysIn(y, m int) int {
+	return time.Date(y, time.Month(m)+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
 // parseBool accepts true/false, yes/no, 1/0 (any case).

@@ -26,8 +26,8 @@ const sniffRows = 2000
 
 // Sniff infers a schema from the start of the file at path: the header names the columns; a
 // column whose sampled values are all exact integers is integer (min 0 when none is negative),
-// then decimal, date (YYYY-MM-DD or YYYY/MM/DD), boolean, else string; a column with no empty value is
-// required; a first column whose values are all a fixed prefix plus fixed-width digits gets that
+// then decimal, date (every value written YYYY-MM-DD or YYYY/MM/DD, most of them real dates),
+// boolean, else string; a column with no empty value is required; a first column whose values are all a fixed prefix plus fixed-width digits gets that
 // pattern and becomes the key.
 func Sniff(path string) (*SniffResult, error) {
 	name := filepath.Base(path)
@@ -93,11 +93,11 @@ func Sniff(path string) (*SniffResult, error) {
 		}
 	}
 	type acc struct {
-		ints, decs, dates, bools, empty, total int
-		negative                               bool
-		prefix                                 string
-		width                                  int
-		idOK                                   bool
+		ints, decs, dates, dateShaped, bools, empty, total int
+		negative                                           bool
+		prefix                                             string
+		width                                              int
+		idOK                                               bool
 	}
 	accs := make([]acc, len(header))
 	for i := range accs {
@@ -127,6 +127,9 @@ func Sniff(path string) (*SniffResult, error) {
 			}
 			if _, ok := parseDate(v); ok {
 				a.dates++
+				a.dateShaped++
+			} else if dateShape(v) {
+				a.dateShaped++ // 2020/13/45: written as a date, but none (a row to reject)
 			}
 			if _, ok := parseBool(v); ok {
 				a.bools++
@@ -164,7 +167,9 @@ func Sniff(path string) (*SniffResult, error) {
 			}
 		case a.decs == filled:
 			c.Type = TypeDecimal
-		case a.dates == filled:
+		case a.dateShaped == filled && a.dates*2 > filled:
+			// Every value is written as a date and most are real ones: a date column, whose
+			// impossible dates a run rejects, not a text column that takes them.
 			c.Type = TypeDate
 		case a.bools == filled:
 			c.Type = TypeBoolean
@@ -196,6 +201,21 @@ func Sniff(path string) (*SniffResult, error) {
 		return nil, err
 	}
 	return &SniffResult{Encoding: enc, Delimiter: string(best.delim), Rows: rows, Schema: s}, nil
+}
+
+// dateShape reports whether v is written like a date (four digits, then one or two digits
+// twice, split by the same - or /) whether or not the calendar has it.
+func dateShape(v []byte) bool {
+	_, b, ok := dateDigits(v, 4, 4)
+	if !ok || len(b) == 0 || b[0] != '-' && b[0] != '/' {
+		return false
+	}
+	sep := b[0]
+	if _, b, ok = dateDigits(b[1:], 1, 2); !ok || len(b) == 0 || b[0] != sep {
+		return false
+	}
+	_, b, ok = dateDigits(b[1:], 1, 2)
+	return ok && len(b) == 0
 }
 
 // countField maps a column name to the csv_users count it holds (ログイン回数 / login_count,
