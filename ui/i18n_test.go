@@ -126,6 +126,26 @@ func TestErrorBody(t *testing.T) {
 // TestResultRows: a result becomes labelled lines for people — known fields translated and
 // first, figures grouped, durations and short lists written out, machine fields left out, files
 // that exist marked for opening — and odd input never panics.
+// TestResultRowsLayoutEntity: a CSV result of another layout labels its counts by the layout's
+// entity in the window's language (社員数 in Japanese, Employees in English).
+func TestResultRowsLayoutEntity(t *testing.T) {
+	raw := json.RawMessage(`{"status":"SUCCESS","totalRecords":30,"successCount":30,"users":1201,"usersChanged":5,
+		"key":"社員ID","entity":"社員","entityEn":"employee"}`)
+	labels := func(lang string) string {
+		var out []string
+		for _, r := range resultRows(newTranslator(lang), app.DescribeResult(job.Job{Result: raw})) {
+			out = append(out, r.Label+"="+r.Value)
+		}
+		return strings.Join(out, "; ")
+	}
+	if ja := labels(LangJa); !strings.Contains(ja, "社員数=1,201") || !strings.Contains(ja, "更新した社員=5") || strings.Contains(ja, "Employees") {
+		t.Errorf("ja rows: %s", ja)
+	}
+	if en := labels(LangEn); !strings.Contains(en, "Employees=1,201") || strings.Contains(en, "社員数") {
+		t.Errorf("en rows: %s", en)
+	}
+}
+
 func TestResultRows(t *testing.T) {
 	dir := t.TempDir()
 	report := filepath.Join(dir, "report.xlsx")

@@ -34,6 +34,8 @@ func resultRows(tr *translator, v app.ResultView) []resultRow {
 		row := resultRow{Label: r.Label, Value: r.Value, File: r.File}
 		if r.LabelKey != "" {
 			row.Label = tr.T(r.LabelKey)
+		} else if r.LabelJa != "" && tr.lang == LangJa {
+			row.Label = r.LabelJa // a label the result carries in both languages (a CSV layout's entity)
 		}
 		if r.LabelKey != "" && r.ValueKey == "" && tr.Has(r.LabelKey+"."+r.Value) {
 			row.Value = tr.T(r.LabelKey + "." + r.Value) // a word a family writes, such as NATIVE
