@@ -137,6 +137,11 @@ func (a *App) grantFiles(ctx context.Context, paths []string) error {
 		return nil
 	}
 	err := grants.Add(ctx, a.db, paths)
+	if err != nil && store.IsDiskFull(err) {
+		dir := filepath.Dir(a.db.Path)
+		return job.Wrap(job.E009, err, fmt.Sprintf("the disk is full: the submitted files could not be recorded in %s; free some space on the disk of %s, then submit them again", a.db.Path, dir)).
+			WithJa(fmt.Sprintf("ディスクがいっぱいです。渡されたファイルをデータベースに記録できませんでした。%s のあるディスクの空き容量を増やしてから、もう一度渡してください。", dir))
+	}
 	if err != nil {
 		return job.Wrap(job.E009, err, fmt.Sprintf("the submitted files could not be recorded in %s", a.db.Path)).WithJa("渡されたファイルをデータベースに記録できませんでした。")
 	}

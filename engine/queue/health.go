@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -79,6 +80,9 @@ func (q *Queue) diskFull(cause error) *job.Error {
 	q.healthMu.Lock()
 	was := q.health.DiskFull
 	if !was {
+		go q.giveRoom()
+	}
+	if !was {
 		q.health = Health{DiskFull: true, Folder: q.folder(), Since: time.Now(), Error: q.pausedError(cause)}
 	}
 	q.healthMu.Unlock()
@@ -102,7 +106,49 @@ func (q *Queue) resumed() {
 	q.health = Health{}
 	q.healthMu.Unlock()
 	if was {
+		go q.db.W.Exec("PRAGMA wal_autocheckpoint=1000") // the default again
 		q.publish(job.Event{Kind: EventResumed, At: time.Now()})
 		q.signalAll()
 	}
+}
+
+// reserveSize is the room kept aside in the data folder (reserveName) while the disk has space,
+// and given back the moment it fills: enough for the outcomes of the jobs running then to be
+// recorded (a failure, a return to the queue), so that no job is left RUNNING by a full disk.
+const reserveSize = 4 << 20
+
+// reserveName is the file holding that room.
+const reserveName = ".jobdesk-space-reserve"
+
+// keepReserve sets the room aside if it is not yet and the disk has enough besides.
+func (q *Queue) keepReserve() {
+	path := filepath.Join(q.folder(), reserveName)
+	if fi, err := os.Stat(path); err == nil && fi.Size() == reserveSize {
+		return
+	}
+	if free, ok := store.FreeSpace(q.folder()); !ok || free < reserveSize+minFreeToResume {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return
+	}
+	_, err = f.Write(make([]byte, reserveSize)) // written, not sparse: the room is really taken
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err != nil || cerr != nil {
+		os.Remove(path)
+	}
+}
+
+// giveRoom is what the disk filling does: the automatic checkpoints stop, then the reserve is
+// given back to the disk. A checkpoint copies the WAL's pages into the database file, which
+// grows by as much as the WAL holds beyond its end (the pages of a large import): run after
+// any small commit, it would take the room given back, and the outcomes waiting to be recorded
+// would fail again. The WAL, whose frames are rewritten in place, needs little. (It runs in its
+// own goroutine: diskFull may be called while the writing connection is held.)
+func (q *Queue) giveRoom() {
+	q.db.W.Exec("PRAGMA wal_autocheckpoint=0")
+	os.Remove(filepath.Join(q.folder(), reserveName))
 }
