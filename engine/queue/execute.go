@@ -230,7 +230,9 @@ func (w *Worker) drainOnStop() {
 // A failure is said once, not at every retry.
 func (w *Worker) commit(batch []Outcome) error {
 	_, err := w.q.Finish(context.Background(), batch...)
-	if err != nil && !w.holding.Load() {
+	if err != nil && !w.holding.Load() && store.IsDiskFull(err) {
+		fmt.Fprintf(os.Stderr, "jobdesk: could not record %d finished jobs yet, the disk is full: JobDesk tries again each second while it runs (%v)\n", len(batch), err)
+	} else if err != nil && !w.holding.Load() {
 		fmt.Fprintf(os.Stderr, "jobdesk: could not record %d finished jobs: %v\n", len(batch), err)
 	}
 	return err

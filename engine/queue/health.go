@@ -62,6 +62,16 @@ func (q *Queue) diskFullError(cause error) *job.Error {
 		Permanent()
 }
 
+// writeFullError is the error of a write asked of the queue (a submission, a claim, an outcome)
+// that failed for want of space: nothing of it was recorded. It names no job: the job, if any,
+// is as it was.
+func (q *Queue) writeFullError(cause error) *job.Error {
+	dir := q.folder()
+	return job.Wrap(job.E009, cause, fmt.Sprintf("the disk is full: nothing could be recorded; free some space on the disk of %s, then try again", dir)).
+		WithJa(fmt.Sprintf("ディスクがいっぱいのため、何も記録できませんでした。%s のあるディスクの空き容量を増やしてから、もう一度お試しください。", dir)).
+		Permanent()
+}
+
 // pausedError is what Health says while the workers are paused for want of space: what waits
 // starts by itself, what failed does not.
 func (q *Queue) pausedError(cause error) *job.Error {
@@ -81,8 +91,6 @@ func (q *Queue) diskFull(cause error) *job.Error {
 	was := q.health.DiskFull
 	if !was {
 		go q.giveRoom()
-	}
-	if !was {
 		q.health = Health{DiskFull: true, Folder: q.folder(), Since: time.Now(), Error: q.pausedError(cause)}
 	}
 	q.healthMu.Unlock()
@@ -106,7 +114,10 @@ func (q *Queue) resumed() {
 	q.health = Health{}
 	q.healthMu.Unlock()
 	if was {
-		go q.db.W.Exec("PRAGMA wal_autocheckpoint=1000") // the default again
+		go func() {
+			q.db.W.Exec("PRAGMA wal_autocheckpoint=1000") // the default again
+			q.keepReserve()
+		}()
 		q.publish(job.Event{Kind: EventResumed, At: time.Now()})
 		q.signalAll()
 	}
