@@ -123,17 +123,18 @@ func (q *Queue) resumed() {
 	}
 }
 
-// reserveSize is the room kept aside in the data folder (reserveName) while the disk has space,
+// reserveSize is the room kept aside in the data folder (ReserveFile) while the disk has space,
 // and given back the moment it fills: enough for the outcomes of the jobs running then to be
 // recorded (a failure, a return to the queue), so that no job is left RUNNING by a full disk.
 const reserveSize = 4 << 20
 
-// reserveName is the file holding that room.
-const reserveName = ".jobdesk-space-reserve"
+// ReserveFile is the file in the data folder holding that room (no handler or workflow may
+// touch it).
+const ReserveFile = ".jobdesk-space-reserve"
 
 // keepReserve sets the room aside if it is not yet and the disk has enough besides.
 func (q *Queue) keepReserve() {
-	path := filepath.Join(q.folder(), reserveName)
+	path := filepath.Join(q.folder(), ReserveFile)
 	if fi, err := os.Stat(path); err == nil && fi.Size() == reserveSize {
 		return
 	}
@@ -161,5 +162,5 @@ func (q *Queue) keepReserve() {
 // own goroutine: diskFull may be called while the writing connection is held.)
 func (q *Queue) giveRoom() {
 	q.db.W.Exec("PRAGMA wal_autocheckpoint=0")
-	os.Remove(filepath.Join(q.folder(), reserveName))
+	os.Remove(filepath.Join(q.folder(), ReserveFile))
 }
