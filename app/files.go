@@ -17,6 +17,7 @@ import (
 	"jobdesk/engine/blob"
 	"jobdesk/engine/grants"
 	"jobdesk/engine/job"
+	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
 )
 
@@ -49,11 +50,13 @@ func deviceBlobs(dir string, db *store.DB) *blob.Mux {
 	acc := &folderAccess{dir: dir, db: db}
 	rule := blob.AllowList{
 		Folders: acc.folders,
-		// JobDesk's own files: the database, its settings and the API's key pair.
+		// JobDesk's own files: the database, its settings, the API's key pair and the room
+		// kept aside for a full disk.
 		Deny: []string{
 			filepath.Join(dir, store.FileName), filepath.Join(dir, store.FileName+"-wal"),
 			filepath.Join(dir, store.FileName+"-shm"), filepath.Join(dir, store.FileName+"-journal"),
 			filepath.Join(dir, FoldersFile), filepath.Join(dir, ServeKeyFile), filepath.Join(dir, aifamily.SettingsFile),
+			filepath.Join(dir, queue.ReserveFile),
 		},
 		File:   acc.granted,
 		Refuse: acc.refuse,
@@ -137,6 +140,11 @@ func (a *App) grantFiles(ctx context.Context, paths []string) error {
 		return nil
 	}
 	err := grants.Add(ctx, a.db, paths)
+	if err != nil && store.IsDiskFull(err) {
+		dir := filepath.Dir(a.db.Path)
+		return job.Wrap(job.E009, err, fmt.Sprintf("the disk is full: the submitted files could not be recorded in %s; free some space on the disk of %s, then submit them again", a.db.Path, dir)).
+			WithJa(fmt.Sprintf("ディスクがいっぱいです。渡されたファイルをデータベースに記録できませんでした。%s のあるディスクの空き容量を増やしてから、もう一度渡してください。", dir))
+	}
 	if err != nil {
 		return job.Wrap(job.E009, err, fmt.Sprintf("the submitted files could not be recorded in %s", a.db.Path)).WithJa("渡されたファイルをデータベースに記録できませんでした。")
 	}

@@ -33,7 +33,7 @@ func smallDisk(t *testing.T, size string) string {
 // why, Wait returns instead of hanging), and when space is freed the worker resumes by itself
 // and runs the job that waited; the job that succeeded before is untouched.
 func TestDiskFullFailsJobAndPauses(t *testing.T) {
-	dir := smallDisk(t, "6m")
+	dir := smallDisk(t, "16m")
 	ctx := context.Background()
 	db, err := store.OpenDir(dir)
 	if err != nil {
@@ -113,6 +113,12 @@ func TestDiskFullFailsJobAndPauses(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	if j, _ := q.Get(ctx, after.ID); j.Status != job.Pending {
 		t.Fatalf("a job was claimed on a full disk: %s %+v", j.Status, j.Error)
+	}
+
+	// The job that hit the full disk is recorded FAILED while the disk is still full (the room
+	// kept aside is given back for it), not left RUNNING until space returns.
+	if j, _ := q.Get(ctx, fill.ID); j.Status != job.Failed {
+		t.Errorf("on the full disk the fill job is %s; want FAILED", j.Status)
 	}
 
 	// Space returns: the worker resumes by itself.

@@ -352,10 +352,22 @@ func (w *Worker) releaseReady() {
 	}
 	batch := make([]Outcome, len(ls))
 	for i, l := range ls {
-		batch[i] = l.Released(stoppedMessage)
+		batch[i] = l.Released(w.q.stoppedMessage())
 	}
 	w.commit(batch)
 }
 
 // stoppedMessage is the message of a job given back to the queue as JobDesk stops.
 const stoppedMessage = "Returned to the queue: JobDesk stopped"
+
+// stoppedFullMessage is stoppedMessage when JobDesk stops on a full disk: the job runs again
+// once JobDesk runs with room (the worker does not claim while the disk is full).
+const stoppedFullMessage = "Returned to the queue: the disk is full; it runs again when JobDesk runs with room on the disk"
+
+// stoppedMessage is the message of a job given back to the queue as this process stops.
+func (q *Queue) stoppedMessage() string {
+	if q.Health().DiskFull {
+		return stoppedFullMessage
+	}
+	return stoppedMessage
+}

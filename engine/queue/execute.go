@@ -111,7 +111,7 @@ func (w *Worker) execute(ctx context.Context, e *handlerEntry, r *run) Outcome {
 	switch {
 	case errors.Is(cause, context.Canceled) && !errors.Is(cause, errUserCancel) && res.err != nil:
 		// Shutdown: give the job back without using an attempt.
-		return l.Released(stoppedMessage)
+		return l.Released(w.q.stoppedMessage())
 	case res.err == nil:
 		r.mu.Lock()
 		msg := r.msg
@@ -230,7 +230,9 @@ func (w *Worker) drainOnStop() {
 // A failure is said once, not at every retry.
 func (w *Worker) commit(batch []Outcome) error {
 	_, err := w.q.Finish(context.Background(), batch...)
-	if err != nil && !w.holding.Load() {
+	if err != nil && !w.holding.Load() && store.IsDiskFull(err) {
+		fmt.Fprintf(os.Stderr, "jobdesk: could not record %d finished jobs yet, the disk is full: JobDesk tries again each second while it runs (%v)\n", len(batch), err)
+	} else if err != nil && !w.holding.Load() {
 		fmt.Fprintf(os.Stderr, "jobdesk: could not record %d finished jobs: %v\n", len(batch), err)
 	}
 	return err

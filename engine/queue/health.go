@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -61,6 +62,16 @@ func (q *Queue) diskFullError(cause error) *job.Error {
 		Permanent()
 }
 
+// writeFullError is the error of a write asked of the queue (a submission, a claim, an outcome)
+// that failed for want of space: nothing of it was recorded. It names no job: the job, if any,
+// is as it was.
+func (q *Queue) writeFullError(cause error) *job.Error {
+	dir := q.folder()
+	return job.Wrap(job.E009, cause, fmt.Sprintf("the disk is full: nothing could be recorded; free some space on the disk of %s, then try again", dir)).
+		WithJa(fmt.Sprintf("ディスクがいっぱいのため、何も記録できませんでした。%s のあるディスクの空き容量を増やしてから、もう一度お試しください。", dir)).
+		Permanent()
+}
+
 // pausedError is what Health says while the workers are paused for want of space: what waits
 // starts by itself, what failed does not.
 func (q *Queue) pausedError(cause error) *job.Error {
@@ -79,6 +90,7 @@ func (q *Queue) diskFull(cause error) *job.Error {
 	q.healthMu.Lock()
 	was := q.health.DiskFull
 	if !was {
+		go q.giveRoom()
 		q.health = Health{DiskFull: true, Folder: q.folder(), Since: time.Now(), Error: q.pausedError(cause)}
 	}
 	q.healthMu.Unlock()
@@ -102,7 +114,53 @@ func (q *Queue) resumed() {
 	q.health = Health{}
 	q.healthMu.Unlock()
 	if was {
+		go func() {
+			q.db.W.Exec("PRAGMA wal_autocheckpoint=1000") // the default again
+			q.keepReserve()
+		}()
 		q.publish(job.Event{Kind: EventResumed, At: time.Now()})
 		q.signalAll()
 	}
+}
+
+// reserveSize is the room kept aside in the data folder (ReserveFile) while the disk has space,
+// and given back the moment it fills: enough for the outcomes of the jobs running then to be
+// recorded (a failure, a return to the queue), so that no job is left RUNNING by a full disk.
+const reserveSize = 4 << 20
+
+// ReserveFile is the file in the data folder holding that room (no handler or workflow may
+// touch it).
+const ReserveFile = ".jobdesk-space-reserve"
+
+// keepReserve sets the room aside if it is not yet and the disk has enough besides.
+func (q *Queue) keepReserve() {
+	path := filepath.Join(q.folder(), ReserveFile)
+	if fi, err := os.Stat(path); err == nil && fi.Size() == reserveSize {
+		return
+	}
+	if free, ok := store.FreeSpace(q.folder()); !ok || free < reserveSize+minFreeToResume {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return
+	}
+	_, err = f.Write(make([]byte, reserveSize)) // written, not sparse: the room is really taken
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err != nil || cerr != nil {
+		os.Remove(path)
+	}
+}
+
+// giveRoom is what the disk filling does: the automatic checkpoints stop, then the reserve is
+// given back to the disk. A checkpoint copies the WAL's pages into the database file, which
+// grows by as much as the WAL holds beyond its end (the pages of a large import): run after
+// any small commit, it would take the room given back, and the outcomes waiting to be recorded
+// would fail again. The WAL, whose frames are rewritten in place, needs little. (It runs in its
+// own goroutine: diskFull may be called while the writing connection is held.)
+func (q *Queue) giveRoom() {
+	q.db.W.Exec("PRAGMA wal_autocheckpoint=0")
+	os.Remove(filepath.Join(q.folder(), ReserveFile))
 }

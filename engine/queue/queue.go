@@ -223,7 +223,8 @@ func (q *Queue) dbError(err error) error {
 		return err
 	}
 	if store.IsDiskFull(err) {
-		return q.diskFull(err)
+		q.diskFull(err)
+		return q.writeFullError(err)
 	}
 	if store.IsDamaged(err) {
 		de := &store.DamagedError{Path: q.db.Path, Detail: err.Error()}

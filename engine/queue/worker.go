@@ -179,6 +179,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		return err
 	}
 	w.q.Purge(ctx)
+	w.q.keepReserve()
 	wake, unsubscribe := w.q.Wakeups()
 	ctx, w.cancel = context.WithCancel(ctx)
 	w.wg.Add(3)
