@@ -48,11 +48,6 @@ type UI struct {
 	// do runs a function on the UI goroutine; fyne.Do, or a queue pumped by tests.
 	do func(func())
 
-	model    *jobModel
-	selected int64 // the job shown in the detail pane (0: none)
-	selIdx   int   // its row in the list (-1: not loaded)
-	loading  bool  // an older page is being read
-
 	mu         sync.Mutex // guards loadFilter, loadQuery and loadedN, read by the event loop
 	loadFilter job.Status
 	loadQuery  listQuery
@@ -64,8 +59,7 @@ type UI struct {
 	events     *bridge.Bridge
 	bridgeOnce sync.Once
 
-	revealID int64           // a job just submitted: scrolled into view when its row arrives
-	dialogs  []dialog.Dialog // dialogs opened through dialogOpened, newest last (Esc closes it)
+	dialogs []dialog.Dialog // dialogs opened through dialogOpened, newest last (Esc closes it)
 	// dialogShown holds those of dialogs still open.
 	dialogShown map[dialog.Dialog]bool
 	// schemaDlg is the schema dialog opened last (a CSV no saved schema fits).
@@ -100,9 +94,6 @@ type UI struct {
 	tagline     fyne.CanvasObject // the header's tagline, which the alert banner covers
 
 	// widgets, rebuilt when the language changes
-	list       *jobList
-	empty      fyne.CanvasObject
-	emptyText  *widget.Label
 	filterBtns map[job.Status]*widget.Button
 	allBtn     *widget.Button
 	filterSel  *widget.Select // replaces the buttons when they do not fit
@@ -117,6 +108,9 @@ type UI struct {
 	cloudOps   *widget.Button // opens the cloud operations console, shown only when configured
 	targetSel  *widget.Select
 
+	// jobListView is the job list, its selection and paging (joblist.go).
+	jobListView
+
 	// statusBar is the bottom line: its message and the engine's counts (statusbar.go).
 	statusBar
 }
@@ -127,7 +121,6 @@ func New(fyneApp fyne.App, a Service) *UI {
 	u := &UI{
 		fyneApp:  fyneApp,
 		app:      a,
-		model:    newJobModel(),
 		do:       fyne.Do,
 		openedAt: time.Now().Truncate(time.Millisecond),
 		notified: map[int64]time.Time{},
@@ -137,6 +130,20 @@ func New(fyneApp fyne.App, a Service) *UI {
 	}
 	u.sendNotification = fyneApp.SendNotification
 	u.ctx, u.cancel = context.WithCancel(context.Background())
+	u.jobListView = jobListView{
+		model:          newJobModel(),
+		ctx:            u.ctx,
+		actions:        a,
+		bar:            &u.statusBar,
+		do:             func(f func()) { u.do(f) },
+		fetch:          u.fetch,
+		onSelect:       u.loadDetail,
+		onLoaded:       u.noteLoaded,
+		onKey:          u.typedKey,
+		confirmCancel:  u.confirmCancel,
+		showError:      u.showError,
+		setStatusError: u.setStatusError,
+	}
 	u.tr = newTranslator(fyneApp.Preferences().StringWithFallback(prefLanguage, systemLanguage()))
 	u.applyTheme(a.Settings().Theme) // the toolkit's colours, with text colours of enough contrast
 	u.Window = fyneApp.NewWindow("JobDesk")
@@ -260,7 +267,7 @@ func (u *UI) build() fyne.CanvasObject {
 	u.refreshCloudInfo()
 	statusBar := container.NewBorder(nil, nil, nil, container.NewHBox(u.cloudInfo, u.cloudOps, u.engineInfo), u.status)
 
-	listPane := container.NewBorder(container.NewVBox(u.buildSearchBar(), u.buildFilters()), nil, nil, nil, u.buildList())
+	listPane := container.NewBorder(container.NewVBox(u.buildSearchBar(), u.buildFilters()), nil, nil, nil, u.buildList(u.tr))
 	u.detail = newDetailPane(u)
 	split := container.NewHSplit(listPane, u.detail.root)
 	split.Offset = 0.62
@@ -319,15 +326,10 @@ func (u *UI) refreshEngineInfo() {
 }
 
 // statusText is the translated name of a status.
-func (u *UI) statusText(s job.Status) string { return u.tr.T("job.status." + string(s)) }
+func (u *UI) statusText(s job.Status) string { return statusLabel(u.tr, s) }
 
 // typeText is the translated name of a job type (the type itself when there is none).
-func (u *UI) typeText(t string) string {
-	if u.tr.Has("job.type." + t) {
-		return u.tr.T("job.type." + t)
-	}
-	return t
-}
+func (u *UI) typeText(t string) string { return typeLabel(u.tr, t) }
 
 // setStatusError shows an error in the status bar, in the window's language.
 func (u *UI) setStatusError(err error) { u.say(u.errorText(err), widget.DangerImportance) }
