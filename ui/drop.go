@@ -310,5 +310,5 @@ func (u *UI) showJob(id int64) {
 			u.setFilter("") // the reread selects it once it is loaded
 		}
 	}
-	u.loadDetail(id)
+	u.detail.load(id)
 }

@@ -137,7 +137,7 @@ func New(fyneApp fyne.App, a Service) *UI {
 		bar:            &u.statusBar,
 		do:             func(f func()) { u.do(f) },
 		fetch:          u.fetch,
-		onSelect:       u.loadDetail,
+		onSelect:       func(id int64) { u.detail.load(id) },
 		onLoaded:       u.noteLoaded,
 		onKey:          u.typedKey,
 		confirmCancel:  u.confirmCancel,
@@ -268,7 +268,7 @@ func (u *UI) build() fyne.CanvasObject {
 	statusBar := container.NewBorder(nil, nil, nil, container.NewHBox(u.cloudInfo, u.cloudOps, u.engineInfo), u.status)
 
 	listPane := container.NewBorder(container.NewVBox(u.buildSearchBar(), u.buildFilters()), nil, nil, nil, u.buildList(u.tr))
-	u.detail = newDetailPane(u)
+	u.detail = u.newDetailPane()
 	split := container.NewHSplit(listPane, u.detail.root)
 	split.Offset = 0.62
 
@@ -277,7 +277,7 @@ func (u *UI) build() fyne.CanvasObject {
 	u.refreshList()
 	u.refreshEngineInfo()
 	if u.selected != 0 {
-		u.loadDetail(u.selected)
+		u.detail.load(u.selected)
 	}
 	return container.NewBorder(top, container.NewVBox(widget.NewSeparator(), statusBar), nil, nil, split)
 }
