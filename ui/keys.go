@@ -177,12 +177,15 @@ func (u *UI) dialogOpened(d dialog.Dialog) {
 // field had been clicked.
 type keyEntry struct {
 	widget.Entry
-	u *UI
+	esc func() // closes the dialog on top
 }
 
 // newKeyEntry makes a one-line entry, or a multi-line one that wraps at words.
-func newKeyEntry(u *UI, multiLine bool) *keyEntry {
-	e := &keyEntry{u: u}
+func newKeyEntry(u *UI, multiLine bool) *keyEntry { return newKeyEntryEsc(u.closeTopDialog, multiLine) }
+
+// newKeyEntryEsc is newKeyEntry giving Esc to esc.
+func newKeyEntryEsc(esc func(), multiLine bool) *keyEntry {
+	e := &keyEntry{esc: esc}
 	e.Wrapping = fyne.TextWrap(fyne.TextTruncateClip)
 	if multiLine {
 		e.MultiLine = true
@@ -195,7 +198,7 @@ func newKeyEntry(u *UI, multiLine bool) *keyEntry {
 // TypedKey closes the dialog on Esc and leaves every other key to the entry.
 func (e *keyEntry) TypedKey(k *fyne.KeyEvent) {
 	if k.Name == fyne.KeyEscape {
-		e.u.closeTopDialog()
+		e.esc()
 		return
 	}
 	e.Entry.TypedKey(k)

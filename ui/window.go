@@ -335,10 +335,13 @@ func (u *UI) typeText(t string) string { return typeLabel(u.tr, t) }
 func (u *UI) setStatusError(err error) { u.say(u.errorText(err), widget.DangerImportance) }
 
 // errorText renders an error for people: its code and the sentence in the window's language.
-func (u *UI) errorText(err error) string {
+func (u *UI) errorText(err error) string { return errorLine(u.tr, err) }
+
+// errorLine renders an error for people: its code and the sentence in tr's language.
+func errorLine(tr *translator, err error) string {
 	e := job.AsError(err)
 	msg := e.Message
-	if u.tr.lang == LangJa && e.MessageJa != "" {
+	if tr.lang == LangJa && e.MessageJa != "" {
 		msg = e.MessageJa
 	}
 	return fmt.Sprintf("%s: %s", e.Code, msg)
