@@ -86,12 +86,9 @@ type UI struct {
 	trayMenu  *fyne.Menu
 	trayCount *fyne.MenuItem
 
-	metrics     *metricsView    // the metrics view opened last
-	alerts      []app.Alert     // the alert rules that hold
-	alertActive map[string]bool // their names, to notify a rule once when it starts to hold
-	alertBanner *fyne.Container
-	alertLabel  *widget.Label
-	tagline     fyne.CanvasObject // the header's tagline, which the alert banner covers
+	metrics *metricsView // the metrics view opened last
+	// alertBar is the header's alert banner (metrics.go).
+	alertBar
 
 	// widgets, rebuilt when the language changes
 	filterBtns map[job.Status]*widget.Button
@@ -143,6 +140,13 @@ func New(fyneApp fyne.App, a Service) *UI {
 		confirmCancel:  u.confirmCancel,
 		showError:      u.showError,
 		setStatusError: u.setStatusError,
+	}
+	u.alertBar = alertBar{
+		svc:         a,
+		do:          func(f func()) { u.do(f) },
+		notifyOn:    u.notifyOn,
+		send:        func(n *fyne.Notification) { u.sendNotification(n) },
+		showMetrics: func() { u.showMetrics() },
 	}
 	u.tr = newTranslator(fyneApp.Preferences().StringWithFallback(prefLanguage, systemLanguage()))
 	u.applyTheme(a.Settings().Theme) // the toolkit's colours, with text colours of enough contrast
@@ -256,7 +260,7 @@ func (u *UI) build() fyne.CanvasObject {
 	metrics := widget.NewButtonWithIcon(u.tr.T("metrics.button"), theme.InfoIcon(), func() { u.showMetrics() })
 	header := container.NewBorder(nil, nil,
 		container.NewHBox(widget.NewIcon(fyne.NewStaticResource("icon.png", assets.Icon())), title),
-		container.NewHBox(lang, metrics, settings), u.buildAlertBanner(subtitle))
+		container.NewHBox(lang, metrics, settings), u.buildAlertBanner(u.tr, subtitle))
 
 	u.status = widget.NewLabel(u.tr.T("status.ready"))
 	u.status.Truncation = fyne.TextTruncateEllipsis
