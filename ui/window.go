@@ -74,17 +74,8 @@ type UI struct {
 	// target is the drop zone's choice of where new jobs run (app.TargetDevice, …).
 	target string
 
-	// openedAt is when the window opened: jobs that ended before it are not notified.
-	openedAt time.Time
-	// notified holds, per job, the end time a notification was sent for.
-	notified map[int64]time.Time
-	// sendNotification shows a desktop notification (fyne's; tests record them).
-	sendNotification func(*fyne.Notification)
-	// clicks sends notifications that select their job when clicked, where the desktop's
-	// notification service takes clicks (notify_dbus.go); nil: sendNotification alone.
-	clicks    *notificationClicks
-	trayMenu  *fyne.Menu
-	trayCount *fyne.MenuItem
+	// notifier sends the notifications of ended jobs and keeps the tray (notify.go).
+	notifier
 
 	metrics *metricsView // the metrics view opened last
 	// alertBar is the header's alert banner (metrics.go).
@@ -116,16 +107,27 @@ type UI struct {
 // that, and tests choose when.
 func New(fyneApp fyne.App, a Service) *UI {
 	u := &UI{
-		fyneApp:  fyneApp,
-		app:      a,
-		do:       fyne.Do,
-		openedAt: time.Now().Truncate(time.Millisecond),
-		notified: map[int64]time.Time{},
-		target:   app.TargetDevice,
+		fyneApp: fyneApp,
+		app:     a,
+		do:      fyne.Do,
+		target:  app.TargetDevice,
 
 		dialogShown: map[dialog.Dialog]bool{},
 	}
-	u.sendNotification = fyneApp.SendNotification
+	u.notifier = notifier{
+		openedAt:         time.Now().Truncate(time.Millisecond),
+		notified:         map[int64]time.Time{},
+		sendNotification: fyneApp.SendNotification,
+		desktopApp:       fyneApp,
+		do:               func(f func()) { u.do(f) },
+		notifyOn:         u.notifyOn,
+		showWindow: func() {
+			u.Window.Show()
+			u.Window.RequestFocus()
+		},
+		showJob:      u.showJob,
+		engineCounts: u.engineCounts,
+	}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	u.jobListView = jobListView{
 		model:          newJobModel(),
@@ -159,7 +161,7 @@ func New(fyneApp fyne.App, a Service) *UI {
 	u.Window.SetContent(u.build())
 	u.Window.SetOnClosed(u.stop)
 	u.Window.SetCloseIntercept(u.askBeforeClosing)
-	u.setupTray()
+	u.setupTray(u.tr)
 	u.setupKeys()
 	return u
 }
@@ -294,7 +296,7 @@ func (u *UI) SetLanguage(lang string) {
 	u.tr = newTranslator(lang)
 	u.fyneApp.Preferences().SetString(prefLanguage, u.tr.lang)
 	u.Window.SetContent(u.build())
-	u.setupTray()
+	u.setupTray(u.tr)
 }
 
 // setFilter shows only jobs in status s ("" for all) and rereads the list.
