@@ -140,7 +140,7 @@ func TestCancelAndRetryButtons(t *testing.T) {
 	id := jobs[0].ID
 	h.waitFor("RUNNING with progress", func() bool {
 		st, ok := h.rowState(id)
-		return ok && st.status == "実行中" && st.progress > 0 && strings.Contains(st.message, "bytes")
+		return ok && st.status == "実行中" && st.progress > 0 && strings.Contains(st.message, "バイト")
 	})
 	st, _ := h.rowState(id)
 	if !st.cancelOn || st.retryOn {
