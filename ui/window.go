@@ -90,11 +90,12 @@ type UI struct {
 	typeSel    *widget.Select // the type filter
 	dateSel    *widget.Select // the date filter
 	detail     *detailPane
-	dropBg     *canvas.Rectangle // the drop zone's band, lit while files are dragged over (setDropHover)
-	dropHead   *widget.Label
 	cloudInfo  *widget.Label  // the cloud's state, shown only when configured
 	cloudOps   *widget.Button // opens the cloud operations console, shown only when configured
 	targetSel  *widget.Select
+
+	// dropZone is the band that says what to drop (drop.go).
+	dropZone
 
 	// jobListView is the job list, its selection and paging (joblist.go).
 	jobListView
@@ -278,7 +279,7 @@ func (u *UI) build() fyne.CanvasObject {
 	split := container.NewHSplit(listPane, u.detail.root)
 	split.Offset = 0.62
 
-	top := container.NewVBox(header, u.buildDropZone())
+	top := container.NewVBox(header, u.buildDropZone(u.tr, u.buildTargetChoice(), u.pickFiles, u.showGoalForm))
 	u.refreshFilters()
 	u.refreshList()
 	u.refreshEngineInfo()
