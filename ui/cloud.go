@@ -103,7 +103,7 @@ func (u *UI) showCloud(st app.CloudStatus) {
 	u.refreshCloudInfo()
 	if changed && u.selected != 0 {
 		u.detail.shownID = 0 // the pane's buttons depend on it: build it again
-		u.loadDetail(u.selected)
+		u.detail.load(u.selected)
 	}
 }
 
@@ -177,8 +177,8 @@ func (d *detailPane) cloudFacts(add func(key, value string), facts *[]fyne.Canva
 	if err != nil {
 		return
 	}
-	k := hintText(d.u.tr.T("detail.cloud.console"), theme.SizeNameCaptionText, fyne.TextWrapOff, fyne.TextAlignLeading)
-	h := widget.NewHyperlink(d.u.tr.T("detail.cloud.open_console"), link)
+	k := hintText(d.tr.T("detail.cloud.console"), theme.SizeNameCaptionText, fyne.TextWrapOff, fyne.TextAlignLeading)
+	h := widget.NewHyperlink(d.tr.T("detail.cloud.open_console"), link)
 	h.SizeName = theme.SizeNameCaptionText
 	*facts = append(*facts, k, h)
 }

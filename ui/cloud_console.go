@@ -28,7 +28,15 @@ const consoleTimeout = 2 * time.Minute
 // error as a coded sentence, shows on the line under the tabs. Redrive and purge ask first,
 // saying how many messages they touch.
 type consoleView struct {
-	u       *UI
+	tr  *translator
+	ctx context.Context
+	svc consoleService
+	// do runs a function on the UI goroutine.
+	do func(func())
+	// window is the dialogs' parent; dialogOpened notes a dialog for Esc.
+	window       fyne.Window
+	dialogOpened func(dialog.Dialog)
+
 	d       *dialog.CustomDialog
 	con     *app.CloudConsole // nil until connected
 	tabs    *container.AppTabs
@@ -60,12 +68,24 @@ type consoleView struct {
 	confirm dialog.Dialog
 }
 
+// consoleService is what the console asks of the app: a connection to the cloud.
+type consoleService interface {
+	CloudConsole(ctx context.Context) (*app.CloudConsole, error)
+}
+
 // showCloudConsole opens the operations console of the cloud cloud.json configures.
 func (u *UI) showCloudConsole() { u.openCloudConsole() }
 
 func (u *UI) openCloudConsole() *consoleView {
 	tr := u.tr
-	cv := &consoleView{u: u}
+	cv := &consoleView{
+		tr:           u.tr,
+		ctx:          u.ctx,
+		svc:          u.app,
+		do:           func(f func()) { u.do(f) },
+		window:       u.Window,
+		dialogOpened: u.dialogOpened,
+	}
 	cv.message = widget.NewLabel(tr.T("console.connecting"))
 	cv.message.Wrapping = fyne.TextWrapWord
 	cv.tabs = container.NewAppTabs(
@@ -95,13 +115,13 @@ func (cv *consoleView) run(work func(ctx context.Context, con *app.CloudConsole)
 		return
 	}
 	go func() {
-		ctx, cancel := context.WithTimeout(cv.u.ctx, consoleTimeout)
+		ctx, cancel := context.WithTimeout(cv.ctx, consoleTimeout)
 		defer cancel()
 		err := work(ctx, con)
-		if err != nil && cv.u.ctx.Err() != nil {
+		if err != nil && cv.ctx.Err() != nil {
 			return // the window closed
 		}
-		cv.u.do(func() {
+		cv.do(func() {
 			if err != nil {
 				cv.fail(err)
 				return
@@ -116,7 +136,7 @@ func (cv *consoleView) run(work func(ctx context.Context, con *app.CloudConsole)
 // fail shows err as its code and sentence on the message line.
 func (cv *consoleView) fail(err error) {
 	cv.message.Importance = widget.DangerImportance
-	cv.message.SetText(cv.u.errorText(err))
+	cv.message.SetText(errorLine(cv.tr, err))
 }
 
 // say shows an outcome on the message line.
@@ -127,10 +147,9 @@ func (cv *consoleView) say(text string) {
 
 // connect opens the console (no AWS call yet) and reads the queues.
 func (cv *consoleView) connect() {
-	u := cv.u
 	go func() {
-		con, err := u.app.CloudConsole(u.ctx)
-		u.do(func() {
+		con, err := cv.svc.CloudConsole(cv.ctx)
+		cv.do(func() {
 			if err != nil {
 				cv.fail(err)
 				return
@@ -156,7 +175,7 @@ var queueColumns = []struct {
 }
 
 func (cv *consoleView) queuesPage() fyne.CanvasObject {
-	tr := cv.u.tr
+	tr := cv.tr
 	widths := make([]float32, len(queueColumns))
 	header := make([]fyne.CanvasObject, len(queueColumns))
 	for i, c := range queueColumns {
@@ -273,7 +292,7 @@ func (w columnsLayout) Layout(objects []fyne.CanvasObject, size fyne.Size) {
 
 // queueCell is what column col of q's row says.
 func (cv *consoleView) queueCell(q app.CloudQueue, col int) string {
-	tr := cv.u.tr
+	tr := cv.tr
 	switch col {
 	case 0:
 		return cv.jobTypeLabel(q.JobType)
@@ -302,7 +321,7 @@ func (cv *consoleView) jobTypeLabel(name string) string {
 	for _, t := range cv.jobTypes {
 		if t.Name == name {
 			title := t.Title
-			if cv.u.tr.lang == LangJa {
+			if cv.tr.lang == LangJa {
 				title = t.TitleJa
 			}
 			return name + " — " + title
@@ -331,7 +350,7 @@ func (cv *consoleView) queue(jobType string) (app.CloudQueue, bool) {
 // loadQueues reads every queue's counts, then the selected queue's dead letters.
 func (cv *consoleView) loadQueues() {
 	var qs []app.CloudQueue
-	cv.say(cv.u.tr.T("console.loading"))
+	cv.say(cv.tr.T("console.loading"))
 	cv.queueLoads++
 	load := cv.queueLoads
 	cv.run(func(ctx context.Context, con *app.CloudConsole) (err error) {
@@ -343,7 +362,7 @@ func (cv *consoleView) loadQueues() {
 		}
 		cv.queues = qs
 		cv.queueTable.Refresh()
-		cv.say(cv.u.tr.T("console.loaded", time.Now().Format("15:04:05")))
+		cv.say(cv.tr.T("console.loaded", time.Now().Format("15:04:05")))
 		cv.setQueueButtons()
 		if cv.selected != "" {
 			cv.selectQueue(cv.selected)
@@ -353,7 +372,7 @@ func (cv *consoleView) loadQueues() {
 
 // selectQueue shows jobType's dead letters.
 func (cv *consoleView) selectQueue(jobType string) {
-	tr := cv.u.tr
+	tr := cv.tr
 	cv.selected = jobType
 	cv.setQueueButtons()
 	q, _ := cv.queue(jobType)
@@ -382,21 +401,21 @@ func (cv *consoleView) selectQueue(jobType string) {
 
 // askConfirm asks question before a change; yes runs act.
 func (cv *consoleView) askConfirm(title, question, yes string, act func()) {
-	tr := cv.u.tr
+	tr := cv.tr
 	msg := widget.NewLabel(wrapText(question, 56))
 	d := dialog.NewCustomConfirm(title, yes, tr.T("console.cancel"), msg, func(ok bool) {
 		if ok {
 			act()
 		}
-	}, cv.u.Window)
+	}, cv.window)
 	cv.confirm = d
-	cv.u.dialogOpened(d)
+	cv.dialogOpened(d)
 	d.Show()
 }
 
 // askRedrive counts the dead letters of jobType afresh, asks, then moves them back.
 func (cv *consoleView) askRedrive(jobType string) {
-	tr := cv.u.tr
+	tr := cv.tr
 	var n int
 	cv.run(func(ctx context.Context, con *app.CloudConsole) (err error) {
 		n, err = con.RedriveCount(ctx, jobType)
@@ -423,7 +442,7 @@ func (cv *consoleView) askRedrive(jobType string) {
 // askPurge counts the messages of jobType's queue (or dead-letter queue) afresh, asks, then
 // deletes them.
 func (cv *consoleView) askPurge(jobType string, deadLetter bool) {
-	tr := cv.u.tr
+	tr := cv.tr
 	var n int
 	cv.run(func(ctx context.Context, con *app.CloudConsole) (err error) {
 		n, err = con.PurgeCount(ctx, jobType, deadLetter)
@@ -465,8 +484,8 @@ func (cv *consoleView) loadQueuesKeepingMessage() {
 // --- Send ---------------------------------------------------------------------------------
 
 func (cv *consoleView) sendPage() fyne.CanvasObject {
-	tr := cv.u.tr
-	cv.typeSel = newSelect(cv.u.tr, nil, func(string) { cv.startMessage() })
+	tr := cv.tr
+	cv.typeSel = newSelect(cv.tr, nil, func(string) { cv.startMessage() })
 	cv.typeSel.PlaceHolder = tr.T("console.send.choose")
 	cv.body = widget.NewMultiLineEntry()
 	cv.body.TextStyle = fyne.TextStyle{Monospace: true}
@@ -520,7 +539,7 @@ func (cv *consoleView) startMessage() {
 func (cv *consoleView) fillMessage() {
 	jt := cv.sendType()
 	if jt == "" || cv.con == nil {
-		cv.showSent(nil, cv.u.tr.T("console.send.choose"))
+		cv.showSent(nil, cv.tr.T("console.send.choose"))
 		return
 	}
 	full, err := cv.con.FillMessage(jt, cv.body.Text)
@@ -529,12 +548,12 @@ func (cv *consoleView) fillMessage() {
 		return
 	}
 	cv.body.SetText(full)
-	cv.showSent(nil, cv.u.tr.T("console.send.filled"))
+	cv.showSent(nil, cv.tr.T("console.send.filled"))
 }
 
 // sendMessage checks and sends the editor's message.
 func (cv *consoleView) sendMessage() {
-	tr := cv.u.tr
+	tr := cv.tr
 	jt := cv.sendType()
 	if jt == "" {
 		cv.showSent(nil, tr.T("console.send.choose"))
@@ -561,7 +580,7 @@ func (cv *consoleView) sendMessage() {
 func (cv *consoleView) showSent(err error, text string) {
 	if err != nil {
 		cv.sent.Importance = widget.DangerImportance
-		cv.sent.SetText(cv.u.errorText(err))
+		cv.sent.SetText(errorLine(cv.tr, err))
 		return
 	}
 	cv.sent.Importance = widget.SuccessImportance
@@ -571,13 +590,13 @@ func (cv *consoleView) showSent(err error, text string) {
 // --- Executions ---------------------------------------------------------------------------
 
 func (cv *consoleView) executionsPage() fyne.CanvasObject {
-	tr := cv.u.tr
-	cv.machineSel = newSelect(cv.u.tr, nil, func(string) { cv.loadExecutions() })
+	tr := cv.tr
+	cv.machineSel = newSelect(cv.tr, nil, func(string) { cv.loadExecutions() })
 	statuses := []string{tr.T("console.exec.any")}
 	for _, s := range app.CloudExecutionStatuses {
 		statuses = append(statuses, cv.executionStatus(s))
 	}
-	cv.statusSel = newSelect(cv.u.tr, statuses, func(string) { cv.loadExecutions() })
+	cv.statusSel = newSelect(cv.tr, statuses, func(string) { cv.loadExecutions() })
 	cv.statusSel.SetSelectedIndex(0)
 	refresh := widget.NewButtonWithIcon(tr.T("console.refresh"), theme.ViewRefreshIcon(), cv.loadExecutions)
 	cv.execList = widget.NewList(func() int { return len(cv.executions) },
@@ -625,15 +644,15 @@ func (cv *consoleView) executionsPage() fyne.CanvasObject {
 
 // executionStatus is a Step Functions status in the window's language.
 func (cv *consoleView) executionStatus(s string) string {
-	if key := "console.exec.status." + strings.ToLower(s); cv.u.tr.Has(key) {
-		return cv.u.tr.T(key)
+	if key := "console.exec.status." + strings.ToLower(s); cv.tr.Has(key) {
+		return cv.tr.T(key)
 	}
 	return s
 }
 
 // fillExecutionChoices lists the state machines: all of them first.
 func (cv *consoleView) fillExecutionChoices() {
-	cv.machineSel.SetOptions(append([]string{cv.u.tr.T("console.exec.all")}, cv.con.StateMachines()...))
+	cv.machineSel.SetOptions(append([]string{cv.tr.T("console.exec.all")}, cv.con.StateMachines()...))
 	cv.machineSel.SetSelectedIndex(0)
 }
 
@@ -657,7 +676,7 @@ func (cv *consoleView) listExecutions(done string) {
 	if cv.con == nil || cv.machineSel == nil {
 		return
 	}
-	tr := cv.u.tr
+	tr := cv.tr
 	if len(cv.con.StateMachines()) == 0 {
 		cv.executions = []app.CloudExecution{}
 		cv.execList.Refresh()
@@ -690,7 +709,7 @@ func (cv *consoleView) listExecutions(done string) {
 
 // askRedriveExecution asks, then redrives execution e.
 func (cv *consoleView) askRedriveExecution(e app.CloudExecution) {
-	tr := cv.u.tr
+	tr := cv.tr
 	cv.askConfirm(tr.T("console.exec.redrive.title"), tr.T("console.exec.redrive.question", e.Name, e.Workflow, cv.executionStatus(e.Status)),
 		tr.T("console.exec.redrive"), func() {
 			cv.run(func(ctx context.Context, con *app.CloudConsole) error {

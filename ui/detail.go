@@ -23,7 +23,7 @@ const maxHistory = 200
 // detailPane shows the selected job: what it is, its progress, input, result, error and
 // history, with Cancel and Retry.
 type detailPane struct {
-	u     *UI
+	tr    *translator
 	root  *fyne.Container
 	seq   int        // guards against an older read overwriting a newer one
 	shown job.Status // status of the job on show ("" when none)
@@ -42,17 +42,64 @@ type detailPane struct {
 	redrivable bool
 	// cloudDetail is where the job on show runs in the cloud (nil for a device job).
 	cloudDetail *app.CloudDetail
+
+	ctx   context.Context
+	svc   detailService
+	model *jobModel // the jobs read: the job shown is held in it
+	// do runs a function on the UI goroutine.
+	do func(func())
+	// selected is the job selected in the list: a read for another job is dropped.
+	selected func() int64
+	// cloudConfigured reports whether the cloud is set up (the pane then offers to run there).
+	cloudConfigured func() bool
+
+	// The job's actions, done by the job list and the cloud.
+	confirmCancel, retry, redrive, runInCloud func(job.Job)
+
+	// The result views and cards the pane shows (cards.go, result.go, results_view.go).
+	cancelledCard func(job.Job) fyne.CanvasObject
+	errorCard     func(*job.Error) fyne.CanvasObject
+	resultExtras  func(job.Job) fyne.CanvasObject
+	resultForm    func([]resultRow) fyne.CanvasObject
 }
 
-func newDetailPane(u *UI) *detailPane {
-	d := &detailPane{u: u, root: container.NewStack()}
+// detailService is what the detail pane reads from the app.
+type detailService interface {
+	Get(ctx context.Context, id int64) (job.Job, error)
+	History(ctx context.Context, id int64) ([]job.Event, error)
+	CanRedrive(ctx context.Context, j job.Job) bool
+	CloudDetail(ctx context.Context, id int64) (app.CloudDetail, error)
+	MapRuns(ctx context.Context, id int64) ([]app.MapRun, error)
+}
+
+// newDetailPane makes the pane, empty, in the window's language; the window wires it to the
+// other screens.
+func (u *UI) newDetailPane() *detailPane {
+	d := &detailPane{
+		tr:              u.tr,
+		root:            container.NewStack(),
+		ctx:             u.ctx,
+		svc:             u.app,
+		model:           u.model,
+		do:              func(f func()) { u.do(f) },
+		selected:        func() int64 { return u.selected },
+		cloudConfigured: func() bool { return u.cloud.Configured },
+		confirmCancel:   u.confirmCancel,
+		retry:           u.retryJob,
+		redrive:         u.redriveJob,
+		runInCloud:      u.runInCloud,
+		cancelledCard:   u.cancelledCard,
+		errorCard:       u.errorCard,
+		resultExtras:    u.resultExtras,
+		resultForm:      u.resultForm,
+	}
 	d.showEmpty()
 	return d
 }
 
 // showEmpty tells the person how to fill the pane.
 func (d *detailPane) showEmpty() {
-	text := d.u.tr.T("detail.empty")
+	text := d.tr.T("detail.empty")
 	l := hintText(text, theme.SizeNameText, wrapFor(text), fyne.TextAlignCenter)
 	d.bar, d.msg, d.shown, d.shownID = nil, nil, "", 0
 	d.root.Objects = []fyne.CanvasObject{container.NewCenter(container.New(&fixedSize{width: 300}, l))}
@@ -65,31 +112,30 @@ func (d *detailPane) showProgress(e job.Event) {
 		return // a late report must not bring back a finished job's old message
 	}
 	d.bar.SetValue(e.Progress)
-	d.msg.SetText(d.u.humanMessage(e.Message))
+	d.msg.SetText(humanMessage(d.tr, e.Message))
 }
 
-// loadDetail reads job id and its history off the UI goroutine and shows them.
-func (u *UI) loadDetail(id int64) {
-	d := u.detail
+// load reads job id and its history off the UI goroutine and shows them.
+func (d *detailPane) load(id int64) {
 	d.seq++
 	seq := d.seq
 	go func() {
-		ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
+		ctx, cancel := context.WithTimeout(d.ctx, 10*time.Second)
 		defer cancel()
-		j, err := u.app.Get(ctx, id)
+		j, err := d.svc.Get(ctx, id)
 		var hist []job.Event
 		if err == nil {
-			hist, err = u.app.History(ctx, id)
+			hist, err = d.svc.History(ctx, id)
 		}
-		redrivable := err == nil && u.app.CanRedrive(ctx, j)
+		redrivable := err == nil && d.svc.CanRedrive(ctx, j)
 		var cloud *app.CloudDetail
 		if err == nil && j.Target == job.TargetCloud {
-			if c, cerr := u.app.CloudDetail(ctx, id); cerr == nil {
+			if c, cerr := d.svc.CloudDetail(ctx, id); cerr == nil {
 				cloud = &c
 			}
 		}
-		u.do(func() {
-			if seq != d.seq || u.selected != id {
+		d.do(func() {
+			if seq != d.seq || d.selected() != id {
 				return
 			}
 			if err != nil {
@@ -97,7 +143,7 @@ func (u *UI) loadDetail(id int64) {
 				return
 			}
 			d.redrivable, d.cloudDetail = redrivable, cloud
-			u.model.hold(&j)
+			d.model.hold(&j)
 			d.show(j, hist)
 		})
 	}()
@@ -106,7 +152,7 @@ func (u *UI) loadDetail(id int64) {
 // show renders job j with its history. A finished job shown again unchanged keeps the pane as
 // it is, so a person reading its result (a chosen page, a table page) does not lose their place.
 func (d *detailPane) show(j job.Job, hist []job.Event) {
-	u, tr := d.u, d.u.tr
+	tr := d.tr
 	if j.Status.Final() && j.ID == d.shownID && j.Status == d.shown && j.UpdatedAt.Equal(d.shownAt) && len(hist) == d.shownEvents {
 		return
 	}
@@ -118,9 +164,9 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	name.SizeName = theme.SizeNameSubHeadingText
 	name.Wrapping = fyne.TextWrapBreak
 	st := newBadge(110, true)
-	st.set(u.statusText(j.Status), statusColor(j.Status))
+	st.set(statusLabel(tr, j.Status), statusColor(j.Status))
 	ty := newBadge(96, false)
-	ty.set(u.typeText(j.Type), typeColor)
+	ty.set(typeLabel(tr, j.Type), typeColor)
 
 	d.bar = widget.NewProgressBar()
 	d.bar.Max = 100
@@ -129,15 +175,15 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	setVisible(d.bar, barShown)
 	// While the job is under way the line under the bar is the engine's latest message; once it
 	// finished, that message is stale and the line says what became of it instead.
-	line := u.humanMessage(j.Message)
+	line := humanMessage(tr, j.Message)
 	if j.Status.Final() {
 		line = groupNumbers(outcomeText(tr, j))
 	}
 	d.msg = widget.NewLabel(line)
 	d.msg.Wrapping = wrapFor(line)
 
-	cancel := widget.NewButtonWithIcon(tr.T("action.cancel"), theme.CancelIcon(), func() { u.confirmCancel(j) })
-	retry := widget.NewButtonWithIcon(tr.T("action.retry"), theme.ViewRefreshIcon(), func() { u.retryJob(j) })
+	cancel := widget.NewButtonWithIcon(tr.T("action.cancel"), theme.CancelIcon(), func() { d.confirmCancel(j) })
+	retry := widget.NewButtonWithIcon(tr.T("action.retry"), theme.ViewRefreshIcon(), func() { d.retry(j) })
 	retry.Importance = widget.HighImportance
 	setEnabled(cancel, canCancel(j))
 	setEnabled(retry, canRetry(j))
@@ -176,29 +222,29 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	if barShown {
 		sections = append(sections, d.bar)
 	}
-	if line != "" && line != u.statusText(j.Status) && (j.Error == nil || !j.Status.Final()) && j.Status != job.Cancelled {
+	if line != "" && line != statusLabel(tr, j.Status) && (j.Error == nil || !j.Status.Final()) && j.Status != job.Cancelled {
 		sections = append(sections, d.msg) // a finished job's error card says it better
 	}
 	actions := container.NewHBox(cancel, retry)
 	if d.redrivable {
-		redrive := widget.NewButtonWithIcon(tr.T("action.redrive"), theme.MediaSkipNextIcon(), func() { u.redriveJob(j) })
+		redrive := widget.NewButtonWithIcon(tr.T("action.redrive"), theme.MediaSkipNextIcon(), func() { d.redrive(j) })
 		actions.Add(redrive)
 	}
-	if u.cloud.Configured && canRunInCloud(j) {
-		again := widget.NewButtonWithIcon(tr.T("action.run_in_cloud"), theme.UploadIcon(), func() { u.runInCloud(j) })
+	if d.cloudConfigured() && canRunInCloud(j) {
+		again := widget.NewButtonWithIcon(tr.T("action.run_in_cloud"), theme.UploadIcon(), func() { d.runInCloud(j) })
 		actions.Add(again)
 	}
 	sections = append(sections, actions)
 	switch {
 	case j.Status == job.Cancelled:
-		sections = append(sections, u.cancelledCard(j))
+		sections = append(sections, d.cancelledCard(j))
 	case j.Error != nil:
-		sections = append(sections, section(tr.T("detail.error")), u.errorCard(j.Error))
+		sections = append(sections, section(tr.T("detail.error")), d.errorCard(j.Error))
 	}
 	// The result: what a person came for (rejected rows, the document, the goal) and the save
 	// buttons first, then its figures field by field.
 	rows := resultRows(tr, app.DescribeResult(j))
-	extra := u.resultExtras(j)
+	extra := d.resultExtras(j)
 	if len(rows) > 0 || extra != nil {
 		sections = append(sections, section(tr.T("detail.result")))
 	}
@@ -206,10 +252,10 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 		sections = append(sections, extra)
 	}
 	if len(rows) > 0 {
-		sections = append(sections, u.resultForm(rows))
+		sections = append(sections, d.resultForm(rows))
 	}
 	sections = append(sections, widget.NewSeparator(), container.New(layout.NewFormLayout(), facts...),
-		section(tr.T("detail.history")), u.timeline(j, hist))
+		section(tr.T("detail.history")), d.timeline(j, hist))
 	// The same job shown again (its status or history moved on) keeps where the person scrolled to.
 	scroll := container.NewVScroll(container.NewPadded(container.NewVBox(sections...)))
 	if d.scroll != nil && sameJob {

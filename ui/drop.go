@@ -21,28 +21,39 @@ import (
 	"jobdesk/engine/job"
 )
 
-// buildDropZone is the band that tells people what to drop, with a file picker and the goal
-// form beside it. The whole window accepts drops; the band only says so.
-func (u *UI) buildDropZone() fyne.CanvasObject {
+// dropZone is the band that tells people what to drop, with the file picker, the goal form and
+// the choice of where jobs run beside it; it lights up while files are dragged over the window
+// (setDropHover). The whole window accepts drops (handleDrop); the band only says so. The window
+// builds its widgets (buildDropZone) and keeps one.
+type dropZone struct {
+	tr       *translator       // the window's, set again by buildDropZone
+	dropBg   *canvas.Rectangle // the band, lit while files are dragged over (setDropHover)
+	dropHead *widget.Label
+}
+
+// buildDropZone makes the band in tr's language around the target choice; pick opens the file
+// picker and goal the goal form.
+func (z *dropZone) buildDropZone(tr *translator, target fyne.CanvasObject, pick, goal func()) fyne.CanvasObject {
+	z.tr = tr
 	bg := canvas.NewRectangle(dropFill)
 	bg.StrokeColor = dropStroke
 	bg.StrokeWidth = 2
 	bg.CornerRadius = 12
-	u.dropBg = bg
+	z.dropBg = bg
 
-	head := widget.NewLabel(u.tr.T("drop.title"))
+	head := widget.NewLabel(tr.T("drop.title"))
 	head.SizeName = theme.SizeNameSubHeadingText
-	u.dropHead = head
-	kinds := hintText(u.tr.T("drop.kinds"), theme.SizeNameText, wrapFor(u.tr.T("drop.kinds")), fyne.TextAlignLeading)
+	z.dropHead = head
+	kinds := hintText(tr.T("drop.kinds"), theme.SizeNameText, wrapFor(tr.T("drop.kinds")), fyne.TextAlignLeading)
 	icon := widget.NewIcon(theme.UploadIcon())
 	iconBox := container.New(&fixedSize{width: 56, height: 56}, icon)
 
-	pick := widget.NewButtonWithIcon(u.tr.T("drop.pick"), theme.FolderOpenIcon(), u.pickFiles)
-	pick.Importance = widget.HighImportance
-	goal := widget.NewButtonWithIcon(u.tr.T("goal.button"), theme.DocumentCreateIcon(), u.showGoalForm)
+	pickBtn := widget.NewButtonWithIcon(tr.T("drop.pick"), theme.FolderOpenIcon(), pick)
+	pickBtn.Importance = widget.HighImportance
+	goalBtn := widget.NewButtonWithIcon(tr.T("goal.button"), theme.DocumentCreateIcon(), goal)
 
 	text := container.NewVBox(head, kinds)
-	buttons := container.NewHBox(container.NewCenter(u.buildTargetChoice()), container.NewCenter(pick), container.NewCenter(goal))
+	buttons := container.NewHBox(container.NewCenter(target), container.NewCenter(pickBtn), container.NewCenter(goalBtn))
 	row := container.NewBorder(nil, nil, container.NewCenter(iconBox), buttons, text)
 	return container.NewPadded(container.NewStack(bg, container.NewPadded(row)))
 }
@@ -58,17 +69,17 @@ var (
 // setDropHover lights the drop zone up while files are dragged over the window (over) and puts
 // it back when they leave or are dropped. Only Windows tells the window about a drag before
 // the drop (drop_windows.go); elsewhere the toolkit reports the drop alone.
-func (u *UI) setDropHover(over bool) {
-	if u.dropBg == nil {
+func (z *dropZone) setDropHover(over bool) {
+	if z.dropBg == nil {
 		return
 	}
-	fill, stroke, width, title := dropFill, dropStroke, float32(2), u.tr.T("drop.title")
+	fill, stroke, width, title := dropFill, dropStroke, float32(2), z.tr.T("drop.title")
 	if over {
-		fill, stroke, width, title = dropFillHover, dropStrokeHover, 4, u.tr.T("drop.release")
+		fill, stroke, width, title = dropFillHover, dropStrokeHover, 4, z.tr.T("drop.release")
 	}
-	u.dropBg.FillColor, u.dropBg.StrokeColor, u.dropBg.StrokeWidth = fill, stroke, width
-	u.dropBg.Refresh()
-	u.dropHead.SetText(title)
+	z.dropBg.FillColor, z.dropBg.StrokeColor, z.dropBg.StrokeWidth = fill, stroke, width
+	z.dropBg.Refresh()
+	z.dropHead.SetText(title)
 }
 
 // handleDrop is the window's drop callback: every dropped file becomes a job. Folders are
@@ -310,5 +321,5 @@ func (u *UI) showJob(id int64) {
 			u.setFilter("") // the reread selects it once it is loaded
 		}
 	}
-	u.loadDetail(id)
+	u.detail.load(id)
 }

@@ -57,7 +57,7 @@ func (u *UI) apply(up bridge.Update) {
 		}
 		for _, j := range up.Jobs {
 			if j.ID == u.selected {
-				u.loadDetail(j.ID)
+				u.detail.load(j.ID)
 			}
 		}
 		u.followSelected()
@@ -68,7 +68,7 @@ func (u *UI) apply(up bridge.Update) {
 // pane does, whichever path (event, reload) brought the news.
 func (u *UI) followSelected() {
 	if i, ok := u.model.index[u.selected]; ok && u.detail.shown != "" && u.model.rows[i].Status != u.detail.shown {
-		u.loadDetail(u.selected)
+		u.detail.load(u.selected)
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 // bar, and Cancel / Retry buttons. widget.List recycles a handful of rows for thousands of jobs.
 type jobRow struct {
 	widget.BaseWidget
-	u       *UI
+	v       *jobListView
 	id      int64
 	status  job.Status
 	typ     *badge
@@ -34,8 +34,8 @@ type jobRow struct {
 	ring *canvas.Rectangle
 }
 
-func newJobRow(u *UI) *jobRow {
-	r := &jobRow{u: u, typ: newBadge(88, false), badge: newBadge(104, true)}
+func newJobRow(v *jobListView) *jobRow {
+	r := &jobRow{v: v, typ: newBadge(88, false), badge: newBadge(104, true)}
 	r.name = widget.NewLabel("")
 	// Clipped, not ellipsized: an ellipsis shapes the text again on every bind and made
 	// scrolling through thousands of rows (BenchmarkJobList) about 2.5 times slower.
@@ -47,13 +47,13 @@ func newJobRow(u *UI) *jobRow {
 	r.bar = widget.NewProgressBar()
 	r.bar.Max = 100
 	r.cancel = widget.NewButtonWithIcon("", theme.CancelIcon(), func() {
-		if i, ok := u.model.index[r.id]; ok {
-			u.confirmCancel(u.model.rows[i])
+		if i, ok := v.model.index[r.id]; ok {
+			v.confirmCancel(v.model.rows[i])
 		}
 	})
 	r.retry = widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), func() {
-		if i, ok := u.model.index[r.id]; ok {
-			u.retryJob(u.model.rows[i])
+		if i, ok := v.model.index[r.id]; ok {
+			v.retryJob(v.model.rows[i])
 		}
 	})
 	r.cancel.Importance = widget.LowImportance
@@ -72,7 +72,7 @@ func (r *jobRow) MouseIn(*desktop.MouseEvent) {
 	w := r.name.Size().Width - 2*theme.InnerPadding()
 	if fyne.MeasureText(r.name.Text, theme.TextSize(), r.name.TextStyle).Width > w ||
 		fyne.MeasureText(r.msg.Text, theme.CaptionTextSize(), r.msg.TextStyle).Width > w {
-		r.u.showHint(r.name.Text + "  —  " + r.msg.Text)
+		r.v.bar.showHint(r.name.Text + "  —  " + r.msg.Text)
 	}
 }
 
@@ -80,7 +80,7 @@ func (r *jobRow) MouseIn(*desktop.MouseEvent) {
 func (r *jobRow) MouseMoved(*desktop.MouseEvent) {}
 
 // MouseOut puts the status bar back.
-func (r *jobRow) MouseOut() { r.u.hideHint() }
+func (r *jobRow) MouseOut() { r.v.bar.hideHint() }
 
 // CreateRenderer draws the row's content.
 func (r *jobRow) CreateRenderer() fyne.WidgetRenderer {
@@ -89,10 +89,10 @@ func (r *jobRow) CreateRenderer() fyne.WidgetRenderer {
 
 // set shows job j in the row.
 func (r *jobRow) set(j job.Job) {
-	tr := r.u.tr
+	tr := r.v.tr
 	r.id, r.status = j.ID, j.Status
-	r.typ.set(r.u.typeText(j.Type), typeColor)
-	r.badge.set(r.u.statusText(j.Status), statusColor(j.Status))
+	r.typ.set(typeLabel(tr, j.Type), typeColor)
+	r.badge.set(statusLabel(tr, j.Status), statusColor(j.Status))
 	name := j.Name
 	if name == "" {
 		name = jobNumber(j)
@@ -111,7 +111,7 @@ func (r *jobRow) set(j job.Job) {
 	}
 	setEnabled(r.cancel, canCancel(j))
 	setEnabled(r.retry, canRetry(j))
-	setVisible(r.ring, r.u.list != nil && r.u.list.focused && j.ID == r.u.selected)
+	setVisible(r.ring, r.v.list != nil && r.v.list.focused && j.ID == r.v.selected)
 }
 
 // rowMessage is the line under a job's name: its number and submission time, then what became
@@ -311,166 +311,223 @@ func fitName(l *widget.Label, name string, width float32) {
 	}
 }
 
-// buildList makes the virtualized job list and its empty state.
-func (u *UI) buildList() fyne.CanvasObject {
-	u.list = newJobList(u,
-		func() int { return len(u.model.rows) },
-		func() fyne.CanvasObject { return newJobRow(u) },
+// jobListView is the job list screen: the virtualized list of jobs (its rows, the keys it
+// keeps), its empty state, the selected job, and the paging of older jobs as it scrolls; and
+// the actions its rows and the detail offer on a job (cancel, retry, redrive). The window
+// builds its widgets (buildList), keeps one, and wires it to the other screens by callbacks.
+type jobListView struct {
+	tr    *translator // the window's, set again by buildList when the language changes
+	model *jobModel   // the jobs read, shared with the window's event handling
+
+	list      *jobList
+	empty     fyne.CanvasObject
+	emptyText *widget.Label
+
+	selected int64 // the job shown in the detail pane (0: none)
+	selIdx   int   // its row in the list (-1: not loaded)
+	loading  bool  // an older page is being read
+	revealID int64 // a job just submitted: scrolled into view when its row arrives
+
+	ctx     context.Context
+	actions jobActions
+	bar     *statusBar // the window's status bar, for what an action did and cut texts
+
+	// do runs a function on the UI goroutine.
+	do func(func())
+	// fetch reads up to n jobs older than before that the filter and query keep.
+	fetch func(ctx context.Context, s job.Status, q listQuery, n int, before int64) ([]job.Job, error)
+	// onSelect shows job id in the detail pane.
+	onSelect func(id int64)
+	// onLoaded publishes the list's filter and size to the event loop.
+	onLoaded func()
+	// onKey takes the window's keys the list keeps (↑, ↓, Delete).
+	onKey func(*fyne.KeyEvent)
+	// confirmCancel asks before cancelling a job.
+	confirmCancel func(job.Job)
+	// showError opens an error dialog; setStatusError says an error in the status bar.
+	showError      func(title string, err error)
+	setStatusError func(error)
+}
+
+// jobActions is what the job list asks of the app.
+type jobActions interface {
+	Cancel(ctx context.Context, id int64) error
+	Retry(ctx context.Context, id int64) (job.Job, error)
+	Redrive(ctx context.Context, id int64) (job.Job, error)
+}
+
+// statusLabel is the translated name of a job status.
+func statusLabel(tr *translator, s job.Status) string { return tr.T("job.status." + string(s)) }
+
+// typeLabel is the translated name of a job type (the type itself when there is none).
+func typeLabel(tr *translator, t string) string {
+	if tr.Has("job.type." + t) {
+		return tr.T("job.type." + t)
+	}
+	return t
+}
+
+// buildList makes the virtualized job list and its empty state, in tr's language.
+func (v *jobListView) buildList(tr *translator) fyne.CanvasObject {
+	v.tr = tr
+	v.list = newJobList(v,
+		func() int { return len(v.model.rows) },
+		func() fyne.CanvasObject { return newJobRow(v) },
 		func(id widget.ListItemID, o fyne.CanvasObject) {
-			if id < 0 || id >= len(u.model.rows) {
+			if id < 0 || id >= len(v.model.rows) {
 				return
 			}
-			o.(*jobRow).set(u.model.rows[id])
-			if u.model.more && id >= len(u.model.rows)-pageSize/5 {
-				u.loadMore()
+			o.(*jobRow).set(v.model.rows[id])
+			if v.model.more && id >= len(v.model.rows)-pageSize/5 {
+				v.loadMore()
 			}
 		})
-	u.list.OnSelected = func(id widget.ListItemID) {
-		before := u.selIdx
-		u.selIdx = id
-		if id >= 0 && id < len(u.model.rows) && u.model.rows[id].ID != u.selected {
-			u.selected = u.model.rows[id].ID
-			u.loadDetail(u.selected)
+	v.list.OnSelected = func(id widget.ListItemID) {
+		before := v.selIdx
+		v.selIdx = id
+		if id >= 0 && id < len(v.model.rows) && v.model.rows[id].ID != v.selected {
+			v.selected = v.model.rows[id].ID
+			v.onSelect(v.selected)
 		}
-		if u.list.focused && before != id { // the list redrew before it said what was selected
-			u.list.refreshRow(before)
-			u.list.refreshRow(id)
+		if v.list.focused && before != id { // the list redrew before it said what was selected
+			v.list.refreshRow(before)
+			v.list.refreshRow(id)
 		}
 	}
-	u.emptyText = widget.NewLabel("")
-	u.emptyText.Alignment = fyne.TextAlignCenter
-	u.emptyText.Wrapping = fyne.TextWrapWord
-	u.empty = container.NewCenter(container.New(&fixedSize{width: 470}, u.emptyText))
-	return container.NewStack(u.list, u.empty)
+	v.emptyText = widget.NewLabel("")
+	v.emptyText.Alignment = fyne.TextAlignCenter
+	v.emptyText.Wrapping = fyne.TextWrapWord
+	v.empty = container.NewCenter(container.New(&fixedSize{width: 470}, v.emptyText))
+	return container.NewStack(v.list, v.empty)
 }
 
 // refreshList redraws the visible rows, keeps the selection on the same job, and shows the
 // empty state when there is nothing to list.
-func (u *UI) refreshList() {
-	if u.list == nil {
+func (v *jobListView) refreshList() {
+	if v.list == nil {
 		return
 	}
-	u.noteLoaded()
-	u.list.Refresh()
-	if u.selected != 0 {
-		if i, ok := u.model.index[u.selected]; !ok {
-			u.selIdx = -1
-			u.list.UnselectAll()
-		} else if i != u.selIdx {
-			u.selIdx = i
-			u.list.Select(i)
+	v.onLoaded()
+	v.list.Refresh()
+	if v.selected != 0 {
+		if i, ok := v.model.index[v.selected]; !ok {
+			v.selIdx = -1
+			v.list.UnselectAll()
+		} else if i != v.selIdx {
+			v.selIdx = i
+			v.list.Select(i)
 		}
 	}
-	if u.revealID != 0 {
-		if i, ok := u.model.index[u.revealID]; ok {
-			u.list.ScrollTo(i)
-			u.revealID = 0
+	if v.revealID != 0 {
+		if i, ok := v.model.index[v.revealID]; ok {
+			v.list.ScrollTo(i)
+			v.revealID = 0
 		}
 	}
-	if len(u.model.rows) == 0 {
-		text := u.tr.T("list.empty")
-		if u.model.filter != "" {
-			text = u.tr.T("list.empty_filter", u.statusText(u.model.filter))
+	if len(v.model.rows) == 0 {
+		text := v.tr.T("list.empty")
+		if v.model.filter != "" {
+			text = v.tr.T("list.empty_filter", statusLabel(v.tr, v.model.filter))
 		}
-		if u.model.query.active() {
-			text = u.tr.T("list.empty_search")
+		if v.model.query.active() {
+			text = v.tr.T("list.empty_search")
 		}
-		u.emptyText.Wrapping = wrapFor(text)
-		u.emptyText.SetText(text)
-		u.empty.Show()
+		v.emptyText.Wrapping = wrapFor(text)
+		v.emptyText.SetText(text)
+		v.empty.Show()
 	} else {
-		u.empty.Hide()
+		v.empty.Hide()
 	}
 }
 
 // loadMore reads the next older page when the list scrolls near its end.
-func (u *UI) loadMore() {
-	if u.loading {
+func (v *jobListView) loadMore() {
+	if v.loading {
 		return
 	}
-	u.loading = true
-	filter, query, before := u.model.filter, u.model.query, u.model.lastID()
+	v.loading = true
+	filter, query, before := v.model.filter, v.model.query, v.model.lastID()
 	go func() {
-		ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
+		ctx, cancel := context.WithTimeout(v.ctx, 10*time.Second)
 		defer cancel()
-		rows, err := u.fetch(ctx, filter, query, pageSize+1, before)
-		u.do(func() {
-			u.loading = false
+		rows, err := v.fetch(ctx, filter, query, pageSize+1, before)
+		v.do(func() {
+			v.loading = false
 			if err != nil {
-				u.setStatusError(err)
+				v.setStatusError(err)
 				return
 			}
-			if u.model.filter != filter || u.model.query != query || u.model.lastID() != before {
+			if v.model.filter != filter || v.model.query != query || v.model.lastID() != before {
 				// A reload replaced the rows meanwhile: redraw, so that an end still on screen
 				// asks for its next page again instead of waiting for the next scroll.
-				u.refreshList()
+				v.refreshList()
 				return
 			}
 			more := len(rows) > pageSize
 			if more {
 				rows = rows[:pageSize]
 			}
-			u.model.appendPage(rows, more)
-			u.refreshList()
+			v.model.appendPage(rows, more)
+			v.refreshList()
 		})
 	}()
 }
 
 // cancelJob asks the app to cancel job j; the event stream then updates its row.
-func (u *UI) cancelJob(j job.Job) {
+func (v *jobListView) cancelJob(j job.Job) {
 	if j.ID == 0 {
 		return
 	}
 	go func() {
-		ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
+		ctx, cancel := context.WithTimeout(v.ctx, 10*time.Second)
 		defer cancel()
-		err := u.app.Cancel(ctx, j.ID)
-		u.do(func() {
+		err := v.actions.Cancel(ctx, j.ID)
+		v.do(func() {
 			if err != nil {
-				u.showError(u.tr.T("error.cancel_title"), err)
+				v.showError(v.tr.T("error.cancel_title"), err)
 				return
 			}
-			u.setStatus(u.tr.T("status.cancelled", jobNumber(j)))
+			v.bar.setStatus(v.tr.T("status.cancelled", jobNumber(j)))
 		})
 	}()
 }
 
 // retryJob runs job old again (App.Retry: the same job, or for an AI job a new one linked to
 // it).
-func (u *UI) retryJob(old job.Job) {
+func (v *jobListView) retryJob(old job.Job) {
 	if old.ID == 0 {
 		return
 	}
 	go func() {
-		ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
+		ctx, cancel := context.WithTimeout(v.ctx, 10*time.Second)
 		defer cancel()
-		j, err := u.app.Retry(ctx, old.ID)
-		u.do(func() {
+		j, err := v.actions.Retry(ctx, old.ID)
+		v.do(func() {
 			if err != nil {
-				u.showError(u.tr.T("error.retry_title"), err)
+				v.showError(v.tr.T("error.retry_title"), err)
 				return
 			}
 			if j.ID != old.ID {
-				u.setStatus(u.tr.T("status.retried_new", jobNumber(old), jobNumber(j)))
+				v.bar.setStatus(v.tr.T("status.retried_new", jobNumber(old), jobNumber(j)))
 				return
 			}
-			u.setStatus(u.tr.T("status.retried", jobNumber(old)))
+			v.bar.setStatus(v.tr.T("status.retried", jobNumber(old)))
 		})
 	}()
 }
 
 // redriveJob continues failed workflow job j from the state that did not finish.
-func (u *UI) redriveJob(j job.Job) {
+func (v *jobListView) redriveJob(j job.Job) {
 	go func() {
-		ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
+		ctx, cancel := context.WithTimeout(v.ctx, 10*time.Second)
 		defer cancel()
-		_, err := u.app.Redrive(ctx, j.ID)
-		u.do(func() {
+		_, err := v.actions.Redrive(ctx, j.ID)
+		v.do(func() {
 			if err != nil {
-				u.showError(u.tr.T("error.retry_title"), err)
+				v.showError(v.tr.T("error.retry_title"), err)
 				return
 			}
-			u.setStatus(u.tr.T("status.redriven", jobNumber(j)))
+			v.bar.setStatus(v.tr.T("status.redriven", jobNumber(j)))
 		})
 	}()
 }

@@ -66,23 +66,23 @@ func (u *UI) typedKey(e *fyne.KeyEvent) {
 
 // moveSelection selects the row above (KeyUp) or below (KeyDown) the selected one, or the first
 // (last) row when none is selected, and scrolls it into view.
-func (u *UI) moveSelection(key fyne.KeyName) {
-	if len(u.model.rows) == 0 {
+func (v *jobListView) moveSelection(key fyne.KeyName) {
+	if len(v.model.rows) == 0 {
 		return
 	}
-	i := u.selIdx
+	i := v.selIdx
 	switch {
 	case i < 0 && key == fyne.KeyDown:
 		i = 0
 	case i < 0:
-		i = len(u.model.rows) - 1
+		i = len(v.model.rows) - 1
 	case key == fyne.KeyDown:
-		i = min(i+1, len(u.model.rows)-1)
+		i = min(i+1, len(v.model.rows)-1)
 	default:
 		i = max(i-1, 0)
 	}
-	u.list.Select(i)
-	u.list.ScrollTo(i)
+	v.list.Select(i)
+	v.list.ScrollTo(i)
 }
 
 // jobList is the job list, which keeps the window's keys when it has the focus (a click on a row
@@ -92,12 +92,12 @@ func (u *UI) moveSelection(key fyne.KeyName) {
 // not drawn.
 type jobList struct {
 	widget.List
-	u       *UI
+	v       *jobListView
 	focused bool
 }
 
-func newJobList(u *UI, length func() int, create func() fyne.CanvasObject, update func(widget.ListItemID, fyne.CanvasObject)) *jobList {
-	l := &jobList{u: u}
+func newJobList(v *jobListView, length func() int, create func() fyne.CanvasObject, update func(widget.ListItemID, fyne.CanvasObject)) *jobList {
+	l := &jobList{v: v}
 	l.Length, l.CreateItem, l.UpdateItem = length, create, update
 	l.ExtendBaseWidget(l)
 	return l
@@ -107,7 +107,7 @@ func newJobList(u *UI, length func() int, create func() fyne.CanvasObject, updat
 func (l *jobList) TypedKey(e *fyne.KeyEvent) {
 	switch e.Name {
 	case fyne.KeyUp, fyne.KeyDown, fyne.KeyDelete:
-		l.u.typedKey(e)
+		l.v.onKey(e)
 	default:
 		l.List.TypedKey(e)
 	}
@@ -116,29 +116,29 @@ func (l *jobList) TypedKey(e *fyne.KeyEvent) {
 // FocusGained draws the selected row's focus ring.
 func (l *jobList) FocusGained() {
 	l.focused = true
-	l.refreshRow(l.u.selIdx)
+	l.refreshRow(l.v.selIdx)
 }
 
 // FocusLost takes the focus ring away.
 func (l *jobList) FocusLost() {
 	l.focused = false
-	l.refreshRow(l.u.selIdx)
+	l.refreshRow(l.v.selIdx)
 }
 
 // refreshRow draws row i again (its focus ring), when it is one.
 func (l *jobList) refreshRow(i int) {
-	if i >= 0 && i < len(l.u.model.rows) {
+	if i >= 0 && i < len(l.v.model.rows) {
 		l.RefreshItem(i)
 	}
 }
 
 // selectedJob is the job selected in the list.
-func (u *UI) selectedJob() (job.Job, bool) {
-	i, ok := u.model.index[u.selected]
-	if !ok || u.selected == 0 {
+func (v *jobListView) selectedJob() (job.Job, bool) {
+	i, ok := v.model.index[v.selected]
+	if !ok || v.selected == 0 {
 		return job.Job{}, false
 	}
-	return u.model.rows[i], true
+	return v.model.rows[i], true
 }
 
 // hasOverlay reports whether a dialog or pop-up covers the window.
@@ -177,12 +177,15 @@ func (u *UI) dialogOpened(d dialog.Dialog) {
 // field had been clicked.
 type keyEntry struct {
 	widget.Entry
-	u *UI
+	esc func() // closes the dialog on top
 }
 
 // newKeyEntry makes a one-line entry, or a multi-line one that wraps at words.
-func newKeyEntry(u *UI, multiLine bool) *keyEntry {
-	e := &keyEntry{u: u}
+func newKeyEntry(u *UI, multiLine bool) *keyEntry { return newKeyEntryEsc(u.closeTopDialog, multiLine) }
+
+// newKeyEntryEsc is newKeyEntry giving Esc to esc.
+func newKeyEntryEsc(esc func(), multiLine bool) *keyEntry {
+	e := &keyEntry{esc: esc}
 	e.Wrapping = fyne.TextWrap(fyne.TextTruncateClip)
 	if multiLine {
 		e.MultiLine = true
@@ -195,7 +198,7 @@ func newKeyEntry(u *UI, multiLine bool) *keyEntry {
 // TypedKey closes the dialog on Esc and leaves every other key to the entry.
 func (e *keyEntry) TypedKey(k *fyne.KeyEvent) {
 	if k.Name == fyne.KeyEscape {
-		e.u.closeTopDialog()
+		e.esc()
 		return
 	}
 	e.Entry.TypedKey(k)

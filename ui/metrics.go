@@ -41,7 +41,12 @@ var (
 
 // metricsView is the open metrics dialog.
 type metricsView struct {
-	u       *UI
+	tr  *translator
+	ctx context.Context
+	svc metricsService
+	// do runs a function on the UI goroutine.
+	do func(func())
+
 	d       *dialog.CustomDialog
 	content *fyne.Container
 	report  app.MetricsReport
@@ -49,9 +54,14 @@ type metricsView struct {
 	chart   fyne.CanvasObject // the jobs-per-hour chart drawn last
 }
 
+// metricsService is what the metrics view reads from the app.
+type metricsService interface {
+	Metrics(ctx context.Context, since time.Time) (app.MetricsReport, error)
+}
+
 // showMetrics opens the metrics view and fills it.
 func (u *UI) showMetrics() *metricsView {
-	mv := &metricsView{u: u, content: container.NewVBox(widget.NewLabel(u.tr.T("metrics.loading")))}
+	mv := &metricsView{tr: u.tr, ctx: u.ctx, svc: u.app, do: func(f func()) { u.do(f) }, content: container.NewVBox(widget.NewLabel(u.tr.T("metrics.loading")))}
 	refresh := widget.NewButtonWithIcon(u.tr.T("metrics.refresh"), theme.ViewRefreshIcon(), mv.load)
 	// The content keeps clear of the scroll bar, which would cover the latest hour's bars.
 	gutter := canvas.NewRectangle(color.Transparent)
@@ -69,14 +79,13 @@ func (u *UI) showMetrics() *metricsView {
 
 // load reads the metrics off the UI goroutine and redraws.
 func (mv *metricsView) load() {
-	u := mv.u
 	go func() {
-		ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
+		ctx, cancel := context.WithTimeout(mv.ctx, 10*time.Second)
 		defer cancel()
-		r, err := u.app.Metrics(ctx, time.Now().Add(-metricsSpan))
-		u.do(func() {
+		r, err := mv.svc.Metrics(ctx, time.Now().Add(-metricsSpan))
+		mv.do(func() {
 			if err != nil {
-				mv.content.Objects = []fyne.CanvasObject{u.problemLine(err)}
+				mv.content.Objects = []fyne.CanvasObject{problemLine(mv.tr, err)}
 				mv.content.Refresh()
 				return
 			}
@@ -88,10 +97,10 @@ func (mv *metricsView) load() {
 
 // draw lays the report out: alerts, the figures, the hourly chart and the per-type bars.
 func (mv *metricsView) draw() {
-	u, tr, r := mv.u, mv.u.tr, mv.report
+	tr, r := mv.tr, mv.report
 	var objs []fyne.CanvasObject
 	for _, a := range r.Alerts {
-		objs = append(objs, alertLine(u.alertText(a)))
+		objs = append(objs, alertLine(alertSentence(tr, a)))
 	}
 	figure := func(key, value string) fyne.CanvasObject {
 		v := widget.NewLabel(value)
@@ -121,7 +130,7 @@ func (mv *metricsView) draw() {
 
 // legend names the chart's colours.
 func (mv *metricsView) legend() fyne.CanvasObject {
-	tr := mv.u.tr
+	tr := mv.tr
 	item := func(c color.Color, key string) fyne.CanvasObject {
 		sw := canvas.NewRectangle(c)
 		sw.SetMinSize(fyne.NewSize(12, 12))
@@ -164,7 +173,7 @@ func (mv *metricsView) hourChart() fyne.CanvasObject {
 		label := ""
 		if i%3 == 2 {
 			label = now.Add(time.Duration(i-23) * time.Hour).Format("15時")
-			if mv.u.tr.lang == LangEn {
+			if mv.tr.lang == LangEn {
 				label = now.Add(time.Duration(i-23) * time.Hour).Format("15:00")
 			}
 		}
@@ -177,7 +186,7 @@ func (mv *metricsView) hourChart() fyne.CanvasObject {
 
 // typeBars draws one horizontal bar per job type: the jobs started in the last day.
 func (mv *metricsView) typeBars() fyne.CanvasObject {
-	u := mv.u
+	tr := mv.tr
 	types := make([]string, 0, len(mv.report.ByType))
 	top := 1
 	for t, n := range mv.report.ByType {
@@ -186,13 +195,13 @@ func (mv *metricsView) typeBars() fyne.CanvasObject {
 	}
 	sort.Slice(types, func(i, j int) bool { return mv.report.ByType[types[i]] > mv.report.ByType[types[j]] })
 	if len(types) == 0 {
-		return widget.NewLabel(u.tr.T("metrics.none"))
+		return widget.NewLabel(tr.T("metrics.none"))
 	}
 	var rows []fyne.CanvasObject
 	for _, t := range types {
 		n := mv.report.ByType[t]
 		r := canvas.NewRectangle(colStarted)
-		name := widget.NewLabel(u.typeText(t))
+		name := widget.NewLabel(typeLabel(tr, t))
 		count := widget.NewLabel(groupInt(int64(n)))
 		rows = append(rows, container.NewBorder(nil, nil, container.New(&fixedSize{width: 150}, name), count,
 			container.New(&hbarLayout{frac: float32(n) / float32(top)}, r)))
@@ -238,8 +247,11 @@ func humanDuration(d time.Duration) string {
 }
 
 // alertText is an alert in the window's language.
-func (u *UI) alertText(a app.Alert) string {
-	if u.tr.lang == LangJa {
+func (u *UI) alertText(a app.Alert) string { return alertSentence(u.tr, a) }
+
+// alertSentence is an alert in tr's language.
+func alertSentence(tr *translator, a app.Alert) string {
+	if tr.lang == LangJa {
 		return a.MessageJa
 	}
 	return a.Message
@@ -253,31 +265,53 @@ func alertLine(text string) fyne.CanvasObject {
 	return container.NewBorder(nil, nil, widget.NewIcon(theme.WarningIcon()), nil, l)
 }
 
+// alertBar is the band in the header that shows the alert rules that hold, read every
+// alertEvery (checkAlerts), with a button to the metrics; a rule that starts to hold is also
+// notified. The window builds its widgets (buildAlertBanner) and keeps one.
+type alertBar struct {
+	tr          *translator     // the window's, set again by buildAlertBanner
+	alerts      []app.Alert     // the alert rules that hold
+	alertActive map[string]bool // their names, to notify a rule once when it starts to hold
+	alertBanner *fyne.Container
+	alertLabel  *widget.Label
+	tagline     fyne.CanvasObject // the header's tagline, which the alert banner covers
+
+	svc metricsService
+	// do runs a function on the UI goroutine.
+	do func(func())
+	// notifyOn reports whether notifications are on; send shows one.
+	notifyOn func() bool
+	send     func(*fyne.Notification)
+	// showMetrics opens the metrics view.
+	showMetrics func()
+}
+
 // buildAlertBanner is the band in the header, over the tagline, that shows the alert rules that
 // hold (hidden while none does): one line, cut with "…", with a button to the metrics. It takes
 // the tagline's place rather than a row of its own, so the list below never moves when an alert
 // comes or goes.
-func (u *UI) buildAlertBanner(tagline fyne.CanvasObject) fyne.CanvasObject {
-	u.alertLabel = widget.NewLabel("")
-	u.alertLabel.Importance = widget.WarningImportance
-	u.alertLabel.Truncation = fyne.TextTruncateEllipsis
+func (b *alertBar) buildAlertBanner(tr *translator, tagline fyne.CanvasObject) fyne.CanvasObject {
+	b.tr = tr
+	b.alertLabel = widget.NewLabel("")
+	b.alertLabel.Importance = widget.WarningImportance
+	b.alertLabel.Truncation = fyne.TextTruncateEllipsis
 	bg := canvas.NewRectangle(color.NRGBA{0xE0, 0x8A, 0x1E, 0x30})
 	bg.CornerRadius = 8
 	// Beside the header's own Metrics button: this one says what it shows.
-	open := widget.NewButtonWithIcon(u.tr.T("alert.details"), theme.InfoIcon(), func() { u.showMetrics() })
+	open := widget.NewButtonWithIcon(b.tr.T("alert.details"), theme.InfoIcon(), func() { b.showMetrics() })
 	open.Importance = widget.LowImportance
-	u.alertBanner = container.NewStack(bg, container.NewBorder(nil, nil, widget.NewIcon(theme.WarningIcon()), open, u.alertLabel))
-	u.tagline = tagline
-	u.showAlerts(u.alerts)
-	return container.NewStack(tagline, u.alertBanner)
+	b.alertBanner = container.NewStack(bg, container.NewBorder(nil, nil, widget.NewIcon(theme.WarningIcon()), open, b.alertLabel))
+	b.tagline = tagline
+	b.showAlerts(b.alerts)
+	return container.NewStack(tagline, b.alertBanner)
 }
 
 // checkAlerts evaluates the alert rules every alertEvery until ctx ends.
-func (u *UI) checkAlerts(ctx context.Context) {
+func (b *alertBar) checkAlerts(ctx context.Context) {
 	t := time.NewTicker(alertEvery)
 	defer t.Stop()
 	for {
-		u.checkAlertsOnce(ctx)
+		b.checkAlertsOnce(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -287,38 +321,38 @@ func (u *UI) checkAlerts(ctx context.Context) {
 }
 
 // checkAlertsOnce reads the alert rules once and posts them to the window.
-func (u *UI) checkAlertsOnce(ctx context.Context) {
+func (b *alertBar) checkAlertsOnce(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	r, err := u.app.Metrics(cctx, time.Now().Add(-app.AlertWindow))
+	r, err := b.svc.Metrics(cctx, time.Now().Add(-app.AlertWindow))
 	if err != nil {
 		return
 	}
-	u.do(func() { u.showAlerts(r.Alerts) })
+	b.do(func() { b.showAlerts(r.Alerts) })
 }
 
 // showAlerts shows alerts in the banner and notifies each rule that did not hold before.
-func (u *UI) showAlerts(alerts []app.Alert) {
+func (b *alertBar) showAlerts(alerts []app.Alert) {
 	active := map[string]bool{}
 	var lines []string
 	for _, a := range alerts {
 		active[a.Rule] = true
-		lines = append(lines, u.alertText(a))
-		if !u.alertActive[a.Rule] && u.notifyOn() {
-			u.sendNotification(fyne.NewNotification(u.tr.T("metrics.alert_title"), u.alertText(a)))
+		lines = append(lines, alertSentence(b.tr, a))
+		if !b.alertActive[a.Rule] && b.notifyOn() {
+			b.send(fyne.NewNotification(b.tr.T("metrics.alert_title"), alertSentence(b.tr, a)))
 		}
 	}
-	u.alertActive = active
-	u.alerts = alerts
-	if u.alertBanner == nil {
+	b.alertActive = active
+	b.alerts = alerts
+	if b.alertBanner == nil {
 		return
 	}
 	if len(lines) == 0 {
-		u.alertBanner.Hide()
-		u.tagline.Show()
+		b.alertBanner.Hide()
+		b.tagline.Show()
 		return
 	}
-	u.alertLabel.SetText(strings.Join(lines, " · "))
-	u.tagline.Hide()
-	u.alertBanner.Show()
+	b.alertLabel.SetText(strings.Join(lines, " · "))
+	b.tagline.Hide()
+	b.alertBanner.Show()
 }

@@ -64,91 +64,117 @@ func sessionBusReachable() bool {
 	return false
 }
 
+// notifier sends the desktop notifications of jobs that ended and keeps the tray icon's menu
+// (see the top of this file). The window keeps one; setupTray sets its language.
+type notifier struct {
+	tr *translator // the window's, set again by setupTray when the language changes
+
+	// openedAt is when the window opened: jobs that ended before it are not notified.
+	openedAt time.Time
+	// notified holds, per job, the end time a notification was sent for.
+	notified map[int64]time.Time
+	// sendNotification shows a desktop notification (fyne's; tests record them).
+	sendNotification func(*fyne.Notification)
+	// clicks sends notifications that select their job when clicked, where the desktop's
+	// notification service takes clicks (notify_dbus.go); nil: sendNotification alone.
+	clicks    *notificationClicks
+	trayMenu  *fyne.Menu
+	trayCount *fyne.MenuItem
+
+	desktopApp fyne.App // the toolkit's app, for the tray
+	// do runs a function on the UI goroutine.
+	do func(func())
+	// notifyOn reports whether notifications are on.
+	notifyOn func() bool
+	// showWindow brings the window forward; showJob selects job id in it.
+	showWindow func()
+	showJob    func(id int64)
+	// engineCounts are the engine's jobs per status.
+	engineCounts func() map[job.Status]int
+}
+
 // noteEnded sends a notification for each job of jobs that ended since the window opened and
 // was not notified for that ending yet. UI goroutine only.
-func (u *UI) noteEnded(jobs []job.Job) {
+func (n *notifier) noteEnded(jobs []job.Job) {
 	for _, j := range jobs {
 		if j.ParentID != 0 || j.CompletedAt == nil || !j.Status.Final() || j.Status == job.Cancelled {
 			continue
 		}
-		if j.CompletedAt.Before(u.openedAt) {
+		if j.CompletedAt.Before(n.openedAt) {
 			continue
 		}
-		if at, ok := u.notified[j.ID]; ok && at.Equal(*j.CompletedAt) {
+		if at, ok := n.notified[j.ID]; ok && at.Equal(*j.CompletedAt) {
 			continue
 		}
-		u.notified[j.ID] = *j.CompletedAt
-		if !u.notifyOn() {
+		n.notified[j.ID] = *j.CompletedAt
+		if !n.notifyOn() {
 			continue
 		}
-		u.notifyJob(j.ID, fyne.NewNotification(u.notificationTitle(j), u.notificationBody(j)))
+		n.notifyJob(j.ID, fyne.NewNotification(n.notificationTitle(j), n.notificationBody(j)))
 	}
 }
 
 // notifyJob shows n, about job id. Where the desktop takes clicks on notifications, clicking it
 // brings the window forward with the job selected.
-func (u *UI) notifyJob(id int64, n *fyne.Notification) {
+func (n *notifier) notifyJob(id int64, note *fyne.Notification) {
 	click := func() {
-		u.do(func() {
-			u.Window.Show()
-			u.Window.RequestFocus()
-			u.showJob(id)
+		n.do(func() {
+			n.showWindow()
+			n.showJob(id)
 		})
 	}
-	if u.clicks != nil && u.clicks.send(n, u.tr.T("notify.show"), click) {
+	if n.clicks != nil && n.clicks.send(note, n.tr.T("notify.show"), click) {
 		return
 	}
-	u.sendNotification(n)
+	n.sendNotification(note)
 }
 
 // notifyOn reads the notifications setting (the data folder's settings.json).
 func (u *UI) notifyOn() bool { return u.settings().NotifyOn() }
 
 // notificationTitle is "JobDesk: <status> — <name>".
-func (u *UI) notificationTitle(j job.Job) string {
+func (n *notifier) notificationTitle(j job.Job) string {
 	name := j.Name
 	if name == "" {
-		name = u.typeText(j.Type)
+		name = typeLabel(n.tr, j.Type)
 	}
-	return fmt.Sprintf("JobDesk: %s — %s", u.statusText(j.Status), name)
+	return fmt.Sprintf("JobDesk: %s — %s", statusLabel(n.tr, j.Status), name)
 }
 
 // notificationBody is the job's number and what became of it, as its row in the list says it
 // (the error, or the result's summary: never the last progress report, stale once it ended).
-func (u *UI) notificationBody(j job.Job) string {
-	return u.tr.T("notify.body", jobNumber(j), rowTail(u.tr, j))
+func (n *notifier) notificationBody(j job.Job) string {
+	return n.tr.T("notify.body", jobNumber(j), rowTail(n.tr, j))
 }
 
 // setupTray puts JobDesk in the system tray where the desktop has one: the icon, a line with the
 // running and waiting counts, and Show window.
-func (u *UI) setupTray() {
-	desk, ok := u.fyneApp.(desktop.App)
+func (n *notifier) setupTray(tr *translator) {
+	n.tr = tr
+	desk, ok := n.desktopApp.(desktop.App)
 	if !ok || !trayAvailable() {
 		return
 	}
-	u.trayCount = fyne.NewMenuItem("", nil)
-	u.trayCount.Disabled = true
-	show := fyne.NewMenuItem(u.tr.T("tray.show"), func() {
-		u.Window.Show()
-		u.Window.RequestFocus()
-	})
-	u.trayMenu = fyne.NewMenu("JobDesk", u.trayCount, fyne.NewMenuItemSeparator(), show)
-	desk.SetSystemTrayMenu(u.trayMenu)
+	n.trayCount = fyne.NewMenuItem("", nil)
+	n.trayCount.Disabled = true
+	show := fyne.NewMenuItem(n.tr.T("tray.show"), func() { n.showWindow() })
+	n.trayMenu = fyne.NewMenu("JobDesk", n.trayCount, fyne.NewMenuItemSeparator(), show)
+	desk.SetSystemTrayMenu(n.trayMenu)
 	desk.SetSystemTrayIcon(fyne.NewStaticResource("icon.png", assets.Icon()))
-	u.refreshTray()
+	n.refreshTray()
 }
 
 // refreshTray writes the running and waiting counts into the tray menu.
-func (u *UI) refreshTray() {
-	if u.trayMenu == nil {
+func (n *notifier) refreshTray() {
+	if n.trayMenu == nil {
 		return
 	}
-	counts := u.engineCounts()
+	counts := n.engineCounts()
 	running := counts[job.Running]
 	waiting := counts[job.Pending] + counts[job.Retrying]
-	label := u.tr.T("status.engine", groupInt(int64(running)), groupInt(int64(waiting)))
-	if u.trayCount.Label != label {
-		u.trayCount.Label = label
-		u.trayMenu.Refresh()
+	label := n.tr.T("status.engine", groupInt(int64(running)), groupInt(int64(waiting)))
+	if n.trayCount.Label != label {
+		n.trayCount.Label = label
+		n.trayMenu.Refresh()
 	}
 }

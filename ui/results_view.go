@@ -119,8 +119,11 @@ func (u *UI) resultExtras(j job.Job) fyne.CanvasObject {
 }
 
 // problemLine is an error in one wrapped line of the window's language.
-func (u *UI) problemLine(err error) fyne.CanvasObject {
-	l := widget.NewLabel(u.errorText(err))
+func (u *UI) problemLine(err error) fyne.CanvasObject { return problemLine(u.tr, err) }
+
+// problemLine is an error as a red line in tr's language.
+func problemLine(tr *translator, err error) fyne.CanvasObject {
+	l := widget.NewLabel(errorLine(tr, err))
 	l.Importance = widget.DangerImportance
 	l.Wrapping = wrapFor(l.Text)
 	return l

@@ -31,7 +31,24 @@ func (u *UI) version() string {
 // notifications, CSV and document settings apply at once (to jobs started afterwards), the AI
 // provider and the worker count at the next start (the page says so).
 type settingsDialog struct {
-	u    *UI
+	tr  *translator
+	svc settingsService
+	ctx context.Context
+	bar *statusBar
+	// do runs a function on the UI goroutine.
+	do func(func())
+	// window is the dialog's parent; versionText what the General page shows.
+	window      fyne.Window
+	versionText string
+
+	// What the pages ask of the window and the other screens.
+	copyText         func(string)
+	setLanguage      func(lang string)
+	applyTheme       func(name string)
+	editSchema       func(s app.SavedSchema, done func()) *schemaDialog
+	showCloudConsole func()
+	closeTopDialog   func()
+
 	d    *dialog.CustomDialog
 	tabs *container.AppTabs
 
@@ -60,12 +77,41 @@ type settingsDialog struct {
 	message   *widget.Label
 }
 
+// settingsService is what the settings pages read and save through the app.
+type settingsService interface {
+	DataDir() string
+	Settings() app.Settings
+	SaveSettings(s app.Settings) error
+	SavedSchemas() ([]app.SavedSchema, error)
+	DeleteSchema(name string) error
+	CloudConfig() (app.CloudConfig, error)
+	CloudStatus(ctx context.Context, overrides ...map[string]string) (app.CloudStatus, error)
+}
+
 // showSettings opens the settings dialog.
 func (u *UI) showSettings() { u.openSettings() }
 
 func (u *UI) openSettings() *settingsDialog {
 	tr := u.tr
-	sd := &settingsDialog{u: u}
+	sd := &settingsDialog{
+		tr:               u.tr,
+		svc:              u.app,
+		ctx:              u.ctx,
+		bar:              &u.statusBar,
+		do:               func(f func()) { u.do(f) },
+		window:           u.Window,
+		versionText:      u.version(),
+		copyText:         func(s string) { u.fyneApp.Clipboard().SetContent(s) },
+		applyTheme:       u.applyTheme,
+		editSchema:       u.editSchema,
+		showCloudConsole: u.showCloudConsole,
+		closeTopDialog:   u.closeTopDialog,
+	}
+	// The pages speak the language chosen on the General page from then on.
+	sd.setLanguage = func(lang string) {
+		u.SetLanguage(lang)
+		sd.tr = u.tr
+	}
 	sd.message = widget.NewLabel("")
 	sd.message.Wrapping = fyne.TextWrapWord
 	sd.tabs = container.NewAppTabs(
@@ -87,12 +133,12 @@ func (u *UI) openSettings() *settingsDialog {
 }
 
 func (sd *settingsDialog) label(key string) fyne.CanvasObject {
-	return hintText(sd.u.tr.T(key), theme.SizeNameText, fyne.TextWrapOff, fyne.TextAlignLeading)
+	return hintText(sd.tr.T(key), theme.SizeNameText, fyne.TextWrapOff, fyne.TextAlignLeading)
 }
 
 // note is a wrapped hint under a page's fields.
 func (sd *settingsDialog) note(key string, args ...any) fyne.CanvasObject {
-	text := sd.u.tr.T(key, args...)
+	text := sd.tr.T(key, args...)
 	return hintText(text, theme.SizeNameText, wrapFor(text), fyne.TextAlignLeading)
 }
 
@@ -100,25 +146,25 @@ func (sd *settingsDialog) note(key string, args ...any) fyne.CanvasObject {
 func (sd *settingsDialog) say(err error, okKey string, args ...any) {
 	if err != nil {
 		sd.message.Importance = widget.DangerImportance
-		sd.message.SetText(sd.u.errorText(err))
+		sd.message.SetText(errorLine(sd.tr, err))
 		return
 	}
 	sd.message.Importance = widget.SuccessImportance
-	sd.message.SetText(sd.u.tr.T(okKey, args...))
+	sd.message.SetText(sd.tr.T(okKey, args...))
 }
 
 func (sd *settingsDialog) generalPage() fyne.CanvasObject {
-	u, tr := sd.u, sd.u.tr
-	dir := widget.NewLabel(u.app.DataDir())
+	tr := sd.tr
+	dir := widget.NewLabel(sd.svc.DataDir())
 	dir.Selectable = true
 	dir.Wrapping = fyne.TextWrapBreak
 	copyBtn := widget.NewButtonWithIcon(tr.T("settings.copy"), theme.ContentCopyIcon(), func() {
-		u.fyneApp.Clipboard().SetContent(u.app.DataDir())
-		u.setStatus(tr.T("settings.copied"))
+		sd.copyText(sd.svc.DataDir())
+		sd.bar.setStatus(tr.T("settings.copied"))
 	})
 	var types []string
 	for _, t := range app.Types() {
-		types = append(types, u.typeText(t)) // its name, not the internal type (SUBGOAL_GENERATION)
+		types = append(types, typeLabel(tr, t)) // its name, not the internal type (SUBGOAL_GENERATION)
 	}
 	lang := widget.NewRadioGroup([]string{"日本語", "English"}, nil)
 	lang.Horizontal = true
@@ -130,40 +176,40 @@ func (sd *settingsDialog) generalPage() fyne.CanvasObject {
 	lang.OnChanged = func(s string) {
 		sd.d.Hide()
 		if s == "English" {
-			u.SetLanguage(LangEn)
+			sd.setLanguage(LangEn)
 		} else {
-			u.SetLanguage(LangJa)
+			sd.setLanguage(LangJa)
 		}
 	}
-	set := u.settings()
+	set := sd.svc.Settings()
 	themes := []string{tr.T("settings.theme.system"), tr.T("settings.theme.light"), tr.T("settings.theme.dark")}
 	sd.theme = widget.NewRadioGroup(themes, nil)
 	sd.theme.Horizontal = true
 	sd.theme.Selected = tr.T("settings.theme." + orDefault(set.Theme, "system"))
 	sd.theme.OnChanged = func(s string) {
-		set := u.settings()
+		set := sd.svc.Settings()
 		for _, v := range []string{"system", "light", "dark"} {
 			if tr.T("settings.theme."+v) == s {
 				set.Theme = v
 			}
 		}
-		err := u.app.SaveSettings(set)
+		err := sd.svc.SaveSettings(set)
 		if err == nil {
-			u.applyTheme(set.Theme)
+			sd.applyTheme(set.Theme)
 		}
 		sd.say(err, "settings.saved")
 	}
 	sd.notify = widget.NewCheck(tr.T("settings.notify_on"), nil)
 	sd.notify.Checked = set.NotifyOn()
 	sd.notify.OnChanged = func(on bool) {
-		set := u.settings()
+		set := sd.svc.Settings()
 		set.Notify = &on
-		sd.say(u.app.SaveSettings(set), "settings.saved")
+		sd.say(sd.svc.SaveSettings(set), "settings.saved")
 	}
 	typesLabel := widget.NewLabel(strings.Join(types, ", "))
 	typesLabel.Wrapping = fyne.TextWrapWord
 	form := container.New(layout.NewFormLayout(),
-		sd.label("settings.version"), widget.NewLabel("JobDesk "+u.version()),
+		sd.label("settings.version"), widget.NewLabel("JobDesk "+sd.versionText),
 		sd.label("settings.data_dir"), container.NewBorder(nil, nil, nil, copyBtn, dir),
 		sd.label("settings.types"), typesLabel,
 		sd.label("settings.language"), lang,
@@ -174,8 +220,8 @@ func (sd *settingsDialog) generalPage() fyne.CanvasObject {
 }
 
 func (sd *settingsDialog) aiPage() fyne.CanvasObject {
-	u, tr := sd.u, sd.u.tr
-	s, err := app.LoadAISettingsFile(u.app.DataDir())
+	tr := sd.tr
+	s, err := app.LoadAISettingsFile(sd.svc.DataDir())
 	if err != nil {
 		sd.say(err, "")
 	}
@@ -191,7 +237,7 @@ func (sd *settingsDialog) aiPage() fyne.CanvasObject {
 		sd.provider.Selected = tr.T("settings.ai.device")
 	}
 	entry := func(v, placeholder string) *keyEntry {
-		e := newKeyEntry(u, false)
+		e := newKeyEntryEsc(sd.closeTopDialog, false)
 		e.SetText(v)
 		e.SetPlaceHolder(placeholder)
 		return e
@@ -204,7 +250,7 @@ func (sd *settingsDialog) aiPage() fyne.CanvasObject {
 	sd.aiResult = widget.NewLabel("")
 	sd.aiResult.Wrapping = fyne.TextWrapWord
 	save := widget.NewButtonWithIcon(tr.T("settings.save"), theme.DocumentSaveIcon(), func() {
-		err := app.SaveAISettings(u.app.DataDir(), sd.aiSettings())
+		err := app.SaveAISettings(sd.svc.DataDir(), sd.aiSettings())
 		sd.say(err, "settings.saved_restart")
 	})
 	save.Importance = widget.HighImportance
@@ -224,7 +270,7 @@ func (sd *settingsDialog) aiPage() fyne.CanvasObject {
 // aiSettings reads the AI page back into the settings it was opened with (keys it does not
 // show, such as prices, stay).
 func (sd *settingsDialog) aiSettings() app.AISettings {
-	tr := sd.u.tr
+	tr := sd.tr
 	s := sd.ai
 	switch sd.provider.Selected {
 	case tr.T("settings.ai.bedrock"):
@@ -248,17 +294,17 @@ func (sd *settingsDialog) testAI() {
 		return
 	}
 	sd.aiTesting = true
-	u, tr := sd.u, sd.u.tr
+	tr := sd.tr
 	sd.aiResult.Importance = widget.MediumImportance
 	sd.aiResult.SetText(tr.T("settings.testing"))
 	s := sd.aiSettings()
 	go func() {
-		r, err := app.TestAIConnection(u.ctx, s)
-		u.do(func() {
+		r, err := app.TestAIConnection(sd.ctx, s)
+		sd.do(func() {
 			sd.aiTesting = false
 			if err != nil {
 				sd.aiResult.Importance = widget.DangerImportance
-				sd.aiResult.SetText(tr.T("settings.test_failed", u.errorText(err)))
+				sd.aiResult.SetText(tr.T("settings.test_failed", errorLine(tr, err)))
 				return
 			}
 			sd.aiResult.Importance = widget.SuccessImportance
@@ -268,14 +314,14 @@ func (sd *settingsDialog) testAI() {
 }
 
 func (sd *settingsDialog) csvPage() fyne.CanvasObject {
-	u, tr := sd.u, sd.u.tr
-	set := u.settings()
-	sd.percent = newKeyEntry(sd.u, false)
+	tr := sd.tr
+	set := sd.svc.Settings()
+	sd.percent = newKeyEntryEsc(sd.closeTopDialog, false)
 	sd.percent.SetText(strconv.FormatFloat(set.CSV.TolerancePercent, 'f', -1, 64))
-	sd.count = newKeyEntry(sd.u, false)
+	sd.count = newKeyEntryEsc(sd.closeTopDialog, false)
 	sd.count.SetText(strconv.Itoa(set.CSV.ToleranceCount))
 	save := widget.NewButtonWithIcon(tr.T("settings.save"), theme.DocumentSaveIcon(), func() {
-		set := u.settings()
+		set := sd.svc.Settings()
 		p, err1 := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(sd.percent.Text), "%"), 64)
 		n, err2 := strconv.Atoi(strings.TrimSpace(sd.count.Text))
 		if err1 != nil || err2 != nil {
@@ -283,7 +329,7 @@ func (sd *settingsDialog) csvPage() fyne.CanvasObject {
 			return
 		}
 		set.CSV.TolerancePercent, set.CSV.ToleranceCount = p, n
-		sd.say(u.app.SaveSettings(set), "settings.saved")
+		sd.say(sd.svc.SaveSettings(set), "settings.saved")
 	})
 	save.Importance = widget.HighImportance
 	sd.schemas = container.NewVBox()
@@ -300,9 +346,9 @@ func (sd *settingsDialog) csvPage() fyne.CanvasObject {
 
 // fillSchemas lists the saved CSV layouts, each with Edit and Delete.
 func (sd *settingsDialog) fillSchemas() {
-	u, tr := sd.u, sd.u.tr
+	tr := sd.tr
 	sd.schemas.RemoveAll()
-	saved, err := u.app.SavedSchemas()
+	saved, err := sd.svc.SavedSchemas()
 	if err != nil {
 		sd.say(err, "")
 	}
@@ -314,15 +360,15 @@ func (sd *settingsDialog) fillSchemas() {
 		name := widget.NewLabel(fmt.Sprintf("%s  (%s)", s.Name, strings.Join(s.Names(), ", ")))
 		name.Truncation = fyne.TextTruncateEllipsis
 		edit := widget.NewButtonWithIcon(tr.T("settings.edit"), theme.DocumentCreateIcon(), func() {
-			u.editSchema(s, sd.fillSchemas)
+			sd.editSchema(s, sd.fillSchemas)
 		})
 		del := widget.NewButtonWithIcon(tr.T("settings.delete"), theme.DeleteIcon(), func() {
 			dialog.ShowConfirm(tr.T("settings.delete"), tr.T("settings.csv.delete_question", s.Name), func(yes bool) {
 				if yes {
-					sd.say(u.app.DeleteSchema(s.Name), "settings.csv.deleted", s.Name)
+					sd.say(sd.svc.DeleteSchema(s.Name), "settings.csv.deleted", s.Name)
 					sd.fillSchemas()
 				}
-			}, u.Window)
+			}, sd.window)
 		})
 		sd.schemas.Add(container.NewBorder(nil, nil, nil, container.NewHBox(edit, del), name))
 	}
@@ -330,23 +376,23 @@ func (sd *settingsDialog) fillSchemas() {
 }
 
 func (sd *settingsDialog) docPage() fyne.CanvasObject {
-	u, tr := sd.u, sd.u.tr
-	set := u.settings()
+	tr := sd.tr
+	set := sd.svc.Settings()
 	sd.ocr = widget.NewCheck(tr.T("settings.docs.ocr"), nil)
 	sd.ocr.Checked = set.Docs.OCR
 	sd.furigana = widget.NewCheck(tr.T("settings.docs.furigana"), nil)
 	sd.furigana.Checked = set.Docs.Furigana
-	sd.maxPages = newKeyEntry(sd.u, false)
+	sd.maxPages = newKeyEntryEsc(sd.closeTopDialog, false)
 	sd.maxPages.SetText(strconv.Itoa(set.Docs.MaxPages))
 	save := widget.NewButtonWithIcon(tr.T("settings.save"), theme.DocumentSaveIcon(), func() {
-		set := u.settings()
+		set := sd.svc.Settings()
 		n, err := strconv.Atoi(strings.TrimSpace(sd.maxPages.Text))
 		if err != nil {
 			sd.say(errorf(tr.T("settings.docs.bad_pages")), "")
 			return
 		}
 		set.Docs = app.DocSettings{OCR: sd.ocr.Checked, Furigana: sd.furigana.Checked, MaxPages: n}
-		sd.say(u.app.SaveSettings(set), "settings.saved")
+		sd.say(sd.svc.SaveSettings(set), "settings.saved")
 	})
 	save.Importance = widget.HighImportance
 	form := widget.NewForm(
@@ -358,19 +404,19 @@ func (sd *settingsDialog) docPage() fyne.CanvasObject {
 }
 
 func (sd *settingsDialog) enginePage() fyne.CanvasObject {
-	u, tr := sd.u, sd.u.tr
-	set := u.settings()
-	sd.workers = newKeyEntry(sd.u, false)
+	tr := sd.tr
+	set := sd.svc.Settings()
+	sd.workers = newKeyEntryEsc(sd.closeTopDialog, false)
 	sd.workers.SetText(strconv.Itoa(set.Engine.Workers))
 	save := widget.NewButtonWithIcon(tr.T("settings.save"), theme.DocumentSaveIcon(), func() {
-		set := u.settings()
+		set := sd.svc.Settings()
 		n, err := strconv.Atoi(strings.TrimSpace(sd.workers.Text))
 		if err != nil {
 			sd.say(errorf(tr.T("settings.engine.bad_workers")), "")
 			return
 		}
 		set.Engine.Workers = n
-		sd.say(u.app.SaveSettings(set), "settings.saved_restart")
+		sd.say(sd.svc.SaveSettings(set), "settings.saved_restart")
 	})
 	save.Importance = widget.HighImportance
 	form := widget.NewForm(widget.NewFormItem(tr.T("settings.engine.workers"), sd.workers))
@@ -378,12 +424,12 @@ func (sd *settingsDialog) enginePage() fyne.CanvasObject {
 }
 
 func (sd *settingsDialog) cloudPage() fyne.CanvasObject {
-	tr := sd.u.tr
+	tr := sd.tr
 	sd.cloudText = widget.NewLabel(tr.T("settings.cloud.press"))
 	sd.cloudText.Wrapping = fyne.TextWrapWord
 	testBtn := widget.NewButtonWithIcon(tr.T("settings.test"), theme.MediaPlayIcon(), sd.testCloud)
-	consoleBtn := widget.NewButtonWithIcon(tr.T("settings.cloud.console"), theme.StorageIcon(), sd.u.showCloudConsole)
-	if cfg, err := sd.u.app.CloudConfig(); err != nil || !cfg.Configured() {
+	consoleBtn := widget.NewButtonWithIcon(tr.T("settings.cloud.console"), theme.StorageIcon(), sd.showCloudConsole)
+	if cfg, err := sd.svc.CloudConfig(); err != nil || !cfg.Configured() {
 		consoleBtn.Disable()
 	}
 	testBtn.Importance = widget.HighImportance
@@ -393,15 +439,15 @@ func (sd *settingsDialog) cloudPage() fyne.CanvasObject {
 
 // testCloud runs the checks of `jobdesk cloud status` and shows them.
 func (sd *settingsDialog) testCloud() {
-	u, tr := sd.u, sd.u.tr
+	tr := sd.tr
 	sd.cloudText.SetText(tr.T("settings.testing"))
 	go func() {
-		ctx, cancel := context.WithTimeout(u.ctx, 60*time.Second)
+		ctx, cancel := context.WithTimeout(sd.ctx, 60*time.Second)
 		defer cancel()
-		st, err := u.app.CloudStatus(ctx)
-		u.do(func() {
+		st, err := sd.svc.CloudStatus(ctx)
+		sd.do(func() {
 			if err != nil {
-				sd.cloudText.SetText(u.errorText(err))
+				sd.cloudText.SetText(errorLine(tr, err))
 				return
 			}
 			sd.cloudText.SetText(cloudStatusText(tr, st))

@@ -136,8 +136,8 @@ func shortDuration(d time.Duration) string {
 }
 
 // timeline draws a job's history (at most maxHistory lines, the latest), folded.
-func (u *UI) timeline(j job.Job, hist []job.Event) fyne.CanvasObject {
-	tr := u.tr
+func (d *detailPane) timeline(j job.Job, hist []job.Event) fyne.CanvasObject {
+	tr := d.tr
 	entries := foldHistory(hist, time.Now(), j.Status.Final())
 	if len(entries) > maxHistory {
 		entries = entries[len(entries)-maxHistory:]
@@ -157,7 +157,7 @@ func (u *UI) timeline(j job.Job, hist []job.Event) fyne.CanvasObject {
 			if tr.lang == LangJa && e.MessageJa != "" {
 				text += "\n" + groupNumbers(e.MessageJa)
 			} else {
-				text += "\n" + u.humanMessage(e.Message)
+				text += "\n" + humanMessage(tr, e.Message)
 			}
 		}
 		l := widget.NewLabel(text)
@@ -172,28 +172,28 @@ func (u *UI) timeline(j job.Job, hist []job.Event) fyne.CanvasObject {
 	runs := container.NewVBox()
 	box.Add(runs)
 	if j.Type == app.TypeExecution || j.ParentID == 0 {
-		u.fillMapRuns(j.ID, runs)
+		d.fillMapRuns(j.ID, runs)
 	}
 	return box
 }
 
 // fillMapRuns adds the counters of job id's map runs to box once they are read.
-func (u *UI) fillMapRuns(id int64, box *fyne.Container) {
-	seq := u.detail.gen
+func (d *detailPane) fillMapRuns(id int64, box *fyne.Container) {
+	seq := d.gen
 	go func() {
-		ctx, cancel := context.WithTimeout(u.ctx, 10*time.Second)
+		ctx, cancel := context.WithTimeout(d.ctx, 10*time.Second)
 		defer cancel()
-		runs, err := u.app.MapRuns(ctx, id)
+		runs, err := d.svc.MapRuns(ctx, id)
 		if err != nil || len(runs) == 0 {
 			return
 		}
-		u.do(func() {
-			if seq != u.detail.gen {
+		d.do(func() {
+			if seq != d.gen {
 				return
 			}
 			for _, r := range runs {
 				it := r.Items
-				text := u.tr.T("timeline.maprun", groupInt(it.Succeeded), groupInt(it.Failed+it.TimedOut+it.Aborted),
+				text := d.tr.T("timeline.maprun", groupInt(it.Succeeded), groupInt(it.Failed+it.TimedOut+it.Aborted),
 					groupInt(it.Pending+it.Running), groupInt(it.Total))
 				l := widget.NewLabel(text)
 				l.SizeName = theme.SizeNameCaptionText

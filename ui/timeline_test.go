@@ -27,7 +27,7 @@ func TestTimelineFoldsWaiting(t *testing.T) {
 	h := newHarness(t, LangJa)
 	u := h.ui
 	u.detail.gen++
-	text := strings.Join(labelTexts(u.timeline(job.Job{ID: 1, Status: job.Succeeded, ParentID: 1}, hist)), "\n")
+	text := strings.Join(labelTexts(u.detail.timeline(job.Job{ID: 1, Status: job.Succeeded, ParentID: 1}, hist)), "\n")
 	for _, want := range []string{"待機に戻りました  （40 回）  ·  4 min 59 s", "AI サービスに接続できないため待機しています",
 		"データを並列処理中：18,000,000 / 18,000,000 件"} {
 		if !strings.Contains(text, want) {

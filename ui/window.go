@@ -48,11 +48,6 @@ type UI struct {
 	// do runs a function on the UI goroutine; fyne.Do, or a queue pumped by tests.
 	do func(func())
 
-	model    *jobModel
-	selected int64 // the job shown in the detail pane (0: none)
-	selIdx   int   // its row in the list (-1: not loaded)
-	loading  bool  // an older page is being read
-
 	mu         sync.Mutex // guards loadFilter, loadQuery and loadedN, read by the event loop
 	loadFilter job.Status
 	loadQuery  listQuery
@@ -64,8 +59,7 @@ type UI struct {
 	events     *bridge.Bridge
 	bridgeOnce sync.Once
 
-	revealID int64           // a job just submitted: scrolled into view when its row arrives
-	dialogs  []dialog.Dialog // dialogs opened through dialogOpened, newest last (Esc closes it)
+	dialogs []dialog.Dialog // dialogs opened through dialogOpened, newest last (Esc closes it)
 	// dialogShown holds those of dialogs still open.
 	dialogShown map[dialog.Dialog]bool
 	// schemaDlg is the schema dialog opened last (a CSV no saved schema fits).
@@ -80,29 +74,14 @@ type UI struct {
 	// target is the drop zone's choice of where new jobs run (app.TargetDevice, …).
 	target string
 
-	// openedAt is when the window opened: jobs that ended before it are not notified.
-	openedAt time.Time
-	// notified holds, per job, the end time a notification was sent for.
-	notified map[int64]time.Time
-	// sendNotification shows a desktop notification (fyne's; tests record them).
-	sendNotification func(*fyne.Notification)
-	// clicks sends notifications that select their job when clicked, where the desktop's
-	// notification service takes clicks (notify_dbus.go); nil: sendNotification alone.
-	clicks    *notificationClicks
-	trayMenu  *fyne.Menu
-	trayCount *fyne.MenuItem
+	// notifier sends the notifications of ended jobs and keeps the tray (notify.go).
+	notifier
 
-	metrics     *metricsView    // the metrics view opened last
-	alerts      []app.Alert     // the alert rules that hold
-	alertActive map[string]bool // their names, to notify a rule once when it starts to hold
-	alertBanner *fyne.Container
-	alertLabel  *widget.Label
-	tagline     fyne.CanvasObject // the header's tagline, which the alert banner covers
+	metrics *metricsView // the metrics view opened last
+	// alertBar is the header's alert banner (metrics.go).
+	alertBar
 
 	// widgets, rebuilt when the language changes
-	list       *jobList
-	empty      fyne.CanvasObject
-	emptyText  *widget.Label
 	filterBtns map[job.Status]*widget.Button
 	allBtn     *widget.Button
 	filterSel  *widget.Select // replaces the buttons when they do not fit
@@ -111,11 +90,15 @@ type UI struct {
 	typeSel    *widget.Select // the type filter
 	dateSel    *widget.Select // the date filter
 	detail     *detailPane
-	dropBg     *canvas.Rectangle // the drop zone's band, lit while files are dragged over (setDropHover)
-	dropHead   *widget.Label
 	cloudInfo  *widget.Label  // the cloud's state, shown only when configured
 	cloudOps   *widget.Button // opens the cloud operations console, shown only when configured
 	targetSel  *widget.Select
+
+	// dropZone is the band that says what to drop (drop.go).
+	dropZone
+
+	// jobListView is the job list, its selection and paging (joblist.go).
+	jobListView
 
 	// statusBar is the bottom line: its message and the engine's counts (statusbar.go).
 	statusBar
@@ -125,18 +108,49 @@ type UI struct {
 // that, and tests choose when.
 func New(fyneApp fyne.App, a Service) *UI {
 	u := &UI{
-		fyneApp:  fyneApp,
-		app:      a,
-		model:    newJobModel(),
-		do:       fyne.Do,
-		openedAt: time.Now().Truncate(time.Millisecond),
-		notified: map[int64]time.Time{},
-		target:   app.TargetDevice,
+		fyneApp: fyneApp,
+		app:     a,
+		do:      fyne.Do,
+		target:  app.TargetDevice,
 
 		dialogShown: map[dialog.Dialog]bool{},
 	}
-	u.sendNotification = fyneApp.SendNotification
+	u.notifier = notifier{
+		openedAt:         time.Now().Truncate(time.Millisecond),
+		notified:         map[int64]time.Time{},
+		sendNotification: fyneApp.SendNotification,
+		desktopApp:       fyneApp,
+		do:               func(f func()) { u.do(f) },
+		notifyOn:         u.notifyOn,
+		showWindow: func() {
+			u.Window.Show()
+			u.Window.RequestFocus()
+		},
+		showJob:      u.showJob,
+		engineCounts: u.engineCounts,
+	}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
+	u.jobListView = jobListView{
+		model:          newJobModel(),
+		ctx:            u.ctx,
+		actions:        a,
+		bar:            &u.statusBar,
+		do:             func(f func()) { u.do(f) },
+		fetch:          u.fetch,
+		onSelect:       func(id int64) { u.detail.load(id) },
+		onLoaded:       u.noteLoaded,
+		onKey:          u.typedKey,
+		confirmCancel:  u.confirmCancel,
+		showError:      u.showError,
+		setStatusError: u.setStatusError,
+	}
+	u.alertBar = alertBar{
+		svc:         a,
+		do:          func(f func()) { u.do(f) },
+		notifyOn:    u.notifyOn,
+		send:        func(n *fyne.Notification) { u.sendNotification(n) },
+		showMetrics: func() { u.showMetrics() },
+	}
 	u.tr = newTranslator(fyneApp.Preferences().StringWithFallback(prefLanguage, systemLanguage()))
 	u.applyTheme(a.Settings().Theme) // the toolkit's colours, with text colours of enough contrast
 	u.Window = fyneApp.NewWindow("JobDesk")
@@ -148,7 +162,7 @@ func New(fyneApp fyne.App, a Service) *UI {
 	u.Window.SetContent(u.build())
 	u.Window.SetOnClosed(u.stop)
 	u.Window.SetCloseIntercept(u.askBeforeClosing)
-	u.setupTray()
+	u.setupTray(u.tr)
 	u.setupKeys()
 	return u
 }
@@ -249,7 +263,7 @@ func (u *UI) build() fyne.CanvasObject {
 	metrics := widget.NewButtonWithIcon(u.tr.T("metrics.button"), theme.InfoIcon(), func() { u.showMetrics() })
 	header := container.NewBorder(nil, nil,
 		container.NewHBox(widget.NewIcon(fyne.NewStaticResource("icon.png", assets.Icon())), title),
-		container.NewHBox(lang, metrics, settings), u.buildAlertBanner(subtitle))
+		container.NewHBox(lang, metrics, settings), u.buildAlertBanner(u.tr, subtitle))
 
 	u.status = widget.NewLabel(u.tr.T("status.ready"))
 	u.status.Truncation = fyne.TextTruncateEllipsis
@@ -260,17 +274,17 @@ func (u *UI) build() fyne.CanvasObject {
 	u.refreshCloudInfo()
 	statusBar := container.NewBorder(nil, nil, nil, container.NewHBox(u.cloudInfo, u.cloudOps, u.engineInfo), u.status)
 
-	listPane := container.NewBorder(container.NewVBox(u.buildSearchBar(), u.buildFilters()), nil, nil, nil, u.buildList())
-	u.detail = newDetailPane(u)
+	listPane := container.NewBorder(container.NewVBox(u.buildSearchBar(), u.buildFilters()), nil, nil, nil, u.buildList(u.tr))
+	u.detail = u.newDetailPane()
 	split := container.NewHSplit(listPane, u.detail.root)
 	split.Offset = 0.62
 
-	top := container.NewVBox(header, u.buildDropZone())
+	top := container.NewVBox(header, u.buildDropZone(u.tr, u.buildTargetChoice(), u.pickFiles, u.showGoalForm))
 	u.refreshFilters()
 	u.refreshList()
 	u.refreshEngineInfo()
 	if u.selected != 0 {
-		u.loadDetail(u.selected)
+		u.detail.load(u.selected)
 	}
 	return container.NewBorder(top, container.NewVBox(widget.NewSeparator(), statusBar), nil, nil, split)
 }
@@ -283,7 +297,7 @@ func (u *UI) SetLanguage(lang string) {
 	u.tr = newTranslator(lang)
 	u.fyneApp.Preferences().SetString(prefLanguage, u.tr.lang)
 	u.Window.SetContent(u.build())
-	u.setupTray()
+	u.setupTray(u.tr)
 }
 
 // setFilter shows only jobs in status s ("" for all) and rereads the list.
@@ -319,24 +333,22 @@ func (u *UI) refreshEngineInfo() {
 }
 
 // statusText is the translated name of a status.
-func (u *UI) statusText(s job.Status) string { return u.tr.T("job.status." + string(s)) }
+func (u *UI) statusText(s job.Status) string { return statusLabel(u.tr, s) }
 
 // typeText is the translated name of a job type (the type itself when there is none).
-func (u *UI) typeText(t string) string {
-	if u.tr.Has("job.type." + t) {
-		return u.tr.T("job.type." + t)
-	}
-	return t
-}
+func (u *UI) typeText(t string) string { return typeLabel(u.tr, t) }
 
 // setStatusError shows an error in the status bar, in the window's language.
 func (u *UI) setStatusError(err error) { u.say(u.errorText(err), widget.DangerImportance) }
 
 // errorText renders an error for people: its code and the sentence in the window's language.
-func (u *UI) errorText(err error) string {
+func (u *UI) errorText(err error) string { return errorLine(u.tr, err) }
+
+// errorLine renders an error for people: its code and the sentence in tr's language.
+func errorLine(tr *translator, err error) string {
 	e := job.AsError(err)
 	msg := e.Message
-	if u.tr.lang == LangJa && e.MessageJa != "" {
+	if tr.lang == LangJa && e.MessageJa != "" {
 		msg = e.MessageJa
 	}
 	return fmt.Sprintf("%s: %s", e.Code, msg)
