@@ -17,29 +17,20 @@ import (
 	"jobdesk/engine/job"
 )
 
-var (
-	imageOCROnce   sync.Once
-	imageOCROK     bool
-	imageOCRReason string
-)
-
 // ImageOCRAvailable reports whether images can be read by OCR: the tesseract command with the
-// Japanese (jpn) language data. reason says what is missing.
-func ImageOCRAvailable() (ok bool, reason string) {
-	imageOCROnce.Do(func() {
-		if _, err := exec.LookPath("tesseract"); err != nil {
-			imageOCRReason = "the tesseract command is not installed"
-			return
-		}
-		out, err := exec.Command("tesseract", "--list-langs").CombinedOutput()
-		if err != nil || !bytes.Contains(out, []byte("\njpn")) {
-			imageOCRReason = "tesseract has no Japanese (jpn) language data"
-			return
-		}
-		imageOCROK = true
-	})
-	return imageOCROK, imageOCRReason
-}
+// Japanese (jpn) language data. reason says what is missing. It asks once per process.
+func ImageOCRAvailable() (ok bool, reason string) { return tesseractCheck() }
+
+var tesseractCheck = sync.OnceValues(func() (bool, string) {
+	if _, err := exec.LookPath("tesseract"); err != nil {
+		return false, "the tesseract command is not installed"
+	}
+	out, err := exec.Command("tesseract", "--list-langs").CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("\njpn")) {
+		return false, "tesseract has no Japanese (jpn) language data"
+	}
+	return true, ""
+})
 
 // maxImagePixels bounds the images given to OCR (width × height), so a small file that
 // declares a huge canvas cannot exhaust memory.

@@ -465,34 +465,20 @@ func pageText(raw string) string {
 	return strings.TrimSpace(strings.Join(out, "\n"))
 }
 
-var (
-	ocrOnce   sync.Once
-	ocrOK     bool
-	ocrReason string
-)
-
 // OCRAvailable reports whether scanned pages can be read: the tesseract command with the jpn
-// language and poppler's pdftoppm (to render a page) must both be installed. reason says what is
-// missing.
-func OCRAvailable() (ok bool, reason string) {
-	ocrOnce.Do(func() {
-		if _, err := exec.LookPath("tesseract"); err != nil {
-			ocrReason = "the tesseract command is not installed"
-			return
-		}
-		if _, err := exec.LookPath("pdftoppm"); err != nil {
-			ocrReason = "pdftoppm (poppler-utils) is not installed"
-			return
-		}
-		out, err := exec.Command("tesseract", "--list-langs").CombinedOutput()
-		if err != nil || !bytes.Contains(out, []byte("\njpn")) {
-			ocrReason = "tesseract has no Japanese (jpn) language data"
-			return
-		}
-		ocrOK = true
-	})
-	return ocrOK, ocrReason
-}
+// language (ImageOCRAvailable) and poppler's pdftoppm (to render a page) must both be
+// installed. reason says what is missing.
+func OCRAvailable() (ok bool, reason string) { return pdfOCRCheck() }
+
+var pdfOCRCheck = sync.OnceValues(func() (bool, string) {
+	if _, err := exec.LookPath("tesseract"); err != nil {
+		return false, "the tesseract command is not installed"
+	}
+	if _, err := exec.LookPath("pdftoppm"); err != nil {
+		return false, "pdftoppm (poppler-utils) is not installed"
+	}
+	return ImageOCRAvailable()
+})
 
 // ocrPages renders each listed page with pdftoppm and reads it with tesseract (jpn+eng), the
 // pages in parallel, as many at a time as the machine has cores (each tesseract on one thread,
