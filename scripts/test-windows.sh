@@ -62,7 +62,7 @@ winpath() { echo "Z:${1//\//\\}"; }
 [ ${#long} -gt 260 ] || fail "long path is only ${#long} characters"
 
 step "Linux build and its results"
-go build -trimpath -o "$tmp/jobdesk-linux" .
+go build -o "$tmp/jobdesk-linux" .  # the flags of `make build`: Go's cache has it
 lin() { timeout 120 "$tmp/jobdesk-linux" --data-dir "$tmp/linux-data" "$@"; }
 mkdir -p "$out/linux" "$out/windows"
 lin run --type csv --wait --json "$csv" >"$out/linux/csv.json" 2>/dev/null || fail "linux csv run"
@@ -88,12 +88,12 @@ wine "$exe" ls --json >"$out/windows/ls.json" || fail "windows ls"
 python3 scripts/test-windows-compare.py "$out/linux" "$out/windows" "$WINEPREFIX" || fail "Linux and Windows results differ"
 
 step "a file open in another program: retryable E014 (blob test under Wine)"
-CGO_ENABLED=0 GOOS=windows GOARCH=amd64 go test -c -o "$tmp/blob.test.exe" ./engine/blob
+CGO_ENABLED=0 GOOS=windows GOARCH=amd64 go test -trimpath -c -o "$tmp/blob.test.exe" ./engine/blob
 wine "$tmp/blob.test.exe" -test.run 'InUse|Locked' -test.v >"$out/windows/blob-test.txt" 2>&1 || { cat "$out/windows/blob-test.txt"; fail "blob test under Wine"; }
 grep -q -- "--- PASS: TestLockedFileIsInUse" "$out/windows/blob-test.txt" || fail "TestLockedFileIsInUse did not pass"
 
 step "the window, on Xvfb, and dropping Outlook attachments and Explorer files"
-CGO_ENABLED=0 GOOS=windows GOARCH=amd64 go test -c -o "$tmp/oledrop.test.exe" ./ui/internal/oledrop
+CGO_ENABLED=0 GOOS=windows GOARCH=amd64 go test -trimpath -c -o "$tmp/oledrop.test.exe" ./ui/internal/oledrop
 Xvfb :97 -screen 0 1280x800x24 >/dev/null 2>&1 & xvfb=$!
 sleep 1
 DISPLAY=:97 wine "$tmp/oledrop.test.exe" -test.v >"$out/windows/oledrop-test.txt" 2>&1 || { cat "$out/windows/oledrop-test.txt"; fail "oledrop test under Wine"; }
