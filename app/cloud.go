@@ -48,10 +48,11 @@ func StartCloud(ctx context.Context, a *App) (c *Cloud, stop func(), err error) 
 	return &Cloud{Config: cfg, Clients: cloud, Dispatcher: d, Mirror: m}, func() { cancel(); <-done; <-done }, nil
 }
 
-// Where a job runs: the --target flag's values.
+// Where a job runs: the --target flag's values, the job's own targets (job.TargetDevice,
+// job.TargetCloud) and auto, which JobTarget decides per file.
 const (
-	TargetDevice = "device"
-	TargetCloud  = "cloud"
+	TargetDevice = job.TargetDevice
+	TargetCloud  = job.TargetCloud
 	TargetAuto   = "auto"
 )
 
