@@ -39,7 +39,7 @@ func StartCloud(ctx context.Context, a *App) (c *Cloud, stop func(), err error) 
 	}
 	cloud := dispatch.FromConfig(cfg, awsCfg)
 	m := mirror.New(cloud.Exec, a.queue, mirror.Options{SQS: mirror.StatusQueueClient(awsCfg), StatusQueue: cfg.StatusQueue})
-	dev := cloudjobs.Device{DataDir: a.DataDir(), DB: a.db, Queue: a.queue, Executions: m.Executions(), Replies: m.Replies}
+	dev := cloudjobs.HandlerSet{DataDir: a.DataDir(), DB: a.db, Queue: a.queue, Executions: m.Executions(), Replies: m.Replies}
 	d := dispatch.New(a.queue, cloud, dispatch.Options{Handlers: cloudjobs.Handlers(dev)})
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{}, 2)
@@ -48,10 +48,11 @@ func StartCloud(ctx context.Context, a *App) (c *Cloud, stop func(), err error) 
 	return &Cloud{Config: cfg, Clients: cloud, Dispatcher: d, Mirror: m}, func() { cancel(); <-done; <-done }, nil
 }
 
-// Where a job runs: the --target flag's values.
+// Where a job runs: the --target flag's values, the job's own targets (job.TargetDevice,
+// job.TargetCloud) and auto, which JobTarget decides per file.
 const (
-	TargetDevice = "device"
-	TargetCloud  = "cloud"
+	TargetDevice = job.TargetDevice
+	TargetCloud  = job.TargetCloud
 	TargetAuto   = "auto"
 )
 

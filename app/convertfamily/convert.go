@@ -26,8 +26,8 @@ import (
 	"jobdesk/engine/store"
 )
 
-// Type is the job type of a document conversion (`jobdesk run --type convert FILE`).
-const Type = "convert"
+// Type is the job type of a document conversion (docjob.Type).
+const Type = docjob.Type
 
 // Family is the convert family of one App: the converter with its result cache (the database)
 // and its files (this PC's, relative paths under the data folder).
@@ -193,51 +193,20 @@ func writeFile(path string, data []byte) error {
 	return nil
 }
 
-// Workflow is the shipped workflow a conversion runs (assets/workflows/document-conversion.asl.json).
-const Workflow = "document-conversion"
+// Workflow is the shipped workflow a conversion runs (docjob.Workflow).
+const Workflow = docjob.Workflow
 
 // Register adds the "convert" job type: a conversion job runs the document-conversion
-// workflow (embedded, so always there) as its child (ingest → convert, or for a ZIP extract →
-// Map of child conversions → collect) and reports what the workflow produced with the
-// converter's own status and error code; it only waits, so it takes no worker slot.
+// workflow (embedded, so always there) as its child and reports what the workflow produced with
+// the converter's own status and error code; it only waits, so it takes no worker slot.
 func (f *Family) Register(w *queue.Worker) {
 	w.Handle(Type, f.workflowHandler(), queue.TypeOptions{Orchestrator: true, Concurrency: 64})
 }
 
-// workflowHandler runs one conversion through the workflow, with the orchestrator. The
-// execution is named after the job ("convert-ID"), so a job resumed after JobDesk stopped finds
-// its execution again instead of starting a second one. A failed conversion ends with the
-// converter's own coded error (E005 password-protected, E004 damaged, …), carried in the
-// execution's cause, so a workflow run reads exactly like a direct one.
+// workflowHandler runs one conversion on the device (docjob.RunJob): the workflow reads the
+// file where it is, on the App's flow engine, and its output is the job's result.
 func (f *Family) workflowHandler() job.Handler {
 	return func(ctx context.Context, raw json.RawMessage, r job.Reporter) (json.RawMessage, error) {
-		var in docjob.Input
-		if err := json.Unmarshal(raw, &in); err != nil || in.Path == "" {
-			return nil, job.Errorf(job.E014, "the conversion job needs a file path").WithJa("変換ジョブにファイルのパスがありません。")
-		}
-		info, _ := job.InfoFrom(ctx)
-		if in.Name == "" {
-			in.Name = filepath.Base(in.Path)
-		}
-		wfIn, _ := json.Marshal(in.WorkflowInput(in.Path))
-		r.Progress(1, "starting the document-conversion workflow")
-		return orchestrator.Run(ctx, f.host.Flow.Executions(), orchestrator.Spec{
-			Workflow: Workflow, Name: fmt.Sprintf("convert-%d", info.ID), Input: wfIn,
-			What: "the conversion", WhatJa: "変換",
-			Outcome: outcome,
-		}, r)
+		return docjob.RunJob(ctx, docjob.Runtime{Runtime: orchestrator.Runtime{Executions: f.host.Flow.Executions()}}, raw, r)
 	}
-}
-
-// outcome is a finished conversion's result: PARTIAL when the converter says partial.
-func outcome(_ context.Context, x orchestrator.Execution) (json.RawMessage, error) {
-	var res docjob.Result
-	if err := json.Unmarshal(x.Output, &res); err != nil {
-		return nil, job.Wrap(job.E015, err, "the document-conversion workflow returned no conversion result").
-			WithJa("文書変換ワークフローの結果を読み取れませんでした。")
-	}
-	if res.Status == docjob.StatusPartial {
-		return x.Output, job.PartialSuccess(x.Output, res.Reason)
-	}
-	return x.Output, nil
 }

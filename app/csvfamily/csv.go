@@ -84,27 +84,19 @@ func (f *Family) Register(w *queue.Worker) {
 	w.Handle(csvjob.Type, f.jobHandler(), queue.TypeOptions{Timeout: csvTimeout, Orchestrator: true, Concurrency: 16})
 }
 
-// csvJobInput is the input of a "csv" job: the file, its SHA-256 when submitted, the options.
-type csvJobInput struct {
-	Path    string         `json:"path"`
-	SHA256  string         `json:"sha256,omitempty"`
-	Options csvjob.Options `json:"options"`
-}
-
-// jobHandler runs one CSV job: it starts an execution of the shipped csv-processing workflow
-// for the file and waits for it (runFlow). It ends SUCCEEDED, PARTIAL (some rows rejected
-// within tolerance, exit code 3) or FAILED with the seed's error, and the result is the
-// csvjob.Summary (totals, per-column statistics, the table and the result files).
+// jobHandler runs one CSV job on the device (csvjob.RunJob): the workflow reads the file where
+// it is, on the App's flow engine, and an import refused for too many rejected rows records its
+// failed result (EventFailedResult).
 //
 // The job, not the execution, is what people see: it keeps the type "csv" (so export, retry and
 // the exit codes know it is a CSV job) and the execution runs as its child.
 func (f *Family) jobHandler() job.Handler {
 	return func(ctx context.Context, raw json.RawMessage, r job.Reporter) (json.RawMessage, error) {
-		var in csvJobInput
-		if err := json.Unmarshal(raw, &in); err != nil || in.Path == "" {
-			return nil, job.Errorf(job.E014, "the CSV job needs a file path").WithJa("CSVジョブにファイルのパスがありません。").Permanent()
-		}
-		return f.runFlow(ctx, in, r)
+		return csvjob.RunJob(ctx, csvjob.Runtime{
+			Runtime:   orchestrator.Runtime{Executions: f.host.Flow.Executions(), Job: f.host.Queue.Get},
+			Processor: f.proc,
+			Failed:    f.recordFailedResult,
+		}, raw, r)
 	}
 }
 
@@ -152,7 +144,7 @@ func (f *Family) Submit(ctx context.Context, path, typ string, o family.SubmitOp
 	if err != nil {
 		return job.Job{}, err
 	}
-	in, err := json.Marshal(csvJobInput{Path: path, SHA256: sha, Options: opts})
+	in, err := json.Marshal(csvjob.JobInput{Path: path, SHA256: sha, Options: opts})
 	if err != nil {
 		return job.Job{}, job.Wrap(job.E016, err, "cannot encode the CSV job")
 	}
@@ -170,8 +162,8 @@ func (f *Family) Export(ctx context.Context, j job.Job, format, out string) erro
 	return nil
 }
 
-// Workflow is the shipped workflow a CSV job runs (assets/workflows/csv-processing.asl.json).
-var Workflow = strings.TrimSuffix(csvjob.WorkflowFile, ".asl.json")
+// Workflow is the shipped workflow a CSV job runs (csvjob.Workflow).
+var Workflow = csvjob.Workflow
 
 // EventFailedResult is the history entry that carries the result of an import refused for too
 // many rejected rows (its detail: a Result, Status FAILED): the job itself ends FAILED with no
@@ -195,52 +187,17 @@ func failedResult(r Result) (json.RawMessage, error) {
 	return json.Marshal(m)
 }
 
-// Result is a CSV job's result when it ran as a workflow: the Summary and the execution.
-type Result struct {
-	csvjob.Summary
-	ExecutionARN string `json:"executionArn,omitempty"`
-}
+// Result is a CSV job's result (csvjob.JobResult): the Summary and the execution.
+type Result = csvjob.JobResult
 
-// runFlow runs this job's execution of the CSV workflow through the orchestrator. The
-// execution name follows the seed's rule from the file name and the job's creation time; the
-// job's id travels in the input, so a second job for the same file in the same second gets a
-// name of its own instead of the first job's execution.
-func (f *Family) runFlow(ctx context.Context, in csvJobInput, r job.Reporter) (json.RawMessage, error) {
-	info, _ := job.InfoFrom(ctx)
-	self, err := f.host.Queue.Get(ctx, info.ID)
-	if err != nil {
-		return nil, err
+// recordFailedResult records an import refused for too many rejected rows, which wrote its
+// errors file and report, with the job's failure, so the window and `jobdesk show` can show the
+// rows.
+func (f *Family) recordFailedResult(ctx context.Context, jobID int64, _ string, x orchestrator.Execution) error {
+	if sum := f.proc.FailedSummary(ctx, x.Name); sum != nil {
+		if res, err := failedResult(Result{Summary: *sum, ExecutionARN: x.ARN}); err == nil {
+			_ = f.host.Queue.AddEvent(ctx, jobID, EventFailedResult, sum.Message, string(res))
+		}
 	}
-	p := f.proc
-	input, err := p.EventInput(ctx, in.Path, in.Options, info.ID)
-	if err != nil {
-		return nil, job.AsError(err).Permanent()
-	}
-	return orchestrator.Run(ctx, f.host.Flow.Executions(), orchestrator.Spec{
-		Workflow: Workflow, Name: csvjob.ExecutionName(in.Path, self.CreatedAt), Input: input, Priority: self.Priority,
-		What: "the CSV job", WhatJa: "CSVの処理",
-		Outcome: func(ctx context.Context, x orchestrator.Execution) (json.RawMessage, error) {
-			sum, err := csvjob.ExecutionSummary(x.Output)
-			if err != nil {
-				return nil, err
-			}
-			res, _ := json.Marshal(Result{Summary: sum, ExecutionARN: x.ARN})
-			r.Progress(100, sum.Message)
-			if sum.Status == csvjob.StatusPartial {
-				return nil, job.PartialSuccess(res, sum.Message)
-			}
-			return res, nil
-		},
-		// What the import's own steps recorded says more than the execution's last error.
-		Failure: func(ctx context.Context, x orchestrator.Execution, _ *job.Error) error {
-			// An import refused for too many rejected rows wrote its errors file and report:
-			// recorded with the failure, so the window and `jobdesk show` can show the rows.
-			if sum := p.FailedSummary(ctx, x.Name); sum != nil {
-				if res, err := failedResult(Result{Summary: *sum, ExecutionARN: x.ARN}); err == nil {
-					_ = f.host.Queue.AddEvent(ctx, info.ID, EventFailedResult, sum.Message, string(res))
-				}
-			}
-			return p.ExecutionError(ctx, x.Name, x.Error, x.Cause)
-		},
-	}, r)
+	return nil
 }

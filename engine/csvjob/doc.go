@@ -27,7 +27,9 @@
 //
 // The app runs a CSV job as an execution of assets/workflows/csv-processing.asl.json, whose Tasks
 // call this function through arn:aws:states:::lambda:invoke (the file deploys unchanged to Step
-// Functions); there is no other path. Detect recognises a dropped CSV file (by extension or
+// Functions); there is no other path. That CSV job is declared here once (job.go: JobInput,
+// Workflow, RunJob) and runs on the device's runtime (app/csvfamily) or the cloud's
+// (sync/cloudjobs). Detect recognises a dropped CSV file (by extension or
 // content), FileSHA256 identifies a file dropped twice, and Processor.ExecutionError turns a
 // failed execution back into the seed's coded error. The reader is schema-specific and
 // single-pass over raw bytes: Shift_JIS and EUC-JP never contain the bytes , " CR LF inside a

@@ -48,9 +48,10 @@ const (
 // ErrToleranceExceeded is the Step Functions error name for too many rejected rows.
 const ErrToleranceExceeded = "States.ExceedToleratedFailureThreshold"
 
-// Event is the input of the csv-processor function: one struct for every event type, as the
-// workflow's Task Parameters build it.
-type Event struct {
+// Request is the input of the csv-processor function: one struct for every event type (the
+// seed's eventType names the step asked for), as the workflow's Task Parameters build it. It is
+// a request to the function, not an event that happened.
+type Request struct {
 	EventType   string `json:"eventType"`
 	Bucket      string `json:"bucket,omitempty"`
 	Key         string `json:"key,omitempty"`
@@ -120,12 +121,12 @@ func (p *Processor) blobs() blob.Store {
 	return blob.Local{}
 }
 
-// Handle runs one csv-processor event (see Event) and returns its JSON result.
+// Handle runs one csv-processor request (see Request) and returns its JSON result.
 func (p *Processor) Handle(ctx context.Context, raw json.RawMessage, r job.Reporter) (json.RawMessage, error) {
 	if r == nil {
 		r = job.Discard
 	}
-	var ev Event
+	var ev Request
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		return nil, job.Wrap(job.E014, err, "the csv-processor event is not valid JSON").
 			WithJa("csv-processor のイベントが正しいJSONではありません。").Permanent()
@@ -230,7 +231,7 @@ func (p *Processor) loadContext(ctx context.Context, execution string) (*jobCont
 	return &jc, dir, nil
 }
 
-func (p *Processor) validate(ctx context.Context, ev *Event, r job.Reporter) (*Validation, error) {
+func (p *Processor) validate(ctx context.Context, ev *Request, r job.Reporter) (*Validation, error) {
 	o := Options{}
 	var jobID int64
 	if len(ev.ExecutionInput) > 0 {
@@ -298,7 +299,7 @@ type BatchResult struct {
 	Failed int64         `json:"failed"`
 }
 
-func (p *Processor) chunks(ctx context.Context, ev *Event) (*BatchResult, error) {
+func (p *Processor) chunks(ctx context.Context, ev *Request) (*BatchResult, error) {
 	jc, dir, err := p.loadContext(ctx, ev.ExecutionID)
 	if err != nil {
 		return nil, err
@@ -351,7 +352,7 @@ type AuditResult struct {
 	Records int `json:"records"`
 }
 
-func (p *Processor) audit(ctx context.Context, ev *Event) (*AuditResult, error) {
+func (p *Processor) audit(ctx context.Context, ev *Request) (*AuditResult, error) {
 	var recs []AuditRecord
 	var run Run
 	switch ev.LogType {
@@ -404,7 +405,7 @@ func (p *Processor) audit(ctx context.Context, ev *Event) (*AuditResult, error) 
 // type, the time the workflow entered its state (fixed when the Task is scheduled) and what it
 // is about (the chunks of a SUCCESS, the caught error otherwise). A direct call, with neither,
 // is unnamed and only appends.
-func auditCall(ctx context.Context, ev *Event) string {
+func auditCall(ctx context.Context, ev *Request) string {
 	if info, ok := job.InfoFrom(ctx); ok && info.ID != 0 {
 		return "job:" + strconv.FormatInt(info.ID, 10)
 	}
@@ -472,7 +473,7 @@ func (p *Processor) rememberError(ctx context.Context, execution string, err err
 	_ = writeJSON(ctx, p.blobs(), blob.Join(dir, errorFile), job.AsError(err))
 }
 
-func (p *Processor) handleError(ctx context.Context, ev *Event) (*Failure, error) {
+func (p *Processor) handleError(ctx context.Context, ev *Request) (*Failure, error) {
 	name, je := parseCause(ev.Error)
 	dir, derr := p.workDir(ctx, ev.ExecutionID)
 	if derr == nil {

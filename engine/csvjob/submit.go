@@ -3,10 +3,8 @@ package csvjob
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,22 +25,14 @@ func FileSHA256(ctx context.Context, path string) (string, error) {
 		return "", job.Wrap(job.E014, err, name+" does not exist or cannot be read").WithJa(name + " が見つからないか、読み取れません。")
 	}
 	defer f.Close()
-	h := sha256.New()
-	buf := make([]byte, readBuf)
-	for {
-		if err := ctx.Err(); err != nil {
-			return "", cancelled(err)
-		}
-		n, err := f.Read(buf)
-		h.Write(buf[:n])
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return "", job.Wrap(job.E004, err, "cannot read "+name).WithJa(name + " を読み取れません。")
-		}
+	sum, _, err := blob.SHA256(ctx, f)
+	if blob.Cancelled(ctx, err) {
+		return "", cancelled(err)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	if err != nil {
+		return "", job.Wrap(job.E004, err, "cannot read "+name).WithJa(name + " を読み取れません。")
+	}
+	return hex.EncodeToString(sum), nil
 }
 
 // Extensions are the file name extensions of CSV files JobDesk takes without looking inside.

@@ -39,6 +39,9 @@
 //     where a ZIP's entries fan out through a Map as child conversions; the app runs that
 //     workflow on the device, and the same definition and function deploy to Step Functions and
 //     Lambda.
+//   - The conversion job that runs that workflow is declared here once (job.go: Type, Workflow,
+//     RunJob) and runs on the device's runtime (app/convertfamily) or the cloud's
+//     (sync/cloudjobs).
 //
 // The converter keeps no state of its own, so it links into a Lambda binary: inputs and outputs
 // are URIs of a blob store (engine/blob: this PC's files, or S3 objects in the cloud), and

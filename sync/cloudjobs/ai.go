@@ -67,7 +67,7 @@ func aiStore(c *dispatch.Cloud) *aiblob.Store {
 }
 
 // QueueAI runs a CAPTION_GENERATION or ELIGIBILITY_EXTRACT job through its SQS queue.
-func (d Device) QueueAI(typ string) dispatch.Handler {
+func (d HandlerSet) QueueAI(typ string) dispatch.Handler {
 	return func(ctx context.Context, c *dispatch.Cloud, raw json.RawMessage, r job.Reporter) (json.RawMessage, error) {
 		var in aijob.FileInput
 		if err := json.Unmarshal(raw, &in); err != nil || in.Path == "" {
@@ -150,7 +150,7 @@ const sentEvent = "MessageSent"
 // after JobDesk stopped waits for the reply instead of sending again). A kill between the send
 // and its record sends the same message again: on a FIFO queue its deduplication id drops it; on
 // a standard queue the worker runs a job_id whose outcome exists only once.
-func (d Device) sendOnce(ctx context.Context, c *dispatch.Cloud, url, typ, id string, attempt int, in aijob.FileInput) error {
+func (d HandlerSet) sendOnce(ctx context.Context, c *dispatch.Cloud, url, typ, id string, attempt int, in aijob.FileInput) error {
 	info, _ := job.InfoFrom(ctx)
 	evs, err := d.Queue.History(ctx, info.ID)
 	if err != nil {
@@ -181,7 +181,7 @@ func (d Device) sendOnce(ctx context.Context, c *dispatch.Cloud, url, typ, id st
 
 // queueOutcome reads the worker's outcome object of job_id id (results/jobs/<id>.json); ok is
 // false while there is none.
-func (d Device) queueOutcome(ctx context.Context, c *dispatch.Cloud, id string) (json.RawMessage, bool, error) {
+func (d HandlerSet) queueOutcome(ctx context.Context, c *dispatch.Cloud, id string) (json.RawMessage, bool, error) {
 	b, err := blob.ReadAll(ctx, c.Blobs, blob.Join(Results(c.Config), "jobs", id+".json"))
 	if errors.Is(err, blob.ErrNotExist) {
 		return nil, false, nil
@@ -217,7 +217,7 @@ func workerFailed(e *job.Error) *job.Error {
 // homeQueueAI brings a queue job's outcome home: the calls it made (under the worker's job
 // number of id) and, for an extraction, its eligibility cache entry, applied once; the result
 // reads as a device run's, naming the local file.
-func (d Device) homeQueueAI(ctx context.Context, c *dispatch.Cloud, typ, id, localPath string, result json.RawMessage) (json.RawMessage, error) {
+func (d HandlerSet) homeQueueAI(ctx context.Context, c *dispatch.Cloud, typ, id, localPath string, result json.RawMessage) (json.RawMessage, error) {
 	ai := aiStore(c)
 	usage, err := ai.UsageRecords(ctx, cloudworker.JobNumber(id))
 	if err != nil {
@@ -249,7 +249,7 @@ func (d Device) homeQueueAI(ctx context.Context, c *dispatch.Cloud, typ, id, loc
 
 // GoalAI runs a SUBGOAL_, ACTION_ or TASK_GENERATION job as an execution of its goal workflow on
 // Step Functions, the goal pre-seeded into the cloud's objects.
-func (d Device) GoalAI(typ string) dispatch.Handler {
+func (d HandlerSet) GoalAI(typ string) dispatch.Handler {
 	return func(ctx context.Context, c *dispatch.Cloud, raw json.RawMessage, r job.Reporter) (json.RawMessage, error) {
 		var gi aijob.GoalInput
 		if err := json.Unmarshal(raw, &gi); err != nil {
@@ -337,7 +337,7 @@ func GoalExecutionName(workflow string, id int64, created time.Time) string {
 // homeGoal applies the goal as the cloud left it to the device (once for job jobID): rows the
 // device did not send are the generation's, linked to jobID, and the calls of the invocations
 // that made them are recorded under jobID. It returns the job's usage as the device counts it.
-func (d Device) homeGoal(ctx context.Context, ai *aiblob.Store, st *aisqlite.Store, jobID int64, sent aijob.Goal) (aijob.Usage, error) {
+func (d HandlerSet) homeGoal(ctx context.Context, ai *aiblob.Store, st *aisqlite.Store, jobID int64, sent aijob.Goal) (aijob.Usage, error) {
 	g, err := ai.LoadGoal(ctx, sent.ID)
 	if err != nil {
 		return aijob.Usage{}, err

@@ -1,16 +1,17 @@
-// Package cloudjobs holds each job family's cloud handler for the dispatcher (sync/dispatch):
-// what running a CSV import or a document conversion in the cloud means, and how its results
-// come home. A cloud job runs the SAME shipped workflow as on the device, through the same
-// orchestrator.Run, with Step Functions (sync/sfnexec) as the executor and S3 as the blob store:
+// Package cloudjobs holds the cloud runtime of the job families, as the dispatcher's handlers
+// (sync/dispatch, HandlerSet): only what is truly cloud. A family's job is declared once, beside
+// its handler (csvjob.RunJob, docjob.RunJob: input, workflow, execution name, outcome, failure),
+// and runs in the cloud exactly as on the device, through the same orchestrator.Run, with Step
+// Functions (sync/sfnexec) as the executor and S3 as the blob store; this package supplies the
+// runtime's part:
 //
-//  1. the input is uploaded content-addressed (dispatch.Cloud.UploadInput; nothing is sent when
+//  1. the stage-in: the input is uploaded content-addressed (dispatch.Cloud.UploadInput; nothing is sent when
 //     the same bytes are there);
-//  2. the execution's input is shaped exactly as the workflow expects in the cloud — the S3
-//     Object Created event for csv-processing (csvjob.EventInput on the s3:// URI), the
-//     {"path": "s3://…"} input of document-conversion — and the execution is started under the
-//     same deterministic name as on the device, so a dispatcher killed at any point finds it
-//     again;
-//  3. when it ends, its result objects come home (home.go): they are downloaded into the data
+//  2. the family's job shapes the execution's input on the s3:// URI — the S3 Object Created
+//     event for csv-processing, the {"path": "s3://…"} input of document-conversion — and
+//     starts it under the same deterministic name as on the device, so a dispatcher killed at
+//     any point finds it again;
+//  3. the bring-home: when it ends, its result objects come home (home.go): they are downloaded into the data
 //     folder under the same names and places as a device run, and applied to SQLite in one
 //     transaction, idempotently by job, with the family's Apply function (csvsqlite,
 //     docsqlite). The job's result is then the one a device run gives.
@@ -25,10 +26,11 @@ package cloudjobs
 import (
 	"context"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"jobdesk/engine/blob"
+	"jobdesk/engine/csvjob"
+	"jobdesk/engine/docjob"
 	"jobdesk/engine/job"
 	"jobdesk/engine/orchestrator"
 	"jobdesk/engine/queue"
@@ -38,15 +40,17 @@ import (
 	"jobdesk/sync/mirror"
 )
 
-// Job types sent to the cloud (the device families' types).
+// Job types sent to the cloud: the device families' types, declared with their jobs
+// (csvjob.RunJob, docjob.RunJob).
 const (
-	TypeCSV     = "csv"
-	TypeConvert = "convert"
+	TypeCSV     = csvjob.Type
+	TypeConvert = docjob.Type
 )
 
-// Device is where a cloud job's results come home: the data folder, its database (migrated with
-// the families' migrations) and the queue of the jobs.
-type Device struct {
+// HandlerSet is the set of cloud handlers (Handlers): each job family's cloud runtime, with what
+// they share — where a cloud job's results come home: the data folder, its database (migrated
+// with the families' migrations) and the queue of the jobs.
+type HandlerSet struct {
 	DataDir string
 	DB      *store.DB
 	Queue   *queue.Queue
@@ -61,32 +65,42 @@ type Device struct {
 }
 
 // executions is what d's handlers run c's executions with.
-func (d Device) executions(c *dispatch.Cloud) orchestrator.Executions {
+func (d HandlerSet) executions(c *dispatch.Cloud) orchestrator.Executions {
 	if d.Executions != nil {
 		return d.Executions
 	}
 	return c.Exec
 }
 
-// Handlers are the dispatcher's handlers of the job types that can run in the cloud (Types).
-func Handlers(dev Device) map[string]dispatch.Handler {
-	hs := map[string]dispatch.Handler{TypeCSV: dev.CSV, TypeConvert: dev.Convert}
+// runtime is the cloud as a family's job runs in it: c's executions (or d's), the jobs of d's
+// queue, and the input uploaded to S3 (upload) as the stage-in.
+func (d HandlerSet) runtime(c *dispatch.Cloud) orchestrator.Runtime {
+	return orchestrator.Runtime{
+		Executions: d.executions(c),
+		Job:        d.Queue.Get,
+		StageIn: func(ctx context.Context, path, sha256 string, r job.Reporter) (string, error) {
+			return d.upload(ctx, c, path, sha256, r)
+		},
+	}
+}
+
+// Handlers are the dispatcher's handlers of the job types that can run in the cloud (Runs).
+func Handlers(set HandlerSet) map[string]dispatch.Handler {
+	hs := map[string]dispatch.Handler{TypeCSV: set.CSV, TypeConvert: set.Convert}
 	for _, t := range queueAITypes {
-		hs[t] = dev.QueueAI(t)
+		hs[t] = set.QueueAI(t)
 	}
 	for _, t := range goalAITypes {
-		hs[t] = dev.GoalAI(t)
+		hs[t] = set.GoalAI(t)
 	}
 	return hs
 }
 
 // Runs reports whether jobs of type typ can run in the cloud.
+// It is the set of Handlers: a type runs there when it has a cloud handler.
 func Runs(typ string) bool {
-	switch typ {
-	case TypeCSV, TypeConvert:
-		return true
-	}
-	return slices.Contains(queueAITypes, typ) || slices.Contains(goalAITypes, typ)
+	_, ok := Handlers(HandlerSet{})[typ]
+	return ok
 }
 
 // Results is the S3 prefix under which the cloud's functions keep every job's work and result
@@ -102,7 +116,7 @@ func Results(c cloudconfig.Config) string {
 
 // blobs is the store a cloud handler reads and writes through: S3 for s3:// URIs, the data
 // folder's files otherwise.
-func (d Device) blobs(c *dispatch.Cloud) *blob.Mux {
+func (d HandlerSet) blobs(c *dispatch.Cloud) *blob.Mux {
 	m := blob.NewMux(blob.Local{Root: d.DataDir})
 	if c.Blobs != nil {
 		m.Handle("s3", c.Blobs)
@@ -116,7 +130,7 @@ const InputEvent = "InputUploaded"
 
 // upload puts the job's input file up content-addressed (dispatch.Cloud.UploadInput) and records
 // its URI in the job's history once.
-func (d Device) upload(ctx context.Context, c *dispatch.Cloud, path, sum string, r job.Reporter) (string, error) {
+func (d HandlerSet) upload(ctx context.Context, c *dispatch.Cloud, path, sum string, r job.Reporter) (string, error) {
 	uri, err := c.UploadInput(ctx, path, sum, 10, r)
 	if err != nil {
 		return "", err

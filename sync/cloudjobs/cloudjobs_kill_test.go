@@ -258,7 +258,7 @@ func runKillChild() {
 	sfnc := sfntest.NewClient(os.Getenv("KILL_SFN"), func(o *sfn.Options) { o.HTTPClient = k.client(dispatch.HTTPClient(10*time.Second), "sfn") })
 	c := &dispatch.Cloud{Config: cfg, Blobs: s3blob.New(s3c, s3blob.Options{PartSize: partSize, Concurrency: 1}),
 		Exec: sfnexec.New(sfnc, sfnexec.Options{StateMachines: cfg.StateMachines, MinPoll: 20 * time.Millisecond, MaxPoll: 100 * time.Millisecond})}
-	handlers := cloudjobs.Handlers(cloudjobs.Device{DataDir: dir, DB: db, Queue: q})
+	handlers := cloudjobs.Handlers(cloudjobs.HandlerSet{DataDir: dir, DB: db, Queue: q})
 	for typ, h := range handlers {
 		handlers[typ] = func(ctx context.Context, c *dispatch.Cloud, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
 			out, err := h(ctx, c, in, r)

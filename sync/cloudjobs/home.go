@@ -44,7 +44,7 @@ func download(ctx context.Context, c *dispatch.Cloud, src, dst string) error {
 // DATA/csv/<execution>/ as on the device, then the users (users.json) and the csv_imports row
 // applied in one transaction (csvsqlite.ApplyCloudResult). It returns the Summary as a device
 // run records it: the local file and result paths, the users changed on this device.
-func (d Device) homeCSV(ctx context.Context, c *dispatch.Cloud, jobID int64, path string, sum csvjob.Summary) (csvjob.Summary, error) {
+func (d HandlerSet) homeCSV(ctx context.Context, c *dispatch.Cloud, jobID int64, path string, sum csvjob.Summary) (csvjob.Summary, error) {
 	dir := blob.Join(d.DataDir, "csv", sum.ExecutionID)
 	local := sum
 	local.Source = absPath(path)
@@ -78,7 +78,7 @@ func (d Device) homeCSV(ctx context.Context, c *dispatch.Cloud, jobID int64, pat
 // homeCSVFailure records a CSV execution that failed in the cloud as the device's
 // ERROR_HANDLING does: its failure record (failure.json, when the cloud wrote one) in
 // csv_imports.
-func (d Device) homeCSVFailure(ctx context.Context, c *dispatch.Cloud, jobID int64, path, execution string) error {
+func (d HandlerSet) homeCSVFailure(ctx context.Context, c *dispatch.Cloud, jobID int64, path, execution string) error {
 	b, err := blob.ReadAll(ctx, c.Blobs, blob.Join(Results(c.Config), "csv", execution, csvjob.FailureFile))
 	if errors.Is(err, blob.ErrNotExist) {
 		return nil
@@ -92,7 +92,7 @@ func (d Device) homeCSVFailure(ctx context.Context, c *dispatch.Cloud, jobID int
 // homeDoc brings a conversion home: its Markdown into DATA/documents/ under the name the device
 // gives it, then the result stored in the device's conversion cache (docsqlite), so the same
 // bytes converted here later reuse it. It returns the Result as a device run gives it.
-func (d Device) homeDoc(ctx context.Context, c *dispatch.Cloud, jobID int64, in docjob.Input, res docjob.Result) (docjob.Result, error) {
+func (d HandlerSet) homeDoc(ctx context.Context, c *dispatch.Cloud, jobID int64, in docjob.Input, res docjob.Result) (docjob.Result, error) {
 	res.Path = in.Path
 	if res.OutputPath != "" && res.Status != docjob.StatusFailed {
 		dst := blob.Join(d.DataDir, "documents", filepath.Base(res.OutputPath))

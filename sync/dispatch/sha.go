@@ -2,11 +2,10 @@ package dispatch
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
-	"io"
 	"os"
 
+	"jobdesk/engine/blob"
 	"jobdesk/engine/job"
 )
 
@@ -18,20 +17,12 @@ func fileSHA256(ctx context.Context, path string) (string, error) {
 			WithJa(path + " が見つからないか、読み取れません。").Permanent()
 	}
 	defer f.Close()
-	h := sha256.New()
-	buf := make([]byte, 1<<20)
-	for {
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		n, err := f.Read(buf)
-		h.Write(buf[:n])
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return "", job.Wrap(job.E014, err, path+" could not be read").WithJa(path + " を読み取れません。").Permanent()
-		}
+	sum, _, err := blob.SHA256(ctx, f)
+	if blob.Cancelled(ctx, err) {
+		return "", err
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	if err != nil {
+		return "", job.Wrap(job.E014, err, path+" could not be read").WithJa(path + " を読み取れません。").Permanent()
+	}
+	return hex.EncodeToString(sum), nil
 }

@@ -20,7 +20,6 @@ package mirror
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -352,10 +351,9 @@ func (m *Mirror) describe(ctx context.Context, w *watch, onScreen bool) {
 		return
 	}
 	if done, total, ok := m.exec.MapRunItems(ctx, w.arn); ok && total > 0 {
-		pct := float64(done) * 100 / float64(total)
-		if pct != w.lastPct {
+		if pct, msg := sfnexec.MapProgress(done, total); pct != w.lastPct {
 			w.lastPct = pct
-			w.progress.Progress(pct, fmt.Sprintf("%d / %d items", done, total))
+			w.progress.Progress(pct, msg)
 		}
 	}
 	if m.q == nil || w.jobID == 0 {
@@ -374,13 +372,9 @@ func (m *Mirror) describe(ctx context.Context, w *watch, onScreen bool) {
 // statusMessage is a message of the status queue: an EventBridge event of Step Functions, or a
 // Lambda worker's reply (cloudworker.StatusReply).
 type statusMessage struct {
-	Source     string `json:"source"`
-	DetailType string `json:"detail-type"`
-	Detail     struct {
-		ExecutionARN string `json:"executionArn"`
-		Name         string `json:"name"`
-		Status       string `json:"status"`
-	} `json:"detail"`
+	Source     string               `json:"source"`
+	DetailType string               `json:"detail-type"`
+	Detail     sfnexec.StatusChange `json:"detail"`
 	// A worker's reply.
 	JobID  string          `json:"job_id"`
 	Status string          `json:"status"`
@@ -421,7 +415,7 @@ func (m *Mirror) apply(ctx context.Context, body string) bool {
 	}
 	switch {
 	case s.Detail.ExecutionARN != "":
-		if s.Detail.Status == orchestrator.Running || s.Detail.Status == "" {
+		if ev := s.Detail.Execution(); ev.Status == orchestrator.Running || ev.Status == "" {
 			return true
 		}
 		m.mu.Lock()

@@ -148,21 +148,14 @@ func sameContent(head *s3.HeadObjectOutput, size int64, sum []byte) bool {
 	return aws.ToString(head.ChecksumSHA256) == base64.StdEncoding.EncodeToString(sum)
 }
 
+// fileSHA256 is the SHA-256 of the first size bytes of f (blob.SHA256): what is uploaded, even
+// when the file grows meanwhile; io.EOF when it has fewer.
 func fileSHA256(ctx context.Context, f *os.File, size int64) ([]byte, error) {
-	h := sha256.New()
-	buf := make([]byte, 4*MiB)
-	for off := int64(0); off < size; {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		n, err := f.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
-		h.Write(buf[:n])
-		off += int64(n)
-		if err != nil && !(err == io.EOF && off == size) {
-			return nil, err
-		}
+	sum, n, err := blob.SHA256(ctx, io.NewSectionReader(f, 0, size))
+	if err == nil && n < size {
+		return nil, io.EOF
 	}
-	return h.Sum(nil), nil
+	return sum, err
 }
 
 func localFileError(p string, err error) error {

@@ -132,7 +132,7 @@ func (e *Executor) DescribeARN(ctx context.Context, arn string) (orchestrator.Ex
 }
 
 func fromDescribe(out *sfn.DescribeExecutionOutput) orchestrator.Execution {
-	x := orchestrator.Execution{ARN: aws.ToString(out.ExecutionArn), Name: aws.ToString(out.Name), Status: string(out.Status),
+	x := orchestrator.Execution{ARN: aws.ToString(out.ExecutionArn), Name: aws.ToString(out.Name), Status: Status(string(out.Status)),
 		Error: aws.ToString(out.Error), Cause: aws.ToString(out.Cause)}
 	if out.Input != nil {
 		x.Input = json.RawMessage(*out.Input)
@@ -140,10 +140,36 @@ func fromDescribe(out *sfn.DescribeExecutionOutput) orchestrator.Execution {
 	if out.Output != nil {
 		x.Output = json.RawMessage(*out.Output)
 	}
-	if x.Status == string(types.ExecutionStatusPendingRedrive) {
-		x.Status = orchestrator.Running // a redrive is under way: not ended
-	}
 	return x
+}
+
+// Status is a Step Functions execution status (DescribeExecution's, or a status change event's)
+// as the orchestrator reads it: PENDING_REDRIVE is running (a redrive is under way: not ended).
+func Status(status string) string {
+	if status == string(types.ExecutionStatusPendingRedrive) {
+		return orchestrator.Running
+	}
+	return status
+}
+
+// StatusChange is the detail of Step Functions' "Step Functions Execution Status Change" event
+// (EventBridge), as the status queue brings it.
+type StatusChange struct {
+	ExecutionARN string `json:"executionArn"`
+	Name         string `json:"name"`
+	Status       string `json:"status"`
+}
+
+// Execution is the execution the event speaks of, its status read as DescribeExecution's
+// (Status). Only DescribeExecution tells its output, error and cause.
+func (s StatusChange) Execution() orchestrator.Execution {
+	return orchestrator.Execution{ARN: s.ExecutionARN, Name: s.Name, Status: Status(s.Status)}
+}
+
+// MapProgress is a Map run's item counts as a job's progress: the percentage of items done and
+// "done / total items".
+func MapProgress(done, total int64) (percent float64, message string) {
+	return float64(done) * 100 / float64(total), fmt.Sprintf("%d / %d items", done, total)
 }
 
 // Wait polls the execution until it ends or ctx is done, reporting map-run items done/total as
@@ -172,19 +198,13 @@ func (e *Executor) Wait(ctx context.Context, x orchestrator.Execution, progress 
 			}
 			changed := false
 			if mapRun == "" && polls%4 == 0 {
-				if runs, err := e.api.ListMapRuns(ctx, &sfn.ListMapRunsInput{ExecutionArn: &x.ARN}); err == nil && len(runs.MapRuns) > 0 {
-					mapRun = aws.ToString(runs.MapRuns[len(runs.MapRuns)-1].MapRunArn)
-				}
+				mapRun = e.latestMapRun(ctx, x.ARN)
 			}
 			if mapRun != "" {
-				if mr, err := e.api.DescribeMapRun(ctx, &sfn.DescribeMapRunInput{MapRunArn: &mapRun}); err == nil && mr.ItemCounts != nil {
-					ic := mr.ItemCounts
-					done := ic.Succeeded + ic.Failed + ic.TimedOut + ic.Aborted
-					if done != lastDone || ic.Total != lastTotal {
-						lastDone, lastTotal, changed = done, ic.Total, true
-						if ic.Total > 0 {
-							progress.Progress(float64(done)*100/float64(ic.Total), fmt.Sprintf("%d / %d items", done, ic.Total))
-						}
+				if done, total, ok := e.mapRunItems(ctx, mapRun); ok && (done != lastDone || total != lastTotal) {
+					lastDone, lastTotal, changed = done, total, true
+					if total > 0 {
+						progress.Progress(MapProgress(done, total))
 					}
 				}
 			}
@@ -284,11 +304,26 @@ func (e *Executor) History(ctx context.Context, arn string, cur HistoryCursor) (
 // MapRunItems returns the item counts of the execution's latest Map run: items done (succeeded,
 // failed, timed out or aborted) and in all; ok is false when it has none (yet).
 func (e *Executor) MapRunItems(ctx context.Context, arn string) (done, total int64, ok bool) {
-	runs, err := e.api.ListMapRuns(ctx, &sfn.ListMapRunsInput{ExecutionArn: &arn})
-	if err != nil || len(runs.MapRuns) == 0 {
+	mapRun := e.latestMapRun(ctx, arn)
+	if mapRun == "" {
 		return 0, 0, false
 	}
-	mr, err := e.api.DescribeMapRun(ctx, &sfn.DescribeMapRunInput{MapRunArn: runs.MapRuns[len(runs.MapRuns)-1].MapRunArn})
+	return e.mapRunItems(ctx, mapRun)
+}
+
+// latestMapRun is the ARN of the execution's latest Map run, or "" when it has none (yet).
+func (e *Executor) latestMapRun(ctx context.Context, arn string) string {
+	runs, err := e.api.ListMapRuns(ctx, &sfn.ListMapRunsInput{ExecutionArn: &arn})
+	if err != nil || len(runs.MapRuns) == 0 {
+		return ""
+	}
+	return aws.ToString(runs.MapRuns[len(runs.MapRuns)-1].MapRunArn)
+}
+
+// mapRunItems returns the item counts of the Map run mapRun: items done (succeeded, failed,
+// timed out or aborted) and in all; ok is false when they cannot be read.
+func (e *Executor) mapRunItems(ctx context.Context, mapRun string) (done, total int64, ok bool) {
+	mr, err := e.api.DescribeMapRun(ctx, &sfn.DescribeMapRunInput{MapRunArn: &mapRun})
 	if err != nil || mr.ItemCounts == nil {
 		return 0, 0, false
 	}
