@@ -182,3 +182,22 @@ func TestDOCXChartInCell(t *testing.T) {
 		t.Fatalf("chart not after its table:\n%s", d.Markdown)
 	}
 }
+
+// TestDOCXRowsBesideTheGrid: a row that starts late (w:gridBefore) or ends early (w:gridAfter)
+// keeps its cells under their own columns, and a vertical merge continued in such a row repeats
+// the text of its own column.
+func TestDOCXRowsBesideTheGrid(t *testing.T) {
+	tc := func(pr, text string) string { return `<w:tc><w:tcPr>` + pr + `</w:tcPr>` + wp("", wr(text)) + `</w:tc>` }
+	body := `<w:tbl><w:tblGrid><w:gridCol/><w:gridCol/><w:gridCol/></w:tblGrid>` +
+		`<w:tr>` + tc("", "項目") + tc("", "数量") + tc(`<w:vMerge w:val="restart"/>`, "備考（結合）") + `</w:tr>` +
+		`<w:tr><w:trPr><w:gridBefore w:val="2"/></w:trPr>` + tc(`<w:vMerge/>`, "") + `</w:tr>` +
+		`<w:tr><w:trPr><w:gridBefore w:val="1"/><w:gridAfter w:val="1"/></w:trPr>` + tc("", "三個") + `</w:tr></w:tbl>`
+	d, err := Convert(context.Background(), makeDOCX(t, body, ""), "grid.docx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "| 項目 | 数量 | 備考（結合） |\n| --- | --- | --- |\n|  |  | 備考（結合） |\n|  | 三個 |  |\n"
+	if !strings.Contains(d.Markdown, want) {
+		t.Fatalf("missing\n%s\nin\n%s", want, d.Markdown)
+	}
+}
