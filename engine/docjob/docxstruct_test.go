@@ -187,7 +187,9 @@ func TestDOCXChartInCell(t *testing.T) {
 // keeps its cells under their own columns, and a vertical merge continued in such a row repeats
 // the text of its own column.
 func TestDOCXRowsBesideTheGrid(t *testing.T) {
-	tc := func(pr, text string) string { return `<w:tc><w:tcPr>` + pr + `</w:tcPr>` + wp("", wr(text)) + `</w:tc>` }
+	tc := func(pr, text string) string {
+		return `<w:tc><w:tcPr>` + pr + `</w:tcPr>` + wp("", wr(text)) + `</w:tc>`
+	}
 	body := `<w:tbl><w:tblGrid><w:gridCol/><w:gridCol/><w:gridCol/></w:tblGrid>` +
 		`<w:tr>` + tc("", "項目") + tc("", "数量") + tc(`<w:vMerge w:val="restart"/>`, "備考（結合）") + `</w:tr>` +
 		`<w:tr><w:trPr><w:gridBefore w:val="2"/></w:trPr>` + tc(`<w:vMerge/>`, "") + `</w:tr>` +
