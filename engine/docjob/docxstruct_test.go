@@ -2,6 +2,7 @@ package docjob
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -201,5 +202,27 @@ func TestDOCXRowsBesideTheGrid(t *testing.T) {
 	want := "| 項目 | 数量 | 備考（結合） |\n| --- | --- | --- |\n|  |  | 備考（結合） |\n|  | 三個 |  |\n"
 	if !strings.Contains(d.Markdown, want) {
 		t.Fatalf("missing\n%s\nin\n%s", want, d.Markdown)
+	}
+}
+
+// TestChartCachedNumbers: a chart's cached numbers are written with the 15 significant digits
+// Office shows (4.4000000000000004 in the cache is 4.4), other values as they are.
+func TestChartCachedNumbers(t *testing.T) {
+	chart := `<w:r><w:drawing><wp:inline><wp:docPr id="2" name="Chart 1"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/chart"><c:chart r:id="rId6"/></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`
+	pt := func(i int, v string) string { return fmt.Sprintf(`<c:pt idx="%d"><c:v>%s</c:v></c:pt>`, i, v) }
+	parts := map[string]string{
+		"word/_rels/document.xml.rels": `<Relationships ` + relNS + `><Relationship Id="rId6" Type="` + relT + `chart" Target="charts/chart1.xml"/></Relationships>`,
+		"word/charts/chart1.xml": `<c:chartSpace xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart"><c:chart><c:plotArea><c:barChart><c:ser>` +
+			`<c:tx><c:v>売上</c:v></c:tx><c:cat><c:strLit>` + pt(0, "1月") + pt(1, "2月") + pt(2, "3月") + pt(3, "4月") + `</c:strLit></c:cat>` +
+			`<c:val><c:numLit>` + pt(0, "4.4000000000000004") + pt(1, "0.30000000000000004") + pt(2, "1234567.5") + pt(3, "-2.0000000000000001E-3") + `</c:numLit></c:val></c:ser></c:barChart></c:plotArea></c:chart></c:chartSpace>`,
+	}
+	d, err := Convert(context.Background(), makeDOCXParts(t, wp("", chart), parts), "c.docx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| 1月 | 4.4 |", "| 2月 | 0.3 |", "| 3月 | 1234567.5 |", "| 4月 | -0.002 |"} {
+		if !strings.Contains(d.Markdown, want) {
+			t.Errorf("missing %q in\n%s", want, d.Markdown)
+		}
 	}
 }
