@@ -983,7 +983,9 @@ func (dr *docxReader) picture(k *node) string {
 	}
 	id := ""
 	if blip := find(k, "blip"); blip != nil {
-		id = relID(blip, "embed")
+		if id = relID(blip, "embed"); id == "" {
+			id = relID(blip, "link") // a picture linked to, not stored in the document
+		}
 	} else if im := find(k, "imagedata"); im != nil {
 		id = relID(im, "id")
 		if alt == "" {
@@ -994,6 +996,9 @@ func (dr *docxReader) picture(k *node) string {
 		return ""
 	}
 	r, ok := dr.rels[id]
+	if ok && r.external && webLink(r.target) {
+		return " " + imageMarkdown(alt, r.target) + " " // a picture on the web, as in PPTX
+	}
 	if !ok || r.external {
 		return " " + imageMarkdown(alt, "") + " "
 	}

@@ -226,3 +226,24 @@ func TestChartCachedNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestDOCXWebPicture: a picture linked from the web (an external image relationship, by
+// r:embed or r:link) is an image link to its address, as in PPTX; one linked to a file on the
+// author's disk stays its alt text.
+func TestDOCXWebPicture(t *testing.T) {
+	pic := func(attr, alt string) string {
+		return `<w:r><w:drawing><wp:inline><wp:docPr id="1" name="図 1" descr="` + alt + `"/><a:graphic><a:graphicData><pic:pic><pic:blipFill><a:blip ` + attr + `/></pic:blipFill></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`
+	}
+	body := wp("", wr("前")+pic(`r:embed="rId9"`, "社章")) + wp("", pic(`r:link="rId10"`, "")) + wp("", pic(`r:embed="rId11"`, "手元の図"))
+	parts := map[string]string{
+		"word/_rels/document.xml.rels": `<Relationships ` + relNS + `>` +
+			`<Relationship Id="rId9" Type="` + relT + `image" Target="https://example.jp/logo.png" TargetMode="External"/>` +
+			`<Relationship Id="rId10" Type="` + relT + `image" Target="http://example.jp/a.gif" TargetMode="External"/>` +
+			`<Relationship Id="rId11" Type="` + relT + `image" Target="file:///C:/Users/a/zu.png" TargetMode="External"/></Relationships>`,
+	}
+	d, err := Convert(context.Background(), makeDOCXParts(t, body, parts), "web.docx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantIn(t, d.Markdown, []string{"前 ![社章](https://example.jp/logo.png)", "![](http://example.jp/a.gif)", "[image: 手元の図]"}, []string{"file:"})
+}
