@@ -206,7 +206,7 @@ func convertXML(data []byte, kind Kind) (*Doc, error) {
 }
 
 // gcStep is how much input indentXML reads between collections on a large document.
-const gcStep = 8 << 20
+const gcStep = 4 << 20
 
 // indentedSize estimates the size of data indented by indentXML, a little over, so the
 // document is built in one buffer of about its size: one reserved a third larger than needed
