@@ -148,11 +148,36 @@ func cachedPoints(n *node) map[int]string {
 			}
 			if v := pt.child("v"); v != nil {
 				m[idx] = vText(v)
+				if k.name == "numCache" || k.name == "numLit" {
+					m[idx] = cachedNumber(m[idx])
+				}
 			}
 		}
 		out = m
 	})
 	return out
+}
+
+// cachedNumber writes a cached number with the 15 significant digits Excel and PowerPoint show:
+// the cache holds the double in full (4.4000000000000004 for 4.4). Other text stays as it is.
+func cachedNumber(s string) string {
+	digits := 0
+	for _, r := range s {
+		if r == 'e' || r == 'E' {
+			break
+		}
+		if r >= '0' && r <= '9' && (digits > 0 || r != '0') {
+			digits++
+		}
+	}
+	if digits <= 15 {
+		return s
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return s
+	}
+	return strconv.FormatFloat(f, 'g', 15, 64)
 }
 
 // vText is the text of a c:v element. parseXML keeps character data only for t-like elements,

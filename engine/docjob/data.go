@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"regexp"
+	"runtime"
 	"strings"
 	"unicode/utf8"
 
@@ -189,20 +190,58 @@ func convertXML(data []byte, kind Kind) (*Doc, error) {
 	}
 	// The document is written straight after the fence, so a large one is not copied again.
 	var b strings.Builder
-	b.Grow(len(data) * 3 / 2) // indentation adds about a third
+	b.Grow(indentedSize(data))
 	b.WriteString("```xml\n")
 	if err := indentXML(data, &b); err != nil {
 		return nil, errDamaged(KindXML, reason("the content is not well-formed XML"))
 	}
-	md := b.String()
-	if body := md[len("```xml\n"):]; strings.Contains(body, "```") {
+	if body := b.String()[len("```xml\n"):]; strings.Contains(body, "```") {
 		var f strings.Builder
 		fenced(&f, "xml", body)
-		md = f.String()
-	} else {
-		md += "\n```\n"
+		return &Doc{Kind: kind, Markdown: f.String(), Method: MethodNative, Pages: 1}, nil
 	}
-	return &Doc{Kind: kind, Markdown: md, Method: MethodNative, Pages: 1}, nil
+	// The closing fence goes into the same buffer (md += would copy the whole document).
+	b.WriteString("\n```\n")
+	return &Doc{Kind: kind, Markdown: b.String(), Method: MethodNative, Pages: 1}, nil
+}
+
+// gcStep is how much input indentXML reads between collections on a large document.
+const gcStep = 4 << 20
+
+// indentedSize estimates the size of data indented by indentXML, a little over, so the
+// document is built in one buffer of about its size: one reserved a third larger than needed
+// (as a fixed ratio must be for deeply nested files) counts against the collector's goal and
+// lets as much garbage pile up on top. It scans for tags only: each starts a line indented by
+// its depth, a self-closing one gains its end tag; encodings other than UTF-8 grow by half
+// (two-byte Japanese becomes three bytes).
+func indentedSize(data []byte) int {
+	n, depth := len(data), 0
+	for i := 0; i < len(data); {
+		j := bytes.IndexByte(data[i:], '<')
+		if j < 0 || i+j+1 >= len(data) {
+			break
+		}
+		i += j + 1
+		switch data[i] {
+		case '/':
+			depth = max(depth-1, 0)
+			n += 1 + 2*depth
+		case '?', '!':
+			n += 1 + 2*depth
+		default:
+			n += 1 + 2*depth
+			depth++
+			if k := bytes.IndexByte(data[i:], '>'); k > 0 && data[i+k-1] == '/' {
+				depth--
+				n += k + 2 // <a/> is written <a></a>
+			}
+		}
+	}
+	if head := data[:min(len(data), 100)]; bytes.Contains(head, []byte("encoding=")) &&
+		!bytes.Contains(bytes.ToLower(head), []byte(`encoding="utf-8"`)) && !bytes.Contains(bytes.ToLower(head), []byte(`encoding='utf-8'`)) {
+		n += n / 2
+	}
+	return n + n/32 + 64
 }
 
 // indentXML writes XML to b with one element per line, indented by depth; elements holding
@@ -213,22 +252,48 @@ func indentXML(data []byte, b *strings.Builder) error {
 	start := b.Len()
 	depth := 0
 	open := false // a start tag written, its line not ended
-	var text string
-	name := func(n xml.Name) string {
+	// text is the element's text so far, joined by spaces; a buffer reused for every element,
+	// as every piece below is written straight into b: a large document makes no garbage per
+	// token beyond what the decoder allocates.
+	var text []byte
+	name := func(n xml.Name) {
 		if n.Space != "" {
-			return n.Space + ":" + n.Local
+			b.WriteString(n.Space)
+			b.WriteByte(':')
 		}
-		return n.Local
+		b.WriteString(n.Local)
 	}
-	esc := func(s string) { xml.EscapeText(b, []byte(s)) } // straight into b
+	esc := func(s []byte) { xml.EscapeText(b, s) } // straight into b
 	newline := func() {
 		if b.Len() > start {
 			b.WriteByte('\n')
 		}
-		b.WriteString(strings.Repeat("  ", depth))
+		for range depth {
+			b.WriteString("  ")
+		}
+	}
+	// flushText writes the text read before a child element or a comment: after its parent's
+	// start tag, or on a line of its own when it follows an earlier child (mixed content).
+	flushText := func() {
+		if len(text) > 0 {
+			if !open {
+				newline()
+			}
+			esc(text)
+		}
+		text = text[:0]
 	}
 	elements := 0
+	var collected int64
 	for {
+		// encoding/xml allocates about four bytes for each byte it reads; paced on a live heap of
+		// the input and the output, the collector would let over 100 MB of that garbage pile up
+		// during a 50 MB file. A collection every few megabytes read keeps the peak near input
+		// plus output (the live heap is two flat buffers, so each one is quick).
+		if off := d.InputOffset(); len(data) >= 2*gcStep && off-collected >= gcStep {
+			runtime.GC()
+			collected = off
+		}
 		tok, err := d.RawToken()
 		if err == io.EOF {
 			break
@@ -239,18 +304,18 @@ func indentXML(data []byte, b *strings.Builder) error {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			elements++
-			if open && text != "" {
-				esc(text)
-			}
-			text = ""
+			flushText()
 			newline()
-			b.WriteString("<" + name(t.Name))
+			b.WriteByte('<')
+			name(t.Name)
 			for _, a := range t.Attr {
-				b.WriteString(" " + name(a.Name) + "=\"")
-				esc(a.Value)
-				b.WriteString("\"")
+				b.WriteByte(' ')
+				name(a.Name)
+				b.WriteString(`="`)
+				xml.EscapeText(b, []byte(a.Value))
+				b.WriteByte('"')
 			}
-			b.WriteString(">")
+			b.WriteByte('>')
 			depth++
 			open = true
 		case xml.EndElement:
@@ -260,31 +325,31 @@ func indentXML(data []byte, b *strings.Builder) error {
 			depth--
 			if open {
 				esc(text)
-				b.WriteString("</" + name(t.Name) + ">")
 			} else {
-				if text != "" {
+				if len(text) > 0 {
 					newline()
 					b.WriteString("  ")
 					esc(text)
 				}
 				newline()
-				b.WriteString("</" + name(t.Name) + ">")
 			}
-			text, open = "", false
+			b.WriteString("</")
+			name(t.Name)
+			b.WriteByte('>')
+			text, open = text[:0], false
 		case xml.CharData:
-			if s := strings.TrimSpace(string(t)); s != "" {
-				if text != "" {
-					text += " "
+			if s := bytes.TrimSpace(t); len(s) > 0 {
+				if len(text) > 0 {
+					text = append(text, ' ')
 				}
-				text += s
+				text = append(text, s...)
 			}
 		case xml.Comment:
-			if open && text != "" {
-				esc(text)
-				text = ""
-			}
+			flushText()
 			newline()
-			b.WriteString("<!--" + string(t) + "-->")
+			b.WriteString("<!--")
+			b.Write(t)
+			b.WriteString("-->")
 			open = false
 		}
 		if depth < 0 {

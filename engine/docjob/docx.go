@@ -983,7 +983,9 @@ func (dr *docxReader) picture(k *node) string {
 	}
 	id := ""
 	if blip := find(k, "blip"); blip != nil {
-		id = relID(blip, "embed")
+		if id = relID(blip, "embed"); id == "" {
+			id = relID(blip, "link") // a picture linked to, not stored in the document
+		}
 	} else if im := find(k, "imagedata"); im != nil {
 		id = relID(im, "id")
 		if alt == "" {
@@ -994,6 +996,9 @@ func (dr *docxReader) picture(k *node) string {
 		return ""
 	}
 	r, ok := dr.rels[id]
+	if ok && r.external && webLink(r.target) {
+		return " " + imageMarkdown(alt, r.target) + " " // a picture on the web, as in PPTX
+	}
 	if !ok || r.external {
 		return " " + imageMarkdown(alt, "") + " "
 	}
@@ -1069,6 +1074,12 @@ func (dr *docxReader) table(b *strings.Builder, t *node) {
 			return // convertDOCX reports the context's end
 		}
 		var row []string
+		// a row may start or end beside the grid (w:gridBefore, w:gridAfter): its first cell
+		// stands under a later column
+		before, after := gridSkip(tr, "gridBefore"), gridSkip(tr, "gridAfter")
+		for range before {
+			row = append(row, "")
+		}
 		for _, tc := range tr.kids {
 			if tc.name == "sdt" {
 				if c := tc.child("sdtContent"); c != nil && c.child("tc") != nil {
@@ -1098,6 +1109,9 @@ func (dr *docxReader) table(b *strings.Builder, t *node) {
 				row = append(row, text)
 			}
 		}
+		for range after {
+			row = append(row, "")
+		}
 		rows = append(rows, row)
 		prev = row
 	}
@@ -1111,6 +1125,19 @@ func (dr *docxReader) table(b *strings.Builder, t *node) {
 		b.WriteString(a + "\n")
 	}
 	dr.after = dr.after[:0]
+}
+
+// gridSkip is the number of grid columns a row leaves empty before or after its cells (name
+// gridBefore or gridAfter in its w:trPr), 0 when unset or implausible.
+func gridSkip(tr *node, name string) int {
+	if pr := tr.child("trPr"); pr != nil {
+		if g := pr.child(name); g != nil {
+			if v, err := strconv.Atoi(g.a("val")); err == nil && v > 0 && v < 64 {
+				return v
+			}
+		}
+	}
+	return 0
 }
 
 func (dr *docxReader) cellText(tc *node) string {

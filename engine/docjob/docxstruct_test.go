@@ -2,6 +2,7 @@ package docjob
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -181,4 +182,68 @@ func TestDOCXChartInCell(t *testing.T) {
 	if i, j := strings.Index(d.Markdown, "**Bar chart**"), strings.Index(d.Markdown, "本文"); i < 0 || j < i {
 		t.Fatalf("chart not after its table:\n%s", d.Markdown)
 	}
+}
+
+// TestDOCXRowsBesideTheGrid: a row that starts late (w:gridBefore) or ends early (w:gridAfter)
+// keeps its cells under their own columns, and a vertical merge continued in such a row repeats
+// the text of its own column.
+func TestDOCXRowsBesideTheGrid(t *testing.T) {
+	tc := func(pr, text string) string {
+		return `<w:tc><w:tcPr>` + pr + `</w:tcPr>` + wp("", wr(text)) + `</w:tc>`
+	}
+	body := `<w:tbl><w:tblGrid><w:gridCol/><w:gridCol/><w:gridCol/></w:tblGrid>` +
+		`<w:tr>` + tc("", "項目") + tc("", "数量") + tc(`<w:vMerge w:val="restart"/>`, "備考（結合）") + `</w:tr>` +
+		`<w:tr><w:trPr><w:gridBefore w:val="2"/></w:trPr>` + tc(`<w:vMerge/>`, "") + `</w:tr>` +
+		`<w:tr><w:trPr><w:gridBefore w:val="1"/><w:gridAfter w:val="1"/></w:trPr>` + tc("", "三個") + `</w:tr></w:tbl>`
+	d, err := Convert(context.Background(), makeDOCX(t, body, ""), "grid.docx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "| 項目 | 数量 | 備考（結合） |\n| --- | --- | --- |\n|  |  | 備考（結合） |\n|  | 三個 |  |\n"
+	if !strings.Contains(d.Markdown, want) {
+		t.Fatalf("missing\n%s\nin\n%s", want, d.Markdown)
+	}
+}
+
+// TestChartCachedNumbers: a chart's cached numbers are written with the 15 significant digits
+// Office shows (4.4000000000000004 in the cache is 4.4), other values as they are.
+func TestChartCachedNumbers(t *testing.T) {
+	chart := `<w:r><w:drawing><wp:inline><wp:docPr id="2" name="Chart 1"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/chart"><c:chart r:id="rId6"/></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`
+	pt := func(i int, v string) string { return fmt.Sprintf(`<c:pt idx="%d"><c:v>%s</c:v></c:pt>`, i, v) }
+	parts := map[string]string{
+		"word/_rels/document.xml.rels": `<Relationships ` + relNS + `><Relationship Id="rId6" Type="` + relT + `chart" Target="charts/chart1.xml"/></Relationships>`,
+		"word/charts/chart1.xml": `<c:chartSpace xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart"><c:chart><c:plotArea><c:barChart><c:ser>` +
+			`<c:tx><c:v>売上</c:v></c:tx><c:cat><c:strLit>` + pt(0, "1月") + pt(1, "2月") + pt(2, "3月") + pt(3, "4月") + `</c:strLit></c:cat>` +
+			`<c:val><c:numLit>` + pt(0, "4.4000000000000004") + pt(1, "0.30000000000000004") + pt(2, "1234567.5") + pt(3, "-2.0000000000000001E-3") + `</c:numLit></c:val></c:ser></c:barChart></c:plotArea></c:chart></c:chartSpace>`,
+	}
+	d, err := Convert(context.Background(), makeDOCXParts(t, wp("", chart), parts), "c.docx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| 1月 | 4.4 |", "| 2月 | 0.3 |", "| 3月 | 1234567.5 |", "| 4月 | -0.002 |"} {
+		if !strings.Contains(d.Markdown, want) {
+			t.Errorf("missing %q in\n%s", want, d.Markdown)
+		}
+	}
+}
+
+// TestDOCXWebPicture: a picture linked from the web (an external image relationship, by
+// r:embed or r:link) is an image link to its address, as in PPTX; one linked to a file on the
+// author's disk stays its alt text.
+func TestDOCXWebPicture(t *testing.T) {
+	pic := func(attr, alt string) string {
+		return `<w:r><w:drawing><wp:inline><wp:docPr id="1" name="図 1" descr="` + alt + `"/><a:graphic><a:graphicData><pic:pic><pic:blipFill><a:blip ` + attr + `/></pic:blipFill></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`
+	}
+	body := wp("", wr("前")+pic(`r:embed="rId9"`, "社章")) + wp("", pic(`r:link="rId10"`, "")) + wp("", pic(`r:embed="rId11"`, "手元の図"))
+	parts := map[string]string{
+		"word/_rels/document.xml.rels": `<Relationships ` + relNS + `>` +
+			`<Relationship Id="rId9" Type="` + relT + `image" Target="https://example.jp/logo.png" TargetMode="External"/>` +
+			`<Relationship Id="rId10" Type="` + relT + `image" Target="http://example.jp/a.gif" TargetMode="External"/>` +
+			`<Relationship Id="rId11" Type="` + relT + `image" Target="file:///C:/Users/a/zu.png" TargetMode="External"/></Relationships>`,
+	}
+	d, err := Convert(context.Background(), makeDOCXParts(t, body, parts), "web.docx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantIn(t, d.Markdown, []string{"前 ![社章](https://example.jp/logo.png)", "![](http://example.jp/a.gif)", "[image: 手元の図]"}, []string{"file:"})
 }

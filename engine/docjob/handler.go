@@ -430,7 +430,8 @@ func AssetDir(name, sha string) string {
 // writeMarkdown writes md atomically as OUTPUT/documents/NAME_SHA8.md and returns its URI.
 func (c *Converter) writeMarkdown(ctx context.Context, name, sha, md string) (string, error) {
 	uri := outputURI(outputPrefix(ctx), "documents", OutputName(name, sha))
-	if err := blob.WriteAll(ctx, c.blobs(), uri, []byte(md)); err != nil {
+	// Streamed from the string: []byte(md) would hold a second copy of a large document.
+	if _, err := blob.Copy(ctx, c.blobs(), uri, struct{ io.Reader }{strings.NewReader(md)}); err != nil {
 		return "", job.Wrap(job.E009, err, "could not write the Markdown file").WithJa("Markdownファイルを書き込めませんでした。")
 	}
 	return uri, nil

@@ -265,6 +265,12 @@ func itoa(i int) string {
 	return string(b[n:])
 }
 
+// webLink reports whether target, a relationship's external target, is a web address that a
+// Markdown link can hold as it is.
+func webLink(target string) bool {
+	return (strings.HasPrefix(target, "https://") || strings.HasPrefix(target, "http://")) && !strings.ContainsAny(target, " ()<>")
+}
+
 // imageMarkdown is a picture's Markdown: a link when it was extracted, else its alt text in
 // brackets so the reader knows a picture stood there.
 func imageMarkdown(alt, link string) string {

@@ -542,8 +542,7 @@ func (pr *pptxReader) picture(k *node) string {
 	if blip := find(k.child("blipFill"), "blip"); blip != nil {
 		if r, ok := pr.rels[relID(blip, "embed")]; ok && !r.external {
 			link = pr.assets.add(pr.p, r.target, strings.ReplaceAll(name, " ", ""))
-		} else if r, ok := pr.rels[relID(blip, "link")]; ok && r.external &&
-			(strings.HasPrefix(r.target, "https://") || strings.HasPrefix(r.target, "http://")) && !strings.ContainsAny(r.target, " ()<>") {
+		} else if r, ok := pr.rels[relID(blip, "link")]; ok && r.external && webLink(r.target) {
 			link = r.target // a picture linked from the web, not stored in the deck
 		}
 	}
