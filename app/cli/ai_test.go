@@ -20,7 +20,6 @@ import (
 	"jobdesk/assets"
 	"jobdesk/engine/aijob"
 	"jobdesk/engine/aijob/aitest"
-	"jobdesk/engine/flow"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 )
@@ -424,16 +423,15 @@ func TestAITaskWorkflowPartial(t *testing.T) {
 	linked(`SELECT COALESCE(job_id,0), COUNT(*) FROM goal_tasks GROUP BY 1`, j.ID)
 	linked(`SELECT COALESCE(job_id,0), COUNT(*) FROM goals GROUP BY 1`, actionJob)
 	linked(`SELECT COALESCE(job_id,0), COUNT(*) FROM llm_usage GROUP BY 1`, actionJob, j.ID)
-	eng := a.Flow()
 	kids, _ := a.List(ctx, app.ListFilter{ParentID: j.ID})
 	if len(kids) != 1 {
 		t.Fatalf("%d children", len(kids))
 	}
-	x, err := eng.ExecutionByJob(ctx, kids[0].ID)
+	x, err := a.ExecutionByJob(ctx, kids[0].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hist, _, _ := eng.History(ctx, x.ARN, false, 1000, "")
+	hist, _, _ := a.ExecutionHistory(ctx, x.ARN, 1000, "")
 	kinds := map[string]int{}
 	for _, h := range hist {
 		kinds[h.Type]++
@@ -498,18 +496,17 @@ func TestAIWorkflowsValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	eng := a.Flow()
 	for typ, name := range aijob.Workflows {
 		def, err := assets.Workflow(name)
 		if err != nil {
 			t.Fatalf("%s: %v", typ, err)
 		}
-		for _, d := range flow.Validate(def, eng.CheckResourceStrict) {
+		for _, d := range a.ValidateWorkflow(def) {
 			if d.Severity == "ERROR" {
 				t.Errorf("%s: %s %s: %s", name, d.Location, d.Code, d.Message)
 			}
 		}
-		if _, err := eng.DescribeStateMachine(context.Background(), eng.StateMachineARN(name)); err != nil {
+		if _, err := a.Workflow(context.Background(), name); err != nil {
 			t.Errorf("%s was not loaded: %v", name, err)
 		}
 	}
@@ -726,26 +723,25 @@ func TestAIWaitSaysTheProviderIsOffline(t *testing.T) {
 }
 
 // appWithShortWorkflow opens an App on a fresh data folder using the AI server at url, stores
-// the shipped workflow name as the device fills it (assets.DeviceWorkflow) with each old text
+// the shipped workflow name as the device fills it (App.DeviceDefinition) with each old text
 // replaced by its new one (old, new, …), starts the engine and returns the App and a context
 // for the test.
 func appWithShortWorkflow(t *testing.T, url, name string, oldNew ...string) (*app.App, context.Context) {
 	t.Helper()
 	aiEnv(t, url)
 	a, ctx := openTestApp(t, t.TempDir())
-	arn := strings.Split(a.Flow().StateMachineARN("x"), ":")
-	def, err := assets.DeviceWorkflow(name, arn[3], arn[4])
+	def, err := assets.Workflow(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	short := string(def)
+	short := string(a.DeviceDefinition(def))
 	for i := 0; i+1 < len(oldNew); i += 2 {
 		if !strings.Contains(short, oldNew[i]) {
 			t.Fatalf("the shipped %s has no %s", name, oldNew[i])
 		}
 		short = strings.Replace(short, oldNew[i], oldNew[i+1], 1)
 	}
-	if _, err := a.Flow().PutStateMachine(ctx, name, short); err != nil {
+	if _, err := a.PutWorkflow(ctx, name, []byte(short)); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.StartEngine(ctx); err != nil {
