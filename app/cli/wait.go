@@ -27,6 +27,10 @@ func (c *CLI) WaitJobs(ctx context.Context, a *app.App, jobs []job.Job) ([]job.J
 	var fullSince time.Time
 	start := time.Now()
 	var heldSince time.Time // since when every unfinished job waits for an offline AI provider
+	waited := make(map[int64]bool, len(jobs))
+	for _, j := range jobs {
+		waited[j.ID] = true
+	}
 	for {
 		done := 0
 		for i := range jobs {
@@ -82,8 +86,7 @@ func (c *CLI) WaitJobs(ctx context.Context, a *app.App, jobs []job.Job) ([]job.J
 			}
 			return jobs, gaveUp(jobs, limit)
 		}
-		select {
-		case <-ctx.Done():
+		if !waitForChange(ctx, events, tick.C, waited) {
 			// Ctrl-C while waiting: cancel what is still running, so nothing is left half done.
 			for _, j := range jobs {
 				if !j.Status.Final() {
@@ -91,8 +94,27 @@ func (c *CLI) WaitJobs(ctx context.Context, a *app.App, jobs []job.Job) ([]job.J
 				}
 			}
 			return jobs, job.Errorf(job.E013, "interrupted; the unfinished jobs were cancelled").WithJa("中断しました。未完了のジョブはキャンセルされました。")
-		case <-events:
-		case <-tick.C:
+		}
+	}
+}
+
+// waitForChange sleeps until the jobs waited for may have changed: an event of one of them, an
+// event of no job in particular (another process wrote, the disk filled or has room again), or
+// the tick; it returns false when ctx ended first. The events of other jobs wake nothing: a
+// workflow's task and map-item jobs send hundreds while the job a person waits for sends a few,
+// and re-reading and redrawing on each of them cost the command processor time the jobs
+// themselves could use (BenchmarkTaskWorkflow64CLI).
+func waitForChange(ctx context.Context, events <-chan job.Event, tick <-chan time.Time, waited map[int64]bool) bool {
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case e := <-events:
+			if e.JobID == 0 || waited[e.JobID] {
+				return true
+			}
+		case <-tick:
+			return true
 		}
 	}
 }
