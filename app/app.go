@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"jobdesk/app/csvfamily"
 	"jobdesk/app/family"
 	"jobdesk/assets"
 	"jobdesk/engine/aijob"
@@ -325,7 +326,7 @@ func (a *App) Submit(ctx context.Context, paths []string, o SubmitOptions) ([]jo
 		fo := o
 		fo.Target = r.target
 		if r.typ == csvjob.Type {
-			fo.Extra = a.savedLayoutExtra(r.path, o.Extra)
+			fo.Extra = csvfamily.SavedLayoutOptions(a.DataDir(), r.path, o.Extra)
 		}
 		j, err := r.f.Submit(ctx, r.path, r.typ, fo)
 		if err != nil {
