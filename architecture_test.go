@@ -4,7 +4,8 @@ package main
 //   - handler packages (and what they build on) link neither SQLite, nor Fyne, nor the AWS SDK,
 //     so the same code runs in the desktop app and in the Lambda worker;
 //   - the window and the command line talk to the app's service API only: ui/ and app/cli
-//     import neither engine/queue nor engine/store, and App exports no database or queue;
+//     import neither engine/queue nor engine/store, and App exports no database, queue or
+//     workflow engine;
 //   - a family's wiring (app/*family) never imports the app, only the contract app/family;
 //   - only sync/ imports the AWS SDK;
 //   - app/ and ui/ hold no SQL.
@@ -157,8 +158,8 @@ func TestFamiliesDoNotImportTheApp(t *testing.T) {
 }
 
 // TestAppExportsNoDatabaseOrQueue: nothing exported by package app — a field, a method, a
-// function's or method's parameter or result — is or holds an *store.DB or a *queue.Queue, so
-// callers cannot go around the service API.
+// function's or method's parameter or result — is or holds an *store.DB, a *queue.Queue or the
+// workflow engine (*flow.Engine), so callers cannot go around the service API.
 func TestAppExportsNoDatabaseOrQueue(t *testing.T) {
 	pkgs := listPackages(t, "./app")
 	if len(pkgs) != 1 {
@@ -167,6 +168,7 @@ func TestAppExportsNoDatabaseOrQueue(t *testing.T) {
 	forbidden := map[string]map[string]bool{ // import path → type names
 		module + "/engine/store": {"DB": true},
 		module + "/engine/queue": {"Queue": true, "Worker": true},
+		module + "/engine/flow":  {"Engine": true},
 	}
 	fset := token.NewFileSet()
 	for _, f := range pkgs[0].GoFiles {

@@ -2,9 +2,9 @@
 // database, queue and workflow engine of the device, gives every job family (families.go lists
 // them, each wired in a package of its own under app/) what it needs through a family.Host,
 // and offers the service the window (ui) and the command line (app/cli) both use: submit, list,
-// get, count, follow, cancel, retry, export (service.go, result_view.go). Nothing below it knows
-// about windows or flags; nothing above it touches the database or the queue: App exports
-// neither.
+// get, count, follow, cancel, retry, export (service.go, result_view.go), and the device's
+// workflows and executions (workflows.go). Nothing below it knows about windows or flags; nothing
+// above it touches the database, the queue or the workflow engine: App exports none of them.
 package app
 
 import (
@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"jobdesk/app/csvfamily"
 	"jobdesk/app/family"
 	"jobdesk/assets"
 	"jobdesk/engine/aijob"
@@ -46,6 +47,10 @@ type Config struct {
 	// ReadOnly says the caller only reads (ls, show): when the data folder or its database may
 	// not be written, Open opens the database read-only instead of failing (writes then fail).
 	ReadOnly bool
+	// Functions replace the workflow functions of the same names (what the workflows' Tasks
+	// call) once the families have registered theirs, as the cloud stand-in's do: a function
+	// that must fail in a known way, for a test.
+	Functions []functions.Function
 }
 
 // App is one running JobDesk: its database, queue, workflow engine, blob store and families,
@@ -146,6 +151,9 @@ func Open(cfg Config) (*App, error) {
 			a.flow.RegisterFunction(fn.Name, fn.Handler, fn.Options)
 		}
 	}
+	for _, fn := range cfg.Functions {
+		a.flow.RegisterFunction(fn.Name, fn.Handler, fn.Options)
+	}
 	if !readOnly {
 		a.loadWorkflows()
 	}
@@ -193,10 +201,6 @@ func DefaultDataDir() (string, error) { return store.DefaultDataDir() }
 
 // DataDir returns the data folder in use.
 func (a *App) DataDir() string { return a.cfg.DataDir }
-
-// Flow returns the workflow engine of the device: its state machines, executions and history,
-// as `jobdesk flow` and the local Step Functions API (`jobdesk serve`) use them.
-func (a *App) Flow() *flow.Engine { return a.flow }
 
 // migrations lists every package's schema, applied at open: the queue's, the families', the
 // workflow engine's and the file grants'.
@@ -322,7 +326,7 @@ func (a *App) Submit(ctx context.Context, paths []string, o SubmitOptions) ([]jo
 		fo := o
 		fo.Target = r.target
 		if r.typ == csvjob.Type {
-			fo.Extra = a.savedLayoutExtra(r.path, o.Extra)
+			fo.Extra = csvfamily.SavedLayoutOptions(a.DataDir(), r.path, o.Extra)
 		}
 		j, err := r.f.Submit(ctx, r.path, r.typ, fo)
 		if err != nil {

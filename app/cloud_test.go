@@ -60,13 +60,13 @@ func TestDeviceWorkflowsNameTheDevicesTopic(t *testing.T) {
 	}
 	defer a.Close()
 	ctx := context.Background()
-	ms, err := a.Flow().ListStateMachines(ctx)
+	ms, err := a.flow.ListStateMachines(ctx)
 	if err != nil || len(ms) == 0 {
 		t.Fatalf("state machines: %v %v", ms, err)
 	}
 	found := false
 	for _, m := range ms {
-		sm, err := a.Flow().DescribeStateMachine(ctx, m.ARN)
+		sm, err := a.flow.DescribeStateMachine(ctx, m.ARN)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +102,7 @@ func TestDeviceWorkflowsCallTheDevicesFunctions(t *testing.T) {
 	}
 	defer a.Close()
 	registered := map[string]bool{}
-	for _, n := range a.Flow().Functions() {
+	for _, n := range a.flow.Functions() {
 		registered[n] = true
 	}
 	for ph, n := range assets.DeviceFunctions {
@@ -118,13 +118,13 @@ func TestDeviceWorkflowsCallTheDevicesFunctions(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	ms, err := a.Flow().ListStateMachines(ctx)
+	ms, err := a.flow.ListStateMachines(ctx)
 	if err != nil || len(ms) != len(assets.Workflows()) {
 		t.Fatalf("state machines: %d of %d workflows loaded, %v", len(ms), len(assets.Workflows()), err)
 	}
 	calls := 0
 	for _, m := range ms {
-		sm, err := a.Flow().DescribeStateMachine(ctx, m.ARN)
+		sm, err := a.flow.DescribeStateMachine(ctx, m.ARN)
 		if err != nil {
 			t.Fatal(err)
 		}

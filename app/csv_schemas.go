@@ -2,237 +2,48 @@ package app
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
 
+	"jobdesk/app/csvfamily"
 	"jobdesk/engine/csvjob"
 	"jobdesk/engine/job"
 )
 
-// This file keeps the CSV schemas a person saved from the window: one JSON file per schema in
-// the data folder's schemas/ folder (schemas/NAME.json). A file is a csvjob.Schema exactly as
-// `jobdesk csv sniff --json` prints it and `run --schema FILE` reads it, with optional keys for
-// what the window's schema dialog also sets (tolerance, a forced encoding or delimiter); the
-// schema reader ignores those keys, so the same file works on the command line unchanged.
+// The CSV schemas (layouts) a person saved from the window, as the service API offers them to
+// the window and the command line; app/csvfamily keeps them (schemas.go there), in the data
+// folder's schemas/ folder.
 
 // SchemaDir is the folder under the data folder that holds saved CSV schemas.
-const SchemaDir = "schemas"
+const SchemaDir = csvfamily.SchemaDir
 
 // SavedSchema is one saved CSV schema: the schema and how a job that uses it runs.
-type SavedSchema struct {
-	csvjob.Schema
-	// TolerancePercent and ToleranceCount override the tolerance of bad rows (nil: the default).
-	TolerancePercent *float64 `json:"tolerate_percent,omitempty"`
-	ToleranceCount   *int     `json:"tolerate_count,omitempty"`
-	// Encoding and Delimiter force the dialect ("": detected per file).
-	Encoding  string `json:"encoding,omitempty"`
-	Delimiter string `json:"delimiter,omitempty"`
-}
+type SavedSchema = csvfamily.SavedSchema
+
+// CSVPlan is how a CSV file dropped on the window will run.
+type CSVPlan = csvfamily.Plan
 
 // SchemaFile returns the file a schema named name is saved in.
-func (a *App) SchemaFile(name string) string {
-	return filepath.Join(a.DataDir(), SchemaDir, schemaFileName(name)+".json")
-}
-
-// schemaFileName turns a schema's name into a file name: path separators and characters no
-// file system accepts become "_"; Japanese stays.
-func schemaFileName(name string) string {
-	name = strings.TrimSpace(name)
-	var b strings.Builder
-	for _, r := range name {
-		switch {
-		case strings.ContainsRune(`/\:*?"<>|`, r), r < 0x20:
-			b.WriteRune('_')
-		default:
-			b.WriteRune(r)
-		}
-	}
-	s := strings.Trim(b.String(), ". ")
-	if s == "" {
-		s = "schema"
-	}
-	return s
-}
+func (a *App) SchemaFile(name string) string { return csvfamily.SchemaFile(a.DataDir(), name) }
 
 // SaveSchema checks s (its schema must compile and its tolerance be in range) and writes it to
 // schemas/NAME.json, replacing a schema of the same name. It returns the file written.
-func (a *App) SaveSchema(s SavedSchema) (string, error) {
-	s.Name = strings.TrimSpace(s.Name)
-	if s.Name == "" {
-		return "", job.Errorf(job.E014, "the schema needs a name").WithJa("スキーマに名前を付けてください。")
-	}
-	if err := s.Schema.Compile(); err != nil {
-		return "", err
-	}
-	if p := s.TolerancePercent; p != nil && (*p < 0 || *p > 100) {
-		return "", job.Errorf(job.E014, "the tolerance must be a percentage from 0 to 100").
-			WithJa("許容率は 0 から 100 までの数で指定してください。")
-	}
-	if n := s.ToleranceCount; n != nil && *n < 0 {
-		return "", job.Errorf(job.E014, "the tolerated count must be 0 or more").WithJa("許容件数は 0 以上で指定してください。")
-	}
-	o := csvjob.Options{Encoding: s.Encoding, Delimiter: s.Delimiter}
-	if err := o.Check(); err != nil {
-		return "", err
-	}
-	b, err := marshalIndent(s)
-	if err != nil {
-		return "", err
-	}
-	file := a.SchemaFile(s.Name)
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return "", job.Wrap(job.E009, err, "the schema could not be saved").WithJa("スキーマを保存できませんでした。")
-	}
-	if err := writeFileAtomic(file, b); err != nil {
-		return "", err
-	}
-	return file, nil
-}
+func (a *App) SaveSchema(s SavedSchema) (string, error) { return csvfamily.SaveSchema(a.DataDir(), s) }
 
 // LoadSavedSchema reads a schema file (a saved one, or any --schema file).
-func LoadSavedSchema(file string) (SavedSchema, error) {
-	var s SavedSchema
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return s, job.Wrap(job.E014, err, fmt.Sprintf("the schema file %s cannot be read", file)).
-			WithJa(fmt.Sprintf("スキーマファイル %s を読み取れません。", file))
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		return s, job.Wrap(job.E014, err, "the schema is not valid JSON").WithJa("スキーマが正しいJSONではありません。")
-	}
-	if err := s.Schema.Compile(); err != nil {
-		return s, err
-	}
-	if s.Name == "" {
-		s.Name = strings.TrimSuffix(filepath.Base(file), ".json")
-	}
-	return s, nil
-}
+func LoadSavedSchema(file string) (SavedSchema, error) { return csvfamily.LoadSavedSchema(file) }
 
 // SavedSchemas returns the saved schemas by name. A file that no longer reads is skipped.
-func (a *App) SavedSchemas() ([]SavedSchema, error) {
-	files, err := filepath.Glob(filepath.Join(a.DataDir(), SchemaDir, "*.json"))
-	if err != nil {
-		return nil, err
-	}
-	var out []SavedSchema
-	for _, f := range files {
-		if s, err := LoadSavedSchema(f); err == nil {
-			out = append(out, s)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
+func (a *App) SavedSchemas() ([]SavedSchema, error) { return csvfamily.SavedSchemas(a.DataDir()) }
 
 // DeleteSchema removes the saved schema name.
-func (a *App) DeleteSchema(name string) error {
-	if err := os.Remove(a.SchemaFile(name)); err != nil && !os.IsNotExist(err) {
-		return job.Wrap(job.E009, err, "the schema could not be removed").WithJa("スキーマを削除できませんでした。")
-	}
-	return nil
-}
+func (a *App) DeleteSchema(name string) error { return csvfamily.DeleteSchema(a.DataDir(), name) }
 
-// CSVPlan is how a CSV file dropped on the window will run.
-type CSVPlan struct {
-	// Schema is the saved schema whose columns the file's header has (nil: the specifications'
-	// user-log schema fits, or Proposal is set).
-	Schema *SavedSchema
-	// Proposal is the sniffer's reading of a file that no schema fits: the dialog starts from it.
-	Proposal *csvjob.SniffResult
-}
-
-// NeedsSchema reports whether no schema fits and a person must confirm one first.
-func (p CSVPlan) NeedsSchema() bool { return p.Proposal != nil }
-
-// PlanCSV decides how the CSV file at path runs: with the saved schema whose columns are exactly
-// the file's header (or, failing that, whose required columns the header has), with the
-// default user-log schema when it fits, or not yet, with the sniffer's proposal for a dialog. A
-// file the sniffer cannot read (binary, empty) gets an empty plan: submitting it reports why.
-func (a *App) PlanCSV(path string) (CSVPlan, error) {
-	res, err := csvjob.Sniff(path)
-	if err != nil {
-		return CSVPlan{}, nil
-	}
-	header := res.Schema.Names()
-	if fits(csvjob.DefaultSchema(), header, true) {
-		return CSVPlan{}, nil
-	}
-	saved, err := a.SavedSchemas()
-	if err != nil {
-		return CSVPlan{}, err
-	}
-	for _, exact := range []bool{true, false} {
-		for i := range saved {
-			if fits(&saved[i].Schema, header, !exact) {
-				return CSVPlan{Schema: &saved[i]}, nil
-			}
-		}
-	}
-	return CSVPlan{Proposal: res}, nil
-}
-
-// fits reports whether a header suits schema s: with requiredOnly, every required column is
-// present (as a run checks it); without, the header names exactly s's columns, in any order.
-func fits(s *csvjob.Schema, header []string, requiredOnly bool) bool {
-	have := map[string]bool{}
-	for _, h := range header {
-		have[strings.TrimSpace(h)] = true
-	}
-	if !requiredOnly && len(have) != len(s.Columns) {
-		return false
-	}
-	for _, c := range s.Columns {
-		if !have[c.Name] && (c.Required || !requiredOnly) {
-			return false
-		}
-	}
-	return true
-}
+// PlanCSV decides how the CSV file at path runs (csvfamily.PlanFile): with the saved schema
+// its header fits, with the default user-log schema, or not yet, with the sniffer's proposal.
+func (a *App) PlanCSV(path string) (CSVPlan, error) { return csvfamily.PlanFile(a.DataDir(), path) }
 
 // CSVExtra is the run options (SubmitOptions.Extra) that make a CSV job use saved schema s.
 func (a *App) CSVExtra(s SavedSchema) map[string]string {
-	extra := map[string]string{"schema": a.SchemaFile(s.Name)}
-	if s.TolerancePercent != nil {
-		extra["tolerate-percent"] = strconv.FormatFloat(*s.TolerancePercent, 'f', -1, 64)
-	}
-	if s.ToleranceCount != nil {
-		extra["tolerate-count"] = strconv.Itoa(*s.ToleranceCount)
-	}
-	if s.Encoding != "" {
-		extra["encoding"] = s.Encoding
-	}
-	if s.Delimiter != "" {
-		extra["delimiter"] = s.Delimiter
-	}
-	return extra
-}
-
-// savedLayoutExtra is the run options of a CSV file at path submitted without a schema: extra
-// with the saved layout whose columns the file's header has (PlanCSV) when there is one, as
-// the window runs it after its new-layout dialog, so `jobdesk run FILE` of such a file uses
-// the layout instead of failing E006 against the user-log one. Options given in extra win
-// over the layout's; a schema given in extra (run --schema) is used as it is.
-func (a *App) savedLayoutExtra(path string, extra map[string]string) map[string]string {
-	if extra["schema"] != "" {
-		return extra
-	}
-	plan, err := a.PlanCSV(path)
-	if err != nil || plan.Schema == nil {
-		return extra
-	}
-	out := a.CSVExtra(*plan.Schema)
-	for k, v := range extra {
-		if v != "" {
-			out[k] = v
-		}
-	}
-	return out
+	return csvfamily.RunOptions(a.DataDir(), s)
 }
 
 // SubmitCSVWithSchema submits the CSV file at path with saved schema s (and the other run
@@ -251,17 +62,4 @@ func (a *App) SubmitCSVWithSchema(ctx context.Context, path string, s SavedSchem
 		return job.Job{}, err
 	}
 	return jobs[0], nil
-}
-
-// marshalIndent writes v as indented JSON without HTML escapes (schemas hold < and >), ending
-// in a newline, as people edit it by hand.
-func marshalIndent(v any) ([]byte, error) {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return []byte(b.String()), nil
 }

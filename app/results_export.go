@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/xuri/excelize/v2"
 
+	"jobdesk/app/family"
 	"jobdesk/engine/aijob"
 	"jobdesk/engine/docjob"
 	"jobdesk/engine/job"
@@ -196,27 +196,6 @@ func writeTable(format, out string, rows [][]string, md string) error {
 	return writeFileAtomic(out, data)
 }
 
-// writeFileAtomic writes data to path through a temporary file in the same folder, so a reader
-// never sees half a file.
-func writeFileAtomic(path string, data []byte) error {
-	fail := func(err error) error {
-		return job.Wrap(job.E014, err, "the file could not be written there; choose another folder").
-			WithJa("そこにはファイルを書き込めませんでした。別の保存先を選んでください。")
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".jobdesk-save-*")
-	if err != nil {
-		return fail(err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fail(err)
-	}
-	return nil
-}
+// writeFileAtomic writes data to path so that a reader never sees half a file
+// (family.WriteFileAtomic).
+func writeFileAtomic(path string, data []byte) error { return family.WriteFileAtomic(path, data) }

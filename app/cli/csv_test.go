@@ -457,15 +457,14 @@ func TestCSVWorkflowLoaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	eng := a.Flow()
-	if _, err := eng.DescribeStateMachine(context.Background(), eng.StateMachineARN(csvfamily.Workflow)); err != nil {
+	if _, err := a.Workflow(context.Background(), csvfamily.Workflow); err != nil {
 		t.Fatalf("the csv-processing workflow is not loaded by the workflow engine: %v", err)
 	}
 	def, err := assets.Workflow(csvfamily.Workflow)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range flow.Validate(def, eng.CheckResourceStrict) {
+	for _, d := range a.ValidateWorkflow(def) {
 		t.Errorf("%s %s at %s: %s", d.Severity, d.Code, d.Location, d.Message)
 	}
 }
@@ -518,7 +517,6 @@ func TestCSVJobRunsTheWorkflow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	eng := a.Flow()
 	text, want := userLog(500, 40, map[int]string{3: "U1,1,1"})
 	path := writeFile(t, t.TempDir(), "direct.csv", []byte(text))
 	jobs, err := a.Submit(ctx, []string{path}, app.SubmitOptions{})
@@ -540,7 +538,7 @@ func TestCSVJobRunsTheWorkflow(t *testing.T) {
 	}
 	var res csvfamily.Result
 	json.Unmarshal(j.Result, &res)
-	if x, err := eng.DescribeExecution(ctx, res.ExecutionARN); err != nil || x.Status != flow.StatusSucceeded {
+	if x, err := a.Execution(ctx, res.ExecutionARN); err != nil || x.Status != flow.StatusSucceeded {
 		t.Fatalf("no execution of the workflow ran for the job: %+v %v", x, err)
 	}
 	a.Close()
@@ -610,14 +608,13 @@ func TestCSVCancel(t *testing.T) {
 	if err := a.StartEngine(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eng := a.Flow()
 	deadline := time.Now().Add(time.Minute)
 	var x flow.Execution
 	for {
 		// The execution is the csv job's child; cancel as soon as it runs.
 		kids, _ := a.List(ctx, app.ListFilter{ParentID: id})
 		if len(kids) > 0 {
-			if x, err = eng.ExecutionByJob(ctx, kids[0].ID); err == nil {
+			if x, err = a.ExecutionByJob(ctx, kids[0].ID); err == nil {
 				break
 			}
 		}
@@ -635,7 +632,7 @@ func TestCSVCancel(t *testing.T) {
 	if err != nil || j.Status != "CANCELLED" {
 		t.Fatalf("%v %+v", err, j)
 	}
-	if x, err = eng.Wait(wctx, x.ARN); err != nil || x.Status != flow.StatusAborted {
+	if x, err = a.WaitExecution(wctx, x.ARN); err != nil || x.Status != flow.StatusAborted {
 		t.Fatalf("execution %v %+v", err, x)
 	}
 	var n int
@@ -684,8 +681,7 @@ func TestCSVRetryAfterFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait("SUCCEEDED")
-	eng := a.Flow()
-	xs, _, err := eng.ListExecutions(ctx, eng.StateMachineARN(csvfamily.Workflow), "", 100, "")
+	xs, _, err := a.Executions(ctx, csvfamily.Workflow, 100, "")
 	if err != nil || len(xs) != 2 {
 		t.Fatalf("%v: %d executions, want the failed one and the retry", err, len(xs))
 	}

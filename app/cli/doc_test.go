@@ -281,7 +281,7 @@ func TestDocZipBadEntryPartial(t *testing.T) {
 	if err != nil || len(execs) != 1 {
 		t.Fatalf("executions under job %d: %v %v", j.ID, execs, err)
 	}
-	x, err := a.Flow().ExecutionByJob(ctx, execs[0].ID)
+	x, err := a.ExecutionByJob(ctx, execs[0].ID)
 	if err != nil || x.Status != "SUCCEEDED" || !strings.Contains(x.StateMachineARN, convertfamily.Workflow) {
 		t.Fatalf("execution %+v %v", x, err)
 	}
@@ -293,7 +293,7 @@ func TestDocZipBadEntryPartial(t *testing.T) {
 	if perState["ConvertEntry"] != 3 || perState["Ingest"] != 1 || perState["ExtractEntries"] != 1 || perState["Collect"] != 1 {
 		t.Fatalf("task jobs per state %v", perState)
 	}
-	hist, _, err := a.Flow().History(ctx, x.ARN, false, 0, "")
+	hist, _, err := a.ExecutionHistory(ctx, x.ARN, 0, "")
 	iterations := 0
 	for _, e := range hist {
 		if e.Type == "MapIterationStarted" {
@@ -406,13 +406,12 @@ func TestDocWorkflowValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := a.Flow()
-	if ds := flow.Validate(def, eng.CheckResourceStrict); len(ds) != 0 {
+	if ds := a.ValidateWorkflow(def); len(ds) != 0 {
 		t.Fatalf("diagnostics: %+v", ds)
 	}
-	arn := eng.StateMachineARN(convertfamily.Workflow)
-	if _, err := eng.DescribeStateMachine(context.Background(), arn); err != nil || !strings.HasSuffix(arn, ":stateMachine:"+convertfamily.Workflow) {
-		t.Fatalf("workflow not loaded: %q %v", arn, err)
+	sm, err := a.Workflow(context.Background(), convertfamily.Workflow)
+	if err != nil || !strings.HasSuffix(sm.ARN, ":stateMachine:"+convertfamily.Workflow) {
+		t.Fatalf("workflow not loaded: %q %v", sm.ARN, err)
 	}
 }
 

@@ -85,12 +85,11 @@ func flowValidate(c *CLI, args []string) int {
 	if err != nil {
 		return c.Fail(job.Wrap(job.E014, err, "cannot read "+pos[0]).WithJa("ファイルを読み込めません。"))
 	}
-	eng, ok := c.flowEngine()
+	a, ok := c.Open()
 	if !ok {
 		return ExitFailed
 	}
-	def = c.app.DeviceDefinition(def)
-	ds := flow.Validate(def, eng.CheckResourceStrict)
+	ds := a.ValidateWorkflow(a.DeviceDefinition(def))
 	errs := 0
 	for _, d := range ds {
 		if d.Severity == "ERROR" {
@@ -151,16 +150,16 @@ func flowTestState(c *CLI, args []string) int {
 	if err := checkFlowInput(in); err != nil {
 		return c.Fail(err)
 	}
-	eng, ok := c.flowEngine()
+	a, ok := c.Open()
 	if !ok {
 		return ExitFailed
 	}
-	def = c.app.DeviceDefinition(def)
+	def = a.DeviceDefinition(def)
 	req := flow.TestStateInput{Definition: string(def), StateName: pos[1], Input: in, InspectionLevel: strings.ToUpper(*level)}
 	if *variables != "" {
 		req.Variables = json.RawMessage(*variables)
 	}
-	out, err := eng.TestState(context.Background(), req)
+	out, err := a.TestWorkflowState(context.Background(), req)
 	if err != nil {
 		return c.Fail(flowError(err))
 	}
@@ -265,7 +264,6 @@ func flowStart(c *CLI, args []string) int {
 	if !ok {
 		return ExitFailed
 	}
-	eng := a.Flow()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var smARN, jobName string
@@ -274,7 +272,7 @@ func flowStart(c *CLI, args []string) int {
 		// As `flow validate`: a Task naming a function this device does not have is refused now,
 		// not found out when the execution reaches it.
 		errs := 0
-		for _, d := range flow.Validate(def, eng.CheckResourceStrict) {
+		for _, d := range a.ValidateWorkflow(def) {
 			if d.Severity == "ERROR" {
 				errs++
 				fmt.Fprintf(c.Stderr, "%s %s %s: %s\n", d.Severity, d.Location, d.Code, d.Message)
@@ -284,19 +282,19 @@ func flowStart(c *CLI, args []string) int {
 			return c.Fail(job.Errorf(job.E014, "%s has %d error(s); nothing was started", pos[0], errs).
 				WithJa(fmt.Sprintf("ワークフロー定義にエラーが %d 件あるため、開始しませんでした。", errs)))
 		}
-		sm, err := eng.PutStateMachine(ctx, machineName(pos[0]), string(def))
+		sm, err := a.PutWorkflow(ctx, machineName(pos[0]), def)
 		if err != nil {
 			return c.Fail(flowError(err))
 		}
 		smARN, jobName = sm.ARN, filepath.Base(pos[0])
 	} else {
-		sm, err2 := eng.DescribeStateMachine(ctx, eng.StateMachineARN(pos[0]))
+		sm, err2 := a.Workflow(ctx, pos[0])
 		if err2 != nil {
 			return c.Fail(job.Wrap(job.E014, err, "cannot read "+pos[0]+" (and no stored workflow has that name)").WithJa("ワークフローのファイルが読み込めません。"))
 		}
 		smARN, jobName = sm.ARN, sm.Name
 	}
-	x, err := eng.StartExecution(ctx, smARN, json.RawMessage(in), flow.StartOptions{Name: *name, JobName: jobName})
+	x, err := a.StartWorkflow(ctx, smARN, json.RawMessage(in), flow.StartOptions{Name: *name, JobName: jobName})
 	if err != nil {
 		return c.Fail(flowError(err))
 	}
@@ -308,7 +306,7 @@ func flowStart(c *CLI, args []string) int {
 		if _, err := c.RunAndWait(ctx, a, []job.Job{j}); err != nil {
 			return c.Fail(err)
 		}
-		if x, err = eng.Wait(ctx, x.ARN); err != nil {
+		if x, err = a.WaitExecution(ctx, x.ARN); err != nil {
 			return c.Fail(err)
 		}
 	}
@@ -428,7 +426,7 @@ func flowHistory(c *CLI, args []string) int {
 	if x.Cloud {
 		err = printCloudHistory(c, a, x.ARN, *asJSON)
 	} else {
-		err = printFlowHistory(c, a.Flow(), x.ARN, *asJSON)
+		err = printFlowHistory(c, a, x.ARN, *asJSON)
 	}
 	if err != nil {
 		return c.Fail(flowError(err))
@@ -447,7 +445,7 @@ func execution(ctx context.Context, a *app.App, jobOrARN string) (app.ExecutionR
 		}
 		return a.ExecutionOf(ctx, j.ID)
 	}
-	_, err := a.Flow().DescribeExecution(ctx, jobOrARN)
+	_, err := a.Execution(ctx, jobOrARN)
 	var ae *flow.APIError
 	if errors.As(err, &ae) && (ae.Type == "ExecutionDoesNotExist" || ae.Type == "InvalidArn") {
 		if _, cerr := a.CloudHistory(ctx, jobOrARN); cerr == nil {
@@ -473,7 +471,6 @@ func flowRerun(c *CLI, verb string, args []string) int {
 	if !ok {
 		return ExitFailed
 	}
-	eng := a.Flow()
 	ctx := context.Background()
 	if verb == "redrive" {
 		return redrive(c, a, pos[0])
@@ -486,11 +483,11 @@ func flowRerun(c *CLI, verb string, args []string) int {
 		return c.Fail(job.Errorf(job.E014, "flow retry runs the device's executions; retry a cloud job with jobdesk retry ID").
 			WithJa("クラウドのジョブは jobdesk retry ID で再実行してください。"))
 	}
-	x, err := eng.RetryExecution(ctx, ref.ARN)
+	x, err := a.RetryExecution(ctx, ref.ARN)
 	if err != nil {
 		return c.Fail(flowError(err))
 	}
-	if x, err = eng.DescribeExecution(ctx, x.ARN); err != nil {
+	if x, err = a.Execution(ctx, x.ARN); err != nil {
 		return c.Fail(flowError(err))
 	}
 	fmt.Fprintf(c.Stdout, "job %s\t%s\t%s\n", executionJob(ctx, a, x), x.Status, x.ARN)
@@ -544,7 +541,7 @@ func printRedriven(c *CLI, a *app.App, j job.Job) int {
 	}
 	status := string(j.Status)
 	if !ref.Cloud {
-		if x, err := a.Flow().DescribeExecution(ctx, ref.ARN); err == nil {
+		if x, err := a.Execution(ctx, ref.ARN); err == nil {
 			status = x.Status
 		}
 	}
@@ -580,7 +577,7 @@ func printCloudHistory(c *CLI, a *app.App, arn string, asJSON bool) error {
 
 // printFlowHistory prints the history events of the execution arn: a table, or JSON lines.
 // `jobdesk show --history` of a workflow job can call it too.
-func printFlowHistory(c *CLI, eng *flow.Engine, arn string, asJSON bool) error {
+func printFlowHistory(c *CLI, a *app.App, arn string, asJSON bool) error {
 	ctx := context.Background()
 	enc := json.NewEncoder(c.Stdout)
 	enc.SetEscapeHTML(false)
@@ -590,7 +587,7 @@ func printFlowHistory(c *CLI, eng *flow.Engine, arn string, asJSON bool) error {
 	}
 	token := ""
 	for {
-		evs, next, err := eng.History(ctx, arn, false, 1000, token)
+		evs, next, err := a.ExecutionHistory(ctx, arn, 1000, token)
 		if err != nil {
 			return err
 		}
@@ -612,13 +609,12 @@ func printFlowHistory(c *CLI, eng *flow.Engine, arn string, asJSON bool) error {
 // flowHistoryOfJob prints the workflow history of job id when it is a workflow execution's job,
 // and reports whether it was one, for `jobdesk show --history`.
 func flowHistoryOfJob(c *CLI, a *app.App, id int64) bool {
-	eng := a.Flow()
-	x, err := eng.ExecutionByJob(context.Background(), id)
+	x, err := a.ExecutionByJob(context.Background(), id)
 	if err != nil {
 		return false
 	}
 	fmt.Fprintf(c.Stdout, "\nWorkflow history (%s):\n", x.ARN)
-	return printFlowHistory(c, eng, x.ARN, false) == nil
+	return printFlowHistory(c, a, x.ARN, false) == nil
 }
 
 // summary prints an event's details on one line: name, error, cause, input or output, shortened.
@@ -640,13 +636,4 @@ func summary(d map[string]any) string {
 		}
 	}
 	return strings.Join(parts, " ")
-}
-
-// flowEngine opens the App and its workflow engine; on failure it has printed why.
-func (c *CLI) flowEngine() (*flow.Engine, bool) {
-	a, ok := c.Open()
-	if !ok {
-		return nil, false
-	}
-	return a.Flow(), true
 }

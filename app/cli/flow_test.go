@@ -11,7 +11,6 @@ import (
 
 	"jobdesk/app"
 	"jobdesk/assets"
-	"jobdesk/engine/flow"
 )
 
 const testWorkflow = `{
@@ -174,21 +173,21 @@ func TestFlowEngineSharedAndWorkflowsLoaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	eng := a.Flow()
-	if eng == nil || a.Flow() != eng {
-		t.Fatal("the App must create the workflow engine once and keep it")
-	}
-	sms, err := eng.ListStateMachines(t.Context())
+	sms, err := a.Workflows(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	loaded := map[string]bool{}
 	for _, sm := range sms {
 		loaded[sm.Name] = true
+		// One engine, created once and kept: what one call lists, the next finds.
+		if got, err := a.Workflow(t.Context(), sm.Name); err != nil || got.ARN != sm.ARN {
+			t.Fatal("the App must create the workflow engine once and keep it")
+		}
 	}
 	for _, name := range assets.Workflows() {
 		def, _ := assets.Workflow(name)
-		ds := flow.Validate(def, eng.CheckResourceStrict)
+		ds := a.ValidateWorkflow(def)
 		if !loaded[name] {
 			t.Logf("shipped workflow %s is not loaded yet: %+v", name, ds)
 		}

@@ -30,18 +30,18 @@ func TestRedriveByTheJobNumber(t *testing.T) {
 
 	// A CSV import that runs its workflow (an execution and its Task jobs), then a conversion
 	// whose Convert step fails (the disk was full), run by an App of this folder.
-	a, err := app.Open(app.Config{DataDir: dir, Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Flow().RegisterFunction(docjob.FunctionName, func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+	convertFails := functions.Function{Name: docjob.FunctionName, Handler: func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
 		var p struct{ Mode string }
 		json.Unmarshal(in, &p)
 		if p.Mode == "ingest" {
 			return json.RawMessage(`{"cached":false,"kind":"text","sha256":"0"}`), nil
 		}
 		return nil, job.Errorf(job.E009, "the disk is full").WithJa("ディスクがいっぱいです。").Permanent()
-	}, functions.Options{})
+	}}
+	a, err := app.Open(app.Config{DataDir: dir, Workers: 2, Functions: []functions.Function{convertFails}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	a.StartEngine(ctx)
 	imports, err := a.Submit(ctx, []string{csvFile}, app.SubmitOptions{})
 	if err != nil {

@@ -17,7 +17,6 @@ import (
 	"syscall"
 
 	"jobdesk/app"
-	"jobdesk/engine/flow"
 	"jobdesk/engine/flow/sfnapi"
 	"jobdesk/engine/job"
 )
@@ -202,16 +201,14 @@ func (c *CLI) cmdServe(args []string) int {
 	if *accessKey != "" {
 		keys = append(keys, sfnapi.Credentials{AccessKeyID: *accessKey, SecretAccessKey: *secretKey})
 	}
-	eng := a.Flow()
 	ctx, stop := serveSignals()
 	defer stop()
 	if err := a.StartEngine(ctx); err != nil {
 		return c.Fail(err)
 	}
-	srv := sfnapi.New(eng, sfnapi.Options{
-		// Definitions are checked as `jobdesk flow validate` does: a Task naming a function this
-		// device does not have is refused when the state machine is created, not when it runs.
-		Validate:      func(def []byte) []flow.Diagnostic { return flow.Validate(def, eng.CheckResourceStrict) },
+	// Definitions are checked as `jobdesk flow validate` does: a Task naming a function this
+	// device does not have is refused when the state machine is created, not when it runs.
+	srv := a.StepFunctionsAPI(sfnapi.Options{
 		Credentials:   keys,
 		Region:        serveRegion,
 		AnyRegion:     *region == "",
