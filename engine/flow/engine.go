@@ -35,11 +35,10 @@ type Engine struct {
 	db   *store.DB
 	opts Options
 
-	mu          sync.Mutex
-	funcs       *functions.Registry
-	waiters     map[int64][]chan struct{}
-	actCh       chan struct{} // closed and replaced whenever activity tasks change
-	outcomeStmt *sql.Stmt
+	mu      sync.Mutex
+	funcs   *functions.Registry
+	waiters map[int64][]chan struct{}
+	actCh   chan struct{} // closed and replaced whenever activity tasks change
 	// historyFull inserts historyPerStatement history events, prepared once on the writer
 	// connection: a Map of 10,000 items writes some 200 of them, each parsed otherwise.
 	historyFull *sql.Stmt
@@ -159,7 +158,7 @@ func (e *Engine) waitJob(ctx context.Context, id int64) (job.Job, error) {
 		e.mu.Lock()
 		e.waiters[id] = append(e.waiters[id], ch)
 		e.mu.Unlock()
-		j, err := e.jobOutcome(ctx, id)
+		j, err := e.q.Outcome(ctx, id)
 		if err != nil || j.Status.Final() {
 			e.dropWaiter(id, ch)
 			return j, err
@@ -170,51 +169,10 @@ func (e *Engine) waitJob(ctx context.Context, id int64) (job.Job, error) {
 			e.dropWaiter(id, ch)
 		case <-ctx.Done():
 			e.dropWaiter(id, ch)
-			j, _ := e.jobOutcome(context.WithoutCancel(ctx), id)
+			j, _ := e.q.Outcome(context.WithoutCancel(ctx), id)
 			return j, ctx.Err()
 		}
 	}
-}
-
-// jobOutcome reads a job's status, result, error and start time with a statement prepared
-// once: waiting on the tasks of thousands of map items reads it thousands of times.
-func (e *Engine) jobOutcome(ctx context.Context, id int64) (job.Job, error) {
-	e.mu.Lock()
-	if e.outcomeStmt == nil {
-		st, err := e.db.R.Prepare(`SELECT status, result, error, started_at FROM jobs WHERE id=?`)
-		if err != nil {
-			e.mu.Unlock()
-			return job.Job{}, err
-		}
-		e.outcomeStmt = st
-	}
-	stmt := e.outcomeStmt
-	e.mu.Unlock()
-	j := job.Job{ID: id}
-	var result []byte
-	var errText sql.NullString
-	var started sql.NullInt64
-	err := stmt.QueryRowContext(context.WithoutCancel(ctx), id).Scan(&j.Status, &result, &errText, &started)
-	if errors.Is(err, sql.ErrNoRows) {
-		return j, queue.ErrNotFound
-	}
-	if err != nil {
-		return j, err
-	}
-	if len(result) > 0 {
-		j.Result = json.RawMessage(result)
-	}
-	if errText.Valid && errText.String != "" {
-		var je job.Error
-		if json.Unmarshal([]byte(errText.String), &je) == nil {
-			j.Error = &je
-		}
-	}
-	if started.Valid {
-		t := time.UnixMilli(started.Int64)
-		j.StartedAt = &t
-	}
-	return j, nil
 }
 
 func (e *Engine) dropWaiter(id int64, ch chan struct{}) {

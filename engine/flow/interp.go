@@ -761,13 +761,10 @@ func (r *run) dedupKey(key string) string {
 
 // succeededBefore returns the job of this task that succeeded before a redrive (0 when none), so
 // that a redriven execution does not run a finished task again, however deep in Parallel
-// branches it is. It reads the queue's jobs table by dedup key.
+// branches it is. It asks the queue by dedup key.
 func (r *run) succeededBefore(ctx context.Context, key string) int64 {
 	for n := r.redrive - 1; n >= 0; n-- {
-		var id int64
-		err := r.e.db.R.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > '' AND status IN ('SUCCEEDED','PARTIAL')`,
-			fmt.Sprintf("flow:%d:%d:%s", r.execID, n, key)).Scan(&id)
-		if err == nil {
+		if id, err := r.e.q.SucceededByKey(ctx, fmt.Sprintf("flow:%d:%d:%s", r.execID, n, key)); err == nil && id != 0 {
 			return id
 		}
 	}

@@ -111,6 +111,7 @@ type Queue struct {
 	stmtMu     sync.Mutex
 	claims     map[claimKey]*sql.Stmt // claimSQL(n, f), by number of types and crash filter
 	dueReads   map[dueKey]*sql.Stmt   // anyDueSQL(n) and nextDueSQL(n) on the readers, by number of types
+	outcome    *sql.Stmt              // outcomeSQL on the readers, prepared by the first Outcome
 	tokenSeq   atomic.Int64           // numbers lease tokens
 	// The statements that number jobs (migration 006), prepared in Open too.
 	insertNumbered *sql.Stmt // insertNumberedSQL, for Enqueue of a job without a parent
@@ -205,10 +206,11 @@ func (q *Queue) closeStmts() {
 		st.Close()
 		delete(q.dueReads, k)
 	}
+	if q.outcome != nil {
+		q.outcome.Close()
+		q.outcome = nil
+	}
 }
-
-// DB returns the database the queue lives in.
-func (q *Queue) DB() *store.DB { return q.db }
 
 // DataDir returns the data folder given in Options.
 func (q *Queue) DataDir() string { return q.opts.DataDir }
