@@ -101,7 +101,7 @@ func New(db *store.DB, q *queue.Queue, opts Options) (*Engine, error) {
 	events, stop := q.Subscribe(1 << 16)
 	e.done = make(chan struct{})
 	e.stop = stop
-	go e.dispatch(events)
+	go e.wake(events)
 	return e, nil
 }
 
@@ -114,8 +114,8 @@ func (e *Engine) Close() {
 	})
 }
 
-// dispatch wakes the goroutines waiting for a job to finish.
-func (e *Engine) dispatch(events <-chan job.Event) {
+// wake wakes the goroutines waiting for a job to finish.
+func (e *Engine) wake(events <-chan job.Event) {
 	for {
 		var ev job.Event
 		select {

@@ -17,7 +17,7 @@
 // inside the caller's transaction where a caller may need one: Enqueue (send, send.go), Claim (receive: lease due jobs
 // of some types for one target, claim.go), Extend (heartbeat), and Finish with an Outcome of the
 // lease — Complete, Fail and Defer for one job (complete.go). Reap returns lapsed leases to the
-// queue (reaper.go). The Worker (worker.go, dispatch.go, execute.go) is the device's consumer,
+// queue (reaper.go). The Worker (worker.go, claimloop.go, execute.go) is the device's consumer,
 // built on those verbs: it claims job.TargetDevice jobs and runs their handlers; a cloud
 // dispatcher claims job.TargetCloud jobs the same way. Finish, Claim and EnqueueBatch calls made
 // at the same moment share one transaction (group commit, groupcommit.go). This file holds the Queue and the reads
