@@ -93,12 +93,11 @@ func New(db *store.DB, q *queue.Queue, opts Options) (*Engine, error) {
 	if opts.Functions == nil {
 		opts.Functions = functions.New()
 	}
-	e := &Engine{q: q, db: db, opts: opts, funcs: opts.Functions,
-		waiters: map[int64][]chan struct{}{}, actCh: make(chan struct{})}
+	e := &Engine{q: q, db: db, opts: opts, funcs: opts.Functions, actCh: make(chan struct{})}
 	if st, err := db.W.Prepare(historyInsert(historyPerStatement)); err == nil {
 		e.historyFull = st
 	}
-	events, stop := q.Subscribe(1 << 16)
+	events, stop := q.Watch(0)
 	e.done = make(chan struct{})
 	e.stop = stop
 	go e.wake(events)
@@ -114,7 +113,8 @@ func (e *Engine) Close() {
 	})
 }
 
-// wake wakes the goroutines waiting for a job to finish.
+// wake wakes the goroutines waiting on activity tasks when another process changed the database
+// (the events that concern every job: a watch of job 0).
 func (e *Engine) wake(events <-chan job.Event) {
 	for {
 		var ev job.Event
@@ -124,26 +124,7 @@ func (e *Engine) wake(events <-chan job.Event) {
 			return
 		}
 		if ev.Kind == job.EventExternalChange {
-			e.mu.Lock()
-			for id, ws := range e.waiters {
-				for _, w := range ws {
-					close(w)
-				}
-				delete(e.waiters, id)
-			}
-			e.mu.Unlock()
 			e.activityChanged()
-			continue
-		}
-		if !ev.Status.Final() {
-			continue
-		}
-		e.mu.Lock()
-		ws := e.waiters[ev.JobID]
-		delete(e.waiters, ev.JobID)
-		e.mu.Unlock()
-		for _, w := range ws {
-			close(w)
 		}
 	}
 }
@@ -151,42 +132,35 @@ func (e *Engine) wake(events <-chan job.Event) {
 // waitJob blocks until job id is final (or ctx ends) and returns its outcome: its status,
 // result, error and start time (the other fields of the job are not read).
 func (e *Engine) waitJob(ctx context.Context, id int64) (job.Job, error) {
-	tick := time.NewTicker(2 * time.Second) // a lost event (a slow subscriber) costs at most this
-	defer tick.Stop()
-	for {
-		ch := make(chan struct{})
-		e.mu.Lock()
-		e.waiters[id] = append(e.waiters[id], ch)
-		e.mu.Unlock()
-		j, err := e.q.Outcome(ctx, id)
-		if err != nil || j.Status.Final() {
-			e.dropWaiter(id, ch)
-			return j, err
-		}
-		select {
-		case <-ch:
-		case <-tick.C:
-			e.dropWaiter(id, ch)
-		case <-ctx.Done():
-			e.dropWaiter(id, ch)
-			j, _ := e.q.Outcome(context.WithoutCancel(ctx), id)
-			return j, ctx.Err()
-		}
-	}
+	return e.followJob(ctx, id, nil)
 }
 
-func (e *Engine) dropWaiter(id int64, ch chan struct{}) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	ws := e.waiters[id]
-	for i, w := range ws {
-		if w == ch {
-			e.waiters[id] = append(ws[:i], ws[i+1:]...)
-			break
+// followJob is waitJob that also passes each progress the job reports to progress (when not
+// nil): a Task's handler moves its execution's progress so. It waits on the job's events
+// (queue.Watch), as every wait for a job does.
+func (e *Engine) followJob(ctx context.Context, id int64, progress func(pct float64, msg string)) (job.Job, error) {
+	events, stop := e.q.Watch(id)
+	defer stop()
+	for {
+		j, err := e.q.Outcome(ctx, id)
+		if err != nil || j.Status.Final() {
+			return j, err
 		}
-	}
-	if len(e.waiters[id]) == 0 {
-		delete(e.waiters, id)
+	wait:
+		for {
+			select {
+			case ev := <-events:
+				if ev.Kind != job.EventProgress {
+					break wait // where the job stands may have changed: read it again
+				}
+				if progress != nil && ev.JobID == id {
+					progress(ev.Progress, ev.Message)
+				}
+			case <-ctx.Done():
+				j, _ := e.q.Outcome(context.WithoutCancel(ctx), id)
+				return j, ctx.Err()
+			}
+		}
 	}
 }
 

@@ -96,6 +96,9 @@ type Queue struct {
 	mu     sync.Mutex
 	subs   map[int]chan job.Event
 	nextID int
+	// watchers receive one job's events (Watch), by job id.
+	watchers map[int64][]chan job.Event
+	watching int // how many watchers there are, for the events that go to all of them
 	// running maps a job id leased by a worker of this process to the cancel of its context.
 	running map[int64]context.CancelFunc
 	// waiters are the orchestrator types of this process's workers (Reap's poison limit
@@ -148,7 +151,7 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 	if err != nil {
 		return nil, dbError(err)
 	}
-	q := &Queue{db: db, opts: opts, subs: map[int]chan job.Event{}, running: map[int64]context.CancelFunc{},
+	q := &Queue{db: db, opts: opts, subs: map[int]chan job.Event{}, watchers: map[int64][]chan job.Event{}, running: map[int64]context.CancelFunc{},
 		closed: make(chan struct{}), insert: ins, claims: map[claimKey]*sql.Stmt{}, dueReads: map[dueKey]*sql.Stmt{},
 		typeSeq: map[string]uint64{}}
 	for _, n := range blockSizes {

@@ -97,3 +97,48 @@ func TestOutcomeAndSucceededByKey(t *testing.T) {
 		t.Fatalf("the empty key found job %d, %v", id, err)
 	}
 }
+
+// A watch receives its job's events and those that concern every job, not other jobs'; one
+// that falls behind keeps the newest. A watch of job 0 receives only those for every job.
+func TestWatch(t *testing.T) {
+	q := openQueue(t, t.TempDir())
+	ctx := context.Background()
+	a, _, _ := q.Enqueue(ctx, Params{Type: "x"})
+	b, _, _ := q.Enqueue(ctx, Params{Type: "x"})
+	events, stop := q.Watch(a.ID)
+	defer stop()
+	all, stopAll := q.Watch(0)
+	defer stopAll()
+	for i := range watchBuffer + 5 {
+		q.SetProgress(ctx, b.ID, float64(i), "other")
+		q.SetProgress(ctx, a.ID, float64(i), "mine")
+	}
+	q.publish(job.Event{Kind: job.EventExternalChange})
+	var got []job.Event
+	for len(events) > 0 {
+		got = append(got, <-events)
+	}
+	if len(got) != watchBuffer {
+		t.Fatalf("a watch held %d events, want %d", len(got), watchBuffer)
+	}
+	for _, e := range got[:len(got)-1] {
+		if e.JobID != a.ID || e.Message != "mine" {
+			t.Fatalf("a watch of job %d got %+v", a.ID, e)
+		}
+	}
+	if last := got[len(got)-1]; last.Kind != job.EventExternalChange {
+		t.Fatalf("the newest event was lost: last %+v", last)
+	}
+	if got[len(got)-2].Progress != float64(watchBuffer+4) {
+		t.Fatalf("the newest progress was lost: %+v", got[len(got)-2])
+	}
+	if len(all) != 1 {
+		t.Fatalf("a watch of job 0 got %d events, want only the ExternalChange", len(all))
+	}
+	stop()
+	stop() // twice is harmless
+	q.SetProgress(ctx, a.ID, 1, "after")
+	if len(events) != 0 {
+		t.Fatal("an ended watch still receives")
+	}
+}
