@@ -142,7 +142,7 @@ func (p *Processor) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 			_ = p.blobs().Remove(ctx, blob.Join(dir, errorFile))
 		}
 	case EventChunk:
-		out, err = p.chunks(ctx, &ev)
+		out, err = p.chunks(ctx, &ev, r)
 	case EventAudit:
 		out, err = p.audit(ctx, &ev)
 	case EventAggregation:
@@ -299,7 +299,9 @@ type BatchResult struct {
 	Failed int64         `json:"failed"`
 }
 
-func (p *Processor) chunks(ctx context.Context, ev *Request) (*BatchResult, error) {
+// chunks processes a batch of chunks, reporting the rows read as each chunk is done: the
+// workflow's execution, and so the job a person sees, moves with them.
+func (p *Processor) chunks(ctx context.Context, ev *Request, r job.Reporter) (*BatchResult, error) {
 	jc, dir, err := p.loadContext(ctx, ev.ExecutionID)
 	if err != nil {
 		return nil, err
@@ -315,8 +317,12 @@ func (p *Processor) chunks(ctx context.Context, ev *Request) (*BatchResult, erro
 	if len(items) == 0 {
 		return nil, job.Errorf(job.E014, "CSV_CHUNK_PROCESSING got no chunk").WithJa("処理するチャンクがありません。").WithName(KindValidation)
 	}
-	out := &BatchResult{}
+	var rows int64 // the batch's rows, as the manifest counted them
 	for _, c := range items {
+		rows += c.Rows
+	}
+	out := &BatchResult{}
+	for i, c := range items {
 		cr, err := p.processOne(ctx, jc, pl, jc.run(dir), c)
 		if err != nil {
 			return nil, err
@@ -324,6 +330,11 @@ func (p *Processor) chunks(ctx context.Context, ev *Request) (*BatchResult, erro
 		out.Chunks = append(out.Chunks, *cr)
 		out.Rows += cr.Rows
 		out.Failed += cr.Failed
+		pct := float64(i+1) * 100 / float64(len(items))
+		if rows > 0 {
+			pct = min(100, float64(out.Rows)*100/float64(rows))
+		}
+		r.Progress(pct, fmt.Sprintf("%d of %d rows read", out.Rows, max(rows, out.Rows)))
 	}
 	return out, nil
 }

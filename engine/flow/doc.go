@@ -22,8 +22,18 @@
 // and skipped on resume and on redrive; an iteration not yet recorded at a kill runs again and
 // finds its finished tasks by their dedup keys. Task jobs started at the same moment are
 // enqueued together (the queue's group commit). Retry backoff and Wait states are child jobs of type "flow.timer" with a not-before
-// time, so waiting survives a restart too. Nothing polls on a timer: waiters are woken by the
-// queue's events.
+// time, so waiting survives a restart too. Nothing polls on a timer: a wait for a job (a Task's,
+// a timer's, an execution's) watches that job's events (queue.Watch), and job rows are read and
+// changed through the queue's verbs only, never with SQL of this package's own.
+//
+// # Progress
+//
+// An execution's progress is the share of its states done, the state now running counting by
+// its own progress: a Map's by its items done plus the progress its running items' Tasks
+// report, a top-level Task's by what its handler reports (rows read, pages done), whose message
+// the execution's carries too. Those reports reach the execution as the task jobs' progress
+// events; the orchestrator's Wait (Executions) passes the execution job's progress events on
+// to the job a person sees the same way. It never goes back, and stops at 99 until the end.
 //
 // Task TimeoutSeconds and HeartbeatSeconds are enforced around the function's handler (the
 // handler's progress reports are its heartbeats) and fail with States.Timeout and

@@ -35,11 +35,10 @@ type Engine struct {
 	db   *store.DB
 	opts Options
 
-	mu          sync.Mutex
-	funcs       *functions.Registry
-	waiters     map[int64][]chan struct{}
-	actCh       chan struct{} // closed and replaced whenever activity tasks change
-	outcomeStmt *sql.Stmt
+	mu      sync.Mutex
+	funcs   *functions.Registry
+	waiters map[int64][]chan struct{}
+	actCh   chan struct{} // closed and replaced whenever activity tasks change
 	// historyFull inserts historyPerStatement history events, prepared once on the writer
 	// connection: a Map of 10,000 items writes some 200 of them, each parsed otherwise.
 	historyFull *sql.Stmt
@@ -94,15 +93,14 @@ func New(db *store.DB, q *queue.Queue, opts Options) (*Engine, error) {
 	if opts.Functions == nil {
 		opts.Functions = functions.New()
 	}
-	e := &Engine{q: q, db: db, opts: opts, funcs: opts.Functions,
-		waiters: map[int64][]chan struct{}{}, actCh: make(chan struct{})}
+	e := &Engine{q: q, db: db, opts: opts, funcs: opts.Functions, actCh: make(chan struct{})}
 	if st, err := db.W.Prepare(historyInsert(historyPerStatement)); err == nil {
 		e.historyFull = st
 	}
-	events, stop := q.Subscribe(1 << 16)
+	events, stop := q.Watch(0)
 	e.done = make(chan struct{})
 	e.stop = stop
-	go e.dispatch(events)
+	go e.wake(events)
 	return e, nil
 }
 
@@ -115,8 +113,9 @@ func (e *Engine) Close() {
 	})
 }
 
-// dispatch wakes the goroutines waiting for a job to finish.
-func (e *Engine) dispatch(events <-chan job.Event) {
+// wake wakes the goroutines waiting on activity tasks when another process changed the database
+// (the events that concern every job: a watch of job 0).
+func (e *Engine) wake(events <-chan job.Event) {
 	for {
 		var ev job.Event
 		select {
@@ -125,26 +124,7 @@ func (e *Engine) dispatch(events <-chan job.Event) {
 			return
 		}
 		if ev.Kind == job.EventExternalChange {
-			e.mu.Lock()
-			for id, ws := range e.waiters {
-				for _, w := range ws {
-					close(w)
-				}
-				delete(e.waiters, id)
-			}
-			e.mu.Unlock()
 			e.activityChanged()
-			continue
-		}
-		if !ev.Status.Final() {
-			continue
-		}
-		e.mu.Lock()
-		ws := e.waiters[ev.JobID]
-		delete(e.waiters, ev.JobID)
-		e.mu.Unlock()
-		for _, w := range ws {
-			close(w)
 		}
 	}
 }
@@ -152,83 +132,35 @@ func (e *Engine) dispatch(events <-chan job.Event) {
 // waitJob blocks until job id is final (or ctx ends) and returns its outcome: its status,
 // result, error and start time (the other fields of the job are not read).
 func (e *Engine) waitJob(ctx context.Context, id int64) (job.Job, error) {
-	tick := time.NewTicker(2 * time.Second) // a lost event (a slow subscriber) costs at most this
-	defer tick.Stop()
+	return e.followJob(ctx, id, nil)
+}
+
+// followJob is waitJob that also passes each progress the job reports to progress (when not
+// nil): a Task's handler moves its execution's progress so. It waits on the job's events
+// (queue.Watch), as every wait for a job does.
+func (e *Engine) followJob(ctx context.Context, id int64, progress func(pct float64, msg string)) (job.Job, error) {
+	events, stop := e.q.Watch(id)
+	defer stop()
 	for {
-		ch := make(chan struct{})
-		e.mu.Lock()
-		e.waiters[id] = append(e.waiters[id], ch)
-		e.mu.Unlock()
-		j, err := e.jobOutcome(ctx, id)
+		j, err := e.q.Outcome(ctx, id)
 		if err != nil || j.Status.Final() {
-			e.dropWaiter(id, ch)
 			return j, err
 		}
-		select {
-		case <-ch:
-		case <-tick.C:
-			e.dropWaiter(id, ch)
-		case <-ctx.Done():
-			e.dropWaiter(id, ch)
-			j, _ := e.jobOutcome(context.WithoutCancel(ctx), id)
-			return j, ctx.Err()
+	wait:
+		for {
+			select {
+			case ev := <-events:
+				if ev.Kind != job.EventProgress {
+					break wait // where the job stands may have changed: read it again
+				}
+				if progress != nil && ev.JobID == id {
+					progress(ev.Progress, ev.Message)
+				}
+			case <-ctx.Done():
+				j, _ := e.q.Outcome(context.WithoutCancel(ctx), id)
+				return j, ctx.Err()
+			}
 		}
-	}
-}
-
-// jobOutcome reads a job's status, result, error and start time with a statement prepared
-// once: waiting on the tasks of thousands of map items reads it thousands of times.
-func (e *Engine) jobOutcome(ctx context.Context, id int64) (job.Job, error) {
-	e.mu.Lock()
-	if e.outcomeStmt == nil {
-		st, err := e.db.R.Prepare(`SELECT status, result, error, started_at FROM jobs WHERE id=?`)
-		if err != nil {
-			e.mu.Unlock()
-			return job.Job{}, err
-		}
-		e.outcomeStmt = st
-	}
-	stmt := e.outcomeStmt
-	e.mu.Unlock()
-	j := job.Job{ID: id}
-	var result []byte
-	var errText sql.NullString
-	var started sql.NullInt64
-	err := stmt.QueryRowContext(context.WithoutCancel(ctx), id).Scan(&j.Status, &result, &errText, &started)
-	if errors.Is(err, sql.ErrNoRows) {
-		return j, queue.ErrNotFound
-	}
-	if err != nil {
-		return j, err
-	}
-	if len(result) > 0 {
-		j.Result = json.RawMessage(result)
-	}
-	if errText.Valid && errText.String != "" {
-		var je job.Error
-		if json.Unmarshal([]byte(errText.String), &je) == nil {
-			j.Error = &je
-		}
-	}
-	if started.Valid {
-		t := time.UnixMilli(started.Int64)
-		j.StartedAt = &t
-	}
-	return j, nil
-}
-
-func (e *Engine) dropWaiter(id int64, ch chan struct{}) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	ws := e.waiters[id]
-	for i, w := range ws {
-		if w == ch {
-			e.waiters[id] = append(ws[:i], ws[i+1:]...)
-			break
-		}
-	}
-	if len(e.waiters[id]) == 0 {
-		delete(e.waiters, id)
 	}
 }
 

@@ -434,23 +434,61 @@ func (e *Engine) RetryExecution(ctx context.Context, arn string) (Execution, err
 
 // Wait blocks until the execution is final (or ctx ends) and returns it.
 func (e *Engine) Wait(ctx context.Context, arn string) (Execution, error) {
+	return e.follow(ctx, arn, nil)
+}
+
+// follow is Wait that also passes the execution's progress to progress (when not nil): what its
+// job stands at when follow begins, then each progress its job reports, as the job's events
+// arrive (queue.Watch). The execution is read again when its job's status moves (it started,
+// entered a state, ended, was redriven), and the job when the queue says another process
+// changed the database (an execution run by another process's worker).
+func (e *Engine) follow(ctx context.Context, arn string, progress func(pct float64, msg string)) (Execution, error) {
+	x, err := e.DescribeExecution(ctx, arn)
+	if err != nil || x.Status != StatusRunning {
+		return x, err
+	}
+	events, stop := e.q.Watch(x.JobID)
+	defer stop()
+	last, lastMsg := -1.0, ""
+	pass := func(pct float64, msg string) {
+		if progress != nil && (pct != last || msg != lastMsg) {
+			last, lastMsg = pct, msg
+			progress(pct, msg)
+		}
+	}
+	// reread passes the job's progress on and reports whether it has ended.
+	reread := func() bool {
+		j, err := e.q.Get(ctx, x.JobID)
+		if err != nil {
+			return false
+		}
+		pass(j.Progress, j.Message)
+		return j.Status.Final()
+	}
+	reread()
 	for {
-		x, err := e.DescribeExecution(ctx, arn)
-		if err != nil || x.Status != StatusRunning {
-			return x, err
-		}
-		if _, err := e.waitJob(ctx, x.JobID); err != nil {
-			return x, err
-		}
+		// Read after the watch began, so that no end goes unseen.
 		x, err = e.DescribeExecution(ctx, arn)
 		if err != nil || x.Status != StatusRunning {
 			return x, err
 		}
-		// The job was redriven meanwhile, or is closing: look again shortly.
-		select {
-		case <-ctx.Done():
-			return x, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+				return x, ctx.Err()
+			case ev := <-events:
+				switch {
+				case ev.Kind == job.EventProgress:
+					pass(ev.Progress, ev.Message)
+				case ev.Kind == job.EventExternalChange:
+					if reread() {
+						break wait
+					}
+				case ev.JobID == x.JobID:
+					break wait // the job started, entered a state, ended or was redriven
+				}
+			}
 		}
 	}
 }

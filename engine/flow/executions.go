@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"jobdesk/engine/job"
 	"jobdesk/engine/orchestrator"
@@ -46,40 +45,18 @@ func (ex executions) Describe(ctx context.Context, workflow, name string) (orche
 	return toOrchestrator(x), nil
 }
 
-// progressEvery is how often Wait passes the execution's progress on.
-const progressEvery = 200 * time.Millisecond
-
-// Wait follows the execution's job: its percent and message, when they change, go to progress
-// (the window and `--wait` show a workflow job moving, not its "starting" message until it ends).
+// Wait follows the execution's job: its percent and message, as its job reports them (by the
+// queue's events, not by reading it on a timer), go to progress, so the window and `--wait`
+// show a workflow job moving with its tasks' handlers, not its "starting" message until it ends.
 func (ex executions) Wait(ctx context.Context, x orchestrator.Execution, progress job.Reporter) (orchestrator.Execution, error) {
-	fx, err := ex.e.DescribeExecution(ctx, x.ARN)
-	if err != nil {
+	var pass func(float64, string)
+	if progress != nil {
+		pass = progress.Progress
+	}
+	fx, err := ex.e.follow(ctx, x.ARN, pass)
+	if err != nil && fx.ARN == "" {
 		return x, err
 	}
-	done := make(chan struct{})
-	followed := make(chan struct{})
-	go func() {
-		defer close(followed)
-		t := time.NewTicker(progressEvery)
-		defer t.Stop()
-		last, lastMsg := -1.0, ""
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if j, err := ex.e.q.Get(ctx, fx.JobID); err == nil && (j.Progress != last || j.Message != lastMsg) {
-					last, lastMsg = j.Progress, j.Message
-					progress.Progress(j.Progress, j.Message)
-				}
-			}
-		}
-	}()
-	fx, err = ex.e.Wait(ctx, x.ARN)
-	close(done)
-	<-followed
 	return toOrchestrator(fx), err
 }
 

@@ -50,8 +50,22 @@ type run struct {
 	// TestState's findings: the Task's result, a retrier matched (RETRIABLE), a catcher taken.
 	taskResult        any
 	retriable, caught bool
-	progressMu        sync.Mutex
-	lastProgress      time.Time
+	// The execution's progress (progress): the top-level state it is in, the running Tasks'
+	// own progress (by task key) and its sums, for Tasks at the top level and inside a Map's
+	// items, the message of the top-level Task, and the last percent passed on.
+	progressMu sync.Mutex
+	inState    string
+	tasks      map[string]taskShare
+	topShare   float64
+	itemShare  float64
+	topMsg     string
+	lastPct    float64
+}
+
+// taskShare is a running Task's own progress, as a fraction of its work.
+type taskShare struct {
+	frac float64
+	top  bool
 }
 
 // frame is one thread of states: the top level, a Parallel branch or a Map iteration.
@@ -305,21 +319,81 @@ func (r *run) contextObject(s *asl.State, entered time.Time, retryCount int, tok
 	return c
 }
 
-func (r *run) progress(msg string) {
+// progress passes the execution's progress on, as its top-level state (or the Map state whose
+// item ended) moves: the share of the machine's states done, the state now running counting by
+// its own progress — a Map's by its items done and the progress of its running items' Tasks,
+// a Task's by what its handler reports (rows read, pages done). It never goes back, and stops
+// at 99 until the execution ends.
+func (r *run) progress(state string) {
 	r.progressMu.Lock()
 	defer r.progressMu.Unlock()
-	if time.Since(r.lastProgress) < 100*time.Millisecond {
-		return
-	}
-	r.lastProgress = time.Now()
+	r.inState = state
+	r.report()
+}
+
+// report passes the progress on (progressMu held).
+func (r *run) report() {
 	n := float64(len(r.machine.States))
 	done := float64(len(r.visited)) - 1
-	if t := r.mapTotal.Load(); t > 0 {
-		d := r.mapDone.Load()
-		done += float64(d) / float64(t)
-		msg = fmt.Sprintf("%s: %d of %d items", msg, d, t)
+	msg := r.inState
+	t, d := r.mapTotal.Load(), r.mapDone.Load()
+	switch {
+	case t > 0 && d < t: // a Map runs: its items' share
+		done += math.Min(1, (float64(d)+r.itemShare)/float64(t))
+		msg = fmt.Sprintf("%s: %d of %d items", r.inState, d, t)
+	default: // the state now running, by its Task's own progress
+		done += math.Min(1, r.topShare)
+		if r.topMsg != "" {
+			msg = r.inState + ": " + r.topMsg
+		} else if t > 0 {
+			msg = fmt.Sprintf("%s: %d of %d items", r.inState, d, t)
+		}
 	}
-	r.rep.Progress(math.Max(0, math.Min(99, done/n*100)), msg)
+	pct := math.Max(r.lastPct, math.Max(0, math.Min(99, done/n*100)))
+	r.lastPct = pct
+	r.rep.Progress(pct, msg)
+}
+
+// taskProgress returns what passes a running Task's progress (its handler's reports, 0–100)
+// into the execution's: a Task at the top level moves its state's share, one inside a Map's
+// item its item's.
+func (r *run) taskProgress(fr *frame, key string) func(pct float64, msg string) {
+	return func(pct float64, msg string) {
+		f := math.Max(0, math.Min(1, pct/100))
+		r.progressMu.Lock()
+		defer r.progressMu.Unlock()
+		if r.tasks == nil {
+			r.tasks = map[string]taskShare{}
+		}
+		old := r.tasks[key]
+		r.tasks[key] = taskShare{frac: f, top: fr.top}
+		if fr.top {
+			r.topShare += f - old.frac
+			if msg != "" {
+				r.topMsg = msg
+			}
+		} else {
+			r.itemShare += f - old.frac
+		}
+		r.report()
+	}
+}
+
+// taskEnded takes a Task's progress out once its job has ended: its state or item counts as
+// done from then on.
+func (r *run) taskEnded(key string) {
+	r.progressMu.Lock()
+	defer r.progressMu.Unlock()
+	t, ok := r.tasks[key]
+	if !ok {
+		return
+	}
+	delete(r.tasks, key)
+	if t.top {
+		r.topShare -= t.frac
+	} else {
+		r.itemShare -= t.frac
+	}
 }
 
 func str(v any) string { return string(asl.Encode(v)) }
@@ -351,6 +425,7 @@ func (r *run) runMachine(ctx context.Context, fr *frame, m *asl.Machine, cur str
 		if fr.top {
 			r.progressMu.Lock()
 			r.visited[cur] = true
+			r.topMsg = ""
 			r.progressMu.Unlock()
 			if waits(s.Type) {
 				if err := r.flush(ctx, &checkpoint{State: cur, Input: in, Visits: fr.visits, Vars: fr.vars.Own()}); err != nil {
@@ -761,13 +836,10 @@ func (r *run) dedupKey(key string) string {
 
 // succeededBefore returns the job of this task that succeeded before a redrive (0 when none), so
 // that a redriven execution does not run a finished task again, however deep in Parallel
-// branches it is. It reads the queue's jobs table by dedup key.
+// branches it is. It asks the queue by dedup key.
 func (r *run) succeededBefore(ctx context.Context, key string) int64 {
 	for n := r.redrive - 1; n >= 0; n-- {
-		var id int64
-		err := r.e.db.R.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > '' AND status IN ('SUCCEEDED','PARTIAL')`,
-			fmt.Sprintf("flow:%d:%d:%s", r.execID, n, key)).Scan(&id)
-		if err == nil {
+		if id, err := r.e.q.SucceededByKey(ctx, fmt.Sprintf("flow:%d:%d:%s", r.execID, n, key)); err == nil && id != 0 {
 			return id
 		}
 	}
@@ -915,7 +987,8 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 			return nil, fail("States.Runtime", "the history could not be written: %v", err)
 		}
 	}
-	j, err = r.e.waitJob(ctx, id)
+	j, err = r.e.followJob(ctx, id, r.taskProgress(fr, key))
+	r.taskEnded(key)
 	if err != nil {
 		if c := context.Cause(ctx); errors.Is(c, errSiblingFailed) || errors.Is(c, errExecTimeout) {
 			// Another branch or iteration failed, or the execution ran out of time: stop the task.

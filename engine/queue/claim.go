@@ -39,7 +39,7 @@ type ClaimParams struct {
 	Visibility time.Duration
 
 	// crashed narrows the claim by whether a process died running the job (the Worker's
-	// quarantine of suspects, dispatch.go); consumers elsewhere claim any.
+	// quarantine of suspects, claimloop.go); consumers elsewhere claim any.
 	crashed crashFilter
 }
 

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"jobdesk/engine/job"
@@ -100,10 +101,8 @@ func (q *Queue) laterSince(mark uint64) bool {
 // are paused because the disk is full (Health), it returns the job as it stands with the E009
 // error that says so, rather than wait for space that may never come.
 func (q *Queue) Wait(ctx context.Context, id int64) (job.Job, error) {
-	events, stop := q.Subscribe(64)
+	events, stop := q.Watch(id)
 	defer stop()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
 	for {
 		j, err := q.Get(ctx, id)
 		if err != nil || j.Status.Final() {
@@ -118,13 +117,67 @@ func (q *Queue) Wait(ctx context.Context, id int64) (job.Job, error) {
 			case <-ctx.Done():
 				return j, ctx.Err()
 			case e := <-events:
-				if e.JobID == id && (e.Status.Final() || e.Kind == job.EventRedriven) || e.Kind == job.EventExternalChange || e.Kind == EventDiskFull {
+				if e.Status.Final() || e.Kind == job.EventRedriven || e.Kind == job.EventExternalChange || e.Kind == EventDiskFull {
 					break wait
 				}
-			case <-tick.C:
-				break wait
 			}
 		}
+	}
+}
+
+// watchBuffer is how many events a watcher holds before it loses the oldest.
+const watchBuffer = 16
+
+// Watch returns a channel that receives job id's events after their commit, and the events
+// that concern every job (ExternalChange: another process changed the database, re-read;
+// EventDiskFull, EventResumed), and a function that ends it. A watcher that falls behind loses
+// its oldest events, never the newest: the last event it receives tells it where the job
+// stands. A watch of job 0 receives only the events that concern every job. Every way to wait
+// for a job (Wait, the workflow engine's tasks and executions) waits
+// on a watch: register first, then read the job, then wait for an event.
+func (q *Queue) Watch(id int64) (<-chan job.Event, func()) {
+	ch := make(chan job.Event, watchBuffer)
+	q.mu.Lock()
+	q.watchers[id] = append(q.watchers[id], ch)
+	q.watching++
+	q.mu.Unlock()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			ws := q.watchers[id]
+			for i, w := range ws {
+				if w == ch {
+					ws = append(ws[:i], ws[i+1:]...)
+					break
+				}
+			}
+			if len(ws) == 0 {
+				delete(q.watchers, id)
+			} else {
+				q.watchers[id] = ws
+			}
+			q.watching--
+		})
+	}
+}
+
+// deliver hands e to a watcher, making room by dropping its oldest event when it is full. Only
+// publish sends (holding q.mu), so the room made is there for e.
+func deliver(ch chan job.Event, e job.Event) {
+	select {
+	case ch <- e:
+		return
+	default:
+	}
+	select {
+	case <-ch:
+	default:
+	}
+	select {
+	case ch <- e:
+	default:
 	}
 }
 
@@ -155,6 +208,20 @@ func (q *Queue) publish(e job.Event) {
 		select {
 		case ch <- e:
 		default:
+		}
+	}
+	if q.watching == 0 {
+		return
+	}
+	if e.JobID != 0 {
+		for _, ch := range q.watchers[e.JobID] {
+			deliver(ch, e)
+		}
+		return
+	}
+	for _, ws := range q.watchers {
+		for _, ch := range ws {
+			deliver(ch, e)
 		}
 	}
 }

@@ -71,7 +71,7 @@ func TestNumbersCountOnlyJobsWithoutParent(t *testing.T) {
 	}
 	// Inside a caller's transaction, and through EnqueueOnce (a retry copy, forced again).
 	var txID int64
-	if err := q.DB().Tx(ctx, func(tx *sql.Tx) error {
+	if err := q.db.Tx(ctx, func(tx *sql.Tx) error {
 		txID, _, err = q.EnqueueTx(ctx, tx, Params{Type: "goal", Name: "goal"})
 		return err
 	}); err != nil {
@@ -111,7 +111,7 @@ func TestNumbersCountOnlyJobsWithoutParent(t *testing.T) {
 		}
 	}
 	var numbered, children int
-	if err := q.DB().R.QueryRow(`SELECT count(*) FILTER (WHERE number > 0), count(*) FILTER (WHERE parent_id > 0 AND number <= 0) FROM jobs`).
+	if err := q.db.R.QueryRow(`SELECT count(*) FILTER (WHERE number > 0), count(*) FILTER (WHERE parent_id > 0 AND number <= 0) FROM jobs`).
 		Scan(&numbered, &children); err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func submitMixed(q *Queue, who string, rounds int) error {
 		if err != nil {
 			return err
 		}
-		if err := q.DB().Tx(ctx, func(tx *sql.Tx) error {
+		if err := q.db.Tx(ctx, func(tx *sql.Tx) error {
 			_, _, err := q.EnqueueTx(ctx, tx, Params{Type: "x", Name: who + "-tx"})
 			return err
 		}); err != nil {
@@ -406,7 +406,7 @@ func TestGetByNumberAmongChildrenAndGaps(t *testing.T) {
 		}
 	}
 	// Purge takes jobs 1-5 with their children, job 30 alone, and the children of job 40.
-	if _, err := q.DB().W.Exec(`DELETE FROM jobs WHERE id < ? OR id = ? OR parent_id = ?`, numbered[5], numbered[29], numbered[39]); err != nil {
+	if _, err := q.db.W.Exec(`DELETE FROM jobs WHERE id < ? OR id = ? OR parent_id = ?`, numbered[5], numbered[29], numbered[39]); err != nil {
 		t.Fatal(err)
 	}
 	for n := int64(1); n <= 61; n++ {
@@ -433,7 +433,7 @@ func TestNumberQueriesSeekByID(t *testing.T) {
 		if arg != nil {
 			args = append(args, arg)
 		}
-		rows, err := q.DB().R.Query(`EXPLAIN QUERY PLAN `+query, args...)
+		rows, err := q.db.R.Query(`EXPLAIN QUERY PLAN `+query, args...)
 		if err != nil {
 			t.Fatal(err)
 		}

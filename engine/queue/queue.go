@@ -17,7 +17,7 @@
 // inside the caller's transaction where a caller may need one: Enqueue (send, send.go), Claim (receive: lease due jobs
 // of some types for one target, claim.go), Extend (heartbeat), and Finish with an Outcome of the
 // lease — Complete, Fail and Defer for one job (complete.go). Reap returns lapsed leases to the
-// queue (reaper.go). The Worker (worker.go, dispatch.go, execute.go) is the device's consumer,
+// queue (reaper.go). The Worker (worker.go, claimloop.go, execute.go) is the device's consumer,
 // built on those verbs: it claims job.TargetDevice jobs and runs their handlers; a cloud
 // dispatcher claims job.TargetCloud jobs the same way. Finish, Claim and EnqueueBatch calls made
 // at the same moment share one transaction (group commit, groupcommit.go). This file holds the Queue and the reads
@@ -96,6 +96,9 @@ type Queue struct {
 	mu     sync.Mutex
 	subs   map[int]chan job.Event
 	nextID int
+	// watchers receive one job's events (Watch), by job id.
+	watchers map[int64][]chan job.Event
+	watching int // how many watchers there are, for the events that go to all of them
 	// running maps a job id leased by a worker of this process to the cancel of its context.
 	running map[int64]context.CancelFunc
 	// waiters are the orchestrator types of this process's workers (Reap's poison limit
@@ -111,6 +114,7 @@ type Queue struct {
 	stmtMu     sync.Mutex
 	claims     map[claimKey]*sql.Stmt // claimSQL(n, f), by number of types and crash filter
 	dueReads   map[dueKey]*sql.Stmt   // anyDueSQL(n) and nextDueSQL(n) on the readers, by number of types
+	outcome    *sql.Stmt              // outcomeSQL on the readers, prepared by the first Outcome
 	tokenSeq   atomic.Int64           // numbers lease tokens
 	// The statements that number jobs (migration 006), prepared in Open too.
 	insertNumbered *sql.Stmt // insertNumberedSQL, for Enqueue of a job without a parent
@@ -147,7 +151,7 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 	if err != nil {
 		return nil, dbError(err)
 	}
-	q := &Queue{db: db, opts: opts, subs: map[int]chan job.Event{}, running: map[int64]context.CancelFunc{},
+	q := &Queue{db: db, opts: opts, subs: map[int]chan job.Event{}, watchers: map[int64][]chan job.Event{}, running: map[int64]context.CancelFunc{},
 		closed: make(chan struct{}), insert: ins, claims: map[claimKey]*sql.Stmt{}, dueReads: map[dueKey]*sql.Stmt{},
 		typeSeq: map[string]uint64{}}
 	for _, n := range blockSizes {
@@ -205,10 +209,11 @@ func (q *Queue) closeStmts() {
 		st.Close()
 		delete(q.dueReads, k)
 	}
+	if q.outcome != nil {
+		q.outcome.Close()
+		q.outcome = nil
+	}
 }
-
-// DB returns the database the queue lives in.
-func (q *Queue) DB() *store.DB { return q.db }
 
 // DataDir returns the data folder given in Options.
 func (q *Queue) DataDir() string { return q.opts.DataDir }

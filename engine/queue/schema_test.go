@@ -54,7 +54,7 @@ func TestEnqueueBatchIDsInOrder(t *testing.T) {
 		}
 	}
 	var n int
-	if err := q.DB().R.QueryRow(`SELECT count(*) FROM jobs`).Scan(&n); err != nil || n != 1+210 {
+	if err := q.db.R.QueryRow(`SELECT count(*) FROM jobs`).Scan(&n); err != nil || n != 1+210 {
 		t.Fatalf("%d jobs stored (%v), want 211", n, err)
 	}
 }
@@ -68,7 +68,7 @@ func TestQueriesUsePartialIndexes(t *testing.T) {
 		`SELECT id FROM jobs WHERE parent_id=? AND parent_id > 0 AND status IN ('PENDING','RUNNING')`: "jobs_parent",
 		`SELECT id FROM jobs WHERE completed_at < ? AND completed_at > 0`:                             "jobs_completed",
 	} {
-		plan := explain(t, q.DB().R, query)
+		plan := explain(t, q.db.R, query)
 		if !strings.Contains(plan, "INDEX "+index) {
 			t.Errorf("%s\nplan: %s\nwant index %s", query, plan, index)
 		}
@@ -133,7 +133,7 @@ func TestUpgradeKeepsJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.DB().W.Exec(`UPDATE jobs SET status='RUNNING', updated_at=3 WHERE id=?`, k.ID); err != nil {
+	if _, err := q.db.W.Exec(`UPDATE jobs SET status='RUNNING', updated_at=3 WHERE id=?`, k.ID); err != nil {
 		t.Fatal(err)
 	}
 	if hist, _ := q.History(ctx, k.ID); len(hist) == 0 || hist[len(hist)-1].Status != "RUNNING" {

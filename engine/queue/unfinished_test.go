@@ -19,7 +19,7 @@ func TestFindUnfinishedTx(t *testing.T) {
 	find := func(typ string, v any) int64 {
 		t.Helper()
 		var id int64
-		err := q.DB().Tx(ctx, func(tx *sql.Tx) (err error) {
+		err := q.db.Tx(ctx, func(tx *sql.Tx) (err error) {
 			id, err = q.FindUnfinishedTx(ctx, tx, typ, "goal_id", v)
 			return err
 		})

@@ -2,7 +2,11 @@ package queue
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
 	"os"
+	"time"
 
 	"jobdesk/engine/job"
 )
@@ -39,4 +43,62 @@ func (q *Queue) WorkerElsewhere(ctx context.Context) (bool, error) {
 		}
 	}
 	return false, rows.Err()
+}
+
+// outcomeSQL reads what Outcome returns of a job.
+const outcomeSQL = `SELECT status, result, error, started_at FROM jobs WHERE id=?`
+
+// Outcome returns what a waiter needs of job id: its status, result, error and start time (the
+// other fields are left zero). It reads them with a statement prepared once: a workflow waiting
+// on the tasks of thousands of map items asks thousands of times. A job that does not exist is
+// ErrNotFound.
+func (q *Queue) Outcome(ctx context.Context, id int64) (job.Job, error) {
+	q.stmtMu.Lock()
+	if q.outcome == nil {
+		st, err := q.db.R.Prepare(outcomeSQL)
+		if err != nil {
+			q.stmtMu.Unlock()
+			return job.Job{ID: id}, err
+		}
+		q.outcome = st
+	}
+	stmt := q.outcome
+	q.stmtMu.Unlock()
+	j := job.Job{ID: id}
+	var result []byte
+	var errText sql.NullString
+	var started sql.NullInt64
+	err := stmt.QueryRowContext(context.WithoutCancel(ctx), id).Scan(&j.Status, &result, &errText, &started)
+	if errors.Is(err, sql.ErrNoRows) {
+		return j, ErrNotFound
+	}
+	if err != nil {
+		return j, err
+	}
+	if len(result) > 0 {
+		j.Result = json.RawMessage(result)
+	}
+	if errText.Valid && errText.String != "" {
+		var je job.Error
+		if json.Unmarshal([]byte(errText.String), &je) == nil {
+			j.Error = &je
+		}
+	}
+	if started.Valid {
+		t := time.UnixMilli(started.Int64)
+		j.StartedAt = &t
+	}
+	return j, nil
+}
+
+// SucceededByKey returns the id of the job holding dedup key that ended SUCCEEDED or PARTIAL
+// (0 when none does): a redriven workflow asks it so as not to run a finished task again.
+func (q *Queue) SucceededByKey(ctx context.Context, key string) (int64, error) {
+	var id int64
+	err := q.db.R.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > '' AND status IN ('SUCCEEDED','PARTIAL')`,
+		key).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return id, err
 }

@@ -2,8 +2,10 @@ package queue
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"testing"
+	"time"
 
 	"jobdesk/engine/job"
 )
@@ -56,5 +58,87 @@ func TestWorkerElsewhere(t *testing.T) {
 	q.db.W.Exec(`INSERT INTO queue_owners(id, pid, host, started_at) VALUES('parent', ?, ?, 0)`, os.Getppid(), host)
 	if !elsewhere() {
 		t.Fatal("a live process's worker was not seen")
+	}
+}
+
+// Outcome reads what a waiter needs of a job; SucceededByKey finds a dedup key's job only once
+// it succeeded (or succeeded partly).
+func TestOutcomeAndSucceededByKey(t *testing.T) {
+	q := openQueue(t, t.TempDir())
+	ctx := context.Background()
+	if _, err := q.Outcome(ctx, 999); err != ErrNotFound {
+		t.Fatalf("outcome of a missing job: %v, want ErrNotFound", err)
+	}
+	j, _, err := q.Enqueue(ctx, Params{Type: "x", DedupKey: "k1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, err := q.Outcome(ctx, j.ID); err != nil || o.Status != job.Pending || o.StartedAt != nil || o.Result != nil {
+		t.Fatalf("outcome of a pending job: %+v, %v", o, err)
+	}
+	if id, err := q.SucceededByKey(ctx, "k1"); err != nil || id != 0 {
+		t.Fatalf("a pending job counted as succeeded: %d, %v", id, err)
+	}
+	ls, err := q.Claim(ctx, ClaimParams{Owner: "t", Target: job.TargetDevice, Types: []string{"x"}, Max: 1, Visibility: time.Minute})
+	if err != nil || len(ls) != 1 {
+		t.Fatalf("claim: %v, %v", ls, err)
+	}
+	if err := q.Complete(ctx, ls[0], json.RawMessage(`{"n":1}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	o, err := q.Outcome(ctx, j.ID)
+	if err != nil || o.Status != job.Succeeded || string(o.Result) != `{"n":1}` || o.StartedAt == nil {
+		t.Fatalf("outcome of a finished job: %+v, %v", o, err)
+	}
+	if id, err := q.SucceededByKey(ctx, "k1"); err != nil || id != j.ID {
+		t.Fatalf("succeeded by key: %d, %v; want %d", id, err, j.ID)
+	}
+	if id, err := q.SucceededByKey(ctx, ""); err != nil || id != 0 {
+		t.Fatalf("the empty key found job %d, %v", id, err)
+	}
+}
+
+// A watch receives its job's events and those that concern every job, not other jobs'; one
+// that falls behind keeps the newest. A watch of job 0 receives only those for every job.
+func TestWatch(t *testing.T) {
+	q := openQueue(t, t.TempDir())
+	ctx := context.Background()
+	a, _, _ := q.Enqueue(ctx, Params{Type: "x"})
+	b, _, _ := q.Enqueue(ctx, Params{Type: "x"})
+	events, stop := q.Watch(a.ID)
+	defer stop()
+	all, stopAll := q.Watch(0)
+	defer stopAll()
+	for i := range watchBuffer + 5 {
+		q.SetProgress(ctx, b.ID, float64(i), "other")
+		q.SetProgress(ctx, a.ID, float64(i), "mine")
+	}
+	q.publish(job.Event{Kind: job.EventExternalChange})
+	var got []job.Event
+	for len(events) > 0 {
+		got = append(got, <-events)
+	}
+	if len(got) != watchBuffer {
+		t.Fatalf("a watch held %d events, want %d", len(got), watchBuffer)
+	}
+	for _, e := range got[:len(got)-1] {
+		if e.JobID != a.ID || e.Message != "mine" {
+			t.Fatalf("a watch of job %d got %+v", a.ID, e)
+		}
+	}
+	if last := got[len(got)-1]; last.Kind != job.EventExternalChange {
+		t.Fatalf("the newest event was lost: last %+v", last)
+	}
+	if got[len(got)-2].Progress != float64(watchBuffer+4) {
+		t.Fatalf("the newest progress was lost: %+v", got[len(got)-2])
+	}
+	if len(all) != 1 {
+		t.Fatalf("a watch of job 0 got %d events, want only the ExternalChange", len(all))
+	}
+	stop()
+	stop() // twice is harmless
+	q.SetProgress(ctx, a.ID, 1, "after")
+	if len(events) != 0 {
+		t.Fatal("an ended watch still receives")
 	}
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // The Worker is the device's consumer of the queue: it claims job.TargetDevice jobs of the types
-// it has handlers for (dispatch.go), runs the handlers with progress, timeouts and cancel, and
+// it has handlers for (claimloop.go), runs the handlers with progress, timeouts and cancel, and
 // ends each attempt with Finish (execute.go). This file holds its configuration, its life cycle
 // and its housekeeping: heartbeats that carry progress, cancels asked for by other processes,
 // reaping and purging.
@@ -85,7 +85,7 @@ type Worker struct {
 	// suspectWaits is set while a suspect waits for them (leaseSuspect).
 	uncommitted  atomic.Int64
 	suspectWaits atomic.Bool
-	// What dispatch knows without asking the database (dispatch's goroutine only): idle holds
+	// What the claim loop knows without asking the database (its goroutine only): idle holds
 	// the lease groups (types joined) that took every due job there was, with the change mark
 	// (Queue.changes) read before that claim; dueAt is when the earliest waiting job of dueTypes
 	// falls due (never: none waits), read at change mark dueMark-1 (0: not known).
@@ -183,7 +183,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	wake, unsubscribe := w.q.Wakeups()
 	ctx, w.cancel = context.WithCancel(ctx)
 	w.wg.Add(3)
-	go func() { defer w.wg.Done(); defer unsubscribe(); w.dispatch(ctx, wake) }()
+	go func() { defer w.wg.Done(); defer unsubscribe(); w.claimLoop(ctx, wake) }()
 	go func() { defer w.wg.Done(); w.completer() }()
 	go func() { defer w.wg.Done(); w.housekeeping(ctx) }()
 	return nil

@@ -2,7 +2,7 @@
 // queue consumer and producer need, in Amazon SQS's terms — send, receive with a visibility
 // timeout, extend the visibility, delete, and dead-letter after a receive limit — so the same
 // worker code can take its messages from the device's SQLite queue (engine/queue's adapter,
-// queue.Port) or from SQS (sync/sqsqueue). The contract both adapters keep is written down once,
+// queue.MessageQueue) or from SQS (sync/sqsqueue). The contract both adapters keep is written down once,
 // as a test suite any adapter runs: queueporttest.Run.
 package queueport
 

@@ -1,7 +1,7 @@
 // Package sqsqueue is the queue port (engine/queueport) over Amazon SQS: the adapter the cloud
 // worker's SQS path and the operations console use, so they speak the same verbs as the device's
-// SQLite queue (engine/queue's TypePort). Dead-lettering is the queue's redrive policy; Open reads
-// it to find the dead-letter queue.
+// SQLite queue (engine/queue's MessageQueue). Dead-lettering is the queue's redrive policy; Open
+// reads it to find the dead-letter queue.
 package sqsqueue
 
 import (

@@ -28,6 +28,7 @@ type env struct {
 	Dir   string
 	Store *csvsqlite.Store
 	P     *csvjob.Processor
+	Q     *queue.Queue
 	eng   *flow.Engine
 	smARN string
 	// JobID, when set, is the CSV job the executions belong to (results and exports by its id).
@@ -43,6 +44,13 @@ func openDB(t testing.TB) *env {
 // openDBIn starts a device whose data folder is dir.
 func openDBIn(t testing.TB, dir string) *env {
 	t.Helper()
+	return openDevice(t, dir, nil, nil)
+}
+
+// openDevice is openDBIn whose processor reads files through blobs (nil: the data folder's
+// store) and whose worker also runs the handlers attach registers (nil: none), before it starts.
+func openDevice(t testing.TB, dir string, blobs blob.Store, attach func(*env, *queue.Worker)) *env {
+	t.Helper()
 	db, err := store.OpenDir(dir, csvsqlite.Migrations)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +64,10 @@ func openDBIn(t testing.TB, dir string) *env {
 		t.Fatal(err)
 	}
 	st := csvsqlite.New(db)
-	p := csvjob.NewProcessor(st, blob.NewMux(blob.Local{Root: dir}), dir)
+	if blobs == nil {
+		blobs = blob.NewMux(blob.Local{Root: dir})
+	}
+	p := csvjob.NewProcessor(st, blobs, dir)
 	for _, f := range p.Functions() {
 		eng.RegisterFunction(f.Name, f.Handler, f.Options)
 	}
@@ -70,13 +81,17 @@ func openDBIn(t testing.TB, dir string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e := &env{DB: db, Dir: dir, Store: st, P: p, Q: q, eng: eng, smARN: sm.ARN}
 	w := queue.NewWorker(q, queue.WorkerOptions{Workers: 8, CancelGrace: 200 * time.Millisecond})
 	eng.Attach(w)
+	if attach != nil {
+		attach(e, w)
+	}
 	if err := w.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Stop(); eng.Close(); q.Close(); db.Close() })
-	return &env{DB: db, Dir: dir, Store: st, P: p, eng: eng, smARN: sm.ARN}
+	return e
 }
 
 var runs atomic.Int64

@@ -14,36 +14,36 @@ import (
 	"jobdesk/engine/queueport"
 )
 
-// The queue as a port: TypePort adapts one job type's jobs to queueport.Port, the SQS-like verbs
-// the SQS adapter (sync/sqsqueue) also implements, so a consumer written against the port runs
-// on either. A message is a job whose input is the message body; a receive is a claim (its
-// receive count the job's attempts), a receipt names the lease, delete completes the job
-// SUCCEEDED, and a message whose lease lapses on its last attempt ends FAILED: the engine's
-// dead-letter side. Every message of a type is received in the order sent (same priority).
+// One job type of the queue as a message queue: MessageQueue adapts its jobs to queueport.Port
+// (the port: the SQS-like verbs the SQS adapter, sync/sqsqueue, also implements), so a consumer
+// written against the port runs on either. A message is a job whose input is the message body; a
+// receive is a claim (its receive count the job's attempts), a receipt names the lease, delete
+// completes the job SUCCEEDED, and a message whose lease lapses on its last attempt ends FAILED:
+// the engine's dead-letter side. Every message of a type is received in the order sent (same priority).
 
-// PortOptions configure a TypePort.
-type PortOptions struct {
-	// Type is the job type whose jobs are the port's messages. Required.
+// MessageQueueOptions configure a MessageQueue.
+type MessageQueueOptions struct {
+	// Type is the job type whose jobs are the messages. Required.
 	Type string
 	// Target is whose jobs they are: job.TargetDevice (default) or job.TargetCloud.
 	Target string
-	// Owner names the port's leases (default "port-TYPE-PID").
+	// Owner names the leases it takes (default "port-TYPE-PID").
 	Owner string
 	// MaxReceives is how many receives a message gets before it is dead-lettered
 	// (default DefaultMaxAttempts, as the queues' maxReceiveCount).
 	MaxReceives int
 }
 
-// TypePort is one job type of the queue as a queueport.Port.
-type TypePort struct {
+// MessageQueue is one job type of the queue as a message queue: an adapter of queueport.Port.
+type MessageQueue struct {
 	q *Queue
-	o PortOptions
+	o MessageQueueOptions
 }
 
-var _ queueport.Port = (*TypePort)(nil)
+var _ queueport.Port = (*MessageQueue)(nil)
 
-// Port returns the queue's jobs of o.Type as a queueport.Port.
-func (q *Queue) Port(o PortOptions) (*TypePort, error) {
+// MessageQueue returns the queue's jobs of o.Type as a message queue (a queueport.Port).
+func (q *Queue) MessageQueue(o MessageQueueOptions) (*MessageQueue, error) {
 	if strings.TrimSpace(o.Type) == "" {
 		return nil, job.Errorf(job.E014, "a queue port needs a job type").WithJa("キューのポートにはジョブの種類が必要です。")
 	}
@@ -56,20 +56,20 @@ func (q *Queue) Port(o PortOptions) (*TypePort, error) {
 	if o.MaxReceives <= 0 {
 		o.MaxReceives = DefaultMaxAttempts
 	}
-	return &TypePort{q: q, o: o}, nil
+	return &MessageQueue{q: q, o: o}, nil
 }
 
-// dedupKey keeps a port's dedup ids apart from other dedup keys and other types'.
-func (p *TypePort) dedupKey(id string) string {
+// dedupKey keeps a message queue's dedup ids apart from other dedup keys and other types'.
+func (p *MessageQueue) dedupKey(id string) string {
 	if id == "" {
 		return ""
 	}
 	return "port:" + p.o.Type + ":" + id
 }
 
-// Send enqueues the body (JSON) as a job of the port's type. A DedupID sent before returns the
+// Send enqueues the body (JSON) as a job of the message queue's type. A DedupID sent before returns the
 // existing job's id and adds nothing.
-func (p *TypePort) Send(ctx context.Context, m queueport.Outgoing) (string, error) {
+func (p *MessageQueue) Send(ctx context.Context, m queueport.Outgoing) (string, error) {
 	j, _, err := p.q.Enqueue(ctx, Params{Type: p.o.Type, Input: json.RawMessage(m.Body), MaxAttempts: p.o.MaxReceives,
 		DedupKey: p.dedupKey(m.DedupID), Target: p.o.Target})
 	if err != nil {
@@ -80,7 +80,7 @@ func (p *TypePort) Send(ctx context.Context, m queueport.Outgoing) (string, erro
 
 // Receive claims up to rp.Max due jobs, waiting up to rp.Wait for one. When none is due it
 // first returns lapsed leases to the queue (Reap), as SQS makes a message visible again.
-func (p *TypePort) Receive(ctx context.Context, rp queueport.ReceiveParams) ([]queueport.Delivery, error) {
+func (p *MessageQueue) Receive(ctx context.Context, rp queueport.ReceiveParams) ([]queueport.Delivery, error) {
 	rp = rp.Normalized()
 	cp := ClaimParams{Owner: p.o.Owner, Target: p.o.Target, Types: []string{p.o.Type}, Max: rp.Max, Visibility: rp.Visibility}
 	deadline := time.Now().Add(rp.Wait)
@@ -131,7 +131,7 @@ func deliveries(ls []Lease) []queueport.Delivery {
 }
 
 // lease rebuilds the lease a receipt names.
-func (p *TypePort) lease(receipt string) (Lease, error) {
+func (p *MessageQueue) lease(receipt string) (Lease, error) {
 	id, token, ok := strings.Cut(receipt, "/")
 	n, err := strconv.ParseInt(id, 10, 64)
 	if !ok || err != nil || token == "" {
@@ -142,7 +142,7 @@ func (p *TypePort) lease(receipt string) (Lease, error) {
 
 // Extend extends the lease the receipt names; visibility 0 returns the job to the queue at once
 // (counting the attempt, as an SQS receive counts).
-func (p *TypePort) Extend(ctx context.Context, receipt string, visibility time.Duration) error {
+func (p *MessageQueue) Extend(ctx context.Context, receipt string, visibility time.Duration) error {
 	l, err := p.lease(receipt)
 	if err != nil {
 		return err
@@ -158,7 +158,7 @@ func (p *TypePort) Extend(ctx context.Context, receipt string, visibility time.D
 }
 
 // Delete completes the job the receipt names SUCCEEDED.
-func (p *TypePort) Delete(ctx context.Context, receipt string) error {
+func (p *MessageQueue) Delete(ctx context.Context, receipt string) error {
 	l, err := p.lease(receipt)
 	if err != nil {
 		return err
@@ -170,8 +170,8 @@ func (p *TypePort) Delete(ctx context.Context, receipt string) error {
 	return err
 }
 
-// DeadLetters lists the port's FAILED jobs, newest first.
-func (p *TypePort) DeadLetters(ctx context.Context, max int) ([]queueport.Delivery, error) {
+// DeadLetters lists the message queue's FAILED jobs, newest first.
+func (p *MessageQueue) DeadLetters(ctx context.Context, max int) ([]queueport.Delivery, error) {
 	if max <= 0 {
 		max = 10
 	}

@@ -12,7 +12,7 @@ import (
 func TestPortContract(t *testing.T) {
 	queueporttest.Run(t, func(t *testing.T, c queueporttest.Config) queueport.Port {
 		q := openQueue(t, t.TempDir())
-		p, err := q.Port(PortOptions{Type: "PORT_TEST", MaxReceives: c.MaxReceives})
+		p, err := q.MessageQueue(MessageQueueOptions{Type: "PORT_TEST", MaxReceives: c.MaxReceives})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,7 +30,7 @@ const (
 )
 
 // groups returns the claim statements to run, capped types first and the open group last, and
-// how many global slots are free. A capped type's limit is not reserved: dispatch takes the
+// how many global slots are free. A capped type's limit is not reserved: the claim loop takes the
 // slots it actually claimed from those the groups after it may use, so a capped type with nothing
 // to do never starves the others.
 func (w *Worker) groups() ([]leaseGroup, int) {
@@ -73,12 +73,12 @@ func (w *Worker) groups() ([]leaseGroup, int) {
 	return gs, slots
 }
 
-// dispatch claims work while there are free slots, and otherwise sleeps until something can
+// claimLoop claims work while there are free slots, and otherwise sleeps until something can
 // change that: a wake-up (a local enqueue, another process's commit), a freed slot, or the next
 // due time. A lease group that found nothing is not asked again until a job of one of its types
 // may have become due (Queue.changedSince) or its next due time comes, so a slot freed by a
 // finished job costs no query when there is nothing to claim.
-func (w *Worker) dispatch(ctx context.Context, wake <-chan struct{}) {
+func (w *Worker) claimLoop(ctx context.Context, wake <-chan struct{}) {
 	defer w.releaseReady()
 	var lastErr string
 	for {
@@ -103,7 +103,7 @@ func (w *Worker) dispatch(ctx context.Context, wake <-chan struct{}) {
 					ahead = max(0, g.limit-slots)
 				}
 				if g.limit = min(g.limit, free+ahead); g.limit <= 0 {
-					continue // no slot: a freed slot wakes dispatch
+					continue // no slot: a freed slot wakes the claim loop
 				}
 			}
 			n, err := w.lease(ctx, g, mark)
@@ -267,7 +267,7 @@ func (w *Worker) leaseSuspect(ctx context.Context, mark uint64) (int, error) {
 	}
 	if w.uncommitted.Load() > 0 {
 		// The jobs that just ended are not recorded yet: should the suspect kill the process
-		// now, they would count as running beside it. The completer frees dispatch when done.
+		// now, they would count as running beside it. The completer frees the claim loop when done.
 		w.suspectWaits.Store(true)
 		if w.uncommitted.Load() > 0 {
 			return 0, nil
@@ -324,7 +324,7 @@ func (w *Worker) take(typ string) {
 }
 
 // startReady starts jobs claimed ahead while global slots are free. Nothing starts once the
-// worker is stopping: dispatch gives those jobs back (releaseReady).
+// worker is stopping: the claim loop gives those jobs back (releaseReady).
 func (w *Worker) startReady(ctx context.Context) {
 	for ctx.Err() == nil {
 		w.mu.Lock()
@@ -340,8 +340,8 @@ func (w *Worker) startReady(ctx context.Context) {
 	}
 }
 
-// releaseReady gives the jobs claimed ahead back to the queue without using an attempt; dispatch
-// calls it as it stops.
+// releaseReady gives the jobs claimed ahead back to the queue without using an attempt; the claim
+// loop calls it as it stops.
 func (w *Worker) releaseReady() {
 	w.mu.Lock()
 	ls := w.ready
