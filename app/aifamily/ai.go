@@ -116,78 +116,44 @@ func (f *Family) Register(w *queue.Worker) {
 	}
 }
 
-// workflowHandler runs one AI job as an execution of its workflow (its child) and reports the
-// outcome with the family's own statuses: PARTIAL for partly generated tasks or a fallback
-// extraction, TIMED_OUT with seed 000's message, the failed function's coded error. While the
-// provider is offline the job waits PENDING ("AI provider offline") before any execution starts.
-// The execution is named after the job and attempt, so a job resumed after JobDesk stopped finds
-// its execution again.
+// workflowHandler runs one AI job on the device (aijob.RunJob): its workflow reads the goal from
+// this database, on the App's flow engine. While the provider is offline the job waits PENDING
+// ("AI provider offline") before any execution starts; a caption's file that is no image fails
+// first.
 func (f *Family) workflowHandler(typ string) job.Handler {
-	svc := f.svc
 	return func(ctx context.Context, raw json.RawMessage, r job.Reporter) (json.RawMessage, error) {
-		if typ == aijob.TypeCaption {
-			// A file that is no image fails now, not after waiting for an offline provider.
-			var fi aijob.FileInput
-			if err := json.Unmarshal(raw, &fi); err != nil {
-				return nil, job.Errorf(job.E014, "the job input is not valid").WithJa("ジョブの入力が正しくありません。").Permanent()
-			}
-			if _, err := svc.CheckImage(ctx, fi.Path); err != nil {
-				return nil, err
-			}
-			if f.unset() {
-				return nil, errNoService()
-			}
-		}
-		if err := svc.DeferIfOffline(ctx); err != nil {
-			return nil, err
-		}
-		info, _ := job.InfoFrom(ctx)
-		in := raw
-		var goalID int64
-		if typ == aijob.TypeSubgoals || typ == aijob.TypeActions || typ == aijob.TypeTasks {
-			var gi aijob.GoalInput
-			if err := json.Unmarshal(raw, &gi); err != nil {
-				return nil, job.Errorf(job.E014, "the job input is not valid").WithJa("ジョブの入力が正しくありません。")
-			}
-			if gi.GoalID == 0 {
-				id, err := svc.CreateGoal(ctx, gi.Title, gi.Description, gi.Deadline)
-				if err != nil {
-					return nil, err
-				}
-				gi = aijob.GoalInput{GoalID: id, ActionIDs: gi.ActionIDs, Regenerate: gi.Regenerate}
-			}
-			if gi.ActionIDs == nil {
-				gi.ActionIDs = []int64{}
-			}
-			in, _ = json.Marshal(gi)
-			goalID = gi.GoalID
-		}
-		r.Progress(0, "starting the "+aijob.Workflows[typ]+" workflow")
-		out, err := orchestrator.Run(ctx, f.host.Flow.Executions(), orchestrator.Spec{
-			Workflow: aijob.Workflows[typ], Name: fmt.Sprintf("%s-%d-%d", aijob.Workflows[typ], info.ID, info.Attempt), Input: in,
-			What: "the generation", WhatJa: "生成",
-			Outcome: func(ctx context.Context, x orchestrator.Execution) (json.RawMessage, error) {
-				return outcome(ctx, f.store, typ, info.ID, x, r)
-			},
-			Failure: aijob.ExecutionFailure,
-		}, r)
-		// A cancel by the user returns the goal from processing; a timeout (the Task's or the
-		// whole execution's) or a failure for good does not leave the goal processing: it becomes
-		// failed, with a local notification.
-		svc.EndGeneration(ctx, goalID, typ, err)
-		return out, err
+		return aijob.RunJob(ctx, f.runtime(), typ, raw, r)
 	}
 }
 
-// outcome turns a succeeded execution into the AI job's result (aijob.Outcome) with the usage
-// of every call made for the job and its functions' jobs.
-func outcome(ctx context.Context, st *aisqlite.Store, typ string, jobID int64, x orchestrator.Execution, r job.Reporter) (json.RawMessage, error) {
-	u, _ := st.TreeUsage(ctx, jobID)
-	out, msg, err := aijob.Outcome(typ, x, u)
-	if msg != "" {
-		r.Progress(100, msg) // the job's last word, instead of a workflow step's
+// runtime is the device as an AI job runs on it: the App's flow engine and queue, the family's
+// service, and the usage of the job's calls from this database.
+func (f *Family) runtime() aijob.Runtime {
+	svc := f.svc
+	return aijob.Runtime{
+		Runtime: orchestrator.Runtime{Executions: f.host.Flow.Executions(), Job: f.host.Queue.Get},
+		Service: svc,
+		Ready: func(ctx context.Context, typ string, raw json.RawMessage) error {
+			if typ == aijob.TypeCaption {
+				// A file that is no image fails now, not after waiting for an offline provider.
+				var fi aijob.FileInput
+				if err := json.Unmarshal(raw, &fi); err != nil {
+					return job.Errorf(job.E014, "the job input is not valid").WithJa("ジョブの入力が正しくありません。").Permanent()
+				}
+				if _, err := svc.CheckImage(ctx, fi.Path); err != nil {
+					return err
+				}
+				if f.unset() {
+					return errNoService()
+				}
+			}
+			return svc.DeferIfOffline(ctx)
+		},
+		Usage: func(ctx context.Context, jobID int64) (aijob.Usage, error) {
+			u, _ := f.store.TreeUsage(ctx, jobID)
+			return u, nil
+		},
 	}
-	return out, err
 }
 
 // Detect takes PNG and JPEG files for CAPTION_GENERATION where an AI service is set up. With

@@ -27,8 +27,10 @@ import (
 	"jobdesk/engine/aijob/aisqlite"
 	"jobdesk/engine/aijob/aitest"
 	"jobdesk/engine/blob"
+	"jobdesk/engine/flow"
 	"jobdesk/engine/functions"
 	"jobdesk/engine/job"
+	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
 )
 
@@ -47,9 +49,23 @@ func newTestServiceDB(t testing.TB, p Provider) (*Service, *store.DB) {
 	t.Cleanup(func() { db.Close() })
 	s := NewService(aisqlite.New(db).State(), p)
 	s.CallRetry = RetryPolicy{5 * time.Millisecond, 4, 2}
-	s.TaskRetry = RetryPolicy{20 * time.Millisecond, 3, 2}
-	s.SaveRetry = RetryPolicy{10 * time.Millisecond, 3, 2}
 	return s, db
+}
+
+// newTestDevice returns a Service on a new database and a device running the AI jobs with it
+// as the app does (aitest.Device: the shipped workflows on the flow engine, each job run by
+// RunJob), its workflows edited by edits.
+func newTestDevice(t testing.TB, p Provider, edits map[string][]string) (*Service, *store.DB, *aitest.Device) {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := store.OpenDir(dir, aisqlite.Migrations, queue.Migrations, flow.Migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	s := NewService(aisqlite.New(db).State(), p)
+	s.CallRetry = RetryPolicy{5 * time.Millisecond, 4, 2}
+	return s, db, aitest.NewDevice(t, dir, db, s, edits)
 }
 
 func local(srv *aitest.Server) *OpenAI {
@@ -374,7 +390,7 @@ func TestTasksAllPartialNone(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := aitest.NewOpenAI(t, nil)
-			s := newTestService(t, local(srv))
+			s, _, d := newTestDevice(t, local(srv), nil)
 			g := goalWithActions(t, s)
 			fail := map[string]bool{}
 			failed := map[int64]bool{}
@@ -385,21 +401,23 @@ func TestTasksAllPartialNone(t *testing.T) {
 				}
 			}
 			srv.SetScript(failingTasks(fail, aitest.Step{Status: 400, Message: "bad request"}))
-			out, err := s.Tasks(withJob(3), mustJSON(GoalInput{GoalID: g.ID}), job.Discard)
-			var partial *job.PartialResult
+			j := d.Run(t, TypeTasks, GoalInput{GoalID: g.ID})
+			var out json.RawMessage
 			switch {
 			case tt.goalStatus == "partial":
-				if !errors.As(err, &partial) {
-					t.Fatalf("err %v", err)
+				if j.Status != job.Partial {
+					t.Fatalf("job %s %v", j.Status, j.Error)
 				}
-				out = partial.Result
+				out = j.Result
 			case tt.wantErr:
-				je := job.AsError(err)
-				if je == nil || je.Code != job.E007 || je.Retryable {
-					t.Fatalf("err %v", err)
+				je := j.Error
+				if j.Status != job.Failed || je == nil || je.Code != job.E007 || je.Retryable {
+					t.Fatalf("job %s %v", j.Status, je)
 				}
-			case err != nil:
-				t.Fatal(err)
+			case j.Status != job.Succeeded:
+				t.Fatalf("job %s %v", j.Status, j.Error)
+			default:
+				out = j.Result
 			}
 			ng, _ := s.LoadGoal(context.Background(), g.ID)
 			if ng.Status != tt.goalStatus {
@@ -441,15 +459,15 @@ func TestTasksAllPartialNone(t *testing.T) {
 	}
 }
 
-// Property 3: a failing call is retried after 1×, 2×, 4× the interval (seed: 2 s, 4 s, 8 s). The
-// calls' own retries are off, so TaskRetry alone retries.
+// Property 3: a failing call is retried after 1×, 2×, 4× the interval (seed: 2 s, 4 s, 8 s).
+// The task-generation workflow's GenerateTasks retries only timeouts; throttling and an
+// unavailable service are retried by each call itself (CallRetry), which alone retries here.
 func TestTaskRetryBackoffIntervals(t *testing.T) {
 	srv := aitest.NewOpenAI(t, nil)
-	s := newTestService(t, local(srv))
+	s, _, d := newTestDevice(t, local(srv), nil)
 	g := goalWithActions(t, s)
 	target := g.Actions()[10]
-	s.CallRetry = RetryPolicy{}
-	s.TaskRetry = RetryPolicy{80 * time.Millisecond, 3, 2}
+	s.CallRetry = RetryPolicy{80 * time.Millisecond, 3, 2}
 	var mu sync.Mutex
 	var at []time.Time
 	n := 0
@@ -470,8 +488,8 @@ func TestTaskRetryBackoffIntervals(t *testing.T) {
 		}
 		return aitest.Step{Text: aitest.Answer(c)}
 	})
-	if _, err := s.Tasks(withJob(3), mustJSON(GoalInput{GoalID: g.ID, ActionIDs: []int64{target.ID}}), job.Discard); err != nil {
-		t.Fatal(err)
+	if j := d.Run(t, TypeTasks, GoalInput{GoalID: g.ID, ActionIDs: []int64{target.ID}}); j.Status != job.Succeeded {
+		t.Fatalf("job %s %v", j.Status, j.Error)
 	}
 	if len(at) != 4 {
 		t.Fatalf("%d calls for the action, want 4", len(at))
@@ -479,7 +497,7 @@ func TestTaskRetryBackoffIntervals(t *testing.T) {
 	// The schedule is exact; the waits are at least as long (a busy machine may add to them, so
 	// only a runaway wait, seconds too long, fails the upper bound).
 	for i, want := range []time.Duration{80, 160, 320} {
-		if d := s.TaskRetry.Delay(i + 1); d != want*time.Millisecond {
+		if d := s.CallRetry.Delay(i + 1); d != want*time.Millisecond {
 			t.Fatalf("delay %d = %s, want %d ms", i+1, d, want)
 		}
 		got := at[i+1].Sub(at[i])
@@ -489,21 +507,63 @@ func TestTaskRetryBackoffIntervals(t *testing.T) {
 	}
 }
 
+// A call that stays unavailable is tried once and retried three times, then its action fails
+// with E001 (as the execution's history shows); the job, whose only action got no tasks, fails
+// E007 ("no action got its tasks").
 func TestTaskRetryGivesUpAfterThreeRetries(t *testing.T) {
 	srv := aitest.NewOpenAI(t, nil)
-	s := newTestService(t, local(srv))
+	s, _, d := newTestDevice(t, local(srv), nil)
 	g := goalWithActions(t, s)
 	a := g.Actions()[0]
-	s.CallRetry = RetryPolicy{} // TaskRetry alone retries
+	s.CallRetry = RetryPolicy{20 * time.Millisecond, 3, 2} // the call's own retry alone retries
 	srv.SetScript(failingTasks(map[string]bool{a.Title: true}, aitest.Step{Status: 503}))
 	before := len(srv.Calls())
-	_, err := s.Tasks(withJob(3), mustJSON(GoalInput{GoalID: g.ID, ActionIDs: []int64{a.ID}}), job.Discard)
-	if je := job.AsError(err); je == nil || je.Code != job.E001 {
-		t.Fatalf("err %v", err)
+	j := d.Run(t, TypeTasks, GoalInput{GoalID: g.ID, ActionIDs: []int64{a.ID}})
+	if je := j.Error; j.Status != job.Failed || je == nil || je.Code != job.E007 {
+		t.Fatalf("job %s %v", j.Status, je)
+	}
+	if actionError(t, d, j.ID) != job.E001 {
+		t.Fatal("the action did not fail E001")
 	}
 	if n := len(srv.Calls()) - before; n != 4 {
 		t.Fatalf("%d calls, want 1 + 3 retries", n)
 	}
+}
+
+// actionError returns the code of the error a GenerateTasks Task of job id's execution failed
+// with ("" when none did), from the execution's history.
+func actionError(t *testing.T, d *aitest.Device, id int64) job.Code {
+	t.Helper()
+	ctx := context.Background()
+	kids, err := d.Queue.List(ctx, queue.Filter{ParentID: id})
+	if err != nil || len(kids) != 1 {
+		t.Fatalf("%d children of job %d: %v", len(kids), id, err)
+	}
+	x, err := d.Engine.ExecutionByJob(ctx, kids[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, _, err := d.Engine.History(ctx, x.ARN, false, 1000, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hist {
+		if h.Type != "TaskFailed" {
+			continue
+		}
+		var f struct {
+			Cause string `json:"cause"`
+		}
+		for _, v := range h.Details {
+			b, _ := json.Marshal(v)
+			if json.Unmarshal(b, &f) == nil && f.Cause != "" {
+				if e, ok := job.ErrorFromCause("", f.Cause); ok {
+					return e.Code
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // Property 2: every action lands in exactly one batch of at most eight.
@@ -542,45 +602,67 @@ func TestBatchesCompleteness(t *testing.T) {
 	}
 }
 
-// Property 6: progress is processed / total × 100 at every step.
+// Property 6: progress is processed / total × 100. The job a person sees follows its workflow's
+// execution (the states it passed and the Map items it finished), so what holds at every step
+// is that the progress only moves forward and stays below 100 until the end; at the end it is
+// 100 and the job's counts are every one of the k actions processed, out of k.
 func TestTaskProgressAccuracy(t *testing.T) {
 	srv := aitest.NewOpenAI(t, nil)
-	s := newTestService(t, local(srv))
+	s, _, d := newTestDevice(t, local(srv), nil)
 	g := goalWithActions(t, s)
 	k := rand.IntN(20) + 1
 	var ids []int64
 	for _, a := range g.Actions()[:k] {
 		ids = append(ids, a.ID)
 	}
-	var p progressLog
-	if _, err := s.Tasks(withJob(3), mustJSON(GoalInput{GoalID: g.ID, ActionIDs: ids}), &p); err != nil {
-		t.Fatal(err)
-	}
-	if len(p.pct) != k+1 {
-		t.Fatalf("%d reports for %d actions", len(p.pct), k)
-	}
-	for i := 0; i < k; i++ {
-		if want := float64(i+1) * 100 / float64(k); p.pct[i] != want {
-			t.Fatalf("report %d = %v, want %v", i, p.pct[i], want)
+	events, stop := d.Queue.Subscribe(4096)
+	defer stop()
+	j := d.Submit(t, TypeTasks, GoalInput{GoalID: g.ID, ActionIDs: ids})
+	var pct []float64
+	for end := false; !end; {
+		select {
+		case ev := <-events:
+			if ev.JobID == j.ID {
+				pct = append(pct, ev.Progress)
+				end = ev.Status.Final()
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("job %d did not end: %v", j.ID, pct)
 		}
 	}
-	if p.pct[k] != 100 {
-		t.Fatal(p.pct)
+	if j = d.Wait(t, j.ID); j.Status != job.Succeeded {
+		t.Fatalf("job %s %v", j.Status, j.Error)
+	}
+	if len(pct) < 2 {
+		t.Fatalf("%d reports", len(pct))
+	}
+	for i, p := range pct {
+		if i > 0 && p < pct[i-1] || p > 100 {
+			t.Fatalf("report %d = %v: %v", i, p, pct)
+		}
+	}
+	if pct[len(pct)-1] != 100 || j.Progress != 100 {
+		t.Fatal(pct, j.Progress)
+	}
+	var res TaskResult
+	json.Unmarshal(j.Result, &res)
+	if res.TotalActions != k || res.SuccessCount != k || res.Tasks != 3*k ||
+		j.Message != fmt.Sprintf("%d tasks generated for %d of %d actions", 3*k, k, k) {
+		t.Fatalf("%q %s", j.Message, j.Result)
 	}
 }
 
-// Property 4: the whole execution is bounded.
+// Property 4: the whole execution is bounded. The shipped workflow's 900 s is shortened to 1 s.
 func TestTaskExecutionTimeout(t *testing.T) {
 	srv := aitest.NewOpenAI(t, nil)
-	s := newTestService(t, local(srv))
+	s, _, d := newTestDevice(t, local(srv), map[string][]string{"task-generation": {`"TimeoutSeconds": 900`, `"TimeoutSeconds": 1`}})
 	g := goalWithActions(t, s)
 	srv.SetScript(func(c aitest.Call) aitest.Step { return aitest.Step{Hang: true} })
-	s.ExecutionTimeout = 300 * time.Millisecond
 	start := time.Now()
-	_, err := s.Tasks(withJob(3), mustJSON(GoalInput{GoalID: g.ID}), job.Discard)
-	je := job.AsError(err)
-	if je == nil || je.ErrorName() != "States.Timeout" {
-		t.Fatalf("err %v", err)
+	j := d.Run(t, TypeTasks, GoalInput{GoalID: g.ID})
+	je := j.Error
+	if j.Status != job.TimedOut || je == nil || je.ErrorName() != "States.Timeout" {
+		t.Fatalf("job %s %v", j.Status, je)
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("took %s", d)
@@ -588,7 +670,7 @@ func TestTaskExecutionTimeout(t *testing.T) {
 	// The goal, processing while the job ran, does not stay so: failed, with a notification.
 	ng, _ := s.LoadGoal(context.Background(), g.ID)
 	notes, _ := s.Notifications(context.Background())
-	if ng.Status != "failed" || len(notes) != 1 || notes[0].Level != "failed" || notes[0].GoalID != g.ID || notes[0].JobID != 3 ||
+	if ng.Status != "failed" || len(notes) != 1 || notes[0].Level != "failed" || notes[0].GoalID != g.ID || notes[0].JobID != j.ID ||
 		!strings.Contains(notes[0].Message, "処理時間が制限を超えました") {
 		t.Fatalf("goal %q, notifications %+v", ng.Status, notes)
 	}
@@ -598,21 +680,15 @@ func TestTaskExecutionTimeout(t *testing.T) {
 // never duplicates tasks (property 1's "no duplicate tasks").
 func TestConcurrentGoalsIsolatedAndNoDuplicates(t *testing.T) {
 	srv := aitest.NewOpenAI(t, nil)
-	s, db := newTestServiceDB(t, local(srv))
+	s, db, d := newTestDevice(t, local(srv), nil)
 	g1, g2 := goalWithActions(t, s), goalWithActions(t, s)
-	var wg sync.WaitGroup
-	errs := make([]error, 3)
-	for i, g := range []Goal{g1, g2, g1} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = s.Tasks(withJob(int64(10+i)), mustJSON(GoalInput{GoalID: g.ID}), job.Discard)
-		}()
+	var jobs []job.Job
+	for _, g := range []Goal{g1, g2, g1} {
+		jobs = append(jobs, d.Submit(t, TypeTasks, GoalInput{GoalID: g.ID}))
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
+	for _, j := range jobs {
+		if j = d.Wait(t, j.ID); j.Status != job.Succeeded {
+			t.Fatalf("job %d: %s %v", j.ID, j.Status, j.Error)
 		}
 	}
 	for _, g := range []Goal{g1, g2} {

@@ -2,7 +2,10 @@
 // chat-completions server on the device, or Amazon Bedrock through a provider defined outside
 // the engine), the JSON schemas every reply must satisfy and a small validator for them, and the
 // handlers of SUBGOAL_GENERATION, ACTION_GENERATION, TASK_GENERATION, CAPTION_GENERATION and
-// ELIGIBILITY_EXTRACT, which the shipped workflows call as Lambda functions (Functions).
+// ELIGIBILITY_EXTRACT, which the shipped workflows call as Lambda functions (Functions). The AI
+// job that runs such a workflow is declared here once (job.go: Workflows, ExecutionName, RunJob,
+// Outcome, ExecutionFailure) and runs on the device's runtime (app/aifamily) or, for the goal
+// generations, the cloud's (sync/cloudjobs).
 //
 // The handlers keep their state — goals → sub-goals → actions → tasks (the 9×9 mandala chart),
 // per-call model usage, local notifications and the 7-day eligibility cache — behind small

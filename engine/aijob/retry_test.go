@@ -208,12 +208,13 @@ func TestThrottledActionsComplete(t *testing.T) {
 	}
 }
 
-// BenchmarkTasks64Throttled runs TASK_GENERATION's handler for 64 actions against a loopback
-// server that throttles every request once (429, Retry-After: 0) and answers in 50 ms.
+// BenchmarkTasks64Throttled runs TASK_GENERATION for 64 actions through the task-generation
+// workflow against a loopback server that throttles every request once (429, Retry-After: 0) and
+// answers in 50 ms.
 func BenchmarkTasks64Throttled(b *testing.B) {
 	srv := aitest.NewOpenAI(b, nil)
-	s := newTestService(b, local(srv))
-	s.CallRetry, s.TaskRetry = NewService(State{}, nil).CallRetry, NewService(State{}, nil).TaskRetry
+	s, _, d := newTestDevice(b, local(srv), nil)
+	s.CallRetry = NewService(State{}, nil).CallRetry
 	g := goalWithActions(b, s)
 	slow := func(c aitest.Call) aitest.Step {
 		return aitest.Step{Text: aitest.Answer(c), Delay: 50 * time.Millisecond}
@@ -222,10 +223,10 @@ func BenchmarkTasks64Throttled(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		srv.SetScript(aitest.ThrottleOnce("0", slow))
 		start := time.Now()
-		out, err := s.Tasks(withJob(int64(10+i)), mustJSON(GoalInput{GoalID: g.ID, Regenerate: true}), job.Discard)
+		j := d.Run(b, TypeTasks, GoalInput{GoalID: g.ID, Regenerate: true})
 		var res TaskResult
-		if err != nil || json.Unmarshal(out, &res) != nil || res.SuccessCount != 64 {
-			b.Fatalf("%v: %s", err, out)
+		if j.Status != job.Succeeded || json.Unmarshal(j.Result, &res) != nil || res.SuccessCount != 64 {
+			b.Fatalf("%s %v: %s", j.Status, j.Error, j.Result)
 		}
 		b.ReportMetric(time.Since(start).Seconds(), "s/64actions")
 	}

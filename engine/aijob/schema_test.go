@@ -114,12 +114,12 @@ func FuzzHeadingExtract(f *testing.F) {
 	})
 }
 
-// BenchmarkTaskGeneration64 runs TASK_GENERATION for 64 actions against a loopback server that
-// answers each call in 50 ms. Serially that is 3.2 s; with 3 batches × 8 actions at once it is
-// about 64/24 rounds × 50 ms.
+// BenchmarkTaskGeneration64 runs TASK_GENERATION for 64 actions through the task-generation
+// workflow against a loopback server that answers each call in 50 ms. Serially that is 3.2 s;
+// with 3 batches × 8 actions at once it is about 64/24 rounds × 50 ms.
 func BenchmarkTaskGeneration64(b *testing.B) {
 	srv := aitest.NewOpenAI(b, nil)
-	s := newTestService(b, local(srv))
+	s, _, d := newTestDevice(b, local(srv), nil)
 	g := goalWithActions(b, s)
 	srv.SetScript(func(c aitest.Call) aitest.Step {
 		return aitest.Step{Text: aitest.Answer(c), Delay: 50 * time.Millisecond}
@@ -127,12 +127,12 @@ func BenchmarkTaskGeneration64(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		out, err := s.Tasks(withJob(int64(100+i)), mustJSON(GoalInput{GoalID: g.ID, Regenerate: true}), job.Discard)
-		if err != nil {
-			b.Fatal(err)
+		j := d.Run(b, TypeTasks, GoalInput{GoalID: g.ID, Regenerate: true})
+		if j.Status != job.Succeeded {
+			b.Fatalf("%s %v", j.Status, j.Error)
 		}
 		var res TaskResult
-		json.Unmarshal(out, &res)
+		json.Unmarshal(j.Result, &res)
 		if res.SuccessCount != 64 {
 			b.Fatalf("%d succeeded", res.SuccessCount)
 		}

@@ -68,20 +68,14 @@ type Service struct {
 	SubgoalTimeout time.Duration
 	// CallTimeout bounds one GenerateTasks call (seed 001: 120 s).
 	CallTimeout time.Duration
-	// ExecutionTimeout bounds a whole TASK_GENERATION (seed 001: 900 s).
-	ExecutionTimeout time.Duration
 	// CallRetry is every provider call's own retry of throttling, an unavailable service or a
 	// broken connection (Retrying): up to 4 retries, each after the server's Retry-After, else
-	// after 1 s, 2 s, 4 s, 8 s. MaxAttempts 0 leaves retrying to the caller (TaskRetry, a
-	// workflow's Retry).
+	// after 1 s, 2 s, 4 s, 8 s. MaxAttempts 0 leaves retrying to the caller (a workflow's
+	// Retry).
 	CallRetry RetryPolicy
-	// TaskRetry is GenerateTasks' Retry (seed 001: 2 s × 3, backoff 2).
-	TaskRetry RetryPolicy
-	// SaveRetry is SaveTasks' Retry (seed 001: 1 s × 3, backoff 2).
-	SaveRetry RetryPolicy
-	// BatchSize, Batches and PerBatch shape TASK_GENERATION: batches of at most BatchSize
-	// actions, Batches batches at once, PerBatch actions at once inside a batch (8, 3, 8).
-	BatchSize, Batches, PerBatch int
+	// BatchSize shapes TASK_GENERATION: batches of at most BatchSize actions (8); the
+	// task-generation workflow runs 3 batches at once and 8 actions at once inside a batch.
+	BatchSize int
 	// OfflineBackoff is the first wait when the provider is offline; it doubles to OfflineMax.
 	OfflineBackoff, OfflineMax time.Duration
 	// CacheTTL keeps eligibility results (seed 003: 7 days).
@@ -95,9 +89,8 @@ type Service struct {
 // NewService returns a Service with the seeds' limits, keeping its state in st.
 func NewService(st State, p Provider) *Service {
 	return &Service{State: st, Provider: p,
-		SubgoalTimeout: 300 * time.Second, CallTimeout: 120 * time.Second, ExecutionTimeout: 900 * time.Second,
-		CallRetry: RetryPolicy{time.Second, 4, 2}, TaskRetry: RetryPolicy{2 * time.Second, 3, 2}, SaveRetry: RetryPolicy{time.Second, 3, 2},
-		BatchSize: 8, Batches: 3, PerBatch: 8,
+		SubgoalTimeout: 300 * time.Second, CallTimeout: 120 * time.Second,
+		CallRetry: RetryPolicy{time.Second, 4, 2}, BatchSize: 8,
 		OfflineBackoff: time.Second, OfflineMax: time.Minute, CacheTTL: 7 * 24 * time.Hour, Now: time.Now}
 }
 

@@ -247,100 +247,60 @@ func (d HandlerSet) homeQueueAI(ctx context.Context, c *dispatch.Cloud, typ, id,
 	return res, err
 }
 
-// GoalAI runs a SUBGOAL_, ACTION_ or TASK_GENERATION job as an execution of its goal workflow on
-// Step Functions, the goal pre-seeded into the cloud's objects.
+// GoalAI runs a SUBGOAL_, ACTION_ or TASK_GENERATION job in the cloud: the job as the device
+// runs it (aijob.RunJob), on the cloud's runtime. The goal is pre-seeded into the cloud's objects
+// before its execution starts, the execution runs on Step Functions under the device's
+// execution name (aijob.ExecutionName), and what it made, or left when it failed, comes home
+// (homeGoal). A cloud that cannot be reached ends nothing: the job waits for the network.
 func (d HandlerSet) GoalAI(typ string) dispatch.Handler {
 	return func(ctx context.Context, c *dispatch.Cloud, raw json.RawMessage, r job.Reporter) (json.RawMessage, error) {
-		var gi aijob.GoalInput
-		if err := json.Unmarshal(raw, &gi); err != nil {
-			return nil, job.Errorf(job.E014, "the job input is not valid").WithJa("ジョブの入力が正しくありません。").Permanent()
-		}
-		info, _ := job.InfoFrom(ctx)
-		self, err := d.Queue.Get(ctx, info.ID)
-		if err != nil {
-			return nil, err
-		}
 		st := aisqlite.New(d.DB)
-		if gi.GoalID == 0 {
-			id, err := st.CreateGoal(ctx, gi.Title, gi.Description, gi.Deadline)
-			if err != nil {
-				return nil, err
-			}
-			gi = aijob.GoalInput{GoalID: id, ActionIDs: gi.ActionIDs, Regenerate: gi.Regenerate}
-		}
-		if gi.ActionIDs == nil {
-			gi.ActionIDs = []int64{}
-		}
-		device, err := st.LoadGoal(ctx, gi.GoalID)
-		if err != nil {
-			return nil, job.Wrap(job.E014, err, fmt.Sprintf("goal %d cannot be read", gi.GoalID)).
-				WithJa(fmt.Sprintf("目標 %d を読み取れません。", gi.GoalID)).Permanent()
-		}
-		workflow := aijob.Workflows[typ]
-		name := GoalExecutionName(workflow, info.ID, self.CreatedAt)
-		ex := d.executions(c)
 		ai := aiStore(c)
-		if _, err := ex.Describe(ctx, workflow, name); err != nil {
-			if je := job.AsError(err); je != nil && je.Retryable {
-				return nil, err
-			}
-			r.Progress(2, "Sending the goal to the cloud")
-			if err := ai.Seed(ctx, device); err != nil {
-				return nil, job.Wrap(job.E010, err, "the goal could not be sent to the cloud").
-					WithJa("目標をクラウドに送れませんでした。").Transient()
-			}
-		}
-		in, _ := json.Marshal(gi)
-		home := func(ctx context.Context) (aijob.Usage, error) { return d.homeGoal(ctx, ai, st, info.ID, device) }
-		out, err := orchestrator.Run(ctx, ex, orchestrator.Spec{
-			Workflow: workflow, Name: name, Input: in, Priority: self.Priority,
-			What: "the generation", WhatJa: "生成",
-			Outcome: func(ctx context.Context, x orchestrator.Execution) (json.RawMessage, error) {
-				r.Progress(99, "Bringing the results home")
-				u, err := home(ctx)
+		ex := d.executions(c)
+		var sent aijob.Goal // the goal as the device sent it
+		return aijob.RunJob(ctx, aijob.Runtime{
+			Runtime: orchestrator.Runtime{Executions: ex, Job: d.Queue.Get},
+			Service: aijob.NewService(st.State(), nil),
+			SendGoal: func(ctx context.Context, workflow, name string, goalID int64, r job.Reporter) error {
+				g, err := st.LoadGoal(ctx, goalID)
 				if err != nil {
-					return nil, err
+					return job.Wrap(job.E014, err, fmt.Sprintf("goal %d cannot be read", goalID)).
+						WithJa(fmt.Sprintf("目標 %d を読み取れません。", goalID)).Permanent()
 				}
-				out, msg, err := aijob.Outcome(typ, x, u)
-				if msg != "" {
-					r.Progress(100, msg)
-				}
-				return out, err
+				sent = g
+				return seedGoal(ctx, ex, ai, workflow, name, g, r)
 			},
-			// What the generation left (a failed goal, the actions that got their tasks) comes
-			// home too, as on the device.
-			Failure: func(ctx context.Context, x orchestrator.Execution, e *job.Error) error {
-				if _, err := home(ctx); err != nil {
-					return err
-				}
-				return aijob.ExecutionFailure(ctx, x, e)
-			},
-		}, r)
-		// The end of the generation is kept as on the device (aifamily): a failure for good fails
-		// the goal with a local notification, a cancel releases it, a success clears an earlier
-		// failure. A cloud that cannot be reached ends nothing: the job waits for the network.
-		if !dispatch.Offline(err) {
-			aijob.NewService(st.State(), nil).EndGeneration(ctx, gi.GoalID, typ, err)
-		}
-		return out, err
+			Home:    func(ctx context.Context, jobID int64) error { return d.homeGoal(ctx, ai, st, jobID, sent) },
+			Usage:   st.TreeUsage,
+			Waiting: dispatch.Offline,
+		}, typ, raw, r)
 	}
 }
 
-// GoalExecutionName is the execution of device job id (created at created): the workflow, the
-// job and its creation time, so jobs of two devices sharing a backend never take each other's
-// execution, and the same on every attempt, so a resumed job finds its execution (and never
-// seeds the goal under a running one).
-func GoalExecutionName(workflow string, id int64, created time.Time) string {
-	return fmt.Sprintf("%s-%d-%d", workflow, id, created.UnixMilli())
+// seedGoal writes goal g, as the device has it (its sub-goals, actions and tasks, under the
+// device's ids), into the cloud's objects, unless execution name of workflow exists already (a
+// dispatcher resumed after kill -9 never overwrites what the execution has written).
+func seedGoal(ctx context.Context, ex orchestrator.Executions, ai *aiblob.Store, workflow, name string, g aijob.Goal, r job.Reporter) error {
+	if _, err := ex.Describe(ctx, workflow, name); err != nil {
+		if je := job.AsError(err); je != nil && je.Retryable {
+			return err
+		}
+		r.Progress(2, "Sending the goal to the cloud")
+		if err := ai.Seed(ctx, g); err != nil {
+			return job.Wrap(job.E010, err, "the goal could not be sent to the cloud").
+				WithJa("目標をクラウドに送れませんでした。").Transient()
+		}
+	}
+	return nil
 }
 
 // homeGoal applies the goal as the cloud left it to the device (once for job jobID): rows the
 // device did not send are the generation's, linked to jobID, and the calls of the invocations
-// that made them are recorded under jobID. It returns the job's usage as the device counts it.
-func (d HandlerSet) homeGoal(ctx context.Context, ai *aiblob.Store, st *aisqlite.Store, jobID int64, sent aijob.Goal) (aijob.Usage, error) {
+// that made them are recorded under jobID.
+func (d HandlerSet) homeGoal(ctx context.Context, ai *aiblob.Store, st *aisqlite.Store, jobID int64, sent aijob.Goal) error {
 	g, err := ai.LoadGoal(ctx, sent.ID)
 	if err != nil {
-		return aijob.Usage{}, err
+		return err
 	}
 	known := map[int64]int64{} // id → the job that made it on the device
 	for _, sg := range sent.Subgoals {
@@ -380,13 +340,13 @@ func (d HandlerSet) homeGoal(ctx context.Context, ai *aiblob.Store, st *aisqlite
 		}
 		us, err := ai.UsageRecords(ctx, n)
 		if err != nil {
-			return aijob.Usage{}, err
+			return err
 		}
 		usage = append(usage, us...)
 	}
 	if _, err := st.ApplyCloudResult(ctx, jobID, aisqlite.CloudResult{Goal: &g, Usage: usage}); err != nil {
-		return aijob.Usage{}, job.Wrap(job.E009, err, "the generated goal could not be recorded").
+		return job.Wrap(job.E009, err, "the generated goal could not be recorded").
 			WithJa("生成された目標をデータベースに記録できませんでした。").Transient()
 	}
-	return st.TreeUsage(ctx, jobID)
+	return nil
 }

@@ -1,9 +1,9 @@
 // Package cloudjobs holds the cloud runtime of the job families, as the dispatcher's handlers
 // (sync/dispatch, HandlerSet): only what is truly cloud. A family's job is declared once, beside
-// its handler (csvjob.RunJob, docjob.RunJob: input, workflow, execution name, outcome, failure),
-// and runs in the cloud exactly as on the device, through the same orchestrator.Run, with Step
-// Functions (sync/sfnexec) as the executor and S3 as the blob store; this package supplies the
-// runtime's part:
+// its handler (csvjob.RunJob, docjob.RunJob, aijob.RunJob: input, workflow, execution name,
+// outcome, failure), and runs in the cloud exactly as on the device, through the same
+// orchestrator.Run, with Step Functions (sync/sfnexec) as the executor and S3 as the blob store;
+// this package supplies the runtime's part:
 //
 //  1. the stage-in: the input is uploaded content-addressed (dispatch.Cloud.UploadInput; nothing is sent when
 //     the same bytes are there);

@@ -12,15 +12,29 @@ import (
 	"jobdesk/engine/aijob/aiblob"
 	"jobdesk/engine/aijob/aitest"
 	"jobdesk/engine/blob"
+	"jobdesk/engine/flow"
 	"jobdesk/engine/job"
+	"jobdesk/engine/queue"
+	"jobdesk/engine/store"
 )
 
 func newService(t *testing.T, srv *aitest.Server) (*aijob.Service, *aiblob.Store) {
 	st := aiblob.New(blob.Local{}, t.TempDir())
 	s := aijob.NewService(st.State(), &aijob.OpenAI{Endpoint: srv.URL, ModelID: "test-model", Heartbeat: 2 * time.Second})
-	s.TaskRetry = aijob.RetryPolicy{Interval: 10 * time.Millisecond, MaxAttempts: 3, Backoff: 2}
-	s.SaveRetry = aijob.RetryPolicy{Interval: 10 * time.Millisecond, MaxAttempts: 3, Backoff: 2}
+	s.CallRetry = aijob.RetryPolicy{Interval: 10 * time.Millisecond, MaxAttempts: 3, Backoff: 2}
 	return s, st
+}
+
+// newDevice runs the AI jobs of s as the device runs them (aitest.Device); only the flow engine
+// and the queue use a database, the AI state stays in s's objects.
+func newDevice(t *testing.T, s *aijob.Service) *aitest.Device {
+	dir := t.TempDir()
+	db, err := store.OpenDir(dir, queue.Migrations, flow.Migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return aitest.NewDevice(t, dir, db, s, nil)
 }
 
 func withJob(id int64) context.Context {
@@ -33,7 +47,8 @@ func mustJSON(v any) json.RawMessage {
 }
 
 // The whole goal chart through the family's handlers, state in objects only: 8 sub-goals, 64
-// actions, the tasks of every action saved in parallel but five, whose generation fails.
+// actions, the tasks of every action saved in parallel but five, whose generation fails (the
+// task-generation workflow, run on the flow engine as on the device).
 func TestGoalChartInObjects(t *testing.T) {
 	srv := aitest.NewOpenAI(t, nil)
 	s, _ := newService(t, srv)
@@ -75,10 +90,9 @@ func TestGoalChartInObjects(t *testing.T) {
 		}
 		return aitest.Step{Text: aitest.Answer(c)}
 	})
-	_, err = s.Tasks(withJob(10), mustJSON(aijob.GoalInput{GoalID: g.ID}), job.Discard)
-	var partial *job.PartialResult
-	if !errors.As(err, &partial) {
-		t.Fatalf("err %v", err)
+	j := newDevice(t, s).Run(t, aijob.TypeTasks, aijob.GoalInput{GoalID: g.ID})
+	if j.Status != job.Partial {
+		t.Fatalf("job %s %v", j.Status, j.Error)
 	}
 	ng, err := s.LoadGoal(context.Background(), g.ID)
 	if err != nil || ng.Status != "partial" {
@@ -90,7 +104,7 @@ func TestGoalChartInObjects(t *testing.T) {
 			t.Fatalf("action %d failed=%v: status %q, %d tasks", a.ID, failed[a.ID], a.Status, len(a.Tasks))
 		}
 		for _, task := range a.Tasks {
-			if ids[task.ID] || task.JobID != 10 {
+			if ids[task.ID] || task.JobID != j.ID {
 				t.Fatalf("task %+v: duplicate id or wrong job", task)
 			}
 			ids[task.ID] = true
@@ -103,7 +117,7 @@ func TestGoalChartInObjects(t *testing.T) {
 	if gs, err := s.ListGoals(context.Background()); err != nil || len(gs) != 1 || gs[0].ID != g.ID {
 		t.Fatalf("goals %+v %v", gs, err)
 	}
-	if u, err := s.JobUsage(context.Background(), 10); err != nil || u.Calls < 59 || u.Model != "test-model" {
+	if u, err := s.JobUsage(context.Background(), j.ID); err != nil || u.Calls < 59 || u.Model != "test-model" {
 		t.Fatalf("usage %+v %v", u, err)
 	}
 	if _, err := s.LoadGoal(context.Background(), 12345); !errors.Is(err, aijob.ErrGoalNotFound) {
