@@ -147,12 +147,34 @@ func (f *Family) runtime() aijob.Runtime {
 					return errNoService()
 				}
 			}
-			return svc.DeferIfOffline(ctx)
+			if err := svc.DeferIfOffline(ctx); err != nil {
+				return err
+			}
+			f.stopEarlierExecution(ctx, typ)
+			return nil
 		},
 		Usage: func(ctx context.Context, jobID int64) (aijob.Usage, error) {
 			u, _ := f.store.TreeUsage(ctx, jobID)
 			return u, nil
 		},
+	}
+}
+
+// stopEarlierExecution stops the execution this job ran under the name earlier releases gave
+// it (<workflow>-<job id>-<attempt>), if JobDesk was upgraded while it ran: the job now starts
+// its execution under aijob.ExecutionName, and two executions must not generate for one job.
+func (f *Family) stopEarlierExecution(ctx context.Context, typ string) {
+	info, ok := job.InfoFrom(ctx)
+	if !ok {
+		return
+	}
+	ex := f.host.Flow.Executions()
+	workflow := aijob.Workflows[typ]
+	for attempt := 1; attempt <= info.Attempt; attempt++ {
+		x, err := ex.Describe(ctx, workflow, fmt.Sprintf("%s-%d-%d", workflow, info.ID, attempt))
+		if err == nil && x.Status == orchestrator.Running {
+			_ = ex.Stop(ctx, x, "States.Aborted", "replaced by the job's execution under its current name")
+		}
 	}
 }
 

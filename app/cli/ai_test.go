@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/jpeg"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"jobdesk/assets"
 	"jobdesk/engine/aijob"
 	"jobdesk/engine/aijob/aitest"
+	"jobdesk/engine/flow"
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 )
@@ -926,4 +928,38 @@ func jpegOf(t *testing.T, w, h int) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// An AI job that was running when JobDesk was upgraded has an execution under the name earlier
+// releases gave it (<workflow>-<job id>-<attempt>). When the job runs again under its current
+// name, that execution is stopped: two executions never generate for one job.
+func TestAIExecutionUnderTheEarlierNameIsStopped(t *testing.T) {
+	srv := aitest.NewOpenAI(t, func(c aitest.Call) aitest.Step {
+		return aitest.Step{Text: aitest.Answer(c), Delay: 2 * time.Second}
+	})
+	aiEnv(t, srv.URL)
+	a, ctx := openTestApp(t, t.TempDir())
+	first, err := a.SubmitGoal(ctx, app.GoalRequest{Title: "毎日運動する", Deadline: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf := aijob.Workflows[first.Type]
+	sm, err := a.Workflow(ctx, wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier, err := a.StartWorkflow(ctx, sm.ARN, first.Input, flow.StartOptions{Name: fmt.Sprintf("%s-%d-1", wf, first.ID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.StartEngine(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if j, err := a.Wait(ctx, first.ID); err != nil || j.Status != job.Succeeded {
+		t.Fatalf("the job: %v %s %v", err, j.Status, j.Error)
+	}
+	x, err := a.WaitExecution(ctx, earlier.ARN)
+	if err != nil || x.Status != flow.StatusAborted {
+		t.Fatalf("the execution under the earlier name ended %q (%v), want ABORTED", x.Status, err)
+	}
 }
