@@ -136,3 +136,15 @@ func TestMergeOrdered(t *testing.T) {
 		}
 	}
 }
+
+// TestMailHeaderNotARow: a mail's header fields, which a window shows in a view of their own,
+// are not counted as a row of the result form.
+func TestMailHeaderNotARow(t *testing.T) {
+	raw := `{"status":"ready","kind":"eml","page_count":1,"extracted_text_length":120,
+		"mail":{"from":"yamada@example.jp","subject":"見積"}}`
+	for _, r := range DescribeResult(job.Job{Status: job.Succeeded, Result: json.RawMessage(raw)}).Rows {
+		if r.LabelKey == "field.mail" || r.Label == "Mail" {
+			t.Fatalf("the mail header is a row: %+v", r)
+		}
+	}
+}

@@ -75,6 +75,9 @@ func newDocView(rv *resultViews, j job.Job, doc app.DocumentView) *docView {
 		}
 	}
 	parts := []fyne.CanvasObject{}
+	if f := v.formatView(); f != nil {
+		parts = append(parts, f)
+	}
 	if note := v.partialNote(); note != nil {
 		parts = append(parts, note)
 	}
@@ -203,7 +206,7 @@ func pageList(pages []int) string {
 // button that shows a converted file's part of the document.
 func (v *docView) entryList() fyne.CanvasObject {
 	tr := v.rv.host.tr()
-	title := widget.NewLabel(tr.T("doc.entries", len(v.doc.Entries)))
+	title := widget.NewLabel(entriesTitle(tr, v.doc.Kind, len(v.doc.Entries)))
 	title.TextStyle.Bold = true
 	box := container.NewVBox(title)
 	for _, e := range v.doc.Entries {

@@ -14,7 +14,7 @@ func (*Family) ResultView() family.ResultView {
 		Method: []string{"encoding", "extraction_method", "kind", "no_text_pages", "ocr_pages", "damaged_pages",
 			"notes", "children"},
 		Provenance: []string{"cached", "converter_version", "sha256"},
-		Hidden:     []string{"converter_version"},
+		Hidden:     []string{"converter_version", "mail"}, // a mail's header has a view of its own
 		Summary: []family.SummaryFigure{
 			{Field: "page_count", Words: "result.pages"},
 			{Field: "extracted_text_length", Words: "result.chars"},

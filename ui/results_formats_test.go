@@ -1,0 +1,115 @@
+package ui
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"jobdesk/app"
+	"jobdesk/engine/job"
+)
+
+// fakeResultViews are result views on a host that gives only the window's language.
+func fakeResultViews(lang string) *resultViews {
+	tr := newTranslator(lang)
+	return &resultViews{host: resultHost{
+		tr:        func() *translator { return tr },
+		hoverText: func(c fyne.CanvasObject, _ string) fyne.CanvasObject { return c },
+	}}
+}
+
+// docOf is a converted document of kind with markdown, as app.Document reads it.
+func docOf(kind string, pages int, md string) app.DocumentView {
+	return app.DocumentView{Kind: kind, Pages: pages, Markdown: md, Sections: app.MarkdownSections(md)}
+}
+
+// TestFormatViews: each new format shows what its users look for first, in Japanese and
+// English — a deck's slide count and titles (hidden ones marked), a workbook's sheets, a book's
+// chapters, a mail's header — and a title's Show button opens its part of the document.
+func TestFormatViews(t *testing.T) {
+	deck := docOf("pptx", 3, "## Slide 1: 売上報告\n\n本文\n\n## Slide 2\n\n図だけ\n\n## Slide 3: 来期の計画 (hidden)\n\n計画の本文\n\n### Notes\n\nメモ\n")
+	book := docOf("xls", 2, "## 集計\n\n| a |\n|---|\n| 1 |\n\n## 旧データ (hidden)\n\n| b |\n|---|\n| 2 |\n")
+	epub := docOf("epub", 2, "# 第一章 はじまり\n\n本文一\n\n# 第二章 おわり\n\n本文二\n")
+	mail := docOf("msg", 1, "# Email Message\n\n**From:** a\n\n## Content\n\n本文\n")
+	mail.Mail = &app.DocMail{From: "yamada@example.jp (山田 太郎)", To: "suzuki@example.jp", Date: "Wed, 27 Nov 2024 09:00:00 +0000", Subject: "【議事録】定例会議"}
+	mail.Entries = []app.DocEntry{{Name: "出席者.csv", Kind: "csv", Status: "ready", Chars: 40, Section: -1}}
+	data := docOf("json", 1, "```json\n{\n  \"a\": 1\n}\n```\n")
+	for _, c := range []struct {
+		lang string
+		doc  app.DocumentView
+		want []string
+		not  []string
+	}{
+		{LangJa, deck, []string{"スライド（3 枚）", "スライド 1：売上報告", "スライド 2（タイトルなし）", "スライド 3：来期の計画（非表示）"}, nil},
+		{LangEn, deck, []string{"Slides (3)", "Slide 1: 売上報告", "Slide 2 (no title)", "Slide 3: 来期の計画 (hidden)"}, []string{"スライド"}},
+		{LangJa, book, []string{"シート（2 枚）", "集計", "旧データ（非表示）"}, nil},
+		{LangEn, book, []string{"Sheets (2)", "旧データ (hidden)"}, nil},
+		{LangJa, epub, []string{"章（2）", "第一章 はじまり", "第二章 おわり"}, nil},
+		{LangJa, mail, []string{"Outlook メール", "差出人", "yamada@example.jp (山田 太郎)", "宛先", "日付", "件名", "【議事録】定例会議", "添付ファイル（1）", "出席者.csv"}, []string{"CC", "ZIP"}},
+		{LangEn, mail, []string{"Outlook mail", "From", "Subject", "【議事録】定例会議", "Attachments (1)"}, []string{"差出人"}},
+		{LangJa, data, []string{"JSON（整形して表示）"}, nil},
+		{LangJa, docOf("pdf", 2, "本文\n"), nil, []string{"スライド", "シート"}},
+	} {
+		v := newDocView(fakeResultViews(c.lang), job.Job{}, c.doc)
+		text := strings.Join(labelTexts(v.root), "\n")
+		for _, w := range c.want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s %s: missing %q in:\n%s", c.lang, c.doc.Kind, w, text)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(text, w) {
+				t.Errorf("%s %s: %q shown in:\n%s", c.lang, c.doc.Kind, w, text)
+			}
+		}
+	}
+
+	// Show on a slide's line shows that slide alone.
+	v := newDocView(fakeResultViews(LangJa), job.Job{}, deck)
+	var shows []*widget.Button
+	for _, b := range findAll[*widget.Button](v.root) {
+		if b.Text == "表示" {
+			shows = append(shows, b)
+		}
+	}
+	if len(shows) != 3 {
+		t.Fatalf("%d Show buttons, want one per slide", len(shows))
+	}
+	test.Tap(shows[2])
+	if got := v.text(); !strings.Contains(got, "計画の本文") || strings.Contains(got, "売上報告") {
+		t.Fatalf("slide 3 shows %q", got)
+	}
+}
+
+// TestMailResultInTheWindow: a dropped mail's result shows its header and its attachments as
+// the conversion reported them, not the generic document view.
+func TestMailResultInTheWindow(t *testing.T) {
+	h := newHarness(t, LangJa)
+	u := h.ui
+	path := filepath.Join(t.TempDir(), "見積.eml")
+	eml := "From: =?UTF-8?B?5bGx55SwIOWkqumDjg==?= <yamada@example.jp>\r\nTo: suzuki@example.jp\r\n" +
+		"Subject: =?UTF-8?B?6KaL56mN5pu444Gu6YCB5LuY?=\r\nDate: Wed, 27 Nov 2024 09:00:00 +0900\r\nMIME-Version: 1.0\r\n" +
+		"Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain; charset=UTF-8\r\n\r\n鈴木様\r\n\r\n--b\r\n" +
+		"Content-Type: text/csv; charset=UTF-8\r\nContent-Disposition: attachment; filename=\"items.csv\"\r\n\r\n品名,数量\r\nペン,10\r\n--b--\r\n"
+	if err := os.WriteFile(path, []byte(eml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j := runAndShow(t, h, []string{path}, app.SubmitOptions{})
+	if j.Status != job.Succeeded {
+		t.Fatalf("mail ended %s %v", j.Status, j.Error)
+	}
+	h.waitFor("the mail's header", func() bool {
+		text := paneText(u)
+		return strings.Contains(text, "差出人") && strings.Contains(text, "yamada@example.jp (山田 太郎)") &&
+			strings.Contains(text, "見積書の送付") && strings.Contains(text, "添付ファイル（1）") && strings.Contains(text, "items.csv")
+	})
+	if _, err := h.app.Document(context.Background(), j.ID); err != nil {
+		t.Fatal(err)
+	}
+}
