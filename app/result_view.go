@@ -320,6 +320,12 @@ func summarize(obj map[string]json.RawMessage) ResultSummary {
 		if !ok {
 			continue
 		}
+		if f.By != "" {
+			var by string
+			if json.Unmarshal(obj[f.By], &by) == nil && f.ByWords[by] != "" {
+				f.Words = f.ByWords[by]
+			}
+		}
 		if f.Digest {
 			// A digest is what a checksum job is for; beside a conversion's figures it is noise.
 			var d string

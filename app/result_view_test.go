@@ -31,6 +31,11 @@ func TestResultFieldsLabelled(t *testing.T) {
 			if _, ok := words[f.Words]; !ok {
 				t.Errorf("%s: no words %s for summary figure %s", lang, f.Words, f.Field)
 			}
+			for _, w := range f.ByWords {
+				if _, ok := words[w]; !ok {
+					t.Errorf("%s: no words %s for summary figure %s", lang, w, f.Field)
+				}
+			}
 		}
 	}
 }
@@ -107,7 +112,7 @@ func TestFamiliesResultViewsMerged(t *testing.T) {
 		}
 		lastFig := -1
 		for _, sf := range fv.Summary {
-			i := slices.IndexFunc(v.figures, func(g family.SummaryFigure) bool { return g == sf })
+			i := slices.IndexFunc(v.figures, func(g family.SummaryFigure) bool { return g.Field == sf.Field })
 			if i <= lastFig {
 				t.Errorf("family %s: summary figure %s at %d after %d", f.Name(), sf.Field, i, lastFig)
 			}
@@ -145,6 +150,32 @@ func TestMailHeaderNotARow(t *testing.T) {
 	for _, r := range DescribeResult(job.Job{Status: job.Succeeded, Result: json.RawMessage(raw)}).Rows {
 		if r.LabelKey == "field.mail" || r.Label == "Mail" {
 			t.Fatalf("the mail header is a row: %+v", r)
+		}
+	}
+}
+
+// TestPagesByFormat: a conversion's pages read as its format counts them — a deck's slides, a
+// workbook's sheets, a book's chapters — in the summary and the result form; a PDF keeps pages.
+func TestPagesByFormat(t *testing.T) {
+	for kind, want := range map[string][2]string{
+		"pptx": {"result.slides", "スライド数"}, "xls": {"result.sheets", "シート数"}, "xlsx": {"result.sheets", "シート数"},
+		"epub": {"result.chapters", "章の数"}, "pdf": {"result.pages", ""},
+	} {
+		j := job.Job{Status: job.Succeeded, Result: json.RawMessage(`{"kind":"` + kind + `","page_count":12,"extracted_text_length":900}`)}
+		if s := SummarizeResult(j); len(s.Figures) == 0 || s.Figures[0].WordsKey != want[0] || s.Figures[0].Value != "12" {
+			t.Errorf("%s: summary %+v; want %s", kind, s, want[0])
+		}
+		found := false
+		for _, r := range DescribeResult(j).Rows {
+			if r.Value == "12" {
+				found = true
+				if want[1] == "" && r.LabelKey != "field.page_count" || want[1] != "" && r.LabelJa != want[1] {
+					t.Errorf("%s: page count row %+v; want %q", kind, r, want[1])
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no page count row", kind)
 		}
 	}
 }

@@ -81,7 +81,7 @@ func newDocView(rv *resultViews, j job.Job, doc app.DocumentView) *docView {
 	if note := v.partialNote(); note != nil {
 		parts = append(parts, note)
 	}
-	if len(doc.Entries) > 0 {
+	if len(doc.Entries) > 0 && !chaptersAllRead(doc) {
 		parts = append(parts, v.entryList())
 	}
 	head := fyne.CanvasObject(tools)

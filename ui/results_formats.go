@@ -10,6 +10,8 @@ import (
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"jobdesk/app"
 )
 
 // This file shows, above a converted document, what a user of its format looks for first: a
@@ -158,4 +160,18 @@ func entriesTitle(tr *translator, kind string, n int) string {
 		return tr.T("doc.entries."+kind, n)
 	}
 	return tr.T("doc.entries", n)
+}
+
+// chaptersAllRead reports a book whose every chapter file converted: its chapter list says all,
+// and the files behind it are shown only when one was not read.
+func chaptersAllRead(d app.DocumentView) bool {
+	if d.Kind != "epub" {
+		return false
+	}
+	for _, e := range d.Entries {
+		if e.Status != "ready" {
+			return false
+		}
+	}
+	return true
 }

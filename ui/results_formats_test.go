@@ -36,6 +36,9 @@ func TestFormatViews(t *testing.T) {
 	deck := docOf("pptx", 3, "## Slide 1: 売上報告\n\n本文\n\n## Slide 2\n\n図だけ\n\n## Slide 3: 来期の計画 (hidden)\n\n計画の本文\n\n### Notes\n\nメモ\n")
 	book := docOf("xls", 2, "## 集計\n\n| a |\n|---|\n| 1 |\n\n## 旧データ (hidden)\n\n| b |\n|---|\n| 2 |\n")
 	epub := docOf("epub", 2, "# 第一章 はじまり\n\n本文一\n\n# 第二章 おわり\n\n本文二\n")
+	epub.Entries = []app.DocEntry{{Name: "OEBPS/c1.xhtml", Status: "ready", Section: -1}, {Name: "OEBPS/c2.xhtml", Status: "ready", Section: -1}}
+	brokenBook := epub
+	brokenBook.Entries = []app.DocEntry{{Name: "OEBPS/c1.xhtml", Status: "ready", Section: -1}, {Name: "OEBPS/c3.xhtml", Status: "failed", Code: "E004", ReasonJa: "章のファイルが見つかりません", Section: -1}}
 	mail := docOf("msg", 1, "# Email Message\n\n**From:** a\n\n## Content\n\n本文\n")
 	mail.Mail = &app.DocMail{From: "yamada@example.jp (山田 太郎)", To: "suzuki@example.jp", Date: "Wed, 27 Nov 2024 09:00:00 +0000", Subject: "【議事録】定例会議"}
 	mail.Entries = []app.DocEntry{{Name: "出席者.csv", Kind: "csv", Status: "ready", Chars: 40, Section: -1}}
@@ -50,7 +53,8 @@ func TestFormatViews(t *testing.T) {
 		{LangEn, deck, []string{"Slides (3)", "Slide 1: 売上報告", "Slide 2 (no title)", "Slide 3: 来期の計画 (hidden)"}, []string{"スライド"}},
 		{LangJa, book, []string{"シート（2 枚）", "集計", "旧データ（非表示）"}, nil},
 		{LangEn, book, []string{"Sheets (2)", "旧データ (hidden)"}, nil},
-		{LangJa, epub, []string{"章（2）", "第一章 はじまり", "第二章 おわり"}, nil},
+		{LangJa, epub, []string{"章（2）", "第一章 はじまり", "第二章 おわり"}, []string{"c1.xhtml"}},
+		{LangJa, brokenBook, []string{"章（2）", "本の章のファイル（2）", "OEBPS/c3.xhtml  ·  変換できませんでした  ·  E004 章のファイルが見つかりません"}, nil},
 		{LangJa, mail, []string{"Outlook メール", "差出人", "yamada@example.jp (山田 太郎)", "宛先", "日付", "件名", "【議事録】定例会議", "添付ファイル（1）", "出席者.csv"}, []string{"CC", "ZIP"}},
 		{LangEn, mail, []string{"Outlook mail", "From", "Subject", "【議事録】定例会議", "Attachments (1)"}, []string{"差出人"}},
 		{LangJa, data, []string{"JSON（整形して表示）"}, nil},

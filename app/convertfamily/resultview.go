@@ -1,6 +1,10 @@
 package convertfamily
 
-import "jobdesk/app/family"
+import (
+	"encoding/json"
+
+	"jobdesk/app/family"
+)
 
 // ResultView describes a document conversion's result (engine/docjob): its pages, characters
 // and rows, the Markdown written, how the text was taken out (OCR, damaged pages, notes), the
@@ -15,9 +19,30 @@ func (*Family) ResultView() family.ResultView {
 			"notes", "children"},
 		Provenance: []string{"cached", "converter_version", "sha256"},
 		Hidden:     []string{"converter_version", "mail"}, // a mail's header has a view of its own
+		Label:      pagesLabel,
 		Summary: []family.SummaryFigure{
-			{Field: "page_count", Words: "result.pages"},
+			{Field: "page_count", Words: "result.pages", By: "kind", ByWords: map[string]string{
+				"pptx": "result.slides", "xls": "result.sheets", "xlsx": "result.sheets", "epub": "result.chapters"}},
 			{Field: "extracted_text_length", Words: "result.chars"},
 		},
 	}
+}
+
+// pagesLabel words a conversion's page count as its format counts: a deck's slides, a
+// workbook's sheets, a book's chapters; other formats keep the label of pages.
+func pagesLabel(result map[string]json.RawMessage, field string) (en, ja string, ok bool) {
+	if field != "page_count" {
+		return "", "", false
+	}
+	var kind string
+	json.Unmarshal(result["kind"], &kind)
+	switch kind {
+	case "pptx":
+		return "Slides", "スライド数", true
+	case "xls", "xlsx":
+		return "Sheets", "シート数", true
+	case "epub":
+		return "Chapters", "章の数", true
+	}
+	return "", "", false
 }

@@ -47,6 +47,11 @@ type SummaryFigure struct {
 	Words string
 	// Digest marks a hex digest: shown shortened, and only when at most one figure precedes it.
 	Digest bool
+	// By and ByWords word the figure by the value of another field of the result: where the
+	// result's field By holds a value ByWords has, that translation key replaces Words (a
+	// conversion's pages are a deck's slides, a workbook's sheets, a book's chapters).
+	By      string
+	ByWords map[string]string
 }
 
 // Parts returns v's shown fields part by part, in the order they are shown.
