@@ -22,7 +22,8 @@ func (*Family) ResultView() family.ResultView {
 		Label:      pagesLabel,
 		Summary: []family.SummaryFigure{
 			{Field: "page_count", Words: "result.pages", By: "kind", ByWords: map[string]string{
-				"pptx": "result.slides", "xls": "result.sheets", "xlsx": "result.sheets", "epub": "result.chapters"}},
+				"pptx": "result.slides", "xls": "result.sheets", "xlsx": "result.sheets", "epub": "result.chapters",
+				"eml": "result.mails", "msg": "result.mails"}},
 			{Field: "extracted_text_length", Words: "result.chars"},
 		},
 	}
@@ -43,6 +44,8 @@ func pagesLabel(result map[string]json.RawMessage, field string) (en, ja string,
 		return "Sheets", "シート数", true
 	case "epub":
 		return "Chapters", "章の数", true
+	case "eml", "msg":
+		return "Messages", "メールの数", true
 	}
 	return "", "", false
 }
