@@ -4,10 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
@@ -115,5 +117,26 @@ func TestMailResultInTheWindow(t *testing.T) {
 	})
 	if _, err := h.app.Document(context.Background(), j.ID); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLongDeckScrolls: a deck of many slides lists them in a box that scrolls, so the document
+// stays in view; every slide keeps its line.
+func TestLongDeckScrolls(t *testing.T) {
+	var md strings.Builder
+	for i := 1; i <= 40; i++ {
+		md.WriteString("## Slide " + strconv.Itoa(i) + ": 議題 " + strconv.Itoa(i) + "\n\n本文\n\n")
+	}
+	v := newDocView(fakeResultViews(LangJa), job.Job{}, docOf("pptx", 40, md.String()))
+	out := v.formatView()
+	scrolls := findAll[*container.Scroll](out)
+	if len(scrolls) != 1 {
+		t.Fatalf("%d scrolls in the slide list, want 1", len(scrolls))
+	}
+	if h, rows := out.MinSize().Height, scrolls[0].Content.MinSize().Height; h >= rows/2 {
+		t.Fatalf("the list is %v high for %v of slides: it does not scroll", h, rows)
+	}
+	if text := strings.Join(labelTexts(scrolls[0].Content), "\n"); !strings.Contains(text, "スライド 40：議題 40") {
+		t.Fatalf("slide 40 missing:\n%s", text)
 	}
 }

@@ -15,7 +15,8 @@ import (
 // save buttons, the error and cancelled cards, and the files a job wrote, opened or shown in
 // the window (result.go, results_view.go, results_csv.go, results_doc.go, results_ai.go,
 // cards.go). It reads results through a narrow resultService and reaches the window only
-// through its host.
+// through its host. The question before cancelling a job (confirmCancel in cards.go) is a job
+// action the job list, the keys and the detail pane share, and stays with the window.
 type resultViews struct {
 	host resultHost
 }
