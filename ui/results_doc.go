@@ -54,7 +54,7 @@ func newDocView(rv *resultViews, j job.Job, doc app.DocumentView) *docView {
 	if len(doc.Sections) > 1 {
 		v.choices = []string{tr.T("doc.whole")}
 		for _, s := range doc.Sections {
-			title := s.Title
+			title := sectionWords(tr, doc.Kind, s.Title)
 			if s.Level == 2 {
 				title = "    " + title
 			}
@@ -70,6 +70,9 @@ func newDocView(rv *resultViews, j job.Job, doc app.DocumentView) *docView {
 			v.render()
 		})
 		v.pick.PlaceHolder = tr.T("doc.sections")
+		if tr.Has("doc.sections." + doc.Kind) {
+			v.pick.PlaceHolder = tr.T("doc.sections." + doc.Kind) // a deck's slides, a book's chapters
+		}
 		if len(doc.Markdown) > maxRenderedBytes {
 			v.section = 0 // a long document opens at its first section
 		}

@@ -38,19 +38,9 @@ func (v *docView) formatView() fyne.CanvasObject {
 	case "pptx":
 		var items []docOutlineItem
 		for i, s := range d.Sections {
-			m := slideHeading.FindStringSubmatch(s.Title)
-			if s.Level != 2 || m == nil {
-				continue
+			if s.Level == 2 && slideHeading.MatchString(s.Title) {
+				items = append(items, docOutlineItem{sectionWords(tr, d.Kind, s.Title), i})
 			}
-			n, _ := strconv.Atoi(m[1])
-			text := tr.T("doc.slide.untitled", n)
-			if m[2] != "" {
-				text = tr.T("doc.slide", n, m[2])
-			}
-			if m[3] != "" {
-				text += tr.T("doc.hidden")
-			}
-			items = append(items, docOutlineItem{text, i})
 		}
 		return v.outline(tr.T("doc.slides", countOr(d.Pages, len(items))), theme.MediaPhotoIcon(), items)
 	case "xls", "xlsx":
@@ -59,11 +49,7 @@ func (v *docView) formatView() fyne.CanvasObject {
 			if s.Level != 2 {
 				continue
 			}
-			text := s.Title
-			if name, hidden := strings.CutSuffix(text, " (hidden)"); hidden {
-				text = name + tr.T("doc.hidden")
-			}
-			items = append(items, docOutlineItem{text, i})
+			items = append(items, docOutlineItem{sectionWords(tr, d.Kind, s.Title), i})
 		}
 		return v.outline(tr.T("doc.sheets", countOr(d.Pages, len(items))), theme.GridIcon(), items)
 	case "epub":
@@ -89,6 +75,33 @@ func (v *docView) formatView() fyne.CanvasObject {
 	l.TextStyle.Bold = true
 	l.Wrapping = wrapFor(l.Text)
 	return l
+}
+
+// sectionWords is a section's heading in the window's language where the converter wrote it in
+// words of its own: a deck's "Slide 3: 計画 (hidden)" reads スライド 3：計画（非表示）, a
+// workbook's hidden sheet is marked in the window's words; other headings are the document's.
+func sectionWords(tr *translator, kind, title string) string {
+	switch kind {
+	case "pptx":
+		m := slideHeading.FindStringSubmatch(title)
+		if m == nil {
+			return title
+		}
+		n, _ := strconv.Atoi(m[1])
+		text := tr.T("doc.slide.untitled", n)
+		if m[2] != "" {
+			text = tr.T("doc.slide", n, m[2])
+		}
+		if m[3] != "" {
+			text += tr.T("doc.hidden")
+		}
+		return text
+	case "xls", "xlsx":
+		if name, hidden := strings.CutSuffix(title, " (hidden)"); hidden {
+			return name + tr.T("doc.hidden")
+		}
+	}
+	return title
 }
 
 // countOr is n, or counted when the conversion reported no count.

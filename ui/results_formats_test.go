@@ -87,6 +87,10 @@ func TestFormatViews(t *testing.T) {
 	if len(shows) != 3 {
 		t.Fatalf("%d Show buttons, want one per slide", len(shows))
 	}
+	if opts := strings.Join(v.pick.Options, "|"); !strings.Contains(opts, "スライド 1：売上報告") || strings.Contains(opts, "Slide 1") ||
+		v.pick.PlaceHolder != "スライドへ移動" {
+		t.Errorf("the slide choice reads %q (%q)", opts, v.pick.PlaceHolder)
+	}
 	test.Tap(shows[2])
 	if got := v.text(); !strings.Contains(got, "計画の本文") || strings.Contains(got, "売上報告") {
 		t.Fatalf("slide 3 shows %q", got)
