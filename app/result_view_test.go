@@ -159,7 +159,7 @@ func TestMailHeaderNotARow(t *testing.T) {
 func TestPagesByFormat(t *testing.T) {
 	for kind, want := range map[string][2]string{
 		"pptx": {"result.slides", "スライド数"}, "xls": {"result.sheets", "シート数"}, "xlsx": {"result.sheets", "シート数"},
-		"epub": {"result.chapters", "章の数"}, "eml": {"result.mails", "メールの数"}, "pdf": {"result.pages", ""},
+		"epub": {"result.chapters", "章の数"}, "eml": {"result.mails", "メールの数"}, "image": {"result.images", "画像の数"}, "pdf": {"result.pages", ""},
 	} {
 		j := job.Job{Status: job.Succeeded, Result: json.RawMessage(`{"kind":"` + kind + `","page_count":12,"extracted_text_length":900}`)}
 		if s := SummarizeResult(j); len(s.Figures) == 0 || s.Figures[0].WordsKey != want[0] || s.Figures[0].Value != "12" {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -220,6 +221,9 @@ type DocumentView struct {
 	Pages int
 	// Mail is a mail's header fields (EML, MSG); nil for other formats.
 	Mail *DocMail
+	// Source is the converted file on this machine (a picture a window shows beside its text);
+	// "" when it is not a file here or no longer exists.
+	Source string
 }
 
 // DocMail is a converted mail's header fields, decoded.
@@ -266,6 +270,7 @@ func (a *App) Document(ctx context.Context, id int64) (DocumentView, error) {
 		NoTextPages  []int    `json:"no_text_pages"`
 		DamagedPages []int    `json:"damaged_pages"`
 		OCRPages     []int    `json:"ocr_pages"`
+		Path         string   `json:"path"`
 		Kind         string   `json:"kind"`
 		PageCount    int      `json:"page_count"`
 		Mail         *DocMail `json:"mail"`
@@ -286,6 +291,11 @@ func (a *App) Document(ctx context.Context, id int64) (DocumentView, error) {
 	v := DocumentView{File: localPath(res.OutputPath), Reason: res.Reason, ReasonJa: res.ReasonJa,
 		NoTextPages: res.NoTextPages, DamagedPages: res.DamagedPages, OCRPages: res.OCRPages,
 		Kind: res.Kind, Pages: res.PageCount, Mail: res.Mail}
+	if src := localPath(res.Path); src != "" && filepath.IsAbs(src) {
+		if st, err := os.Stat(src); err == nil && st.Mode().IsRegular() {
+			v.Source = src
+		}
+	}
 	f, err := os.Open(v.File)
 	if err != nil {
 		return v, job.Wrap(job.E014, err, "the converted file is missing; convert the file again").

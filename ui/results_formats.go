@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
@@ -67,6 +68,8 @@ func (v *docView) formatView() fyne.CanvasObject {
 		return v.outline(tr.T("doc.chapters", countOr(d.Pages, len(items))), theme.DocumentIcon(), items)
 	case "eml", "msg":
 		return v.mailHeader()
+	case "image":
+		return v.picture()
 	}
 	if !tr.Has("doc.kind." + d.Kind) {
 		return nil
@@ -187,4 +190,22 @@ func chaptersAllRead(d app.DocumentView) bool {
 		}
 	}
 	return true
+}
+
+// pictureHeight is the height of a converted picture shown above its text.
+const pictureHeight = 220
+
+// picture is a converted picture itself, above the text read from it, when the file is still
+// on this machine; else the words of its kind.
+func (v *docView) picture() fyne.CanvasObject {
+	tr := v.rv.host.tr()
+	head := widget.NewLabel(tr.T("doc.kind.image"))
+	head.TextStyle.Bold = true
+	if v.doc.Source == "" {
+		return head
+	}
+	img := canvas.NewImageFromFile(v.doc.Source)
+	img.FillMode = canvas.ImageFillContain
+	img.ScaleMode = canvas.ImageScaleSmooth
+	return container.NewVBox(head, tallBox(img, pictureHeight))
 }

@@ -1,7 +1,10 @@
 package ui
 
 import (
+	"bytes"
 	"context"
+	"image"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,6 +12,7 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
@@ -119,8 +123,8 @@ func TestMailResultInTheWindow(t *testing.T) {
 		return strings.Contains(text, "差出人") && strings.Contains(text, "yamada@example.jp (山田 太郎)") &&
 			strings.Contains(text, "見積書の送付") && strings.Contains(text, "添付ファイル（1）") && strings.Contains(text, "items.csv")
 	})
-	if _, err := h.app.Document(context.Background(), j.ID); err != nil {
-		t.Fatal(err)
+	if doc, err := h.app.Document(context.Background(), j.ID); err != nil || doc.Kind != "eml" || doc.Source != path {
+		t.Fatalf("document kind %q source %q, %v; want eml from %s", doc.Kind, doc.Source, err, path)
 	}
 }
 
@@ -143,4 +147,43 @@ func TestLongDeckScrolls(t *testing.T) {
 	if text := strings.Join(labelTexts(scrolls[0].Content), "\n"); !strings.Contains(text, "スライド 40：議題 40") {
 		t.Fatalf("slide 40 missing:\n%s", text)
 	}
+}
+
+// TestPictureShown: a converted picture shows itself above the text read from it while the file
+// is on this machine, and only its words when it is gone.
+func TestPictureShown(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "名刺.png")
+	img := image.NewRGBA(image.Rect(0, 0, 40, 20))
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	doc := docOf("image", 1, "OCR の文字\n")
+	doc.Source = path
+	v := newDocView(fakeResultViews(LangJa), job.Job{}, doc)
+	pics := filePictures(v.root)
+	if len(pics) != 1 || pics[0].File != path {
+		t.Fatalf("pictures %+v; want %s", pics, path)
+	}
+	if text := strings.Join(labelTexts(v.root), "\n"); !strings.Contains(text, "画像：OCR で読み取った文字") {
+		t.Fatalf("no words for the picture:\n%s", text)
+	}
+	doc.Source = ""
+	if pics := filePictures(newDocView(fakeResultViews(LangJa), job.Job{}, doc).root); len(pics) != 0 {
+		t.Fatalf("a picture shown with no file: %+v", pics)
+	}
+}
+
+// filePictures are the pictures under o drawn from a file (not the toolkit's icons).
+func filePictures(o fyne.CanvasObject) []*canvas.Image {
+	var out []*canvas.Image
+	for _, p := range findAll[*canvas.Image](o) {
+		if p.File != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -23,7 +23,7 @@ func (*Family) ResultView() family.ResultView {
 		Summary: []family.SummaryFigure{
 			{Field: "page_count", Words: "result.pages", By: "kind", ByWords: map[string]string{
 				"pptx": "result.slides", "xls": "result.sheets", "xlsx": "result.sheets", "epub": "result.chapters",
-				"eml": "result.mails", "msg": "result.mails"}},
+				"eml": "result.mails", "msg": "result.mails", "image": "result.images"}},
 			{Field: "extracted_text_length", Words: "result.chars"},
 		},
 	}
@@ -46,6 +46,8 @@ func pagesLabel(result map[string]json.RawMessage, field string) (en, ja string,
 		return "Chapters", "章の数", true
 	case "eml", "msg":
 		return "Messages", "メールの数", true
+	case "image":
+		return "Pictures", "画像の数", true
 	}
 	return "", "", false
 }
