@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,14 +15,16 @@ import (
 	"time"
 	"unicode"
 
+	"jobdesk/app/family"
 	"jobdesk/assets"
 	"jobdesk/engine/job"
 )
 
-// A job's result is JSON its handler wrote. How it reads for people is decided here, once, from
-// the fields the families write: which fields matter and in what order, which only machines
-// read, which are files a person may open, and which figures say in one line what a job
-// produced. A window renders the description in its own language (labels and words are
+// A job's result is JSON its handler wrote. How it reads for people is laid out here from what
+// each family says of its own fields (family.ResultView: which matter and in what order, which
+// only machines read, which figures say in one line what a job produced): the app merges the
+// families' descriptions into one vocabulary, writes values for people and marks the files a
+// person may open. A window renders the description in its own language (labels and words are
 // translation keys) and names no family's fields.
 //
 // The fields form one vocabulary rather than one list per job type because a workflow job's
@@ -84,60 +87,139 @@ type ResultFigure struct {
 // MaxResultRows bounds a ResultView: a large result cannot swamp the window.
 const MaxResultRows = 24
 
-// hiddenResultFields are the result fields only machines read (ARNs, ids, storage locations)
-// or that a window shows elsewhere (the summary, the input file, the status).
-var hiddenResultFields = map[string]bool{
-	"executionArn": true, "executionId": true, "jobId": true, "job_id": true,
-	"outputBucket": true, "outputKey": true, "summary": true, "summaryJa": true,
-	"message": true, "messageJa": true, "source": true, "path": true, "name": true,
-	"status": true,
-	// An AI job's goal tree, usage and requirements have views of their own in a window.
-	"subgoals": true, "usage": true, "eligibility": true, "content_hash": true, "failed_actions": true,
-	"converter_version": true, // which converter wrote a document: for support, not for people
-	// A CSV layout's entity words become the labels of its counts (entityLabels).
-	"entity": true, "entityEn": true,
+// resultFields is the vocabulary of result fields merged from every family's ResultView: which
+// are shown, in what order, which sum a result up, which only machines read.
+type resultFields struct {
+	hidden  map[string]bool
+	order   []string       // shown fields, in the order shown
+	rank    map[string]int // a shown field's place in order
+	figures []family.SummaryFigure
+	labels  []func(map[string]json.RawMessage, string) (string, string, bool)
 }
 
-// resultFieldOrder lists the families' well-known result fields in the order they are shown:
-// what happened, the figures (CSV import, document conversion, checksum, AI task runs), the
-// files written, then how. Each has a label under "field.<name>" in assets/translations.
-var resultFieldOrder = []string{
-	"reason",
-	"totalRecords", "successCount", "errorCount", "users", "usersChanged", "key", "table",
-	"page_count", "extracted_text_length", "rows", "bytes", "success_count", "failed_count", "goal_id",
-	"goal_status", "total_actions", "actions", "tasks", "description", "model",
-	"must_count", "need_check_count", "must_not_count", "risk_flags_count", "missing_keys_count", "fallback_level", "source_job_id",
-	"output_path", "errorsCsv", "reportXlsx",
-	"encoding", "delimiter", "extraction_method", "kind", "errorRecords", "errorsTruncated",
-	"toleratedFailurePercentage", "toleratedFailureCount", "processingTimeSeconds", "columns",
-	"no_text_pages", "ocr_pages", "damaged_pages", "notes", "children",
-	"cached", "converter_version", "sha256",
+// runtimeHiddenFields are the fields every result may carry that only machines read (ARNs, ids,
+// storage locations, written by the workflow and cloud runtimes) or that a window shows
+// elsewhere (the summary, the input file, the status).
+var runtimeHiddenFields = []string{
+	"executionArn", "executionId", "jobId", "job_id", "outputBucket", "outputKey", "summary", "summaryJa",
+	"message", "messageJa", "source", "path", "name", "status",
 }
 
-var resultFieldRank = func() map[string]int {
-	m := map[string]int{}
-	for i, k := range resultFieldOrder {
-		m[k] = i
+// vocabulary is the families' result views merged, once: hidden fields are the union; each
+// part's fields are merged keeping every family's order (a field two families list sits after
+// what precedes it in both), families taking turns in newFamilies' order; summary figures in
+// families' order with digests last.
+var vocabulary = sync.OnceValue(func() resultFields {
+	var views []family.ResultView
+	for _, f := range newFamilies() {
+		if d, ok := f.(family.ResultDescriber); ok {
+			views = append(views, d.ResultView())
+		}
 	}
-	return m
-}()
+	return mergeResultViews(views)
+})
 
-// summaryFigure is a result field worth a place in a one-line summary.
-type summaryFigure struct {
-	field, words string
-	digest       bool // a hex digest, shown shortened
+func mergeResultViews(views []family.ResultView) resultFields {
+	v := resultFields{hidden: map[string]bool{}, rank: map[string]int{}}
+	for _, k := range runtimeHiddenFields {
+		v.hidden[k] = true
+	}
+	for _, fv := range views {
+		for _, k := range fv.Hidden {
+			v.hidden[k] = true
+		}
+		if fv.Label != nil {
+			v.labels = append(v.labels, fv.Label)
+		}
+	}
+	for part := range views[0].Parts() {
+		lists := make([][]string, 0, len(views))
+		for _, fv := range views {
+			lists = append(lists, fv.Parts()[part])
+		}
+		for _, k := range mergeOrdered(lists) {
+			if _, dup := v.rank[k]; !dup {
+				v.rank[k] = len(v.order)
+				v.order = append(v.order, k)
+			}
+		}
+	}
+	var digests []family.SummaryFigure
+	seen := map[string]bool{}
+	for _, fv := range views {
+		for _, f := range fv.Summary {
+			switch {
+			case seen[f.Field]:
+			case f.Digest:
+				digests = append(digests, f)
+			default:
+				v.figures = append(v.figures, f)
+			}
+			seen[f.Field] = true
+		}
+	}
+	v.figures = append(v.figures, digests...)
+	return v
 }
 
-// summaryFigures are the figures of a summary in the order shown: the checksum's size and
-// digest, a conversion's pages and characters, an AI task run's successes and failures. The
-// digest comes last and only when at most one figure precedes it.
-var summaryFigures = []summaryFigure{
-	{field: "bytes", words: "result.bytes"},
-	{field: "page_count", words: "result.pages"},
-	{field: "extracted_text_length", words: "result.chars"},
-	{field: "success_count", words: "result.succeeded"},
-	{field: "failed_count", words: "result.failed"},
-	{field: "sha256", words: "result.sha256", digest: true},
+// mergeOrdered merges ordered lists into one that keeps each list's order: it takes, from the
+// first list whose next field comes next in every list naming it, that field, until all are
+// taken. Lists that disagree on an order (never the families' own) are merged list by list.
+func mergeOrdered(lists [][]string) []string {
+	pos := make([]int, len(lists))
+	taken := map[string]bool{}
+	var out []string
+	next := func(i int) string {
+		for pos[i] < len(lists[i]) && taken[lists[i][pos[i]]] {
+			pos[i]++
+		}
+		if pos[i] == len(lists[i]) {
+			return ""
+		}
+		return lists[i][pos[i]]
+	}
+	ready := func(k string) bool { // every list naming k has taken all it puts before k
+		for j := range lists {
+			i := slices.Index(lists[j], k)
+			if i < 0 {
+				continue
+			}
+			for _, e := range lists[j][:i] {
+				if !taken[e] {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	for {
+		progressed, left := false, false
+		for i := range lists {
+			k := next(i)
+			if k == "" {
+				continue
+			}
+			left = true
+			if ready(k) {
+				taken[k] = true
+				out = append(out, k)
+				progressed = true
+				break
+			}
+		}
+		if !left {
+			return out
+		}
+		if !progressed { // the lists disagree: take the first list's next field as it stands
+			for i := range lists {
+				if k := next(i); k != "" {
+					taken[k] = true
+					out = append(out, k)
+					break
+				}
+			}
+		}
+	}
 }
 
 // Headline is the summary in one line in language lang ("ja" or "en"): the result's own
@@ -233,22 +315,28 @@ func summarize(obj map[string]json.RawMessage) ResultSummary {
 		return ""
 	}
 	s.Sentence, s.SentenceJa = sentence("summary"), sentence("summaryJa")
-	for _, f := range summaryFigures {
-		v, ok := obj[f.field]
+	for _, f := range vocabulary().figures {
+		v, ok := obj[f.Field]
 		if !ok {
 			continue
 		}
-		if f.digest {
+		if f.By != "" {
+			var by string
+			if json.Unmarshal(obj[f.By], &by) == nil && f.ByWords[by] != "" {
+				f.Words = f.ByWords[by]
+			}
+		}
+		if f.Digest {
 			// A digest is what a checksum job is for; beside a conversion's figures it is noise.
 			var d string
 			if len(s.Figures) <= 1 && json.Unmarshal(v, &d) == nil && d != "" {
-				s.Figures = append(s.Figures, ResultFigure{WordsKey: f.words, Value: clip(oneLine(d), 12)})
+				s.Figures = append(s.Figures, ResultFigure{WordsKey: f.Words, Value: clip(oneLine(d), 12)})
 			}
 			continue
 		}
 		var n int64
 		if json.Unmarshal(v, &n) == nil {
-			s.Figures = append(s.Figures, ResultFigure{WordsKey: f.words, Value: GroupDigits(n), One: n == 1})
+			s.Figures = append(s.Figures, ResultFigure{WordsKey: f.Words, Value: GroupDigits(n), One: n == 1})
 		}
 	}
 	return s
@@ -269,16 +357,17 @@ func DescribeResult(j job.Job) ResultView {
 		return ResultView{Rows: []ResultRow{{Value: clip(compactJSON(j.Result), 600)}}}
 	}
 	v := ResultView{Summary: summarize(obj)}
+	fields := vocabulary()
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
-		if !hiddenResultFields[k] {
+		if !fields.hidden[k] {
 			keys = append(keys, k)
 		}
 	}
-	// Known fields first, in resultFieldOrder; then the rest by name.
+	// Known fields first, in the families' order; then the rest by name.
 	sort.SliceStable(keys, func(a, b int) bool {
-		ia, oka := resultFieldRank[keys[a]]
-		ib, okb := resultFieldRank[keys[b]]
+		ia, oka := fields.rank[keys[a]]
+		ib, okb := fields.rank[keys[b]]
 		switch {
 		case oka && okb:
 			return ia < ib
@@ -296,9 +385,9 @@ func DescribeResult(j job.Job) ResultView {
 		if row.Value == "" && row.ValueKey == "" {
 			continue
 		}
-		if en, ja, ok := entityLabel(obj, k); ok {
+		if en, ja, ok := fields.label(obj, k); ok {
 			row.Label, row.LabelJa = en, ja
-		} else if _, known := resultFieldRank[k]; known {
+		} else if _, known := fields.rank[k]; known {
 			row.LabelKey = "field." + k
 		} else {
 			row.Label = fieldWords(k)
@@ -308,46 +397,14 @@ func DescribeResult(j job.Job) ResultView {
 	return v
 }
 
-// entityLabel words the label of a CSV result's count field k ("users", "usersChanged") from
-// the entity its layout counts (the result's entity and entityEn: 社員 / employee → "社員数" /
-// "Employees"); ok is false for other fields and for the user-log layout, whose fixed labels
-// (field.users) say the same.
-func entityLabel(obj map[string]json.RawMessage, k string) (en, ja string, ok bool) {
-	if k != "users" && k != "usersChanged" {
-		return "", "", false
-	}
-	var entity, entityEn, key string
-	json.Unmarshal(obj["entity"], &entity)
-	json.Unmarshal(obj["entityEn"], &entityEn)
-	json.Unmarshal(obj["key"], &key)
-	if entity == "" || entity == "ユーザー" && (entityEn == "" || entityEn == "user") {
-		return "", "", false
-	}
-	plural := ""
-	switch {
-	case entityEn != "" && isASCIIWord(entityEn):
-		plural = strings.ToUpper(entityEn[:1]) + entityEn[1:]
-		if !strings.HasSuffix(plural, "s") {
-			plural += "s"
-		}
-	case key != "":
-		plural = "Distinct " + key
-	default:
-		plural = entity
-	}
-	if k == "users" {
-		return plural, entity + "数", true
-	}
-	return plural + " changed", "更新した" + entity, true
-}
-
-func isASCIIWord(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
+// label is the label result obj words itself for field k (a family's ResultView.Label).
+func (v resultFields) label(obj map[string]json.RawMessage, k string) (en, ja string, ok bool) {
+	for _, l := range v.labels {
+		if en, ja, ok = l(obj, k); ok {
+			return en, ja, true
 		}
 	}
-	return s != ""
+	return "", "", false
 }
 
 // resultValue writes one field's value (a row without its label); a value that names an

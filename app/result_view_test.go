@@ -2,8 +2,10 @@ package app
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
+	"jobdesk/app/family"
 	"jobdesk/assets"
 	"jobdesk/engine/job"
 )
@@ -20,14 +22,19 @@ func TestResultFieldsLabelled(t *testing.T) {
 		if err := json.Unmarshal(b, &words); err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range resultFieldOrder {
+		for _, k := range vocabulary().order {
 			if _, ok := words["field."+k]; !ok {
 				t.Errorf("%s: no label for result field %s", lang, k)
 			}
 		}
-		for _, f := range summaryFigures {
-			if _, ok := words[f.words]; !ok {
-				t.Errorf("%s: no words %s for summary figure %s", lang, f.words, f.field)
+		for _, f := range vocabulary().figures {
+			if _, ok := words[f.Words]; !ok {
+				t.Errorf("%s: no words %s for summary figure %s", lang, f.Words, f.Field)
+			}
+			for _, w := range f.ByWords {
+				if _, ok := words[w]; !ok {
+					t.Errorf("%s: no words %s for summary figure %s", lang, w, f.Field)
+				}
 			}
 		}
 	}
@@ -72,6 +79,103 @@ func TestResultLabelsFromLayout(t *testing.T) {
 	for _, r := range DescribeResult(res("ユーザー", "user")).Rows {
 		if r.Label == "Users" || r.LabelJa != "" {
 			t.Fatalf("a user-log result lost its fixed labels: %+v", r)
+		}
+	}
+}
+
+// TestFamiliesResultViewsMerged: every family describes its own results, and the merged
+// vocabulary keeps each family's order of its fields and summary figures, so a family's result
+// reads as the family lists it; a field two families write is shown once.
+func TestFamiliesResultViewsMerged(t *testing.T) {
+	v := vocabulary()
+	for _, f := range newFamilies() {
+		d, ok := f.(family.ResultDescriber)
+		if !ok {
+			t.Errorf("family %s does not describe its results", f.Name())
+			continue
+		}
+		fv := d.ResultView()
+		last := -1
+		for _, part := range fv.Parts() {
+			for _, k := range part {
+				r, ok := v.rank[k]
+				if !ok || r <= last {
+					t.Errorf("family %s: field %s at %d (known %v) after %d", f.Name(), k, r, ok, last)
+				}
+				last = r
+			}
+		}
+		for _, k := range fv.Hidden {
+			if !v.hidden[k] {
+				t.Errorf("family %s: hidden field %s shown", f.Name(), k)
+			}
+		}
+		lastFig := -1
+		for _, sf := range fv.Summary {
+			i := slices.IndexFunc(v.figures, func(g family.SummaryFigure) bool { return g.Field == sf.Field })
+			if i <= lastFig {
+				t.Errorf("family %s: summary figure %s at %d after %d", f.Name(), sf.Field, i, lastFig)
+			}
+			lastFig = i
+		}
+	}
+	if len(v.order) != len(v.rank) {
+		t.Errorf("%d fields, %d ranked: a field shown twice", len(v.order), len(v.rank))
+	}
+}
+
+// TestMergeOrdered: lists merge keeping each one's order, the first list leading where the
+// order is free; lists that disagree still yield every field once.
+func TestMergeOrdered(t *testing.T) {
+	for _, c := range []struct {
+		in   [][]string
+		want []string
+	}{
+		{[][]string{{"a", "b", "d"}, {"c", "d", "e"}}, []string{"a", "b", "c", "d", "e"}},
+		{[][]string{{"a", "x", "b"}, {"y", "x"}}, []string{"a", "y", "x", "b"}},
+		{[][]string{{"a", "b"}, {"b", "a"}}, []string{"a", "b"}},
+		{[][]string{nil, {"a"}}, []string{"a"}},
+	} {
+		if got := mergeOrdered(c.in); !slices.Equal(got, c.want) {
+			t.Errorf("mergeOrdered(%v) = %v; want %v", c.in, got, c.want)
+		}
+	}
+}
+
+// TestMailHeaderNotARow: a mail's header fields, which a window shows in a view of their own,
+// are not counted as a row of the result form.
+func TestMailHeaderNotARow(t *testing.T) {
+	raw := `{"status":"ready","kind":"eml","page_count":1,"extracted_text_length":120,
+		"mail":{"from":"yamada@example.jp","subject":"見積"}}`
+	for _, r := range DescribeResult(job.Job{Status: job.Succeeded, Result: json.RawMessage(raw)}).Rows {
+		if r.LabelKey == "field.mail" || r.Label == "Mail" {
+			t.Fatalf("the mail header is a row: %+v", r)
+		}
+	}
+}
+
+// TestPagesByFormat: a conversion's pages read as its format counts them — a deck's slides, a
+// workbook's sheets, a book's chapters — in the summary and the result form; a PDF keeps pages.
+func TestPagesByFormat(t *testing.T) {
+	for kind, want := range map[string][2]string{
+		"pptx": {"result.slides", "スライド数"}, "xls": {"result.sheets", "シート数"}, "xlsx": {"result.sheets", "シート数"},
+		"epub": {"result.chapters", "章の数"}, "eml": {"result.mails", "メールの数"}, "image": {"result.images", "画像の数"}, "pdf": {"result.pages", ""},
+	} {
+		j := job.Job{Status: job.Succeeded, Result: json.RawMessage(`{"kind":"` + kind + `","page_count":12,"extracted_text_length":900}`)}
+		if s := SummarizeResult(j); len(s.Figures) == 0 || s.Figures[0].WordsKey != want[0] || s.Figures[0].Value != "12" {
+			t.Errorf("%s: summary %+v; want %s", kind, s, want[0])
+		}
+		found := false
+		for _, r := range DescribeResult(j).Rows {
+			if r.Value == "12" {
+				found = true
+				if want[1] == "" && r.LabelKey != "field.page_count" || want[1] != "" && r.LabelJa != want[1] {
+					t.Errorf("%s: page count row %+v; want %q", kind, r, want[1])
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no page count row", kind)
 		}
 	}
 }

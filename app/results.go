@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -213,6 +214,25 @@ type DocumentView struct {
 	Reason, ReasonJa string
 	// File is the Markdown file the job wrote.
 	File string
+	// Kind is the converted file's format as the converter names it ("pptx", "xls", "eml",
+	// "msg", "epub", "html", …); Pages are its pages, slides, sheets or chapters as the
+	// converter counts them. A window shows each format the way its users expect.
+	Kind  string
+	Pages int
+	// Mail is a mail's header fields (EML, MSG); nil for other formats.
+	Mail *DocMail
+	// Source is the converted file on this machine (a picture a window shows beside its text);
+	// "" when it is not a file here or no longer exists.
+	Source string
+}
+
+// DocMail is a converted mail's header fields, decoded.
+type DocMail struct {
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Cc      string `json:"cc"`
+	Date    string `json:"date"`
+	Subject string `json:"subject"`
 }
 
 // DocSection is one heading of a document's Markdown.
@@ -244,12 +264,16 @@ func (a *App) Document(ctx context.Context, id int64) (DocumentView, error) {
 		return DocumentView{}, err
 	}
 	var res struct {
-		OutputPath   string `json:"output_path"`
-		Reason       string `json:"reason"`
-		ReasonJa     string `json:"reason_ja"`
-		NoTextPages  []int  `json:"no_text_pages"`
-		DamagedPages []int  `json:"damaged_pages"`
-		OCRPages     []int  `json:"ocr_pages"`
+		OutputPath   string   `json:"output_path"`
+		Reason       string   `json:"reason"`
+		ReasonJa     string   `json:"reason_ja"`
+		NoTextPages  []int    `json:"no_text_pages"`
+		DamagedPages []int    `json:"damaged_pages"`
+		OCRPages     []int    `json:"ocr_pages"`
+		Path         string   `json:"path"`
+		Kind         string   `json:"kind"`
+		PageCount    int      `json:"page_count"`
+		Mail         *DocMail `json:"mail"`
 		Children     []struct {
 			Name     string `json:"name"`
 			Kind     string `json:"kind"`
@@ -265,7 +289,13 @@ func (a *App) Document(ctx context.Context, id int64) (DocumentView, error) {
 			WithJa(fmt.Sprintf("ジョブ %s には変換された文書がありません。", j.Ref()))
 	}
 	v := DocumentView{File: localPath(res.OutputPath), Reason: res.Reason, ReasonJa: res.ReasonJa,
-		NoTextPages: res.NoTextPages, DamagedPages: res.DamagedPages, OCRPages: res.OCRPages}
+		NoTextPages: res.NoTextPages, DamagedPages: res.DamagedPages, OCRPages: res.OCRPages,
+		Kind: res.Kind, Pages: res.PageCount, Mail: res.Mail}
+	if src := localPath(res.Path); src != "" && filepath.IsAbs(src) {
+		if st, err := os.Stat(src); err == nil && st.Mode().IsRegular() {
+			v.Source = src
+		}
+	}
 	f, err := os.Open(v.File)
 	if err != nil {
 		return v, job.Wrap(job.E014, err, "the converted file is missing; convert the file again").

@@ -25,8 +25,8 @@ var inputBound = map[job.Code]bool{job.E003: true, job.E004: true, job.E005: tru
 
 // errorCard shows an error's code and what it means in words, its sentence in both languages,
 // its cause, and — when retrying alone cannot help — what to change.
-func (u *UI) errorCard(e *job.Error) fyne.CanvasObject {
-	tr := u.tr
+func (rv *resultViews) errorCard(e *job.Error) fyne.CanvasObject {
+	tr := rv.host.tr()
 	title := string(e.Code)
 	if tr.Has("code." + string(e.Code)) {
 		title += "  " + tr.T("code."+string(e.Code))
@@ -54,10 +54,10 @@ func (u *UI) errorCard(e *job.Error) fyne.CanvasObject {
 }
 
 // cancelledCard says quietly that job j was cancelled: not an error, something a person did.
-func (u *UI) cancelledCard(j job.Job) fyne.CanvasObject {
-	text := u.tr.T("detail.cancelled")
+func (rv *resultViews) cancelledCard(j job.Job) fyne.CanvasObject {
+	text := rv.host.tr().T("detail.cancelled")
 	if j.Error != nil {
-		text = errorSentence(j.Error, u.tr.lang)
+		text = errorSentence(j.Error, rv.host.tr().lang)
 	}
 	l := widget.NewLabel(text)
 	l.Wrapping = wrapFor(text)

@@ -56,7 +56,7 @@ func resultRows(tr *translator, v app.ResultView) []resultRow {
 
 // resultForm renders rows as a two-column form; a file's value carries a button that opens it
 // with the desktop's default application.
-func (u *UI) resultForm(rows []resultRow) fyne.CanvasObject {
+func (rv *resultViews) resultForm(rows []resultRow) fyne.CanvasObject {
 	var cells []fyne.CanvasObject
 	for _, r := range rows {
 		label := widget.NewLabel(r.Label)
@@ -69,7 +69,7 @@ func (u *UI) resultForm(rows []resultRow) fyne.CanvasObject {
 			continue
 		}
 		path := r.File
-		open := widget.NewButtonWithIcon(u.tr.T("result.open"), theme.FileIcon(), func() { u.openFile(path) })
+		open := widget.NewButtonWithIcon(rv.host.tr().T("result.open"), theme.FileIcon(), func() { rv.openFile(path) })
 		open.Importance = widget.LowImportance
 		cells = append(cells, label, container.NewBorder(nil, nil, nil, open, value))
 	}
@@ -78,23 +78,23 @@ func (u *UI) resultForm(rows []resultRow) fyne.CanvasObject {
 
 // openFile opens path with the desktop's default application (xdg-open on Linux); where none
 // answers, the window shows the file itself and offers to save it elsewhere.
-func (u *UI) openFile(path string) {
-	if !u.openURI(path) {
-		u.showFileInApp(path)
+func (rv *resultViews) openFile(path string) {
+	if !rv.openURI(path) {
+		rv.showFileInApp(path)
 	}
 }
 
 // openURI asks the desktop to open a file or folder; it reports whether something answered.
-func (u *UI) openURI(path string) bool {
-	if u.fyneApp == nil {
+func (rv *resultViews) openURI(path string) bool {
+	if rv.host.desktop == nil {
 		return false
 	}
 	link, err := url.Parse(storage.NewFileURI(path).String())
 	if err != nil {
 		return false
 	}
-	if err := u.fyneApp.OpenURL(link); err != nil {
-		u.setStatus(u.tr.T("result.open_failed", filepath.Base(path)))
+	if err := rv.host.desktop.OpenURL(link); err != nil {
+		rv.host.setStatus(rv.host.tr().T("result.open_failed", filepath.Base(path)))
 		return false
 	}
 	return true
@@ -105,13 +105,13 @@ const maxPreviewBytes = 64 << 10
 
 // showFileInApp shows path in a dialog — Markdown rendered, text as text, anything else by its
 // name and size — with a button that saves a copy where the person chooses.
-func (u *UI) showFileInApp(path string) {
-	tr := u.tr
+func (rv *resultViews) showFileInApp(path string) {
+	tr := rv.host.tr()
 	var body fyne.CanvasObject
 	data, err := readHead(path, maxPreviewBytes)
 	switch ext := strings.ToLower(filepath.Ext(path)); {
 	case err != nil:
-		body = widget.NewLabel(u.errorText(err))
+		body = widget.NewLabel(rv.host.errorText(err))
 	case ext == ".md":
 		rt := widget.NewRichTextFromMarkdown(string(data))
 		rt.Wrapping = fyne.TextWrapWord
@@ -129,12 +129,12 @@ func (u *UI) showFileInApp(path string) {
 	where := widget.NewLabel(path)
 	where.Selectable = true
 	where.Wrapping = fyne.TextWrapBreak
-	save := widget.NewButtonWithIcon(tr.T("open.save_as"), theme.DocumentSaveIcon(), func() { u.askCopy(path) })
+	save := widget.NewButtonWithIcon(tr.T("open.save_as"), theme.DocumentSaveIcon(), func() { rv.askCopy(path) })
 	save.Importance = widget.HighImportance
 	content := container.NewBorder(container.NewVBox(where, container.NewHBox(save)), nil, nil, nil, container.NewScroll(body))
-	d := dialog.NewCustom(filepath.Base(path), tr.T("dialog.close"), content, u.Window)
-	d.Resize(dialogSize(u.Window))
-	u.dialogOpened(d)
+	d := dialog.NewCustom(filepath.Base(path), tr.T("dialog.close"), content, rv.host.window())
+	d.Resize(dialogSize(rv.host.window()))
+	rv.host.dialogOpened(d)
 	d.Show()
 }
 
@@ -149,10 +149,10 @@ func readHead(path string, n int64) ([]byte, error) {
 }
 
 // askCopy asks where to save a copy of path, and writes it there.
-func (u *UI) askCopy(path string) {
+func (rv *resultViews) askCopy(path string) {
 	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
 		if err != nil {
-			u.showError(u.tr.T("error.save_title"), err)
+			rv.host.showError(rv.host.tr().T("error.save_title"), err)
 			return
 		}
 		if w == nil {
@@ -160,13 +160,13 @@ func (u *UI) askCopy(path string) {
 		}
 		defer w.Close()
 		if err := copyFileTo(path, w); err != nil {
-			u.showError(u.tr.T("error.save_title"), err)
+			rv.host.showError(rv.host.tr().T("error.save_title"), err)
 			return
 		}
-		u.setStatus(u.tr.T("status.saved", w.URI().Name()))
-	}, u.Window)
+		rv.host.setStatus(rv.host.tr().T("status.saved", w.URI().Name()))
+	}, rv.host.window())
 	d.SetFileName(filepath.Base(path))
-	d.Resize(dialogSize(u.Window))
+	d.Resize(dialogSize(rv.host.window()))
 	d.Show()
 }
 

@@ -19,8 +19,8 @@ import (
 
 // goalView shows an AI job's goal: its title and deadline, the model usage and cost, the
 // sub-goals, actions and tasks as a tree, and a button that draws the 9×9 chart.
-func (u *UI) goalView(v app.GoalView) fyne.CanvasObject {
-	tr, g := u.tr, v.Goal
+func (rv *resultViews) goalView(v app.GoalView) fyne.CanvasObject {
+	tr, g := rv.host.tr(), v.Goal
 	title := widget.NewLabel(g.Title)
 	title.TextStyle.Bold = true
 	title.Wrapping = wrapFor(g.Title)
@@ -41,7 +41,7 @@ func (u *UI) goalView(v app.GoalView) fyne.CanvasObject {
 		}
 	}
 	counts := widget.NewLabel(tr.T("goal.counts", len(g.Subgoals), actions, tasks))
-	chart := widget.NewButtonWithIcon(tr.T("goal.chart"), theme.GridIcon(), func() { u.showChart(g) })
+	chart := widget.NewButtonWithIcon(tr.T("goal.chart"), theme.GridIcon(), func() { rv.showChart(g) })
 	parts = append(parts, container.NewBorder(nil, nil, nil, chart, counts), tallBox(goalTree(tr, g), 360))
 	return container.NewVBox(parts...)
 }
@@ -97,7 +97,7 @@ func goalTree(tr *translator, g app.AIGoal) fyne.CanvasObject {
 
 // showChart draws the 9×9 chart in a dialog almost as large as the window: every cell holds its
 // whole title, wrapped; the goal's cell and the sub-goals' centres stand out.
-func (u *UI) showChart(g app.AIGoal) {
+func (rv *resultViews) showChart(g app.AIGoal) {
 	c := g.Chart()
 	grid := container.New(&chartLayout{})
 	for r := 0; r < 9; r++ {
@@ -105,9 +105,9 @@ func (u *UI) showChart(g app.AIGoal) {
 			grid.Add(chartCell(c[r][k], r, k))
 		}
 	}
-	d := dialog.NewCustom(u.tr.T("goal.chart_title", g.Title), u.tr.T("dialog.close"), grid, u.Window)
-	d.Resize(dialogSize(u.Window))
-	u.dialogOpened(d)
+	d := dialog.NewCustom(rv.host.tr().T("goal.chart_title", g.Title), rv.host.tr().T("dialog.close"), grid, rv.host.window())
+	d.Resize(dialogSize(rv.host.window()))
+	rv.host.dialogOpened(d)
 	d.Show()
 }
 
@@ -179,8 +179,8 @@ func (chartLayout) Layout(objects []fyne.CanvasObject, size fyne.Size) {
 // eligibilityView shows an eligibility extraction as a table of requirements: each group (must,
 // needs checking, must not, risks) with its items' keys and texts, the keys not found, and how
 // the requirements were found (the model, a fallback, headings only).
-func (u *UI) eligibilityView(r app.EligibilityResult) fyne.CanvasObject {
-	tr := u.tr
+func (rv *resultViews) eligibilityView(r app.EligibilityResult) fyne.CanvasObject {
+	tr := rv.host.tr()
 	parts := []fyne.CanvasObject{}
 	level := widget.NewLabel(tr.T(fmt.Sprintf("elig.level.%d", r.FallbackLevel)))
 	level.Wrapping = wrapFor(level.Text)

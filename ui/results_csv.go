@@ -22,7 +22,7 @@ const csvPageSize = 100
 // window's language), a page at a time: 100,000 rows cost one page read per page, and the
 // table draws only the rows on screen. A tapped cell shows its whole row under the table.
 type csvErrorView struct {
-	u      *UI
+	rv     *resultViews
 	id     int64
 	offset int
 	page   app.CSVErrorPage
@@ -34,9 +34,9 @@ type csvErrorView struct {
 	detail *widget.Label
 }
 
-func newCSVErrorView(u *UI, j job.Job, first app.CSVErrorPage) *csvErrorView {
-	v := &csvErrorView{u: u, id: j.ID, page: first}
-	tr := u.tr
+func newCSVErrorView(rv *resultViews, j job.Job, first app.CSVErrorPage) *csvErrorView {
+	v := &csvErrorView{rv: rv, id: j.ID, page: first}
+	tr := rv.host.tr()
 	if first.Total == 0 {
 		l := widget.NewLabel(tr.T("csv.no_errors"))
 		v.root = container.NewVBox(l)
@@ -126,7 +126,7 @@ func (v *csvErrorView) firstReasons(n int) string {
 	for _, r := range v.page.Rows {
 		s := v.reason(r)
 		if r.Column != "" {
-			s = v.u.tr.T("csv.reason_in_column", r.Column, s)
+			s = v.rv.host.tr().T("csv.reason_in_column", r.Column, s)
 		}
 		if s == "" || seen[s] {
 			continue
@@ -154,7 +154,7 @@ func (v *csvErrorView) cell(r app.CSVErrorRow, col int) string {
 
 // reason is a row's reason in the window's language, else the other one.
 func (v *csvErrorView) reason(r app.CSVErrorRow) string {
-	if v.u.tr.lang == LangJa && r.ReasonJa != "" {
+	if v.rv.host.tr().lang == LangJa && r.ReasonJa != "" {
 		return r.ReasonJa
 	}
 	if r.Reason != "" {
@@ -166,7 +166,7 @@ func (v *csvErrorView) reason(r app.CSVErrorRow) string {
 // showPlace says which rows are on show and enables the page buttons that lead somewhere.
 func (v *csvErrorView) showPlace() {
 	last := v.offset + len(v.page.Rows)
-	v.where.SetText(v.u.tr.T("csv.rows_of", groupInt(int64(v.offset+1)), groupInt(int64(last)), groupInt(int64(v.page.Total))))
+	v.where.SetText(v.rv.host.tr().T("csv.rows_of", groupInt(int64(v.offset+1)), groupInt(int64(last)), groupInt(int64(v.page.Total))))
 	setEnabled(v.prev, v.offset > 0)
 	setEnabled(v.next, last < v.page.Total)
 }
@@ -179,12 +179,12 @@ func (v *csvErrorView) load(offset int) {
 	setEnabled(v.prev, false)
 	setEnabled(v.next, false)
 	go func() {
-		ctx, cancel := context.WithTimeout(v.u.ctx, 30*time.Second)
+		ctx, cancel := context.WithTimeout(v.rv.host.ctx, 30*time.Second)
 		defer cancel()
-		page, err := v.u.app.CSVErrors(ctx, v.id, offset, csvPageSize)
-		v.u.do(func() {
+		page, err := v.rv.host.svc.CSVErrors(ctx, v.id, offset, csvPageSize)
+		v.rv.host.do(func() {
 			if err != nil {
-				v.u.setStatusError(err)
+				v.rv.host.setStatusError(err)
 				v.showPlace()
 				return
 			}

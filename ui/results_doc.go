@@ -22,7 +22,7 @@ const maxRenderedBytes = 40 << 10
 // (a PDF's pages, a workbook's sheets, a ZIP's files), copy to the clipboard, a ZIP's files with
 // how each converted, and which pages a partial result left out and why.
 type docView struct {
-	u       *UI
+	rv      *resultViews
 	doc     app.DocumentView
 	root    *fyne.Container
 	body    *fyne.Container
@@ -33,9 +33,9 @@ type docView struct {
 	choices []string
 }
 
-func newDocView(u *UI, j job.Job, doc app.DocumentView) *docView {
-	v := &docView{u: u, doc: doc, section: -1}
-	tr := u.tr
+func newDocView(rv *resultViews, j job.Job, doc app.DocumentView) *docView {
+	v := &docView{rv: rv, doc: doc, section: -1}
+	tr := rv.host.tr()
 	v.body = container.NewVBox()
 	v.scroll = container.NewVScroll(v.body)
 
@@ -47,20 +47,20 @@ func newDocView(u *UI, j job.Job, doc app.DocumentView) *docView {
 		v.render()
 	}
 	copyBtn := widget.NewButtonWithIcon(tr.T("doc.copy"), theme.ContentCopyIcon(), func() {
-		u.fyneApp.Clipboard().SetContent(v.text())
-		u.setStatus(tr.T("status.copied"))
+		rv.host.desktop.Clipboard().SetContent(v.text())
+		rv.host.setStatus(tr.T("status.copied"))
 	})
 	tools := container.NewHBox(mode, copyBtn)
 	if len(doc.Sections) > 1 {
 		v.choices = []string{tr.T("doc.whole")}
 		for _, s := range doc.Sections {
-			title := s.Title
+			title := sectionWords(tr, doc.Kind, s.Title)
 			if s.Level == 2 {
 				title = "    " + title
 			}
 			v.choices = append(v.choices, title)
 		}
-		v.pick = newSelect(v.u.tr, v.choices, func(s string) {
+		v.pick = newSelect(v.rv.host.tr(), v.choices, func(s string) {
 			for i, c := range v.choices {
 				if c == s {
 					v.section = i - 1
@@ -70,15 +70,21 @@ func newDocView(u *UI, j job.Job, doc app.DocumentView) *docView {
 			v.render()
 		})
 		v.pick.PlaceHolder = tr.T("doc.sections")
+		if tr.Has("doc.sections." + doc.Kind) {
+			v.pick.PlaceHolder = tr.T("doc.sections." + doc.Kind) // a deck's slides, a book's chapters
+		}
 		if len(doc.Markdown) > maxRenderedBytes {
 			v.section = 0 // a long document opens at its first section
 		}
 	}
 	parts := []fyne.CanvasObject{}
+	if f := v.formatView(); f != nil {
+		parts = append(parts, f)
+	}
 	if note := v.partialNote(); note != nil {
 		parts = append(parts, note)
 	}
-	if len(doc.Entries) > 0 {
+	if len(doc.Entries) > 0 && !chaptersAllRead(doc) {
 		parts = append(parts, v.entryList())
 	}
 	head := fyne.CanvasObject(tools)
@@ -127,7 +133,7 @@ func (v *docView) render() {
 	}
 	v.body.Objects = []fyne.CanvasObject{o}
 	if cut {
-		l := widget.NewLabel(v.u.tr.T("doc.cut"))
+		l := widget.NewLabel(v.rv.host.tr().T("doc.cut"))
 		l.Importance = widget.WarningImportance
 		l.Wrapping = wrapFor(l.Text)
 		v.body.Objects = append(v.body.Objects, l)
@@ -148,7 +154,7 @@ func (v *docView) show(i int) {
 
 // partialNote says which pages a partial result left out and why; nil when nothing was.
 func (v *docView) partialNote() fyne.CanvasObject {
-	tr, d := v.u.tr, v.doc
+	tr, d := v.rv.host.tr(), v.doc
 	var lines []string
 	if d.Reason != "" || d.ReasonJa != "" {
 		r := d.Reason
@@ -202,8 +208,8 @@ func pageList(pages []int) string {
 // entryList lists a ZIP's files: status, name, kind, characters and why one failed, with a
 // button that shows a converted file's part of the document.
 func (v *docView) entryList() fyne.CanvasObject {
-	tr := v.u.tr
-	title := widget.NewLabel(tr.T("doc.entries", len(v.doc.Entries)))
+	tr := v.rv.host.tr()
+	title := widget.NewLabel(entriesTitle(tr, v.doc.Kind, len(v.doc.Entries)))
 	title.TextStyle.Bold = true
 	box := container.NewVBox(title)
 	for _, e := range v.doc.Entries {
@@ -229,12 +235,12 @@ func (v *docView) entryList() fyne.CanvasObject {
 		}
 		label := widget.NewLabel(line)
 		label.Truncation = fyne.TextTruncateEllipsis
-		row := container.NewBorder(nil, nil, widget.NewIcon(icon), nil, newHoverText(v.u, label, line))
+		row := container.NewBorder(nil, nil, widget.NewIcon(icon), nil, v.rv.host.hoverText(label, line))
 		if e.Section >= 0 {
 			idx := e.Section
 			open := widget.NewButtonWithIcon(tr.T("doc.open_entry"), theme.VisibilityIcon(), func() { v.show(idx) })
 			open.Importance = widget.LowImportance
-			row = container.NewBorder(nil, nil, widget.NewIcon(icon), open, newHoverText(v.u, label, line))
+			row = container.NewBorder(nil, nil, widget.NewIcon(icon), open, v.rv.host.hoverText(label, line))
 		}
 		box.Add(row)
 	}

@@ -321,8 +321,8 @@ func TestDocumentResultsInTheWindow(t *testing.T) {
 // TestPartialPagesSaySo: a partial result names the pages left out and why.
 func TestPartialPagesSaySo(t *testing.T) {
 	tr := newTranslator(LangJa)
-	u := &UI{tr: tr}
-	v := &docView{u: u, doc: app.DocumentView{NoTextPages: []int{2, 3, 4, 9}, DamagedPages: []int{5}, ReasonJa: "一部のページを読めませんでした", Reason: "some pages"}}
+	rv := &resultViews{host: resultHost{tr: func() *translator { return tr }}}
+	v := &docView{rv: rv, doc: app.DocumentView{NoTextPages: []int{2, 3, 4, 9}, DamagedPages: []int{5}, ReasonJa: "一部のページを読めませんでした", Reason: "some pages"}}
 	text := strings.Join(labelTexts(v.partialNote()), "\n")
 	for _, want := range []string{"一部のページを読めませんでした", "文字のないページ（画像のみなど）：2–4, 9", "破損していて読めなかったページ：5"} {
 		if !strings.Contains(text, want) {
@@ -416,13 +416,14 @@ func TestGoalResultsInTheWindow(t *testing.T) {
 
 // TestEligibilityReadsAsATable: requirements group under their headings with keys in words.
 func TestEligibilityReadsAsATable(t *testing.T) {
-	u := &UI{tr: newTranslator(LangJa)}
+	tr := newTranslator(LangJa)
+	rv := &resultViews{host: resultHost{tr: func() *translator { return tr }}}
 	r := aijob.EligibilityResult{FallbackLevel: 2, Eligibility: aijob.Eligibility{
 		Must:        []aijob.Item{{Key: "company_size", Text: "従業員 300 人以下"}},
 		NeedCheck:   []aijob.Item{{Key: "region", Text: "都内に事業所があること"}},
 		MissingKeys: []string{"subsidy_amount"},
 	}}
-	text := strings.Join(labelTexts(u.eligibilityView(r)), "\n")
+	text := strings.Join(labelTexts(rv.eligibilityView(r)), "\n")
 	for _, want := range []string{"必須要件（1 件）", "企業規模", "従業員 300 人以下", "要確認（1 件）", "地域", "見つからなかった項目：補助金額", "見出しから構成だけ"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("missing %q in:\n%s", want, text)

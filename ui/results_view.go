@@ -65,29 +65,29 @@ func familyOfResult(j job.Job) resultFamily {
 
 // resultExtras is the full view of finished job j and its save buttons; it fills itself once
 // the service answered. It returns nil when j has nothing more to show.
-func (u *UI) resultExtras(j job.Job) fyne.CanvasObject {
+func (rv *resultViews) resultExtras(j job.Job) fyne.CanvasObject {
 	fam := familyOfResult(j)
 	formats := app.ExportFormats(j)
 	if fam == resultNone && len(formats) == 0 {
 		return nil
 	}
 	box := container.NewVBox()
-	if bar := u.exportBar(j, formats); bar != nil {
+	if bar := rv.exportBar(j, formats); bar != nil {
 		box.Add(bar)
 	}
 	body := container.NewVBox(widget.NewProgressBarInfinite())
 	box.Add(body)
-	seq := u.detail.gen
+	seq := rv.host.gen()
 	// fill shows what build makes (on the window's thread), or err, unless another job was
 	// selected meanwhile.
 	fill := func(err error, build func() fyne.CanvasObject) {
-		u.do(func() {
-			if seq != u.detail.gen {
+		rv.host.do(func() {
+			if seq != rv.host.gen() {
 				return
 			}
 			var o fyne.CanvasObject
 			if err != nil {
-				o = u.problemLine(err)
+				o = rv.problemLine(err)
 			} else {
 				o = build()
 			}
@@ -96,21 +96,21 @@ func (u *UI) resultExtras(j job.Job) fyne.CanvasObject {
 		})
 	}
 	go func() {
-		ctx, cancel := context.WithTimeout(u.ctx, 30*time.Second)
+		ctx, cancel := context.WithTimeout(rv.host.ctx, 30*time.Second)
 		defer cancel()
 		switch fam {
 		case resultCSV:
-			page, err := u.app.CSVErrors(ctx, j.ID, 0, csvPageSize)
-			fill(err, func() fyne.CanvasObject { return newCSVErrorView(u, j, page).root })
+			page, err := rv.host.svc.CSVErrors(ctx, j.ID, 0, csvPageSize)
+			fill(err, func() fyne.CanvasObject { return newCSVErrorView(rv, j, page).root })
 		case resultDocument:
-			doc, err := u.app.Document(ctx, j.ID)
-			fill(err, func() fyne.CanvasObject { return newDocView(u, j, doc).root })
+			doc, err := rv.host.svc.Document(ctx, j.ID)
+			fill(err, func() fyne.CanvasObject { return newDocView(rv, j, doc).root })
 		case resultGoal:
-			g, err := u.app.GoalOfJob(ctx, j.ID)
-			fill(err, func() fyne.CanvasObject { return u.goalView(g) })
+			g, err := rv.host.svc.GoalOfJob(ctx, j.ID)
+			fill(err, func() fyne.CanvasObject { return rv.goalView(g) })
 		case resultEligibility:
 			r, _ := app.EligibilityOf(j)
-			fill(nil, func() fyne.CanvasObject { return u.eligibilityView(r) })
+			fill(nil, func() fyne.CanvasObject { return rv.eligibilityView(r) })
 		default:
 			fill(nil, func() fyne.CanvasObject { return layout.NewSpacer() })
 		}
@@ -119,7 +119,9 @@ func (u *UI) resultExtras(j job.Job) fyne.CanvasObject {
 }
 
 // problemLine is an error in one wrapped line of the window's language.
-func (u *UI) problemLine(err error) fyne.CanvasObject { return problemLine(u.tr, err) }
+func (rv *resultViews) problemLine(err error) fyne.CanvasObject {
+	return problemLine(rv.host.tr(), err)
+}
 
 // problemLine is an error as a red line in tr's language.
 func problemLine(tr *translator, err error) fyne.CanvasObject {
@@ -131,18 +133,18 @@ func problemLine(tr *translator, err error) fyne.CanvasObject {
 
 // exportBar offers to save each of j's result files in the formats it has, and to open the
 // folder that holds them; nil when there is nothing to save.
-func (u *UI) exportBar(j job.Job, formats []string) fyne.CanvasObject {
+func (rv *resultViews) exportBar(j job.Job, formats []string) fyne.CanvasObject {
 	if len(formats) == 0 {
 		return nil
 	}
 	bar := container.NewHBox()
 	for _, f := range formats {
 		format := f
-		b := widget.NewButtonWithIcon(u.tr.T("export."+format), theme.DocumentSaveIcon(), func() { u.askSave(j, format) })
+		b := widget.NewButtonWithIcon(rv.host.tr().T("export."+format), theme.DocumentSaveIcon(), func() { rv.askSave(j, format) })
 		bar.Add(b)
 	}
 	if dir := resultFolder(j); dir != "" {
-		b := widget.NewButtonWithIcon(u.tr.T("export.folder"), theme.FolderOpenIcon(), func() { u.openFolder(j, dir) })
+		b := widget.NewButtonWithIcon(rv.host.tr().T("export.folder"), theme.FolderOpenIcon(), func() { rv.openFolder(j, dir) })
 		b.Importance = widget.LowImportance
 		bar.Add(b)
 	}
@@ -183,29 +185,29 @@ func suggestedName(j job.Job, format string) string {
 
 // askSave asks where to save j's result in format (JobDesk's picker, opening in the folder
 // used last); the chosen file is written by saveResult.
-func (u *UI) askSave(j job.Job, format string) {
-	u.openSaver(u.pickerStart(), suggestedName(j, format), func(path string) { u.saveResult(j.ID, format, path) })
+func (rv *resultViews) askSave(j job.Job, format string) {
+	rv.host.openSaver(suggestedName(j, format), func(path string) { rv.saveResult(j.ID, format, path) })
 }
 
 // saveResult writes job id's result in format to path off the UI goroutine and says how it went.
-func (u *UI) saveResult(id int64, format, path string) {
+func (rv *resultViews) saveResult(id int64, format, path string) {
 	go func() {
-		ctx, cancel := context.WithTimeout(u.ctx, 2*time.Minute)
+		ctx, cancel := context.WithTimeout(rv.host.ctx, 2*time.Minute)
 		defer cancel()
-		err := u.app.ExportResult(ctx, id, format, path)
-		u.do(func() {
+		err := rv.host.svc.ExportResult(ctx, id, format, path)
+		rv.host.do(func() {
 			if err != nil {
-				u.showError(u.tr.T("error.save_title"), err)
+				rv.host.showError(rv.host.tr().T("error.save_title"), err)
 				return
 			}
-			u.setStatus(u.tr.T("status.saved", filepath.Base(path)))
+			rv.host.setStatus(rv.host.tr().T("status.saved", filepath.Base(path)))
 		})
 	}()
 }
 
 // openFolder opens the folder holding j's result files with the desktop's file manager; where
 // none answers, the window lists the files itself and offers to save them elsewhere.
-func (u *UI) openFolder(j job.Job, dir string) {
+func (rv *resultViews) openFolder(j job.Job, dir string) {
 	var files []string
 	for _, r := range app.DescribeResult(j).Rows {
 		if r.File != "" {
@@ -215,7 +217,7 @@ func (u *UI) openFolder(j job.Job, dir string) {
 	if opener := folderOpener(); opener != "" {
 		// The desktop's opener says, by its exit status, when no file manager answered; the
 		// toolkit's OpenURL starts it and reports nothing.
-		u.setStatus(u.tr.T("open.opening", dir))
+		rv.host.setStatus(rv.host.tr().T("open.opening", dir))
 		cmd := exec.Command(opener, dir)
 		if err := cmd.Start(); err == nil {
 			done := make(chan error, 1)
@@ -224,9 +226,9 @@ func (u *UI) openFolder(j job.Job, dir string) {
 				select {
 				case err := <-done:
 					if err != nil {
-						u.do(func() {
-							u.setStatus(u.tr.T("result.open_failed", dir))
-							u.showFiles(dir, files)
+						rv.host.do(func() {
+							rv.host.setStatus(rv.host.tr().T("result.open_failed", dir))
+							rv.showFiles(dir, files)
 						})
 					}
 				case <-time.After(openerPatience):
@@ -236,11 +238,11 @@ func (u *UI) openFolder(j job.Job, dir string) {
 			return
 		}
 	}
-	if u.openURI(dir) {
-		u.setStatus(u.tr.T("open.opening", dir))
+	if rv.openURI(dir) {
+		rv.host.setStatus(rv.host.tr().T("open.opening", dir))
 		return
 	}
-	u.showFiles(dir, files)
+	rv.showFiles(dir, files)
 }
 
 // openerPatience is how long the desktop's opener may take to say it failed.
@@ -260,9 +262,9 @@ func folderOpener() string {
 }
 
 // showFiles lists files (in folder dir) with a button each that shows the file in the window.
-func (u *UI) showFiles(dir string, files []string) {
+func (rv *resultViews) showFiles(dir string, files []string) {
 	rows := container.NewVBox()
-	note := widget.NewLabel(u.tr.T("open.no_opener"))
+	note := widget.NewLabel(rv.host.tr().T("open.no_opener"))
 	note.Wrapping = wrapFor(note.Text)
 	path := widget.NewLabel(dir)
 	path.Selectable = true
@@ -274,13 +276,13 @@ func (u *UI) showFiles(dir string, files []string) {
 		file := f
 		b := widget.NewButtonWithIcon(filepath.Base(file), theme.FileIcon(), func() {
 			d.Hide()
-			u.showFileInApp(file)
+			rv.showFileInApp(file)
 		})
 		b.Alignment = widget.ButtonAlignLeading
 		rows.Add(b)
 	}
-	d = dialog.NewCustom(u.tr.T("export.folder"), u.tr.T("dialog.close"), container.New(&fixedSize{width: 460}, rows), u.Window)
-	u.dialogOpened(d)
+	d = dialog.NewCustom(rv.host.tr().T("export.folder"), rv.host.tr().T("dialog.close"), container.New(&fixedSize{width: 460}, rows), rv.host.window())
+	rv.host.dialogOpened(d)
 	d.Show()
 }
 

@@ -102,6 +102,9 @@ type UI struct {
 
 	// statusBar is the bottom line: its message and the engine's counts (statusbar.go).
 	statusBar
+
+	// resultViews are the views of an ended job's result and its cards (resultviews.go).
+	resultViews
 }
 
 // New builds the window for a (not yet shown) on fyneApp. The engine is not started: Run does
@@ -130,6 +133,7 @@ func New(fyneApp fyne.App, a Service) *UI {
 		engineCounts: u.engineCounts,
 	}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
+	u.resultViews = newResultViews(u)
 	u.jobListView = jobListView{
 		model:          newJobModel(),
 		ctx:            u.ctx,

@@ -105,6 +105,17 @@ type Doc struct {
 	Assets []Asset `json:"-"`
 	// Children are an archive's entries and how each converted.
 	Children []Child `json:"children,omitempty"`
+	// Mail is a mail's header fields (EML, MSG); nil for other documents.
+	Mail *MailHeader `json:"mail,omitempty"`
+}
+
+// MailHeader is a mail's header fields as people read them (decoded, on one line each).
+type MailHeader struct {
+	From    string `json:"from,omitempty"`
+	To      string `json:"to,omitempty"`
+	Cc      string `json:"cc,omitempty"`
+	Date    string `json:"date,omitempty"`
+	Subject string `json:"subject,omitempty"`
 }
 
 // Child is one archive entry's conversion outcome.

@@ -91,6 +91,9 @@ type Result struct {
 	Entries      []Entry    `json:"entries,omitempty"` // ModeExtract: the files for the Map
 	Depth        int        `json:"depth,omitempty"`
 	Error        *job.Error `json:"error,omitempty"` // failed results kept in the cache
+
+	// Mail is a mail's header fields (EML, MSG), for a window's view of the mail.
+	Mail *MailHeader `json:"mail,omitempty"`
 }
 
 // ExtractOutput is the result of ModeExtract: the archive's Result with the safe entries written
@@ -248,6 +251,7 @@ func (res *Result) fill(d *Doc) {
 	res.TextLength = utf8.RuneCountInString(d.Markdown)
 	res.Encoding, res.Rows, res.NoTextPages, res.OCRPages, res.DamagedPages = d.Encoding, d.Rows, d.NoTextPages, d.OCRPages, d.DamagedPages
 	res.Notes, res.Children, res.PageLimit = d.Notes, d.Children, d.PageLimit
+	res.Mail = d.Mail
 	res.Status, res.Reason, res.ReasonJa = d.status()
 	if res.Status == StatusPartial && len(d.NoTextPages) > 0 && len(d.Notes) > 0 {
 		for _, n := range d.Notes {

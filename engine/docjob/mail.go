@@ -72,6 +72,8 @@ func renderMail(ctx context.Context, m *mailMessage, kind Kind, opt Options) (*D
 	b.WriteString(body)
 	b.WriteString("\n\n")
 	d := &Doc{Kind: kind, Method: MethodNative, Pages: 1}
+	header := func(v string) string { return oneLine(strings.TrimSpace(Clean(v))) }
+	d.Mail = &MailHeader{From: header(m.From), To: header(m.To), Cc: header(m.Cc), Date: header(m.Date), Subject: header(m.Subject)}
 	if len(m.Attachments) > 0 {
 		b.WriteString("## Attachments\n\n")
 	}
