@@ -126,7 +126,7 @@ func (q *Queue) Wait(ctx context.Context, id int64) (job.Job, error) {
 }
 
 // watchBuffer is how many events a watcher holds before it loses the oldest.
-const watchBuffer = 16
+const watchBuffer = 4
 
 // Watch returns a channel that receives job id's events after their commit, and the events
 // that concern every job (ExternalChange: another process changed the database, re-read;
