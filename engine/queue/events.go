@@ -252,7 +252,10 @@ func (q *Queue) watch() {
 		}
 		if last >= 0 && v != last {
 			q.signalAll()
-			q.publish(job.Event{Kind: job.EventExternalChange, At: time.Now()})
+			q.publish(job.Event{Kind: job.EventExternalChange, At: q.now()})
+		}
+		if last < 0 {
+			close(q.watchBegan)
 		}
 		last = v
 	}
