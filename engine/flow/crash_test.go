@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -15,9 +14,8 @@ import (
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
+	"jobdesk/internal/crashtest"
 )
-
-const crashEnv = "JOBDESK_FLOW_CRASH_CHILD"
 
 // crashMachine runs the "effect" function on 1,000 items through a Map whose ItemProcessor has
 // the given ProcessorConfig.
@@ -33,10 +31,7 @@ func crashMachine(processorConfig string) string {
 // TestFlowCrashChild is the process the crash test kills: an engine whose "effect" function
 // records one row per call, running until the execution is final.
 func TestFlowCrashChild(t *testing.T) {
-	dir := os.Getenv(crashEnv)
-	if dir == "" {
-		t.Skip("run by TestFlowCrashRecovery")
-	}
+	dir := crashtest.Child(t, "TestFlowCrashRecovery")
 	db, err := store.OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -127,9 +122,7 @@ func crashRecovery(t *testing.T, definition string) *store.DB {
 	db.Close()
 
 	child := func() *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestFlowCrashChild$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), crashEnv+"="+dir)
-		return cmd
+		return crashtest.Command(context.Background(), "TestFlowCrashChild", dir, "-test.v")
 	}
 	check, err := store.OpenDir(dir)
 	if err != nil {

@@ -150,10 +150,10 @@ func (e *Engine) followJob(ctx context.Context, id int64, progress func(pct floa
 		for {
 			select {
 			case ev := <-events:
-				if ev.Kind != job.EventProgress {
-					break wait // where the job stands may have changed: read it again
-				}
-				if progress != nil && ev.JobID == id {
+				switch {
+				case ev.Status.Final() || ev.Kind == job.EventExternalChange:
+					break wait // it ended, or another process changed it: read it again
+				case ev.Kind == job.EventProgress && progress != nil && ev.JobID == id:
 					progress(ev.Progress, ev.Message)
 				}
 			case <-ctx.Done():

@@ -451,6 +451,8 @@ func (e *Engine) follow(ctx context.Context, arn string, progress func(pct float
 	defer stop()
 	last, lastMsg := -1.0, ""
 	pass := func(pct float64, msg string) {
+		// The bar does not go back (a cancel's "Cancelling…" event carries no percent).
+		pct = max(pct, last)
 		if progress != nil && (pct != last || msg != lastMsg) {
 			last, lastMsg = pct, msg
 			progress(pct, msg)

@@ -176,7 +176,7 @@ func (q *Queue) claimIn(ctx context.Context, tx *sql.Tx, st *sql.Stmt, p ClaimPa
 }
 
 func (q *Queue) claim(ctx context.Context, st *sql.Stmt, p ClaimParams) ([]Lease, error) {
-	now := nowMs()
+	now := q.nowMs()
 	token := fmt.Sprintf("%s-%d", p.Owner, q.tokenSeq.Add(1))
 	args := make([]any, 0, 6+len(p.Types))
 	args = append(args, token, now+p.Visibility.Milliseconds(), p.Owner, now, p.Max, p.Target)
@@ -207,7 +207,7 @@ func (q *Queue) claim(ctx context.Context, st *sql.Stmt, p ClaimParams) ([]Lease
 
 func (q *Queue) announceClaimed(ls []Lease) Announce {
 	return func() {
-		at := time.Now()
+		at := q.now()
 		for _, l := range ls {
 			q.publish(job.Event{JobID: l.Info.ID, Kind: job.EventStarted, Status: job.Running, At: at})
 		}
@@ -273,7 +273,7 @@ func (q *Queue) Extend(ctx context.Context, beats ...Heartbeat) (lost []int64, e
 
 // ExtendTx is Extend inside the caller's write transaction. Call the Announce after the commit.
 func (q *Queue) ExtendTx(ctx context.Context, tx *sql.Tx, beats ...Heartbeat) ([]int64, Announce, error) {
-	now := time.Now()
+	now := q.now()
 	ms := now.UnixMilli()
 	var lost []int64
 	var progressed []job.Event
@@ -349,7 +349,7 @@ func (q *Queue) NextDue(ctx context.Context, target string, types []string) (tim
 	if err := st.QueryRowContext(ctx, dueArgs(target, types)...).Scan(&at); err != nil || !at.Valid {
 		return 0, false
 	}
-	return time.Until(time.UnixMilli(at.Int64)), true
+	return time.UnixMilli(at.Int64).Sub(q.now()), true
 }
 
 // anyDue reports whether a job of one of types for target is waiting and due at now, suspects

@@ -150,7 +150,7 @@ func (w *Worker) claimLoop(ctx context.Context, wake <-chan struct{}) {
 			wait = time.Second
 		} else if len(starved) > 0 {
 			if at := w.nextDue(ctx, starved, mark); !at.IsZero() {
-				wait = max(time.Until(at), time.Millisecond)
+				wait = max(at.Sub(w.q.now()), time.Millisecond)
 			}
 		}
 		if !w.sleep(ctx, wait, wake) {
@@ -196,9 +196,9 @@ func (w *Worker) nextDue(ctx context.Context, types []string, mark uint64) time.
 		// Due now, yet the claims just took every due job: it was enqueued meanwhile (and its
 		// signal is on its way). Ask again next time.
 		w.dueMark = 0
-		return time.Now()
+		return w.q.now()
 	}
-	w.dueAt = time.Now().Add(d)
+	w.dueAt = w.q.now().Add(d)
 	return w.dueAt
 }
 
@@ -214,7 +214,7 @@ func (w *Worker) lease(ctx context.Context, g leaseGroup, mark uint64) (int, err
 		if !typed && !other && w.dueKnown(g.types) {
 			return 0, nil // nothing of its types was enqueued or returned, and none fell due
 		}
-		if !typed && !w.q.anyDue(ctx, job.TargetDevice, g.types, nowMs()) {
+		if !typed && !w.q.anyDue(ctx, job.TargetDevice, g.types, w.q.nowMs()) {
 			// The claim statement would walk every waiting job of other types (jobs_ready is
 			// ordered by priority, not type) to find none.
 			w.idle[key] = mark
@@ -302,7 +302,7 @@ func (w *Worker) leaseSuspect(ctx context.Context, mark uint64) (int, error) {
 // them, no job was given a future due time since, and it has not come yet. (Jobs due at once
 // that arrive meanwhile do not change it: the claims that follow their signal take them.)
 func (w *Worker) dueKnown(types []string) bool {
-	if w.dueMark == 0 || !time.Now().Before(w.dueAt) || w.q.laterSince(w.dueMark-1) {
+	if w.dueMark == 0 || !w.q.now().Before(w.dueAt) || w.q.laterSince(w.dueMark-1) {
 		return false
 	}
 	for _, t := range types {

@@ -141,7 +141,7 @@ func (q *Queue) Finish(ctx context.Context, outs ...Outcome) (lost []int64, err 
 func (q *Queue) FinishTx(ctx context.Context, tx *sql.Tx, outs ...Outcome) ([]int64, Announce, error) {
 	stmt := tx.StmtContext(ctx, q.complete)
 	defer stmt.Close()
-	now := nowMs()
+	now := q.nowMs()
 	var lost []int64
 	events := make([]job.Event, 0, len(outs))
 	var wake []string

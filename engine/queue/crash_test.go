@@ -4,24 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"testing"
 	"time"
 
 	"jobdesk/engine/job"
 	"jobdesk/engine/store"
+	"jobdesk/internal/crashtest"
 )
-
-const crashEnv = "JOBDESK_QUEUE_CRASH_CHILD"
 
 // TestCrashChild is the process the crash test kills: it runs the queue's jobs, each of which
 // writes a side-effect row keyed by job id, and exits when none is left.
 func TestCrashChild(t *testing.T) {
-	dir := os.Getenv(crashEnv)
-	if dir == "" {
-		t.Skip("run by TestCrashRecovery")
-	}
+	dir := crashtest.Child(t, "TestCrashRecovery")
 	db, err := store.OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -45,19 +40,22 @@ func TestCrashChild(t *testing.T) {
 	if err := w.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitAllFinished(db, 20*time.Millisecond)
+	waitAllFinished(q)
 	w.Stop()
 }
 
-// waitAllFinished returns when no job of db is left unfinished, looking every poll.
-func waitAllFinished(db *store.DB, poll time.Duration) {
+// waitAllFinished returns when no job of q is left unfinished, looking again after each of the
+// queue's events (this process's changes, and other processes' as ExternalChange).
+func waitAllFinished(q *Queue) {
+	events, stop := q.Subscribe(1024)
+	defer stop()
 	for {
 		var left int
-		db.R.QueryRow(`SELECT count(*) FROM jobs WHERE status NOT IN ('SUCCEEDED','FAILED','CANCELLED','TIMED_OUT','PARTIAL')`).Scan(&left)
+		q.db.R.QueryRow(`SELECT count(*) FROM jobs WHERE status NOT IN ('SUCCEEDED','FAILED','CANCELLED','TIMED_OUT','PARTIAL')`).Scan(&left)
 		if left == 0 {
 			return
 		}
-		time.Sleep(poll)
+		<-events
 	}
 }
 
@@ -88,11 +86,7 @@ func TestCrashRecovery(t *testing.T) {
 	q.Close()
 	db.Close()
 
-	child := func() *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), crashEnv+"="+dir)
-		return cmd
-	}
+	child := func() *exec.Cmd { return crashtest.Command(context.Background(), "TestCrashChild", dir) }
 	inFlight, kills := 0, 0
 	check, err := store.OpenDir(dir)
 	if err != nil {

@@ -62,7 +62,7 @@ func (q *Queue) EnqueueOnce(ctx context.Context, p Params, force bool) (job.Job,
 		}
 		stmt := tx.StmtContext(ctx, q.insert)
 		defer stmt.Close()
-		id, _, err = q.insertJob(ctx, stmt, p, nowMs())
+		id, _, err = q.insertJob(ctx, stmt, p, q.nowMs())
 		return err
 	})
 	if err != nil {

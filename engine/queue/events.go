@@ -126,7 +126,7 @@ func (q *Queue) Wait(ctx context.Context, id int64) (job.Job, error) {
 }
 
 // watchBuffer is how many events a watcher holds before it loses the oldest.
-const watchBuffer = 16
+const watchBuffer = 4
 
 // Watch returns a channel that receives job id's events after their commit, and the events
 // that concern every job (ExternalChange: another process changed the database, re-read;
@@ -252,7 +252,10 @@ func (q *Queue) watch() {
 		}
 		if last >= 0 && v != last {
 			q.signalAll()
-			q.publish(job.Event{Kind: job.EventExternalChange, At: time.Now()})
+			q.publish(job.Event{Kind: job.EventExternalChange, At: q.now()})
+		}
+		if last < 0 {
+			close(q.watchBegan)
 		}
 		last = v
 	}

@@ -23,7 +23,7 @@ func (w *Worker) start(ctx context.Context, l Lease) {
 	w.mu.Lock()
 	e := w.types[l.Info.Type]
 	hctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	r := &run{lease: l, cancel: cancel, lastBeat: time.Now()}
+	r := &run{lease: l, cancel: cancel, lastBeat: w.q.now()}
 	w.runs[id] = r
 	w.mu.Unlock()
 	w.q.mu.Lock()

@@ -91,11 +91,11 @@ func (q *Queue) diskFull(cause error) *job.Error {
 	was := q.health.DiskFull
 	if !was {
 		go q.giveRoom()
-		q.health = Health{DiskFull: true, Folder: q.folder(), Since: time.Now(), Error: q.pausedError(cause)}
+		q.health = Health{DiskFull: true, Folder: q.folder(), Since: q.now(), Error: q.pausedError(cause)}
 	}
 	q.healthMu.Unlock()
 	if !was {
-		q.publish(job.Event{Kind: EventDiskFull, Message: e.Message, At: time.Now()})
+		q.publish(job.Event{Kind: EventDiskFull, Message: e.Message, At: q.now()})
 	}
 	return e
 }
@@ -118,7 +118,7 @@ func (q *Queue) resumed() {
 			q.db.W.Exec("PRAGMA wal_autocheckpoint=1000") // the default again
 			q.keepReserve()
 		}()
-		q.publish(job.Event{Kind: EventResumed, At: time.Now()})
+		q.publish(job.Event{Kind: EventResumed, At: q.now()})
 		q.signalAll()
 	}
 }

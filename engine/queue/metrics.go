@@ -52,7 +52,7 @@ const executionType = "flow.execution"
 
 // ReadMetrics reads the metrics since since, with the alert window of length window ending now.
 func (q *Queue) ReadMetrics(ctx context.Context, since time.Time, window time.Duration) (Metrics, error) {
-	now := time.Now()
+	now := q.now()
 	m := Metrics{ByType: map[string]int{}, WindowLength: window, Now: now}
 	rows, err := q.db.R.QueryContext(ctx, `SELECT type, status, created_at, started_at, completed_at FROM jobs
 		WHERE parent_id IS NULL AND (created_at >= ?1 OR completed_at >= ?1)`, since.UnixMilli())

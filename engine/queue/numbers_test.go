@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"jobdesk/engine/store"
+	"jobdesk/internal/crashtest"
 )
 
 // Every way of enqueuing numbers the jobs a person starts (no parent) 1, 2, 3… and leaves the
@@ -268,16 +268,10 @@ func TestNumbersMigrationAfterCountedNumbers(t *testing.T) {
 	}
 }
 
-const numberChildEnv = "JOBDESK_QUEUE_NUMBER_CHILD"
-
 // TestNumberChild is a submitter process of TestNumbersConcurrentSubmitters: it submits jobs to
 // the database in the folder the environment names.
 func TestNumberChild(t *testing.T) {
-	dir := os.Getenv(numberChildEnv)
-	if dir == "" {
-		t.Skip("run by TestNumbersConcurrentSubmitters")
-	}
-	q := openQueue(t, dir)
+	q := openQueue(t, crashtest.Child(t, "TestNumbersConcurrentSubmitters"))
 	if err := submitMixed(q, "child"+strconv.Itoa(os.Getpid()), numberRounds); err != nil {
 		t.Fatal(err)
 	}
@@ -325,8 +319,7 @@ func TestNumbersConcurrentSubmitters(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, procs+inProcess)
 	for p := 0; p < procs; p++ {
-		cmd := exec.Command(os.Args[0], "-test.run", "^TestNumberChild$", "-test.count", "1")
-		cmd.Env = append(os.Environ(), numberChildEnv+"="+dir)
+		cmd := crashtest.Command(context.Background(), "TestNumberChild", dir)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

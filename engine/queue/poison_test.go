@@ -12,9 +12,8 @@ import (
 
 	"jobdesk/engine/job"
 	"jobdesk/engine/store"
+	"jobdesk/internal/crashtest"
 )
-
-const poisonEnv = "JOBDESK_QUEUE_POISON_CHILD"
 
 // poisonLimit is the default Options.PoisonLimit the test expects.
 const poisonLimit = 3
@@ -23,10 +22,7 @@ const poisonLimit = 3
 // slots whose "poison" handler kills its own process with SIGKILL, and whose "ok" handler
 // succeeds after a while. It exits when every job is finished.
 func TestPoisonChild(t *testing.T) {
-	dir := os.Getenv(poisonEnv)
-	if dir == "" {
-		t.Skip("run by TestPoisonJobFails")
-	}
+	dir := crashtest.Child(t, "TestPoisonJobFails")
 	db, err := store.OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -42,28 +38,37 @@ func TestPoisonChild(t *testing.T) {
 		select {}
 	}, TypeOptions{})
 	w.Handle("ok", func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
-		time.Sleep(150 * time.Millisecond) // long enough to be running when the poison job kills
-		return json.RawMessage(`"done"`), nil
+		// Running beside the poison job, it is still running when that job kills the process.
+		ps, err := q.List(ctx, Filter{Type: "poison"})
+		if err != nil || len(ps) != 1 {
+			return nil, fmt.Errorf("the poison job: %v, %v", ps, err)
+		}
+		events, stop := q.Watch(ps[0].ID)
+		defer stop()
+		for {
+			if p, err := q.Get(ctx, ps[0].ID); err != nil || p.Status != job.Running {
+				return json.RawMessage(`"done"`), nil
+			}
+			select {
+			case <-events:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
 	}, TypeOptions{})
 	// A workflow-like job that waits for the poison job to end, as an execution waits on its task.
 	w.Handle("waiter", func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
 		var id int64
 		json.Unmarshal(in, &id)
-		for {
-			if j, err := q.Get(ctx, id); err == nil && j.Status.Final() {
-				return json.RawMessage(`"waited"`), nil
-			}
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(5 * time.Millisecond):
-			}
+		if _, err := q.Wait(ctx, id); err != nil {
+			return nil, err
 		}
+		return json.RawMessage(`"waited"`), nil
 	}, TypeOptions{Orchestrator: true})
 	if err := w.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitAllFinished(db, 10*time.Millisecond)
+	waitAllFinished(q)
 	w.Stop()
 }
 
@@ -109,8 +114,7 @@ func TestPoisonJobFails(t *testing.T) {
 			t.Fatalf("still not done after %d runs (%d died): the poison job is %s, message %q", run, deaths, j.Status, j.Message)
 		}
 		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		cmd := exec.CommandContext(rctx, os.Args[0], "-test.run=^TestPoisonChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), poisonEnv+"="+dir)
+		cmd := crashtest.Command(rctx, "TestPoisonChild", dir)
 		began := time.Now()
 		out, err := cmd.CombinedOutput()
 		t.Logf("run %d: %v after %v", run, err, time.Since(began))

@@ -78,6 +78,10 @@ type Options struct {
 	// WatchInterval is how often PRAGMA data_version is read to notice other processes' commits
 	// (default 200 ms: well inside the one-second pick-up promise, and one tiny query each time).
 	WatchInterval time.Duration
+	// Now is the queue's clock (default time.Now): when jobs fall due, when leases lapse, when
+	// backoffs and deferrals end, what is old enough to purge, and the times recorded. A test
+	// replaces it to move time on without waiting.
+	Now func() time.Time
 }
 
 // Queue is the job queue on one database. It is safe for concurrent use.
@@ -126,8 +130,11 @@ type Queue struct {
 	health   Health // see health.go
 
 	watchOnce sync.Once
-	closed    chan struct{}
-	closeOnce sync.Once
+	// watchBegan is closed once the watcher has read PRAGMA data_version the first time: from
+	// then on other connections' commits are noticed.
+	watchBegan chan struct{}
+	closed     chan struct{}
+	closeOnce  sync.Once
 }
 
 // Open applies the queue's migrations to db and returns the queue. Call Close when done.
@@ -147,12 +154,15 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 	if opts.WatchInterval <= 0 {
 		opts.WatchInterval = 200 * time.Millisecond
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	ins, err := db.W.Prepare(insertSQL)
 	if err != nil {
 		return nil, dbError(err)
 	}
 	q := &Queue{db: db, opts: opts, subs: map[int]chan job.Event{}, watchers: map[int64][]chan job.Event{}, running: map[int64]context.CancelFunc{},
-		closed: make(chan struct{}), insert: ins, claims: map[claimKey]*sql.Stmt{}, dueReads: map[dueKey]*sql.Stmt{},
+		closed: make(chan struct{}), watchBegan: make(chan struct{}), insert: ins, claims: map[claimKey]*sql.Stmt{}, dueReads: map[dueKey]*sql.Stmt{},
 		typeSeq: map[string]uint64{}}
 	for _, n := range blockSizes {
 		st, err := db.W.Prepare(insertRowsSQL(n))
@@ -218,7 +228,11 @@ func (q *Queue) closeStmts() {
 // DataDir returns the data folder given in Options.
 func (q *Queue) DataDir() string { return q.opts.DataDir }
 
-func nowMs() int64 { return time.Now().UnixMilli() }
+// now is the time on the queue's clock (Options.Now).
+func (q *Queue) now() time.Time { return q.opts.Now() }
+
+// nowMs is now in Unix milliseconds, as the tables keep times.
+func (q *Queue) nowMs() int64 { return q.opts.Now().UnixMilli() }
 
 // dbError is err as people read it: a database error is E009, a full disk says so (and pauses
 // the worker, see Health).
@@ -458,13 +472,13 @@ func (q *Queue) AddEvent(ctx context.Context, id int64, kind, message, detail st
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO job_events(job_id, at, kind, status, message, detail)
-			VALUES(?,?,?,?,?,?)`, id, nowMs(), kind, st, message, detail)
+			VALUES(?,?,?,?,?,?)`, id, q.nowMs(), kind, st, message, detail)
 		return err
 	})
 	if err != nil {
 		return q.dbError(err)
 	}
-	q.publish(job.Event{JobID: id, Kind: kind, Status: st, Message: message, Detail: detail, At: time.Now()})
+	q.publish(job.Event{JobID: id, Kind: kind, Status: st, Message: message, Detail: detail, At: q.now()})
 	return nil
 }
 
@@ -473,10 +487,10 @@ func (q *Queue) AddEvent(ctx context.Context, id int64, kind, message, detail st
 func (q *Queue) SetProgress(ctx context.Context, id int64, pct float64, msg string) error {
 	pct = clampPct(pct)
 	if _, err := q.db.W.ExecContext(ctx, `UPDATE jobs SET progress=?, message=?, updated_at=? WHERE id=?`,
-		pct, msg, nowMs(), id); err != nil {
+		pct, msg, q.nowMs(), id); err != nil {
 		return q.dbError(err)
 	}
-	q.publish(job.Event{JobID: id, Kind: job.EventProgress, Status: job.Running, Progress: pct, Message: msg, At: time.Now()})
+	q.publish(job.Event{JobID: id, Kind: job.EventProgress, Status: job.Running, Progress: pct, Message: msg, At: q.now()})
 	return nil
 }
 
@@ -497,7 +511,7 @@ func clampPct(p float64) float64 {
 func (q *Queue) Cancel(ctx context.Context, id int64) error {
 	var st job.Status
 	var number int64
-	now := nowMs()
+	now := q.nowMs()
 	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT status, max(number, 0) FROM jobs WHERE id=?`, id).Scan(&st, &number); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
@@ -531,9 +545,9 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 		if cancel != nil {
 			cancel()
 		}
-		q.publish(job.Event{JobID: id, Kind: job.EventProgress, Status: job.Running, Message: "Cancelling…", At: time.Now()})
+		q.publish(job.Event{JobID: id, Kind: job.EventProgress, Status: job.Running, Message: "Cancelling…", At: q.now()})
 	} else if st != job.Cancelled {
-		q.publish(job.Event{JobID: id, Kind: job.EventCancelled, Status: job.Cancelled, At: time.Now()})
+		q.publish(job.Event{JobID: id, Kind: job.EventCancelled, Status: job.Cancelled, At: q.now()})
 	}
 	// Cancel the job's children as well (fan-out): a cancelled parent leaves no orphans running.
 	rows, err := q.db.R.QueryContext(ctx, `SELECT id FROM jobs WHERE parent_id=? AND parent_id > 0 AND status IN ('PENDING','RETRYING','RUNNING')`, id)
@@ -572,7 +586,7 @@ func (q *Queue) Retry(ctx context.Context, id int64) (job.Job, error) {
 			return job.Errorf(job.E014, "job %s is %s; only a failed, timed-out, cancelled or partial job can be retried", ref, st).
 				WithJa(fmt.Sprintf("ジョブ %s は %s です。再実行できるのは失敗・タイムアウト・キャンセル・一部成功のジョブだけです。", ref, st))
 		}
-		now := nowMs()
+		now := q.nowMs()
 		_, err := tx.ExecContext(ctx, `UPDATE jobs SET status='PENDING', attempts=0, run_at=?, error=NULL, result=NULL,
 			progress=0, message='Retry requested', cancel_requested=0, crashes=0, completed_at=NULL, updated_at=? WHERE id=?`, now, now, id)
 		return err
@@ -583,7 +597,7 @@ func (q *Queue) Retry(ctx context.Context, id int64) (job.Job, error) {
 	// Read the job back before waking workers, so the caller sees it as retried (PENDING), not
 	// already leased again.
 	j, err := q.Get(ctx, id)
-	q.publish(job.Event{JobID: id, Kind: job.EventRedriven, Status: job.Pending, At: time.Now()})
+	q.publish(job.Event{JobID: id, Kind: job.EventRedriven, Status: job.Pending, At: q.now()})
 	q.signalAll()
 	return j, err
 }

@@ -18,11 +18,42 @@ import (
 
 func openQueue(t testing.TB, dir string) *Queue {
 	t.Helper()
+	return openQueueWith(t, dir, nil)
+}
+
+// testClock is a clock a test moves on (Options.Now) instead of waiting.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newTestClock() *testClock { return &testClock{t: time.Now()} }
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Advance moves the clock on by d.
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// openQueueWith is openQueue on the given clock (nil: the real one).
+func openQueueWith(t testing.TB, dir string, c *testClock) *Queue {
+	t.Helper()
 	db, err := store.OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := Open(db, Options{DataDir: dir, WatchInterval: 50 * time.Millisecond})
+	o := Options{DataDir: dir, WatchInterval: 50 * time.Millisecond}
+	if c != nil {
+		o.Now = c.Now
+	}
+	q, err := Open(db, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +277,7 @@ func TestCrossProcessPickup(t *testing.T) {
 			return nil, nil
 		}, TypeOptions{})
 	})
-	time.Sleep(100 * time.Millisecond)
+	<-b.watchBegan // b notices a's commits from here on
 	sent := time.Now()
 	j, _, err := a.Enqueue(context.Background(), Params{Type: "x"})
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
-	"time"
 
 	"jobdesk/engine/job"
 )
@@ -20,7 +19,7 @@ import (
 func (q *Queue) RegisterOwner(ctx context.Context, owner string) error {
 	host, _ := os.Hostname()
 	if _, err := q.db.W.ExecContext(ctx, `INSERT INTO queue_owners(id, pid, host, started_at) VALUES(?,?,?,?)`,
-		owner, os.Getpid(), host, nowMs()); err != nil {
+		owner, os.Getpid(), host, q.nowMs()); err != nil {
 		return q.dbError(err)
 	}
 	return nil
@@ -54,7 +53,7 @@ func (q *Queue) Reap(ctx context.Context) (int64, error) {
 		}
 	}
 	rows.Close()
-	now := nowMs()
+	now := q.nowMs()
 	var n int64
 	err = q.db.Tx(ctx, func(tx *sql.Tx) error {
 		if len(dead) > 0 {
@@ -118,7 +117,7 @@ func (q *Queue) Reap(ctx context.Context) (int64, error) {
 	}
 	if n > 0 {
 		q.signalAll()
-		q.publish(job.Event{Kind: job.EventExternalChange, At: time.Now()})
+		q.publish(job.Event{Kind: job.EventExternalChange, At: q.now()})
 	}
 	return n, nil
 }
@@ -157,7 +156,7 @@ func (q *Queue) Purge(ctx context.Context) (int64, error) {
 	if q.opts.Retention < 0 {
 		return 0, nil
 	}
-	cut := time.Now().Add(-q.opts.Retention).UnixMilli()
+	cut := q.now().Add(-q.opts.Retention).UnixMilli()
 	var n int64
 	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM job_events WHERE job_id IN

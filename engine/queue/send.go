@@ -152,7 +152,7 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx *sql.Tx, p Params) (int64, boo
 	}
 	stmt := tx.StmtContext(ctx, q.insert)
 	defer stmt.Close()
-	id, existed, err := q.insertJob(ctx, stmt, p, nowMs())
+	id, existed, err := q.insertJob(ctx, stmt, p, q.nowMs())
 	if err != nil {
 		return 0, false, err
 	}
@@ -170,7 +170,7 @@ func (q *Queue) Notify(ids ...int64) {
 
 func (q *Queue) announceSubmitted(ids []int64) {
 	for _, id := range ids {
-		q.publish(job.Event{JobID: id, Kind: job.EventSubmitted, Status: job.Pending, At: time.Now()})
+		q.publish(job.Event{JobID: id, Kind: job.EventSubmitted, Status: job.Pending, At: q.now()})
 	}
 }
 
@@ -188,9 +188,9 @@ func (q *Queue) Enqueue(ctx context.Context, p Params) (job.Job, bool, error) {
 	var err error
 	for try := 0; try < 2; try++ {
 		if p.numbered() {
-			id, number, existed, err = q.enqueueNumbered(ctx, p, nowMs())
+			id, number, existed, err = q.enqueueNumbered(ctx, p, q.nowMs())
 		} else {
-			id, existed, err = q.insertJob(ctx, q.insert, p, nowMs())
+			id, existed, err = q.insertJob(ctx, q.insert, p, q.nowMs())
 		}
 		if err == nil && existed {
 			err = q.db.W.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > ''`, p.DedupKey).Scan(&id)
@@ -209,7 +209,7 @@ func (q *Queue) Enqueue(ctx context.Context, p Params) (job.Job, bool, error) {
 	q.announceSubmitted([]int64{id})
 	q.signal(!p.NotBefore.IsZero(), p.Type)
 	// The new row is exactly what p says; no need to read it back.
-	now := time.UnixMilli(nowMs())
+	now := time.UnixMilli(q.nowMs())
 	j := job.Job{ID: id, Number: number, Type: p.Type, Name: p.Name, Status: job.Pending, Target: p.Target, Priority: p.Priority,
 		MaxAttempts: p.MaxAttempts, Input: p.Input, ParentID: p.ParentID, RetryOf: p.RetryOf, DedupKey: p.DedupKey,
 		CreatedAt: now, UpdatedAt: now}
@@ -234,7 +234,7 @@ func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) 
 			blocks[k] = tx.StmtContext(ctx, st)
 			defer blocks[k].Close()
 		}
-		now := nowMs()
+		now := q.nowMs()
 		var args []any // made for the first block: a batch of jobs with dedup keys has none
 		// last is the newest number given, read before a block and kept up to date by the
 		// blocks after it.

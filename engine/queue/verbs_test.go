@@ -237,7 +237,8 @@ func TestCompleteFailDefer(t *testing.T) {
 
 // A retryable failure comes back after its backoff as the next attempt; with none left it fails.
 func TestFailRetriesThenFails(t *testing.T) {
-	q := openQueue(t, t.TempDir())
+	clock := newTestClock()
+	q := openQueueWith(t, t.TempDir(), clock)
 	ctx := context.Background()
 	j, _, _ := q.Enqueue(ctx, Params{Type: "x", Target: job.TargetCloud, MaxAttempts: 2})
 	quick := Backoff{Base: 20 * time.Millisecond, Factor: 1}
@@ -245,7 +246,7 @@ func TestFailRetriesThenFails(t *testing.T) {
 	if err := q.Fail(ctx, l, job.Errorf(job.E010, "S3 unavailable"), quick); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(30 * time.Millisecond)
+	clock.Advance(30 * time.Millisecond)
 	l = claimOne(t, q, cloudClaim("x"))
 	if l.Info.ID != j.ID || l.Info.Attempt != 2 {
 		t.Fatalf("second claim %+v", l.Info)
@@ -260,7 +261,8 @@ func TestFailRetriesThenFails(t *testing.T) {
 
 // A deferred job is not due until its time, and its next claim is still its first attempt.
 func TestDeferThenClaim(t *testing.T) {
-	q := openQueue(t, t.TempDir())
+	clock := newTestClock()
+	q := openQueueWith(t, t.TempDir(), clock)
 	ctx := context.Background()
 	q.Enqueue(ctx, Params{Type: "x", Target: job.TargetCloud})
 	l := claimOne(t, q, cloudClaim("x"))
@@ -270,7 +272,7 @@ func TestDeferThenClaim(t *testing.T) {
 	if ls, _ := q.Claim(ctx, cloudClaim("x")); len(ls) != 0 {
 		t.Fatal("a deferred job was claimed before its time")
 	}
-	time.Sleep(40 * time.Millisecond)
+	clock.Advance(40 * time.Millisecond)
 	if l = claimOne(t, q, cloudClaim("x")); l.Info.Attempt != 1 {
 		t.Fatalf("attempt %d after a defer", l.Info.Attempt)
 	}
@@ -279,7 +281,8 @@ func TestDeferThenClaim(t *testing.T) {
 // A lease that lapses returns its job to the queue (Reap); the next claim gets it as a new
 // attempt, and the lapsed lease can no longer end it.
 func TestClaimAfterLeaseExpiry(t *testing.T) {
-	q := openQueue(t, t.TempDir())
+	clock := newTestClock()
+	q := openQueueWith(t, t.TempDir(), clock)
 	ctx := context.Background()
 	j, _, _ := q.Enqueue(ctx, Params{Type: "x", Target: job.TargetCloud})
 	p := cloudClaim("x")
@@ -288,7 +291,7 @@ func TestClaimAfterLeaseExpiry(t *testing.T) {
 	if ls, _ := q.Claim(ctx, cloudClaim("x")); len(ls) != 0 {
 		t.Fatal("a leased job was claimed twice")
 	}
-	time.Sleep(20 * time.Millisecond)
+	clock.Advance(20 * time.Millisecond)
 	if n, err := q.Reap(ctx); err != nil || n != 1 {
 		t.Fatal(n, err)
 	}

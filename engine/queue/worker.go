@@ -242,7 +242,7 @@ func (w *Worker) heartbeat(ctx context.Context) {
 		return
 	}
 	var beats []Heartbeat
-	now := time.Now()
+	now := w.q.now()
 	for _, r := range w.runs {
 		r.mu.Lock()
 		b := Heartbeat{ID: r.lease.Info.ID, Token: r.lease.Token, Visibility: r.lease.Visibility,
