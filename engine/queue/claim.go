@@ -14,7 +14,7 @@ import (
 
 // Claiming and holding a lease: SQS's ReceiveMessage (Claim) and ChangeMessageVisibility
 // (Extend). A consumer claims due jobs of the types it runs, for the target it serves (the
-// Worker: job.TargetDevice; a cloud dispatcher: job.TargetCloud), holds each lease with
+// Worker: the target of its WorkerOptions, the device's by default), holds each lease with
 // heartbeats while the work runs, and ends each attempt with Finish (complete.go). A lease that is
 // not extended lapses, and the reaper (reaper.go) returns its job to the queue.
 

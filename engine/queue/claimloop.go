@@ -187,7 +187,7 @@ func (w *Worker) nextDue(ctx context.Context, types []string, mark uint64) time.
 		w.dueTypes[t] = true
 	}
 	w.dueMark = mark + 1
-	d, ok := w.q.NextDue(ctx, job.TargetDevice, types)
+	d, ok := w.q.NextDue(ctx, w.opts.Target, types)
 	switch {
 	case !ok:
 		w.dueAt = never
@@ -205,7 +205,7 @@ func (w *Worker) nextDue(ctx context.Context, types []string, mark uint64) time.
 // never is the due time of types with no waiting job.
 var never = time.Unix(1<<40, 0)
 
-// lease claims a group's device jobs and starts them, or holds the open group's extra ones in
+// lease claims a group's jobs and starts them, or holds the open group's extra ones in
 // w.ready. A group that took every due job of its types is remembered as idle at mark.
 func (w *Worker) lease(ctx context.Context, g leaseGroup, mark uint64) (int, error) {
 	key := strings.Join(g.types, "\x00")
@@ -214,14 +214,14 @@ func (w *Worker) lease(ctx context.Context, g leaseGroup, mark uint64) (int, err
 		if !typed && !other && w.dueKnown(g.types) {
 			return 0, nil // nothing of its types was enqueued or returned, and none fell due
 		}
-		if !typed && !w.q.anyDue(ctx, job.TargetDevice, g.types, w.q.nowMs()) {
+		if !typed && !w.q.anyDue(ctx, w.opts.Target, g.types, w.q.nowMs()) {
 			// The claim statement would walk every waiting job of other types (jobs_ready is
 			// ordered by priority, not type) to find none.
 			w.idle[key] = mark
 			return 0, nil
 		}
 	}
-	ls, seen, err := w.q.claimMarked(ctx, ClaimParams{Owner: w.owner, Target: job.TargetDevice, Types: g.types, Max: g.limit,
+	ls, seen, err := w.q.claimMarked(ctx, ClaimParams{Owner: w.owner, Target: w.opts.Target, Types: g.types, Max: g.limit,
 		Visibility: g.vis, crashed: notCrashed})
 	if err != nil {
 		return 0, err
@@ -279,7 +279,7 @@ func (w *Worker) leaseSuspect(ctx context.Context, mark uint64) (int, error) {
 			return 0, nil
 		}
 	}
-	ls, err := w.q.Claim(ctx, ClaimParams{Owner: w.owner, Target: job.TargetDevice, Types: w.Types(), Max: 1,
+	ls, err := w.q.Claim(ctx, ClaimParams{Owner: w.owner, Target: w.opts.Target, Types: w.Types(), Max: 1,
 		Visibility: w.opts.Visibility, crashed: onlyCrashed})
 	if err != nil || len(ls) == 0 {
 		if err == nil {
@@ -352,7 +352,7 @@ func (w *Worker) releaseReady() {
 	}
 	batch := make([]Outcome, len(ls))
 	for i, l := range ls {
-		batch[i] = l.Released(w.q.stoppedMessage())
+		batch[i] = l.Released(w.stoppedMessage())
 	}
 	w.commit(batch)
 }
@@ -363,6 +363,18 @@ const stoppedMessage = "Returned to the queue: JobDesk stopped"
 // stoppedFullMessage is stoppedMessage when JobDesk stops on a full disk: the job runs again
 // once JobDesk runs with room (the worker does not claim while the disk is full).
 const stoppedFullMessage = "Returned to the queue: the disk is full; it runs again when JobDesk runs with room on the disk"
+
+// stoppedCloudMessage is the message of a cloud job given back to the queue as JobDesk stops:
+// its execution runs on, and is found again by name when the job is claimed again.
+const stoppedCloudMessage = "JobDesk closed; the cloud execution goes on"
+
+// stoppedMessage is the message of a job of this worker given back to the queue as it stops.
+func (w *Worker) stoppedMessage() string {
+	if w.opts.Target == job.TargetCloud {
+		return stoppedCloudMessage
+	}
+	return w.q.stoppedMessage()
+}
 
 // stoppedMessage is the message of a job given back to the queue as this process stops.
 func (q *Queue) stoppedMessage() string {

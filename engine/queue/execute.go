@@ -111,7 +111,7 @@ func (w *Worker) execute(ctx context.Context, e *handlerEntry, r *run) Outcome {
 	switch {
 	case errors.Is(cause, context.Canceled) && !errors.Is(cause, errUserCancel) && res.err != nil:
 		// Shutdown: give the job back without using an attempt.
-		return l.Released(w.q.stoppedMessage())
+		return l.Released(w.stoppedMessage())
 	case res.err == nil:
 		r.mu.Lock()
 		msg := r.msg

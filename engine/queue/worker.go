@@ -17,9 +17,9 @@ import (
 	"jobdesk/engine/store"
 )
 
-// The Worker is the device's consumer of the queue: it claims job.TargetDevice jobs of the types
-// it has handlers for (claimloop.go), runs the handlers with progress, timeouts and cancel, and
-// ends each attempt with Finish (execute.go). This file holds its configuration, its life cycle
+// The Worker is a consumer of the queue: it claims the jobs of one target (the device's, or with
+// WorkerOptions.Target the cloud's) of the types it has handlers for (claimloop.go), runs the
+// handlers with progress, timeouts and cancel, and ends each attempt with Finish (execute.go). This file holds its configuration, its life cycle
 // and its housekeeping: heartbeats that carry progress, cancels asked for by other processes,
 // reaping and purging.
 
@@ -36,6 +36,11 @@ type WorkerOptions struct {
 	// CancelGrace is how long a cancelled or timed-out handler may take to return before the
 	// worker records the outcome anyway and frees the slot (default 1 s).
 	CancelGrace time.Duration
+	// Target is where the claimed jobs run: job.TargetDevice (the default) or job.TargetCloud,
+	// whose handlers send the work to the cloud and follow it. A worker of cloud jobs leaves
+	// purging and backing up the database to the device's worker, and a job it gives back as
+	// JobDesk stops says that its cloud execution goes on.
+	Target string
 }
 
 // TypeOptions configure one job type.
@@ -135,6 +140,9 @@ func NewWorker(q *Queue, o WorkerOptions) *Worker {
 	if o.CancelGrace <= 0 {
 		o.CancelGrace = time.Second
 	}
+	if o.Target == "" {
+		o.Target = job.TargetDevice
+	}
 	var b [8]byte
 	rand.Read(b[:])
 	return &Worker{q: q, opts: o, owner: hex.EncodeToString(b[:]), types: map[string]*handlerEntry{},
@@ -178,7 +186,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	if _, err := w.q.Reap(ctx); err != nil {
 		return err
 	}
-	w.q.Purge(ctx)
+	if w.opts.Target == job.TargetDevice {
+		w.q.Purge(ctx)
+	}
 	w.q.keepReserve()
 	wake, unsubscribe := w.q.Wakeups()
 	ctx, w.cancel = context.WithCancel(ctx)
@@ -215,6 +225,10 @@ func (w *Worker) housekeeping(ctx context.Context) {
 	defer purge.Stop()
 	backup := time.NewTimer(time.Minute)
 	defer backup.Stop()
+	if w.opts.Target != job.TargetDevice {
+		purge.Stop()
+		backup.Stop()
+	}
 	for {
 		select {
 		case <-ctx.Done():

@@ -65,8 +65,7 @@ func TestCloudGenerationFailureFailsTheGoal(t *testing.T) {
 	cfg.StateMachines = map[string]string{"subgoal-generation": v.sfn.StateMachineARN("subgoal-generation")}
 	v.c = &dispatch.Cloud{Config: cfg, Blobs: s3,
 		Exec: sfnexec.New(v.sfn.Client, sfnexec.Options{StateMachines: cfg.StateMachines, MinPoll: 20 * time.Millisecond, MaxPoll: 200 * time.Millisecond})}
-	d := dispatch.New(v.q, v.c, dispatch.Options{Handlers: cloudjobs.Handlers(cloudjobs.HandlerSet{DataDir: v.dir, DB: v.db, Queue: v.q}),
-		Beat: 50 * time.Millisecond, Idle: 100 * time.Millisecond})
+	d := dispatch.New(v.q, v.c, dispatch.Options{Handlers: cloudjobs.Handlers(cloudjobs.HandlerSet{DataDir: v.dir, DB: v.db, Queue: v.q})})
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); d.Run(runCtx) }()

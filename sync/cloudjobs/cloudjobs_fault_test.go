@@ -116,7 +116,6 @@ func (f *faultCloud) device(t *testing.T, edit func(*dispatch.Cloud)) *cloud {
 		edit(v.c)
 	}
 	d := dispatch.New(v.q, v.c, dispatch.Options{Handlers: cloudjobs.Handlers(cloudjobs.HandlerSet{DataDir: v.dir, DB: v.db, Queue: v.q}),
-		Beat: 50 * time.Millisecond, Idle: 100 * time.Millisecond,
 		Backoff: queue.Backoff{Base: 50 * time.Millisecond, Factor: 2, Max: 300 * time.Millisecond, Jitter: 0.2}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -269,8 +269,8 @@ func runKillChild() {
 			return out, err
 		}
 	}
-	d := dispatch.New(q, c, dispatch.Options{Handlers: handlers, Visibility: 2 * time.Second, Beat: 100 * time.Millisecond,
-		Idle: 100 * time.Millisecond, Backoff: queue.Backoff{Base: 50 * time.Millisecond, Factor: 2, Max: 300 * time.Millisecond}})
+	d := dispatch.New(q, c, dispatch.Options{Handlers: handlers, Visibility: 2 * time.Second,
+		Backoff: queue.Backoff{Base: 50 * time.Millisecond, Factor: 2, Max: 300 * time.Millisecond}})
 	d.Run(context.Background())
 }
 

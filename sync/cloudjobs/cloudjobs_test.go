@@ -209,8 +209,7 @@ func newCloudWith(t *testing.T, provider aijob.Provider, workflows ...string) *c
 	}
 	v.c = &dispatch.Cloud{Config: cfg, Blobs: store,
 		Exec: sfnexec.New(sfntest.NewClient(v.sfn.Endpoint, func(o *sfn.Options) { o.APIOptions = append(o.APIOptions, calls.Option(awstest.Desktop)) }), sfnexec.Options{StateMachines: cfg.StateMachines, MinPoll: 20 * time.Millisecond, MaxPoll: 200 * time.Millisecond})}
-	d := dispatch.New(v.q, v.c, dispatch.Options{Handlers: cloudjobs.Handlers(cloudjobs.HandlerSet{DataDir: v.dir, DB: v.db, Queue: v.q}),
-		Beat: 50 * time.Millisecond, Idle: 100 * time.Millisecond})
+	d := dispatch.New(v.q, v.c, dispatch.Options{Handlers: cloudjobs.Handlers(cloudjobs.HandlerSet{DataDir: v.dir, DB: v.db, Queue: v.q})})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); d.Run(ctx) }()

@@ -47,8 +47,7 @@ func BenchmarkDispatch(b *testing.B) {
 			b.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		d := dispatch.New(v.q, v.cloud, dispatch.Options{Handlers: map[string]dispatch.Handler{jobType: start}, Concurrency: 64,
-			Idle: 10 * time.Millisecond})
+		d := dispatch.New(v.q, v.cloud, dispatch.Options{Handlers: map[string]dispatch.Handler{jobType: start}, Concurrency: 64})
 		b.StartTimer()
 		began := time.Now()
 		go d.Run(ctx)

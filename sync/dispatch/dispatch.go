@@ -1,7 +1,7 @@
 // Package dispatch sends the jobs whose target is "cloud" to AWS. The jobs table is the outbox:
 // submitting a cloud job is writing the job, in one SQLite transaction like any job, and the
-// Dispatcher claims target='cloud' jobs through the queue's own verbs (Claim, Extend, Finish),
-// exactly as the device's Worker claims target='device' ones.
+// Dispatcher is a queue.Worker of target cloud: the same claim loop, heartbeats, cancels and
+// reaping as the device's Worker, over target='cloud' jobs.
 //
 // The design is the simplest that is correct: a cloud job runs the SAME family handler as on the
 // device — orchestrator.Run over the family's workflow — with the cloud's executor (Step
@@ -30,7 +30,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"math"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -105,22 +105,19 @@ type Handler func(ctx context.Context, c *Cloud, input json.RawMessage, r job.Re
 type Options struct {
 	// Handlers are the job types the dispatcher sends, each with its Handler.
 	Handlers map[string]Handler
-	// Owner names the dispatcher's leases (default "cloud-<pid>").
-	Owner string
-	// Concurrency is how many cloud jobs run at once (default 256: they mostly wait).
+	// Concurrency is how many cloud jobs run at once, all types together (default 256: they
+	// mostly wait).
 	Concurrency int
-	// Visibility is the lease length, extended while a job runs (default 30 s).
+	// Visibility is the lease length, extended while a job runs (default 30 s); lapsed leases
+	// are reaped every half of it.
 	Visibility time.Duration
-	// Backoff spaces the attempts while the cloud cannot be reached (default 1 s doubling up to
-	// 5 minutes, ±20 % jitter).
+	// Backoff spaces the attempts while the cloud cannot be reached, and the retries of a job
+	// that failed there (default 1 s doubling up to 5 minutes, ±20 % jitter).
 	Backoff queue.Backoff
-	// Idle bounds the sleep between two claims when nothing is due (default 5 s; a Wakeup ends it).
-	Idle time.Duration
-	// Beat is how often leases are extended and progress recorded (default Visibility/6).
-	Beat time.Duration
 }
 
-// Dispatcher claims the cloud's jobs and runs them. Run it once per process.
+// Dispatcher runs the cloud's jobs: it is a queue.Worker of target cloud whose handlers are the
+// families' cloud Handlers, each holding the Cloud it runs with. Run it once per process.
 type Dispatcher struct {
 	q     *queue.Queue
 	cloud *Cloud
@@ -128,25 +125,13 @@ type Dispatcher struct {
 	types []string
 
 	mu      sync.Mutex
-	running map[int64]*running
 	offline int // consecutive times the cloud could not be reached
 
 	lastSuccess atomic.Int64 // unix ms of the last job that reached the cloud
 }
 
-type running struct {
-	lease   queue.Lease
-	cancel  context.CancelCauseFunc
-	pct     float64
-	msg     string
-	changed bool
-}
-
 // New returns a dispatcher of q's cloud jobs, run with cloud.
 func New(q *queue.Queue, cloud *Cloud, o Options) *Dispatcher {
-	if o.Owner == "" {
-		o.Owner = fmt.Sprintf("cloud-%d", os.Getpid())
-	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = 256
 	}
@@ -156,13 +141,7 @@ func New(q *queue.Queue, cloud *Cloud, o Options) *Dispatcher {
 	if o.Backoff.Base <= 0 {
 		o.Backoff = queue.Backoff{Base: time.Second, Factor: 2, Max: 5 * time.Minute, Jitter: 0.2}
 	}
-	if o.Idle <= 0 {
-		o.Idle = 5 * time.Second
-	}
-	if o.Beat <= 0 {
-		o.Beat = o.Visibility / 6
-	}
-	d := &Dispatcher{q: q, cloud: cloud, o: o, running: map[int64]*running{}}
+	d := &Dispatcher{q: q, cloud: cloud, o: o}
 	for t := range o.Handlers {
 		d.types = append(d.types, t)
 	}
@@ -180,132 +159,69 @@ func (d *Dispatcher) LastSuccess() time.Time {
 	return time.Time{}
 }
 
-// Run claims and runs cloud jobs until ctx ends; then the jobs it holds go back to the queue
-// (their executions keep running in the cloud, and are found again by name).
+// Run claims and runs cloud jobs until ctx ends; then it waits for the jobs it holds, which go
+// back to the queue (their executions keep running in the cloud, and are found again by name).
 func (d *Dispatcher) Run(ctx context.Context) error {
 	if len(d.types) == 0 {
 		<-ctx.Done()
 		return nil
 	}
-	if err := d.q.RegisterOwner(ctx, d.o.Owner); err != nil {
+	w := queue.NewWorker(d.q, queue.WorkerOptions{Target: job.TargetCloud, Workers: d.o.Concurrency,
+		Visibility: d.o.Visibility, ReapInterval: d.o.Visibility / 2,
+		// A cloud job's handler returns promptly when cancelled (each AWS call is bounded by
+		// CallTimeout): its outcome is the one it returns, however long stopping takes.
+		CancelGrace: time.Duration(math.MaxInt64)})
+	for t, h := range d.o.Handlers {
+		// The types share the worker's slots (Concurrency caps them all together).
+		w.Handle(t, d.handler(h), queue.TypeOptions{Backoff: &d.o.Backoff})
+	}
+	if err := w.Start(ctx); err != nil {
 		return err
 	}
-	defer d.q.UnregisterOwner(context.WithoutCancel(ctx), d.o.Owner)
-	wake, stopWake := d.q.Wakeups()
-	defer stopWake()
-	var wg sync.WaitGroup
-	beatCtx, stopBeats := context.WithCancel(context.WithoutCancel(ctx))
-	beatsDone := make(chan struct{})
-	go func() { defer close(beatsDone); d.beats(beatCtx) }()
-	defer func() {
-		wg.Wait()
-		stopBeats()
-		<-beatsDone
-	}()
-	lastReap := time.Time{}
-	for ctx.Err() == nil {
-		// Jobs of a dispatcher that died (kill -9) or whose lease lapsed go back to the queue;
-		// the device's Worker reaps too, but a process may run the dispatcher alone.
-		if time.Since(lastReap) >= d.o.Visibility/2 {
-			d.q.Reap(ctx)
-			lastReap = time.Now()
-		}
-		free := d.o.Concurrency - d.count()
-		var leases []queue.Lease
-		if free > 0 {
-			var err error
-			leases, err = d.q.Claim(ctx, queue.ClaimParams{Owner: d.o.Owner, Target: job.TargetCloud, Types: d.types,
-				Max: min(free, 64), Visibility: d.o.Visibility})
-			if err != nil && ctx.Err() == nil {
-				leases = nil
-			}
-		}
-		for _, l := range leases {
-			wg.Add(1)
-			go func() { defer wg.Done(); d.run(ctx, l) }()
-		}
-		if len(leases) > 0 && len(leases) == min(free, 64) {
-			continue // more may be due
-		}
-		sleep := d.o.Idle
-		if wait, ok := d.q.NextDue(ctx, job.TargetCloud, d.types); ok {
-			sleep = min(sleep, max(wait, 10*time.Millisecond))
-		}
-		if free <= 0 {
-			sleep = min(sleep, 100*time.Millisecond)
-		}
-		select {
-		case <-ctx.Done():
-		case <-wake:
-		case <-time.After(sleep):
-		}
-	}
+	<-ctx.Done()
+	w.Stop()
 	return nil
 }
 
-func (d *Dispatcher) count() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return len(d.running)
-}
-
-// run runs one claimed job and ends its attempt.
-func (d *Dispatcher) run(parent context.Context, l queue.Lease) {
-	bg := context.WithoutCancel(parent)
-	if l.CancelRequested {
-		d.q.Finish(bg, l.Cancelled())
-		return
-	}
-	ctx, cancel := context.WithCancelCause(parent)
-	defer cancel(nil)
-	ctx = job.WithInfo(ctx, l.Info)
-	rn := &running{lease: l, cancel: cancel}
-	d.mu.Lock()
-	d.running[l.Info.ID] = rn
-	d.mu.Unlock()
-	rep := job.ReporterFunc(func(p float64, m string) {
-		d.mu.Lock()
-		rn.pct, rn.msg, rn.changed = p, m, true
-		d.mu.Unlock()
-	})
-	out, err := d.o.Handlers[l.Info.Type](ctx, d.cloud, l.Input, rep)
-	d.mu.Lock()
-	delete(d.running, l.Info.ID)
-	d.mu.Unlock()
-	d.q.Finish(bg, d.outcome(parent, ctx, l, out, err))
-}
-
-// outcome is the end of one attempt: done, partial, cancelled, failed, or back to PENDING while
-// the cloud cannot be reached (or JobDesk closes).
-func (d *Dispatcher) outcome(parent, ctx context.Context, l queue.Lease, out json.RawMessage, err error) queue.Outcome {
-	var partial *job.PartialResult
-	switch {
-	case err == nil:
+// handler is h as the worker runs it: with the Cloud, a cloud that cannot be reached deferring
+// the job (the attempt is not counted) after a backoff that grows while it stays unreachable, a
+// permanent refusal failing it with the cloud's E010, and a succeeded job's message cleared.
+func (d *Dispatcher) handler(h Handler) job.Handler {
+	return func(ctx context.Context, input json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+		var pct atomic.Uint64 // the last percent reported (float64 bits)
+		out, err := h(ctx, d.cloud, input, job.ReporterFunc(func(p float64, m string) {
+			pct.Store(math.Float64bits(p))
+			r.Progress(p, m)
+		}))
+		var partial *job.PartialResult
+		switch {
+		case err == nil:
+			d.reached()
+			r.Progress(math.Float64frombits(pct.Load()), "") // the job ends with no message of its own, as the queue shows it
+			return out, nil
+		case errors.As(err, &partial):
+			d.reached()
+			return out, err
+		case ctx.Err() != nil:
+			// JobDesk closes (the job goes back to the queue) or a person cancelled it.
+			return out, err
+		}
+		cloudErr := cloudError(err)
+		if cloudErr != nil && cloudErr.Retryable {
+			d.mu.Lock()
+			d.offline++
+			n := d.offline
+			d.mu.Unlock()
+			return nil, job.Defer(d.o.Backoff.Delay(n), awserr.OfflineJa)
+		}
 		d.reached()
-		return l.Succeeded(out, "")
-	case errors.As(err, &partial):
-		d.reached()
-		return l.Partial(partial.Result, partial.Summary)
-	case parent.Err() != nil:
-		return l.Released("JobDesk closed; the cloud execution goes on")
-	case errors.Is(context.Cause(ctx), job.ErrUserCancel):
-		return l.Cancelled()
+		// Permanent: the cloud answered and refused (its E010 says what to fix, not the
+		// orchestrator's "could not be started" around it), or the job itself failed there.
+		if cloudErr != nil {
+			err = cloudErr
+		}
+		return nil, err
 	}
-	cloudErr := cloudError(err)
-	if cloudErr != nil && cloudErr.Retryable {
-		d.mu.Lock()
-		d.offline++
-		n := d.offline
-		d.mu.Unlock()
-		return l.Deferred(d.o.Backoff.Delay(n), awserr.OfflineJa)
-	}
-	d.reached()
-	// Permanent: the cloud answered and refused (its E010 says what to fix, not the
-	// orchestrator's "could not be started" around it), or the job itself failed there.
-	if cloudErr != nil {
-		err = cloudErr
-	}
-	return l.Failed(err, d.o.Backoff)
 }
 
 func (d *Dispatcher) reached() {
@@ -339,43 +255,4 @@ func cloudError(err error) *job.Error {
 		}
 	}
 	return nil
-}
-
-// beats extends the leases of running jobs (recording their progress when it moved) and stops
-// the jobs a person cancelled, in one transaction per tick.
-func (d *Dispatcher) beats(ctx context.Context) {
-	t := time.NewTicker(d.o.Beat)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		d.mu.Lock()
-		beats := make([]queue.Heartbeat, 0, len(d.running))
-		for id, rn := range d.running {
-			beats = append(beats, queue.Heartbeat{ID: id, Token: rn.lease.Token, Visibility: d.o.Visibility,
-				Progress: rn.changed, Percent: rn.pct, Message: rn.msg})
-			rn.changed = false
-		}
-		d.mu.Unlock()
-		if len(beats) == 0 {
-			continue
-		}
-		lost, _ := d.q.Extend(ctx, beats...)
-		cancelled, _ := d.q.CancelRequested(ctx, d.o.Owner)
-		d.mu.Lock()
-		for _, id := range lost {
-			if rn := d.running[id]; rn != nil {
-				rn.cancel(queue.ErrLeaseLost)
-			}
-		}
-		for _, id := range cancelled {
-			if rn := d.running[id]; rn != nil {
-				rn.cancel(job.ErrUserCancel)
-			}
-		}
-		d.mu.Unlock()
-	}
 }

@@ -133,10 +133,6 @@ func (v *env) start(t *testing.T, o dispatch.Options) {
 	if o.Backoff.Base == 0 {
 		o.Backoff = queue.Backoff{Base: 50 * time.Millisecond, Factor: 2, Max: 300 * time.Millisecond, Jitter: 0.2}
 	}
-	if o.Beat == 0 {
-		o.Beat = 50 * time.Millisecond
-	}
-	o.Idle = 200 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	d := dispatch.New(v.q, v.cloud, o)
 	done := make(chan struct{})
@@ -271,5 +267,39 @@ func TestCancelStopsTheExecution(t *testing.T) {
 	x, err := v.cloud.Exec.Describe(context.Background(), "wf", fmt.Sprintf("input-%d", ids[0]))
 	if err != nil || x.Status != orchestrator.Aborted {
 		t.Fatalf("execution %s, %v", x.Status, err)
+	}
+}
+
+// Closing JobDesk gives a running cloud job back to the queue, saying its execution goes on; the
+// next dispatcher finds that execution again by name, and the job ends with no message of its own.
+func TestClosingGivesTheJobBackAndTheExecutionGoesOn(t *testing.T) {
+	v := newEnv(t, true)
+	ids := v.submit(t, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	d := dispatch.New(v.q, v.cloud, dispatch.Options{Handlers: map[string]dispatch.Handler{jobType: handler}})
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(ctx) }()
+	v.wait(t, ids[0], 10*time.Second, func(j job.Job) bool { return v.executions(t) == 1 })
+	cancel()
+	<-done
+	j, err := v.q.Get(context.Background(), ids[0])
+	if err != nil || j.Status != job.Pending || j.Message != "JobDesk closed; the cloud execution goes on" || j.Attempts != 0 {
+		t.Fatalf("job after closing: %s %q, %d attempts, %v", j.Status, j.Message, j.Attempts, err)
+	}
+	x, err := v.cloud.Exec.Describe(context.Background(), "wf", fmt.Sprintf("input-%d", ids[0]))
+	if err != nil || x.Status != orchestrator.Running {
+		t.Fatalf("execution after closing: %s, %v", x.Status, err)
+	}
+	close(v.block)
+	v.start(t, dispatch.Options{})
+	j = v.wait(t, ids[0], 20*time.Second, final)
+	if j.Status != job.Succeeded || j.Message != "" || j.Attempts != 1 {
+		t.Fatalf("job %s %q after %d attempts: %v", j.Status, j.Message, j.Attempts, j.Error)
+	}
+	if n := v.executions(t); n != 1 {
+		t.Fatalf("%d executions, want 1", n)
+	}
+	if !d.LastSuccess().IsZero() {
+		t.Fatalf("the closed dispatcher reached the cloud at %v", d.LastSuccess())
 	}
 }

@@ -102,8 +102,7 @@ func runChild() {
 		Exec: sfnexec.New(sfntest.NewClient(os.Getenv("DISPATCH_SFN")), sfnexec.Options{StateMachines: cfg.StateMachines,
 			MinPoll: 20 * time.Millisecond, MaxPoll: 100 * time.Millisecond})}
 	d := dispatch.New(q, cloud, dispatch.Options{Handlers: map[string]dispatch.Handler{jobType: handler},
-		Visibility: 2 * time.Second, Beat: 100 * time.Millisecond, Idle: 100 * time.Millisecond,
-		Backoff: queue.Backoff{Base: 50 * time.Millisecond, Factor: 2, Max: 300 * time.Millisecond}})
+		Visibility: 2 * time.Second, Backoff: queue.Backoff{Base: 50 * time.Millisecond, Factor: 2, Max: 300 * time.Millisecond}})
 	d.Run(context.Background())
 }
 
