@@ -25,7 +25,7 @@ test: deps deploy-check
 	@scripts/deps.sh $(TEST_PKGS)
 	@scripts/test-servers.sh
 	$(GO) vet $(PKGS)
-	$(GO) test -vet=off -count=1 -timeout 20m $(PKGS) # vetted just above
+	scripts/go-test.sh -count=1 -timeout 20m # vetted just above
 	$(MAKE) window-check
 
 # window-check: the built window under Xvfb, driven with xdotool; each main screen (Japanese and

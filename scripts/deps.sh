@@ -26,6 +26,18 @@ for p in "${pkgs[@]}"; do
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
+# One install at a time: CI builds for Windows while the tests run, and both may install.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"${TMPDIR:-/tmp}/jobdesk-deps.lock"
+  flock 9
+  left=()
+  for p in "${missing[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || left+=("$p")
+  done
+  [ ${#left[@]} -eq 0 ] && exit 0
+  missing=("${left[@]}")
+fi
+
 echo "Installing: ${missing[*]}"
 if [ "$(id -u)" -eq 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
