@@ -24,7 +24,7 @@ import (
 	"reflect"
 	"strings"
 
-	xj "github.com/blues/jsonata-go"
+	xj "jobdesk/engine/flow/jsonata/internal/xj"
 	"github.com/blues/jsonata-go/jtypes"
 )
 
