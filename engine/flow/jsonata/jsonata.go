@@ -24,8 +24,8 @@ import (
 	"reflect"
 	"strings"
 
-	xj "jobdesk/engine/flow/jsonata/internal/xj"
 	"github.com/blues/jsonata-go/jtypes"
+	xj "jobdesk/engine/flow/jsonata/internal/xj"
 )
 
 // ErrUnsupportedResult is the error of an evaluation whose result JSON cannot hold (a function).

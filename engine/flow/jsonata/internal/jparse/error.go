@@ -42,36 +42,44 @@ const (
 	ErrUnmatchedSubtype
 	ErrInvalidSubtype
 	ErrInvalidParamType
+	ErrBindingVariable
+	ErrFocusAfterPredicate
+	ErrFocusAfterSort
+	ErrNoAncestor
 )
 
 var errmsgs = map[ErrType]string{
-	ErrSyntaxError:        "syntax error: '{{token}}'",
-	ErrUnexpectedEOF:      "unexpected end of expression",
-	ErrUnexpectedToken:    "expected token '{{hint}}', got '{{token}}'",
-	ErrMissingToken:       "expected token '{{hint}}' before end of expression",
-	ErrPrefix:             "the symbol '{{token}}' cannot be used as a prefix operator",
-	ErrInfix:              "the symbol '{{token}}' cannot be used as an infix operator",
-	ErrUnterminatedString: "unterminated string literal (no closing '{{hint}}')",
-	ErrUnterminatedRegex:  "unterminated regular expression (no closing '{{hint}}')",
-	ErrUnterminatedName:   "unterminated name (no closing '{{hint}}')",
-	ErrIllegalEscape:      "illegal escape sequence \\{{hint}}",
-	ErrIllegalEscapeHex:   "illegal escape sequence \\{{hint}}: \\u must be followed by a 4-digit hexadecimal code point",
-	ErrInvalidNumber:      "invalid number literal {{token}}",
-	ErrNumberRange:        "invalid number literal {{token}}: value out of range",
-	ErrEmptyRegex:         "invalid regular expression: expression cannot be empty",
-	ErrInvalidRegex:       "invalid regular expression {{token}}: {{hint}}",
-	ErrGroupPredicate:     "a predicate cannot follow a grouping expression in a path step",
-	ErrGroupGroup:         "a path step can only have one grouping expression",
-	ErrPathLiteral:        "invalid path step {{hint}}: paths cannot contain nulls, strings, numbers or booleans",
-	ErrIllegalAssignment:  "illegal assignment: {{hint}} is not a variable",
-	ErrIllegalParam:       "illegal function parameter: {{token}} is not a variable",
-	ErrDuplicateParam:     "duplicate function parameter: {{token}}",
-	ErrParamCount:         "invalid type signature: number of types must match number of function parameters",
-	ErrInvalidUnionType:   "invalid type signature: unsupported union type '{{hint}}'",
-	ErrUnmatchedOption:    "invalid type signature: option '{{hint}}' must follow a parameter",
-	ErrUnmatchedSubtype:   "invalid type signature: subtypes must follow a parameter",
-	ErrInvalidSubtype:     "invalid type signature: parameter type {{hint}} does not support subtypes",
-	ErrInvalidParamType:   "invalid type signature: unknown parameter type '{{hint}}'",
+	ErrSyntaxError:         "syntax error: '{{token}}'",
+	ErrUnexpectedEOF:       "unexpected end of expression",
+	ErrUnexpectedToken:     "expected token '{{hint}}', got '{{token}}'",
+	ErrMissingToken:        "expected token '{{hint}}' before end of expression",
+	ErrPrefix:              "the symbol '{{token}}' cannot be used as a prefix operator",
+	ErrInfix:               "the symbol '{{token}}' cannot be used as an infix operator",
+	ErrUnterminatedString:  "unterminated string literal (no closing '{{hint}}')",
+	ErrUnterminatedRegex:   "unterminated regular expression (no closing '{{hint}}')",
+	ErrUnterminatedName:    "unterminated name (no closing '{{hint}}')",
+	ErrIllegalEscape:       "illegal escape sequence \\{{hint}}",
+	ErrIllegalEscapeHex:    "illegal escape sequence \\{{hint}}: \\u must be followed by a 4-digit hexadecimal code point",
+	ErrInvalidNumber:       "invalid number literal {{token}}",
+	ErrNumberRange:         "invalid number literal {{token}}: value out of range",
+	ErrEmptyRegex:          "invalid regular expression: expression cannot be empty",
+	ErrInvalidRegex:        "invalid regular expression {{token}}: {{hint}}",
+	ErrGroupPredicate:      "a predicate cannot follow a grouping expression in a path step",
+	ErrGroupGroup:          "a path step can only have one grouping expression",
+	ErrPathLiteral:         "invalid path step {{hint}}: paths cannot contain nulls, strings, numbers or booleans",
+	ErrIllegalAssignment:   "illegal assignment: {{hint}} is not a variable",
+	ErrIllegalParam:        "illegal function parameter: {{token}} is not a variable",
+	ErrDuplicateParam:      "duplicate function parameter: {{token}}",
+	ErrParamCount:          "invalid type signature: number of types must match number of function parameters",
+	ErrInvalidUnionType:    "invalid type signature: unsupported union type '{{hint}}'",
+	ErrUnmatchedOption:     "invalid type signature: option '{{hint}}' must follow a parameter",
+	ErrUnmatchedSubtype:    "invalid type signature: subtypes must follow a parameter",
+	ErrInvalidSubtype:      "invalid type signature: parameter type {{hint}} does not support subtypes",
+	ErrInvalidParamType:    "invalid type signature: unknown parameter type '{{hint}}'",
+	ErrBindingVariable:     "S0214: the right side of {{hint}} must be a variable name (starting with $)",
+	ErrFocusAfterPredicate: "S0215: a context variable binding must precede any predicates on a step",
+	ErrFocusAfterSort:      "S0216: a context variable binding must precede the 'order-by' clause on a step",
+	ErrNoAncestor:          "S0217: the object representing the 'parent' cannot be derived from this expression",
 }
 
 var reErrMsg = regexp.MustCompile("{{(token|hint)}}")

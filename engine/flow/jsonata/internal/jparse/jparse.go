@@ -55,6 +55,7 @@ var nuds = [...]nud{
 	typeIn:          parseName,
 	typeAnd:         parseName,
 	typeOr:          parseName,
+	typeMod:         parseParent,
 }
 
 // leds defines led functions for token types that are valid
@@ -83,6 +84,8 @@ var leds = [...]led{
 	typeIn:           parseComparisonOperator,
 	typeAnd:          parseBooleanOperator,
 	typeOr:           parseBooleanOperator,
+	typeFocus:        parseFocus,
+	typeIndex:        parseIndex,
 }
 
 // bps defines binding powers for token types that are valid
@@ -98,6 +101,8 @@ var bps = initBindingPowers([][]tokenType{
 	{
 		typeParenOpen,
 		typeBracketOpen,
+		typeFocus,
+		typeIndex,
 	},
 	{
 		typeDot,
@@ -189,7 +194,14 @@ func Parse(expr string) (root Node, err error) {
 		return nil, newError(ErrSyntaxError, p.token)
 	}
 
-	return node.optimize()
+	root, err = node.optimize()
+	if err != nil {
+		return nil, err
+	}
+	if err := resolveAncestry(&root); err != nil {
+		return nil, err
+	}
+	return root, nil
 }
 
 type parser struct {
@@ -201,6 +213,8 @@ type parser struct {
 	lookupNud func(tokenType) nud
 	lookupLed func(tokenType) led
 	lookupBp  func(tokenType) int
+	// parents counts the parent operators read so far (each gets its own label).
+	parents int
 }
 
 func newParser(input string) parser {

@@ -56,6 +56,8 @@ const (
 	typeRange
 	typeAssign
 	typeDescendent
+	typeFocus // @, the focus variable binding
+	typeIndex // #, the index variable binding
 
 	// Keyword operators
 	typeAnd
@@ -114,6 +116,8 @@ var symbols1 = [...]tokenType{
 	'>': typeGreater,
 	'^': typeSort,
 	'&': typeConcat,
+	'@': typeFocus,
+	'#': typeIndex,
 }
 
 type runeTokenType struct {

@@ -228,6 +228,9 @@ func (n NameNode) Escaped() bool {
 type PathNode struct {
 	Steps      []Node
 	KeepArrays bool
+	// Tuple is set when a parent operator outside the path refers to one of its steps:
+	// the path then returns its tuple stream (see tuple.go).
+	Tuple bool
 }
 
 func (n *PathNode) optimize() (Node, error) {
@@ -421,6 +424,9 @@ func (n ObjectNode) String() string {
 // A BlockNode represents a block expression.
 type BlockNode struct {
 	Exprs []Node
+	// Tuple is set when a parent operator outside the block refers to a step of its last
+	// expression (see tuple.go).
+	Tuple bool
 }
 
 func parseBlock(p *parser, t token) (Node, error) {
@@ -1660,6 +1666,10 @@ func (n *SortNode) optimize() (Node, error) {
 		}
 	}
 
+	if path, ok := n.Expr.(*PathNode); ok && hasStep(path) {
+		return sortStep(n), nil
+	}
+
 	return n, nil
 }
 
@@ -1867,6 +1877,8 @@ func (n *predicateNode) optimize() (Node, error) {
 	case *PathNode:
 		i := len(lhs.Steps) - 1
 		switch last := lhs.Steps[i].(type) {
+		case *StepNode:
+			last.Stages = append(last.Stages, Stage{Filter: rhs})
 		case *PredicateNode:
 			last.Filters = append(last.Filters, rhs)
 		default:

@@ -40,6 +40,13 @@ func eval(node jparse.Node, input reflect.Value, env *environment) (reflect.Valu
 		v, err = evalName(node, input, env)
 	case *jparse.PathNode:
 		v, err = evalPath(node, input, env)
+		if node.Tuple {
+			v = untuple(v)
+		}
+	case *jparse.ParentNode:
+		v = env.lookup(node.Slot.Label)
+	case *jparse.StepNode:
+		v, err = evalPath(&jparse.PathNode{Steps: []jparse.Node{node}}, input, env)
 	case *jparse.NegationNode:
 		v, err = evalNegation(node, input, env)
 	case *jparse.RangeNode:
@@ -170,6 +177,9 @@ func evalNameArray(node *jparse.NameNode, data reflect.Value, env *environment) 
 func evalPath(node *jparse.PathNode, data reflect.Value, env *environment) (reflect.Value, error) {
 	if len(node.Steps) == 0 {
 		return undefined, nil
+	}
+	if hasTupleStep(node) {
+		return evalTuplePath(node, data, env)
 	}
 
 	var isVar bool
@@ -445,6 +455,10 @@ func evalObject(node *jparse.ObjectNode, data reflect.Value, env *environment) (
 			}
 		}
 
+		if items.Len() == 1 {
+			items = items.Index(0) // one item is the context itself, as in JSONata
+		}
+
 		value, err := eval(node.Pairs[idx.pair][1], items, env)
 		if err != nil {
 			return undefined, err
@@ -612,6 +626,16 @@ func recurseDescendents(seq *sequence, v reflect.Value) {
 }
 
 func evalGroup(node *jparse.GroupNode, data reflect.Value, env *environment) (reflect.Value, error) {
+	if p, ok := node.Expr.(*jparse.PathNode); ok && hasTupleStep(p) {
+		ts, err := evalTupleStream(p, data, env)
+		if err != nil {
+			return undefined, err
+		}
+		if ts == nil {
+			ts = &tupleStream{}
+		}
+		return evalTupleGroup(node.ObjectNode, ts, env)
+	}
 	items, err := eval(node.Expr, data, env)
 	if err != nil {
 		return undefined, err
@@ -621,6 +645,13 @@ func evalGroup(node *jparse.GroupNode, data reflect.Value, env *environment) (re
 }
 
 func evalPredicate(node *jparse.PredicateNode, data reflect.Value, env *environment) (reflect.Value, error) {
+	if isTupleStep(node.Expr) {
+		v, err := evalPredicateT(node, data, env)
+		if err != nil {
+			return undefined, err
+		}
+		return normalizeArray(untuple(v)), nil
+	}
 	items, err := eval(node.Expr, data, env)
 	if err != nil || items == undefined {
 		return undefined, err
@@ -913,8 +944,10 @@ func evalFunctionApplication(node *jparse.FunctionApplicationNode, data reflect.
 	// evaluate it.
 	if f, ok := node.RHS.(*jparse.FunctionCallNode); ok {
 
-		f.Args = append([]jparse.Node{node.LHS}, f.Args...)
-		return evalFunctionCall(f, data, env)
+		// a copy: the node is evaluated again (in a map, a group, a loop)
+		g := *f
+		g.Args = append([]jparse.Node{node.LHS}, f.Args...)
+		return evalFunctionCall(&g, data, env)
 	}
 
 	// Evaluate both sides and return any errors.

@@ -1,0 +1,45 @@
+package flow
+
+import (
+	"strings"
+	"testing"
+
+	"jobdesk/engine/flow/asl"
+)
+
+// JSONata path bindings in states: @ (focus), # (index) and % (parent).
+var jsonataPathCases = []ccase{
+	{name: "j-focus-join", def: jm(`"P":{"Type":"Pass","Output":"{% $states.input.orders@$o.customers@$c[$o.cid = $c.id].{'who': $c.name, 'what': $o.item} %}","End":true}`, "P"),
+		input:  `{"orders":[{"cid":2,"item":"pen"},{"cid":1,"item":"ink"}],"customers":[{"id":1,"name":"Ann"},{"id":2,"name":"Ben"}]}`,
+		output: `[{"who":"Ben","what":"pen"},{"who":"Ann","what":"ink"}]`},
+	{name: "j-index-and-parent", def: jm(`"A":{"Type":"Pass","Assign":{"firsts":"{% $states.input.lists.items#$i[$i = 0].(%.name & ':' & v) %}"},"Next":"B"},
+		"B":{"Type":"Pass","Output":"{% $firsts %}","End":true}`, "A"),
+		input:  `{"lists":[{"name":"x","items":[{"v":"1"},{"v":"2"}]},{"name":"y","items":[{"v":"3"}]}]}`,
+		output: `["x:1","y:3"]`},
+	{name: "j-map-parent", def: jm(`"M":{"Type":"Map","Items":"{% $states.input.groups.members.{'g': %.g, 'm': $} %}","ItemProcessor":{"StartAt":"I","States":{"I":{"Type":"Pass","Output":"{% $states.input.g & $states.input.m %}","End":true}}},"End":true}`, "M"),
+		input: `{"groups":[{"g":"a","members":["1","2"]},{"g":"b","members":["3"]}]}`, output: `["a1","a2","b3"]`},
+}
+
+func TestJSONataPathBindings(t *testing.T) { runCases(t, jsonataPathCases) }
+
+// A parent operator with no step to refer to, or a binding that is not a variable, is a
+// definition error at creation.
+func TestJSONataPathBindingDefinitionErrors(t *testing.T) {
+	for _, expr := range []string{`(%)`, `$states.% `, `$states.input@x`, `$states.input.a[0]@$a`} {
+		def := jm(`"P":{"Type":"Pass","Output":"{% `+expr+` %}","End":true}`, "P")
+		m, ds := asl.Parse([]byte(def), nil)
+		if m != nil {
+			t.Errorf("%s: accepted", expr)
+			continue
+		}
+		found := false
+		for _, d := range ds {
+			if strings.Contains(d.Message, "not valid") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: diagnostics %v", expr, ds)
+		}
+	}
+}
