@@ -18,6 +18,10 @@ var jsonataPathCases = []ccase{
 		output: `["x:1","y:3"]`},
 	{name: "j-map-parent", def: jm(`"M":{"Type":"Map","Items":"{% $states.input.groups.members.{'g': %.g, 'm': $} %}","ItemProcessor":{"StartAt":"I","States":{"I":{"Type":"Pass","Output":"{% $states.input.g & $states.input.m %}","End":true}}},"End":true}`, "M"),
 		input: `{"groups":[{"g":"a","members":["1","2"]},{"g":"b","members":["3"]}]}`, output: `["a1","a2","b3"]`},
+	{name: "j-recursive-function", def: jm(`"P":{"Type":"Pass","Output":"{% ($fact := function($n){$n <= 1 ? 1 : $n * $fact($n - 1)}; $fact($states.input.n)) %}","End":true}`, "P"),
+		input: `{"n":6}`, output: `720`},
+	{name: "j-endless-recursion", def: jm(`"P":{"Type":"Pass","Output":"{% ($f := function($n){1 + $f($n)}; $f(0)) %}","End":true}`, "P"),
+		input: `{}`, status: StatusFailed, err: "States.QueryEvaluationError"},
 }
 
 func TestJSONataPathBindings(t *testing.T) { runCases(t, jsonataPathCases) }

@@ -23,6 +23,7 @@ import (
 	mrand "math/rand/v2"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/blues/jsonata-go/jtypes"
 	xj "jobdesk/engine/flow/jsonata/internal/xj"
@@ -49,9 +50,6 @@ func Compile(src string) (e *Expr, err error) {
 			e, err = nil, fmt.Errorf("%v", r)
 		}
 	}()
-	if name := recursive(src); name != "" {
-		return nil, fmt.Errorf("U1001: the function %s calls itself; recursive functions are not run here", name)
-	}
 	x, err := xj.Compile(rewrite2x(quotedSteps(src)))
 	if err != nil {
 		return nil, err
@@ -71,6 +69,12 @@ func Compile(src string) (e *Expr, err error) {
 // Eval evaluates the expression on input with the variables vars (names without "$").
 // defined is false when the expression returns nothing (JSONata's undefined).
 func (e *Expr) Eval(input any, vars map[string]any) (v any, defined bool, err error) {
+	return e.eval(input, vars, xj.DefaultMaxDepth, xj.DefaultTimeLimit)
+}
+
+// eval is Eval with limits on the nesting and the duration of the evaluation (see
+// xj.Expr.EvalLimited).
+func (e *Expr) eval(input any, vars map[string]any, maxDepth int, timeLimit time.Duration) (v any, defined bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			v, defined, err = nil, false, fmt.Errorf("%v", r)
@@ -92,7 +96,7 @@ func (e *Expr) Eval(input any, vars map[string]any) (v any, defined bool, err er
 			return nil, false, err
 		}
 	}
-	out, err := c.Eval(input)
+	out, err := c.EvalLimited(input, maxDepth, timeLimit)
 	if errors.Is(err, xj.ErrUndefined) || errors.Is(err, jtypes.ErrUndefined) {
 		return nil, false, nil
 	}

@@ -142,38 +142,6 @@ func rewrite2x(src string) string {
 	return src
 }
 
-// recursive reports whether src defines a function that calls itself by the name it is bound
-// to ($f := function($n){ … $f(…) … }). The port has no depth limit: such a function recursing
-// without end would overflow the stack, which ends the whole process, so it is refused.
-func recursive(src string) string {
-	ts := tokens(src)
-	for i := 0; i+2 < len(ts); i++ {
-		if !strings.HasPrefix(ts[i].text, "$") || ts[i+1].text != ":=" || (ts[i+2].text != "function" && ts[i+2].text != "λ") {
-			continue
-		}
-		j := i + 3
-		for j < len(ts) && ts[j].text != "{" {
-			j++
-		}
-		depth := 0
-		for k := j; k < len(ts); k++ {
-			switch ts[k].text {
-			case "{":
-				depth++
-			case "}":
-				depth--
-			}
-			if depth == 0 {
-				break
-			}
-			if ts[k].text == ts[i].text {
-				return ts[i].text
-			}
-		}
-	}
-	return ""
-}
-
 // quotedSteps writes a quoted path step (Order."Product Name", JSONata 2.x accepts it) as the
 // backquoted name the port reads (Order.`Product Name`).
 func quotedSteps(src string) string {

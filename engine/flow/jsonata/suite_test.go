@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"jobdesk/engine/flow/jsonata/internal/xj"
 )
 
 // TestOfficialSuite runs JSONata's own test suite (the test/test-suite folder of the jsonata-js
@@ -76,7 +78,7 @@ func runCase(root string, c map[string]any) (ok bool, why string) {
 	select {
 	case <-done:
 		return ok, why
-	case <-time.After(5 * time.Second):
+	case <-time.After(15 * time.Second):
 		return false, "timeout"
 	}
 }
@@ -99,7 +101,14 @@ func runCase1(root string, c map[string]any) (bool, string) {
 		return wantErr, "compile: " + err.Error()
 	}
 	vars, _ := c["bindings"].(map[string]any)
-	v, defined, err := e.Eval(data, vars)
+	depth, limit := xj.DefaultMaxDepth, xj.DefaultTimeLimit
+	if d, ok := c["depth"].(float64); ok {
+		depth = int(d) // the suite's limit on the nesting of the evaluation
+	}
+	if ms, ok := c["timelimit"].(float64); ok {
+		limit = time.Duration(ms) * time.Millisecond
+	}
+	v, defined, err := e.eval(data, vars, depth, limit)
 	switch {
 	case wantErr:
 		return err != nil, "no error"

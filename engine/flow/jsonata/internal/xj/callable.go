@@ -424,27 +424,38 @@ func (f *lambdaCallable) Call(argv []reflect.Value) (reflect.Value, error) {
 		return undefined, err
 	}
 
-	// Create a local scope for this function's arguments.
-	env := newEnvironment(f.env, len(f.paramNames))
+	for {
+		// Create a local scope for this function's arguments.
+		env := newEnvironment(f.env, len(f.paramNames))
 
-	// Add the function arguments to the local scope.
-	// If there are fewer arguments than parameter names,
-	// default unset parameters to undefined. If there
-	// are more arguments than parameter names, ignore
-	// the extraneous arguments.
-	for i, name := range f.paramNames {
+		// Add the function arguments to the local scope.
+		// If there are fewer arguments than parameter names,
+		// default unset parameters to undefined. If there
+		// are more arguments than parameter names, ignore
+		// the extraneous arguments.
+		for i, name := range f.paramNames {
 
-		var v reflect.Value
+			var v reflect.Value
 
-		if i < len(argv) {
-			v = argv[i]
+			if i < len(argv) {
+				v = argv[i]
+			}
+
+			env.bind(name, v)
 		}
 
-		env.bind(name, v)
+		// Evaluate the function body; a call of a function in
+		// tail position comes back as the next function to run
+		// here, so that tail recursion does not nest.
+		res, next, nextArgs, err := evalTail(f.body, f.context, env)
+		if err != nil || next == nil {
+			return res, err
+		}
+		f = next
+		if argv, err = f.validateArgs(nextArgs); err != nil {
+			return undefined, err
+		}
 	}
-
-	// Evaluate the function body.
-	return eval(f.body, f.context, env)
 }
 
 func (f *lambdaCallable) validateArgs(argv []reflect.Value) ([]reflect.Value, error) {

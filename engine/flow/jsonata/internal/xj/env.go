@@ -6,9 +6,11 @@ package xj
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/blues/jsonata-go/jlib"
@@ -19,13 +21,51 @@ import (
 type environment struct {
 	parent  *environment
 	symbols map[string]reflect.Value
+	ctl     *control // the evaluation's depth count, shared by its environments
 }
 
+// control limits how deeply one evaluation nests: a function that calls itself without end
+// stops with an error (U1001) instead of exhausting the stack.
+type control struct {
+	depth, max int
+	steps      int
+	deadline   time.Time
+}
+
+// DefaultMaxDepth is the deepest nesting of evaluation steps an evaluation may reach.
+const DefaultMaxDepth = 10000
+
+// DefaultTimeLimit is the longest an evaluation may run: an expression that loops without
+// end (a tail-recursive function that never returns) stops with an error instead of hanging.
+const DefaultTimeLimit = 10 * time.Second
+
+// ErrTimeout is the error of an evaluation that ran longer than its limit.
+var ErrTimeout = fmt.Errorf("U1001: Expression evaluation timeout: check for infinite loop")
+
+func (c *control) enter() error {
+	if c.depth >= c.max {
+		return ErrStackOverflow
+	}
+	c.depth++
+	c.steps++
+	if c.steps&0xfff == 0 && !c.deadline.IsZero() && time.Now().After(c.deadline) {
+		c.depth--
+		return ErrTimeout
+	}
+	return nil
+}
+
+func (c *control) leave() { c.depth-- }
+
 func newEnvironment(parent *environment, size int) *environment {
-	return &environment{
+	e := &environment{
 		parent:  parent,
 		symbols: make(map[string]reflect.Value, size),
 	}
+	if parent != nil {
+		e.ctl = parent.ctl
+	}
+	return e
 }
 
 func (s *environment) bind(name string, value reflect.Value) {

@@ -19,9 +19,20 @@ var undefined reflect.Value
 
 var typeInterfaceSlice = reflect.SliceOf(jtypes.TypeInterface)
 
+// ErrStackOverflow is the error of an evaluation nested deeper than its limit.
+var ErrStackOverflow = fmt.Errorf("U1001: Stack overflow error: check for non-terminating recursive function; consider rewriting as tail-recursive")
+
 func eval(node jparse.Node, input reflect.Value, env *environment) (reflect.Value, error) {
 	var err error
 	var v reflect.Value
+
+	if env != nil && env.ctl != nil {
+		c := env.ctl
+		if err := c.enter(); err != nil {
+			return undefined, err
+		}
+		defer c.leave()
+	}
 
 	switch node := node.(type) {
 	case *jparse.StringNode:
@@ -383,14 +394,14 @@ func evalRange(node *jparse.RangeNode, data reflect.Value, env *environment) (re
 		return undefined, newEvalError(ErrMaxRangeItems, "..", nil)
 	}
 
-	results := reflect.MakeSlice(typeInterfaceSlice, size, size)
+	results := make([]interface{}, size)
 
 	for i := 0; i < size; i++ {
-		results.Index(i).Set(reflect.ValueOf(lhs))
+		results[i] = lhs
 		lhs++
 	}
 
-	return results, nil
+	return reflect.ValueOf(results), nil
 }
 
 func evalArray(node *jparse.ArrayNode, data reflect.Value, env *environment) (reflect.Value, error) {

@@ -134,12 +134,24 @@ func MustCompile(expr string) *Expr {
 // Eval can be called multiple times, with different input
 // data if required.
 func (e *Expr) Eval(data interface{}) (interface{}, error) {
+	return e.EvalLimited(data, DefaultMaxDepth, DefaultTimeLimit)
+}
+
+// EvalLimited is Eval with a limit on how deeply the evaluation may nest (each step of an
+// expression counts one level; a call in tail position does not add up) and on how long it
+// may run.
+func (e *Expr) EvalLimited(data interface{}, maxDepth int, timeLimit time.Duration) (interface{}, error) {
 	input, ok := data.(reflect.Value)
 	if !ok {
 		input = reflect.ValueOf(data)
 	}
 
-	result, err := eval(e.node, input, e.newEnv(input))
+	env := e.newEnv(input)
+	env.ctl = &control{max: maxDepth, deadline: time.Now().Add(timeLimit)}
+	result, err := eval(e.node, input, env)
+	if err == nil {
+		result = untuple(result)
+	}
 	if err != nil {
 		return nil, err
 	}
