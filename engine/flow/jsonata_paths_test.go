@@ -22,6 +22,8 @@ var jsonataPathCases = []ccase{
 		input: `{"n":6}`, output: `720`},
 	{name: "j-endless-recursion", def: jm(`"P":{"Type":"Pass","Output":"{% ($f := function($n){1 + $f($n)}; $f(0)) %}","End":true}`, "P"),
 		input: `{}`, status: StatusFailed, err: "States.QueryEvaluationError"},
+	{name: "j-eval-function", def: jm(`"A":{"Type":"Pass","Assign":{"rate":3},"Next":"B"},"B":{"Type":"Pass","Output":"{% $eval($states.input.formula, $states.input.values) %}","End":true}`, "A"),
+		input: `{"formula":"a * b + $rate","values":{"a":2,"b":5}}`, output: `13`},
 }
 
 func TestJSONataPathBindings(t *testing.T) { runCases(t, jsonataPathCases) }

@@ -43,6 +43,10 @@ type Expr struct {
 // Source returns the expression's text.
 func (e *Expr) Source() string { return e.src }
 
+func init() {
+	xj.Preprocess = func(src string) string { return rewrite2x(quotedSteps(src)) }
+}
+
 // Compile compiles an expression (the text between "{%" and "%}").
 func Compile(src string) (e *Expr, err error) {
 	defer func() {

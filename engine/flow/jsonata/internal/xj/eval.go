@@ -925,6 +925,16 @@ func evalFunctionCall(node *jparse.FunctionCallNode, data reflect.Value, env *en
 		return undefined, newEvalError(ErrNonCallable, node.Func, nil)
 	}
 
+	if _, ok := fn.(*evalFn); ok {
+		argv := make([]reflect.Value, len(node.Args))
+		for i, arg := range node.Args {
+			if argv[i], err = eval(arg, data, env); err != nil {
+				return undefined, err
+			}
+		}
+		return runEval(argv, data, env)
+	}
+
 	if setter, ok := fn.(nameSetter); ok {
 		if sym, ok := node.Func.(*jparse.VariableNode); ok {
 			setter.SetName(sym.Name)
