@@ -87,9 +87,10 @@ func rewrite2x(src string) string {
 	}
 	for n := 0; n < 32; n++ {
 		ts := tokens(src)
+		sig := signatures(ts)
 		k := -1
 		for i, t := range ts {
-			if t.text == "??" || t.text == "?:" {
+			if (t.text == "??" || t.text == "?:") && !sig[i] {
 				k = i
 				break
 			}
@@ -140,6 +141,34 @@ func rewrite2x(src string) string {
 		src = src[:ts[ls].start] + "(" + v + " := (" + left + "); " + test + " ? " + v + " : (" + right + "))" + src[ts[re].end:]
 	}
 	return src
+}
+
+// signatures marks the tokens of function signatures (function($a, $b)<s?:s>{…}), where
+// "?:" is an optional parameter followed by the result type, not the operator.
+func signatures(ts []token) map[int]bool {
+	var out map[int]bool
+	for i := 0; i < len(ts); i++ {
+		if ts[i].text != "function" && ts[i].text != "λ" {
+			continue
+		}
+		j := i + 1
+		if j >= len(ts) || ts[j].text != "(" {
+			continue
+		}
+		for j < len(ts) && ts[j].text != ")" {
+			j++
+		}
+		if j+1 >= len(ts) || ts[j+1].text != "<" {
+			continue
+		}
+		for k := j + 1; k < len(ts) && ts[k].text != "{"; k++ {
+			if out == nil {
+				out = map[int]bool{}
+			}
+			out[k] = true
+		}
+	}
+	return out
 }
 
 // quotedSteps writes a quoted path step (Order."Product Name", JSONata 2.x accepts it) as the

@@ -1055,9 +1055,6 @@ func parseLambdaDefinition(p *parser, shorthand bool) (Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(params) != len(paramNames) {
-			return nil, newError(ErrParamCount, p.token)
-		}
 	}
 
 	p.consume(typeBraceOpen, true)
