@@ -120,6 +120,11 @@ func plain(v any) (any, bool) {
 	switch x := v.(type) {
 	case nil, string, bool:
 		return x, true
+	case *any: // the evaluator's null
+		if x == nil {
+			return nil, true
+		}
+		return plain(*x)
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return nil, false

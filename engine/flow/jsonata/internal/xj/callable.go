@@ -288,6 +288,8 @@ func (c *goCallable) validateArgTypes(argv []reflect.Value) ([]reflect.Value, er
 
 	for i, v := range argv {
 
+		null := isNull(v)
+
 		v = jtypes.Resolve(v)
 
 		// The preceding call to Resolve dereferences pointers.
@@ -306,6 +308,14 @@ func (c *goCallable) validateArgTypes(argv []reflect.Value) ([]reflect.Value, er
 		// to process any extra arguments.
 		if j >= paramCount {
 			j = paramCount - 1
+		}
+
+		// null is not a string, a number or a boolean.
+		if null && !c.params[j].isOpt && !c.params[j].isVar {
+			switch c.params[j].t.Kind() {
+			case reflect.String, reflect.Float64, reflect.Bool, reflect.Int:
+				return nil, newArgTypeError(c, i+1)
+			}
 		}
 
 		v, ok = processGoCallableArg(v, c.params[j])

@@ -295,7 +295,7 @@ var baseEnv = initBaseEnv(map[string]Extension{
 	},
 	"not": {
 		Func:               jlib.Not,
-		UndefinedHandler:   nil,
+		UndefinedHandler:   defaultUndefinedHandler,
 		EvalContextHandler: defaultContextHandler,
 	},
 	"exists": {
@@ -466,7 +466,7 @@ func lookup(v reflect.Value, name string) (interface{}, error) {
 		return res.Interface(), nil
 	}
 
-	return nil, nil
+	return nil, jtypes.ErrUndefined
 }
 
 func throw(msg string) (interface{}, error) {

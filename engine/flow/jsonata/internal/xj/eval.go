@@ -193,13 +193,7 @@ func evalPath(node *jparse.PathNode, data reflect.Value, env *environment) (refl
 		return evalTuplePath(node, data, env)
 	}
 
-	var isVar bool
-	switch step0 := node.Steps[0].(type) {
-	case (*jparse.VariableNode):
-		isVar = true
-	case (*jparse.PredicateNode):
-		_, isVar = step0.Expr.(*jparse.VariableNode)
-	}
+	isVar := startsWithVariable(node.Steps[0])
 
 	output := data
 	if isVar || !jtypes.IsArray(data) {
@@ -1114,8 +1108,12 @@ func evalComparisonOperator(node *jparse.ComparisonOperatorNode, data reflect.Va
 		}
 	}
 
-	// Return undefined if either side is undefined.
+	// Either side undefined: = and != are false, the order
+	// comparisons are undefined.
 	if lhs == undefined || rhs == undefined {
+		if needComparableTypes(node.Type) {
+			return undefined, nil
+		}
 		return reflect.ValueOf(false), nil
 	}
 
@@ -1234,6 +1232,14 @@ func evalBooleanOperator(node *jparse.BooleanOperatorNode, data reflect.Value, e
 		return undefined, err
 	}
 
+	// The right side is not evaluated when the left decides.
+	switch l := jlib.Boolean(lhs); {
+	case node.Type == jparse.BooleanAnd && !l:
+		return reflect.ValueOf(false), nil
+	case node.Type == jparse.BooleanOr && l:
+		return reflect.ValueOf(true), nil
+	}
+
 	rhs, err := eval(node.RHS, data, env)
 	if err != nil {
 		return undefined, err
@@ -1304,6 +1310,31 @@ func walkObjectValues(v reflect.Value, fn func(reflect.Value)) {
 			fn(v.Field(i))
 		}
 	}
+}
+
+// startsWithVariable reports whether a path's first step is a variable (possibly filtered
+// or sorted): the path then starts from the variable's value as a whole.
+func startsWithVariable(step jparse.Node) bool {
+	switch n := step.(type) {
+	case *jparse.VariableNode:
+		return true
+	case *jparse.PredicateNode:
+		return startsWithVariable(n.Expr)
+	case *jparse.SortNode:
+		return n.Expr != nil && startsWithVariable(n.Expr)
+	case *jparse.StepNode:
+		return startsWithVariable(n.Expr)
+	}
+	return false
+}
+
+// isNull reports whether v is JSON's null (not undefined).
+func isNull(v reflect.Value) bool {
+	if !v.IsValid() {
+		return false
+	}
+	r := jtypes.Resolve(v)
+	return !r.IsValid() || ((r.Kind() == reflect.Ptr || r.Kind() == reflect.Interface) && r.IsNil())
 }
 
 func normalizeArray(v reflect.Value) reflect.Value {
@@ -1389,6 +1420,9 @@ func (s sequence) Value() reflect.Value {
 	case n == 0:
 		return undefined
 	case n == 1 && !s.keepSingletons:
+		if s.values[0] == nil {
+			return reflect.ValueOf(null) // a JSON null stays null
+		}
 		return reflect.ValueOf(s.values[0])
 	default:
 		return reflect.ValueOf(s.values)

@@ -213,14 +213,7 @@ func evalTuplePath(node *jparse.PathNode, data reflect.Value, env *environment) 
 // evalTupleStream evaluates a path with a tuple step into its tuple stream (nil when a step
 // before the first tuple step gives nothing).
 func evalTupleStream(node *jparse.PathNode, data reflect.Value, env *environment) (*tupleStream, error) {
-	first := node.Steps[0]
-	if s, ok := first.(*jparse.StepNode); ok {
-		first = s.Expr
-	}
-	if p, ok := first.(*jparse.PredicateNode); ok {
-		first = p.Expr
-	}
-	_, isVar := first.(*jparse.VariableNode)
+	isVar := startsWithVariable(node.Steps[0])
 
 	output := data
 	if isVar || !jtypes.IsArray(data) {

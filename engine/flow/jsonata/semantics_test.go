@@ -1,0 +1,48 @@
+package jsonata
+
+import (
+	"strings"
+	"testing"
+)
+
+// Details where JSONata's own behaviour is now followed: null stays null, and/or stop at the
+// left side when it decides, order comparisons with a missing side give nothing, $not and
+// $lookup of nothing give nothing, a sort at the start of a path sorts the whole input.
+func TestJSONataDetails(t *testing.T) {
+	in := map[string]any{"blank": nil, "n": "", "people": []any{
+		map[string]any{"who": "Ida", "age": 41.0}, map[string]any{"who": "Bo", "age": 19.0}, map[string]any{"who": "Al", "age": 30.0}}}
+	for src, want := range map[string]string{
+		`[null]`:                          `[null]`,
+		`[null, 1, null]`:                 `[null,1,null]`,
+		`{"a": null}`:                     `{"a":null}`,
+		`blank`:                           `null`,
+		`{"b": blank}`:                    `{"b":null}`,
+		`n = "" or $number(n) = 0`:        `true`,
+		`$type(n) = "number" and n > 1`:   `false`,
+		`people^(age).who`:                `["Bo","Al","Ida"]`,
+		`people.$^(age)`:                  `[{"age":19,"who":"Bo"},{"age":30,"who":"Al"},{"age":41,"who":"Ida"}]`,
+		`$lookup({"x": 1}, "x")`:          `1`,
+		`$exists(3 > $nothing)`:           `false`,
+		`$exists($nothing = 3)`:           `true`,
+		`$exists($not($nothing))`:         `false`,
+		`$exists($lookup({"x": 1}, "y"))`: `false`,
+	} {
+		v, ok := eval(t, src, in, nil)
+		if !ok || js(v) != want {
+			t.Errorf("%s = %s (%v), want %s", src, js(v), ok, want)
+		}
+	}
+	v, ok := eval(t, `$^(age)[0].who`, in["people"], nil)
+	if !ok || js(v) != `"Bo"` {
+		t.Errorf("$^(age)[0].who = %s", js(v))
+	}
+	for _, src := range []string{`$lowercase(blank)`, `$substring(blank, 1)`, `$uppercase(blank)`} {
+		e, err := Compile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := e.Eval(in, nil); err == nil || !strings.Contains(err.Error(), "does not match") {
+			t.Errorf("%s: %v, want a type error", src, err)
+		}
+	}
+}
