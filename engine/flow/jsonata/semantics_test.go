@@ -46,3 +46,30 @@ func TestJSONataDetails(t *testing.T) {
 		}
 	}
 }
+
+func TestPathsLikeJSONata(t *testing.T) {
+	rows := []any{
+		map[string]any{"tags": []any{map[string]any{"t": "a"}}, "n": []any{1.0, 2.0}},
+		map[string]any{"tags": []any{map[string]any{"t": "b"}, map[string]any{"t": "c"}}, "n": []any{3.0}},
+	}
+	for src, want := range map[string]string{
+		`tags`:                            `[{"t":"a"},{"t":"b"},{"t":"c"}]`,
+		`tags[0]`:                         `{"t":"a"}`,
+		`tags[0].t`:                       `"a"`,
+		`$.tags[0].t`:                     `["a","b"]`,
+		`n`:                               `[1,2,3]`,
+		`(n)[-1]`:                         `3`,
+		`"tags"."t"`:                      `["a","b","c"]`,
+		`/* the tags */ tags.t /* all */`: `["a","b","c"]`,
+		`$count(/* rows */ $)`:            `2`,
+		`$exists($sum.*)`:                 `false`,
+	} {
+		v, ok := eval(t, src, rows, nil)
+		if !ok || js(v) != want {
+			t.Errorf("%s = %s (%v), want %s", src, js(v), ok, want)
+		}
+	}
+	if _, err := Compile(`tags /* never closed`); err == nil {
+		t.Errorf("an unclosed comment compiled")
+	}
+}

@@ -46,6 +46,7 @@ const (
 	ErrFocusAfterPredicate
 	ErrFocusAfterSort
 	ErrNoAncestor
+	ErrUnterminatedComment
 )
 
 var errmsgs = map[ErrType]string{
@@ -79,6 +80,7 @@ var errmsgs = map[ErrType]string{
 	ErrBindingVariable:     "S0214: the right side of {{hint}} must be a variable name (starting with $)",
 	ErrFocusAfterPredicate: "S0215: a context variable binding must precede any predicates on a step",
 	ErrFocusAfterSort:      "S0216: a context variable binding must precede the 'order-by' clause on a step",
+	ErrUnterminatedComment: "S0106: comment has no closing tag",
 	ErrNoAncestor:          "S0217: the object representing the 'parent' cannot be derived from this expression",
 }
 

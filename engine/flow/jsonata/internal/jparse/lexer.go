@@ -6,6 +6,7 @@ package jparse
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -215,6 +216,15 @@ func newLexer(input string) lexer {
 func (l *lexer) next(allowRegex bool) token {
 
 	l.skipWhitespace()
+	for strings.HasPrefix(l.input[l.current:], "/*") {
+		end := strings.Index(l.input[l.current+2:], "*/")
+		if end < 0 {
+			l.current = l.length
+			return l.error(ErrUnterminatedComment, "*/")
+		}
+		l.current += end + 4
+		l.skipWhitespace()
+	}
 
 	ch := l.nextRune()
 	if ch == eof {

@@ -1750,8 +1750,12 @@ func (n *dotNode) optimize() (Node, error) {
 		return nil, err
 	}
 
+	if s, ok := lhs.(*StringNode); ok {
+		lhs = &PathNode{Steps: []Node{&NameNode{Value: s.Value, escaped: true}}}
+	}
+
 	switch lhs := lhs.(type) {
-	case *NumberNode, *StringNode, *BooleanNode, *NullNode:
+	case *NumberNode, *BooleanNode, *NullNode:
 		// TODO: Add position info.
 		return nil, &Error{
 			Type: ErrPathLiteral,
@@ -1771,8 +1775,12 @@ func (n *dotNode) optimize() (Node, error) {
 		return nil, err
 	}
 
+	if s, ok := rhs.(*StringNode); ok {
+		rhs = &NameNode{Value: s.Value, escaped: true}
+	}
+
 	switch rhs := rhs.(type) {
-	case *NumberNode, *StringNode, *BooleanNode, *NullNode:
+	case *NumberNode, *BooleanNode, *NullNode:
 		// TODO: Add position info.
 		return nil, &Error{
 			Type: ErrPathLiteral,

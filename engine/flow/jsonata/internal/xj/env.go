@@ -30,6 +30,18 @@ type control struct {
 	depth, max int
 	steps      int
 	deadline   time.Time
+	root       reflect.Value // the input, when it is an array
+}
+
+// isRoot reports whether v is the evaluation's input array: a path applied to it starts
+// from the array as a whole, as JSONata wraps an array input in a sequence of one.
+func (e *environment) isRoot(v reflect.Value) bool {
+	if e == nil || e.ctl == nil || !e.ctl.root.IsValid() {
+		return false
+	}
+	v = jtypes.Resolve(v)
+	r := e.ctl.root
+	return v.Kind() == reflect.Slice && v.Len() == r.Len() && v.Len() > 0 && v.Pointer() == r.Pointer()
 }
 
 // DefaultMaxDepth is the deepest nesting of evaluation steps an evaluation may reach.

@@ -177,6 +177,21 @@ func evalNameArray(node *jparse.NameNode, data reflect.Value, env *environment) 
 			return undefined, err
 		}
 
+		// the values of an array's items, arrays spread, as JSONata's lookup
+		if seq, ok := asSequence(v); ok {
+			results.values = append(results.values, seq.values...)
+			continue
+		}
+		if jtypes.IsArray(v) {
+			r := jtypes.Resolve(v)
+			for j := 0; j < r.Len(); j++ {
+				if x := r.Index(j); x.IsValid() && x.CanInterface() {
+					results.Append(x.Interface())
+				}
+			}
+			continue
+		}
+
 		if v.IsValid() && v.CanInterface() {
 			results.Append(v.Interface())
 		}
@@ -196,7 +211,7 @@ func evalPath(node *jparse.PathNode, data reflect.Value, env *environment) (refl
 	isVar := startsWithVariable(node.Steps[0])
 
 	output := data
-	if isVar || !jtypes.IsArray(data) {
+	if isVar || !jtypes.IsArray(data) || env.isRoot(data) {
 		output = reflect.MakeSlice(typeInterfaceSlice, 1, 1)
 		if data.IsValid() {
 			output.Index(0).Set(data)
@@ -1307,7 +1322,9 @@ func walkObjectValues(v reflect.Value, fn func(reflect.Value)) {
 		}
 	case jtypes.IsStruct(v):
 		for i, N := 0, v.NumField(); i < N; i++ {
-			fn(v.Field(i))
+			if v.Type().Field(i).IsExported() {
+				fn(v.Field(i))
+			}
 		}
 	}
 }

@@ -148,6 +148,9 @@ func (e *Expr) EvalLimited(data interface{}, maxDepth int, timeLimit time.Durati
 
 	env := e.newEnv(input)
 	env.ctl = &control{max: maxDepth, deadline: time.Now().Add(timeLimit)}
+	if r := jtypes.Resolve(input); r.Kind() == reflect.Slice {
+		env.ctl.root = r
+	}
 	result, err := eval(e.node, input, env)
 	if err == nil {
 		result = untuple(result)

@@ -216,7 +216,7 @@ func evalTupleStream(node *jparse.PathNode, data reflect.Value, env *environment
 	isVar := startsWithVariable(node.Steps[0])
 
 	output := data
-	if isVar || !jtypes.IsArray(data) {
+	if isVar || !jtypes.IsArray(data) || env.isRoot(data) {
 		output = reflect.MakeSlice(typeInterfaceSlice, 1, 1)
 		if data.IsValid() {
 			output.Index(0).Set(data)
