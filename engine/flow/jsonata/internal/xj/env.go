@@ -192,7 +192,7 @@ var baseEnv = initBaseEnv(map[string]Extension{
 		EvalContextHandler: contextHandlerReplace,
 	},
 	"formatNumber": {
-		Func:               jlib.FormatNumber,
+		Func:               formatNumber,
 		UndefinedHandler:   defaultUndefinedHandler,
 		EvalContextHandler: contextHandlerFormatNumber,
 	},
