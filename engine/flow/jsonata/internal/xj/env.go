@@ -115,6 +115,11 @@ var (
 	defaultContextHandler   = jtypes.ArgCountEquals(0)
 
 	argCountEquals1 = jtypes.ArgCountEquals(1)
+
+	// undefinedHandler01: nothing when the first or the second argument is missing
+	undefinedHandler01 = func(argv []reflect.Value) bool {
+		return (len(argv) > 0 && argv[0] == undefined) || (len(argv) > 1 && argv[1] == undefined)
+	}
 )
 
 var baseEnv = initBaseEnv(map[string]Extension{
@@ -168,7 +173,7 @@ var baseEnv = initBaseEnv(map[string]Extension{
 	},
 	"contains": {
 		Func:               jlib.Contains,
-		UndefinedHandler:   defaultUndefinedHandler,
+		UndefinedHandler:   undefinedHandler01,
 		EvalContextHandler: argCountEquals1,
 	},
 	"split": {
@@ -235,7 +240,7 @@ var baseEnv = initBaseEnv(map[string]Extension{
 	// Number functions
 
 	"number": {
-		Func:               jlib.Number,
+		Func:               number,
 		UndefinedHandler:   defaultUndefinedHandler,
 		EvalContextHandler: defaultContextHandler,
 	},
@@ -320,7 +325,7 @@ var baseEnv = initBaseEnv(map[string]Extension{
 
 	"distinct": {
 		Func:               jlib.Distinct,
-		UndefinedHandler:   nil,
+		UndefinedHandler:   defaultUndefinedHandler,
 		EvalContextHandler: nil,
 	},
 	"count": {
@@ -354,22 +359,22 @@ var baseEnv = initBaseEnv(map[string]Extension{
 		EvalContextHandler: nil,
 	},
 	"map": {
-		Func:               jlib.Map,
+		Func:               hofMap,
 		UndefinedHandler:   defaultUndefinedHandler,
 		EvalContextHandler: nil,
 	},
 	"filter": {
-		Func:               jlib.Filter,
+		Func:               hofFilter,
 		UndefinedHandler:   defaultUndefinedHandler,
 		EvalContextHandler: nil,
 	},
 	"reduce": {
-		Func:               jlib.Reduce,
+		Func:               hofReduce,
 		UndefinedHandler:   defaultUndefinedHandler,
 		EvalContextHandler: nil,
 	},
 	"single": {
-		Func:               jlib.Single,
+		Func:               hofSingle,
 		UndefinedHandler:   defaultUndefinedHandler,
 		EvalContextHandler: nil,
 	},
@@ -379,7 +384,7 @@ var baseEnv = initBaseEnv(map[string]Extension{
 	"each": {
 		Func:               jlib.Each,
 		UndefinedHandler:   defaultUndefinedHandler,
-		EvalContextHandler: defaultContextHandler,
+		EvalContextHandler: argCountEquals1,
 	},
 	"sift": {
 		Func:               jlib.Sift,
