@@ -45,7 +45,12 @@ func (e *Expr) Source() string { return e.src }
 
 func init() {
 	xj.Preprocess = func(src string) string { return rewrite2x(quotedSteps(src)) }
+	xj.StringOf = func(v reflect.Value) (string, error) { return stringFn(v, jtypes.OptionalBool{}) }
 }
+
+// undefinedInput, given as the input, evaluates an expression without a context value
+// (JSONata's undefined input); a nil input is JSON's null.
+type undefinedInput struct{}
 
 // Compile compiles an expression (the text between "{%" and "%}").
 func Compile(src string) (e *Expr, err error) {
@@ -84,7 +89,10 @@ func (e *Expr) eval(input any, vars map[string]any, maxDepth int, timeLimit time
 			v, defined, err = nil, false, fmt.Errorf("%v", r)
 		}
 	}()
-	if e.fast != nil {
+	var in any = input
+	if _, ok := input.(undefinedInput); ok {
+		in = reflect.Value{} // no context value at all
+	} else if e.fast != nil {
 		if v, defined, ok := e.fast.eval(input, vars); ok {
 			return v, defined, nil
 		}
@@ -100,7 +108,7 @@ func (e *Expr) eval(input any, vars map[string]any, maxDepth int, timeLimit time
 			return nil, false, err
 		}
 	}
-	out, err := c.EvalLimited(input, maxDepth, timeLimit)
+	out, err := c.EvalLimited(in, maxDepth, timeLimit)
 	if errors.Is(err, xj.ErrUndefined) || errors.Is(err, jtypes.ErrUndefined) {
 		return nil, false, nil
 	}

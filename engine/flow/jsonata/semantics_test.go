@@ -73,3 +73,27 @@ func TestPathsLikeJSONata(t *testing.T) {
 		t.Errorf("an unclosed comment compiled")
 	}
 }
+
+func TestOperatorsLikeJSONata(t *testing.T) {
+	in := map[string]any{"price": 0.1, "qty": 3.0, "rows": []any{map[string]any{"a": 1.0, "b": 2.0}}}
+	for src, want := range map[string]string{
+		`"total: " & (price * qty)`:          `"total: 0.3"`,
+		`"big: " & 1e21`:                     `"big: 1e+21"`,
+		`"list: " & [1, "x"]`:                `"list: [1,\"x\"]"`,
+		`rows ~> $map(function($r){$r.a})[]`: `[1]`,
+		`rows.[a, b][]`:                      `[[1,2]]`,
+		`rows.[a, b]`:                        `[1,2]`,
+	} {
+		v, ok := eval(t, src, in, nil)
+		if !ok || js(v) != want {
+			t.Errorf("%s = %s (%v), want %s", src, js(v), ok, want)
+		}
+	}
+	if v, ok := eval(t, `$`, nil, nil); !ok || v != nil {
+		t.Errorf("$ of a null input = %v (%v), want null", v, ok)
+	}
+	e, _ := Compile(`$replace("banana", /x*/, "-")`)
+	if _, _, err := e.Eval(nil, nil); err == nil || !strings.Contains(err.Error(), "D1004") {
+		t.Errorf("an empty-matching pattern: %v, want D1004", err)
+	}
+}

@@ -85,7 +85,7 @@ func runCase(root string, c map[string]any) (ok bool, why string) {
 
 func runCase1(root string, c map[string]any) (bool, string) {
 	src, _ := c["expr"].(string)
-	var data any
+	var data any = undefinedInput{}
 	if d, ok := c["data"]; ok {
 		data = d
 	} else if ds, ok := c["dataset"].(string); ok {

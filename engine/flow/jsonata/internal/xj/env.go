@@ -192,7 +192,7 @@ var baseEnv = initBaseEnv(map[string]Extension{
 		EvalContextHandler: contextHandlerMatch,
 	},
 	"replace": {
-		Func:               jlib.Replace,
+		Func:               replace,
 		UndefinedHandler:   defaultUndefinedHandler,
 		EvalContextHandler: contextHandlerReplace,
 	},

@@ -242,6 +242,10 @@ func evalPath(node *jparse.PathNode, data reflect.Value, env *environment) (refl
 			seq.keepSingletons = true
 			return reflect.ValueOf(seq), nil
 		}
+		// an array built by the last step is kept whole, in an array of its own
+		if _, isCons := node.Steps[len(node.Steps)-1].(*jparse.ArrayNode); isCons && len(node.Steps) > 1 && output.CanInterface() {
+			return reflect.ValueOf(&sequence{values: []interface{}{output.Interface()}, keepSingletons: true}), nil
+		}
 	}
 
 	return output, nil
@@ -972,6 +976,17 @@ func evalFunctionApplication(node *jparse.FunctionApplicationNode, data reflect.
 	// If the right hand side is a function call, insert
 	// the left hand side into the argument list and
 	// evaluate it.
+	// f(…)[] on the right: the call with the left side inserted, kept an array
+	if p, ok := node.RHS.(*jparse.PathNode); ok && len(p.Steps) == 1 {
+		if f, ok := p.Steps[0].(*jparse.FunctionCallNode); ok {
+			g := *f
+			g.Args = append([]jparse.Node{node.LHS}, f.Args...)
+			q := *p
+			q.Steps = []jparse.Node{&g}
+			return evalPath(&q, data, env)
+		}
+	}
+
 	if f, ok := node.RHS.(*jparse.FunctionCallNode); ok {
 
 		// a copy: the node is evaluated again (in a map, a group, a loop)
@@ -1279,6 +1294,9 @@ func evalStringConcatenation(node *jparse.StringConcatenationNode, data reflect.
 
 		if v == undefined || !v.CanInterface() {
 			return "", nil
+		}
+		if StringOf != nil {
+			return StringOf(v)
 		}
 		return jlib.String(v.Interface())
 	}

@@ -177,3 +177,23 @@ func number(value jlib.StringNumberBool) (float64, error) {
 	}
 	return jlib.Number(value)
 }
+
+// replace is $replace; a pattern that matches the empty string is refused (D1004), as it
+// would replace nothing forever.
+func replace(src string, pattern jlib.StringCallable, repl jlib.StringCallable, limit jtypes.OptionalInt) (string, error) {
+	if v := jtypes.Resolve(reflect.Value(pattern)); v.IsValid() && v.CanAddr() {
+		if rc, ok := v.Addr().Interface().(*regexCallable); ok && rc.re.MatchString("") {
+			return "", fmt.Errorf("D1004: regular expression matches zero length string")
+		}
+	}
+	if v := reflect.Value(pattern); v.IsValid() && v.CanInterface() {
+		if rc, ok := v.Interface().(*regexCallable); ok && rc.re.MatchString("") {
+			return "", fmt.Errorf("D1004: regular expression matches zero length string")
+		}
+	}
+	return jlib.Replace(src, pattern, repl, limit)
+}
+
+// StringOf, when set, is how the & operator writes a value that is not a string (the package
+// above this one gives JSONata 2.x's $string).
+var StringOf func(reflect.Value) (string, error)

@@ -144,6 +144,9 @@ func (e *Expr) EvalLimited(data interface{}, maxDepth int, timeLimit time.Durati
 	input, ok := data.(reflect.Value)
 	if !ok {
 		input = reflect.ValueOf(data)
+		if data == nil {
+			input = reflect.ValueOf(null) // a null input is JSON's null
+		}
 	}
 
 	env := e.newEnv(input)
