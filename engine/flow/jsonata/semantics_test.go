@@ -97,3 +97,24 @@ func TestOperatorsLikeJSONata(t *testing.T) {
 		t.Errorf("an empty-matching pattern: %v, want D1004", err)
 	}
 }
+
+// Objects keep no key order in Go: their keys are visited sorted, so that the same
+// expression on the same input always gives the same result.
+func TestObjectKeysInSortedOrder(t *testing.T) {
+	in := map[string]any{"m": map[string]any{"zeta": 1.0, "alpha": 2.0, "mid": 3.0, "beta": 4.0}}
+	for src, want := range map[string]string{
+		`$keys(m)`:                            `["alpha","beta","mid","zeta"]`,
+		`m.*`:                                 `[2,4,3,1]`,
+		`$spread(m)`:                          `[{"alpha":2},{"beta":4},{"mid":3},{"zeta":1}]`,
+		`$each(m, function($v, $k){$k & $v})`: `["alpha2","beta4","mid3","zeta1"]`,
+		`$keys([m, {"gamma": 0}])`:            `["alpha","beta","mid","zeta","gamma"]`,
+	} {
+		for range 5 {
+			v, ok := eval(t, src, in, nil)
+			if !ok || js(v) != want {
+				t.Errorf("%s = %s, want %s", src, js(v), want)
+				break
+			}
+		}
+	}
+}

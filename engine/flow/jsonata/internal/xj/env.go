@@ -382,7 +382,7 @@ var baseEnv = initBaseEnv(map[string]Extension{
 	// Object functions
 
 	"each": {
-		Func:               jlib.Each,
+		Func:               eachFn,
 		UndefinedHandler:   defaultUndefinedHandler,
 		EvalContextHandler: argCountEquals1,
 	},
@@ -392,7 +392,7 @@ var baseEnv = initBaseEnv(map[string]Extension{
 		EvalContextHandler: argCountEquals1,
 	},
 	"keys": {
-		Func:               jlib.Keys,
+		Func:               keysFn,
 		UndefinedHandler:   defaultUndefinedHandler,
 		EvalContextHandler: defaultContextHandler,
 	},
@@ -402,7 +402,7 @@ var baseEnv = initBaseEnv(map[string]Extension{
 		EvalContextHandler: defaultContextHandler,
 	},
 	"spread": {
-		Func:               jlib.Spread,
+		Func:               spreadFn,
 		UndefinedHandler:   defaultUndefinedHandler,
 		EvalContextHandler: defaultContextHandler,
 	},

@@ -1335,7 +1335,7 @@ func walkObjectValues(v reflect.Value, fn func(reflect.Value)) {
 			fn(v.Index(i))
 		}
 	case jtypes.IsMap(v):
-		for _, k := range v.MapKeys() {
+		for _, k := range sortedKeys(v) {
 			fn(v.MapIndex(k))
 		}
 	case jtypes.IsStruct(v):
