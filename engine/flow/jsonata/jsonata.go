@@ -1,6 +1,7 @@
 // Package jsonata evaluates the JSONata expressions of Step Functions' JSONata query language:
 // the "{% … %}" strings of a JSONata state's Arguments, Output, Assign, Items, Condition and
-// numeric fields. The evaluator is github.com/blues/jsonata-go (a JSONata 1.x port), chosen
+// numeric fields. The evaluator is that of github.com/blues/jsonata-go (a JSONata 1.x port),
+// kept in internal/xj and internal/jparse and extended there towards JSONata 2.x; it was chosen
 // over github.com/xiatechs/jsonata-go, which rounds every sum, difference, product and quotient
 // to 8 decimals (sums upwards) where JSONata computes in double precision as Step Functions
 // does. This package gives each evaluation its own variables ($states and the workflow's variables), adds
