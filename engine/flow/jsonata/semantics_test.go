@@ -3,6 +3,7 @@ package jsonata
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // Details where JSONata's own behaviour is now followed: null stays null, and/or stop at the
@@ -115,6 +116,23 @@ func TestObjectKeysInSortedOrder(t *testing.T) {
 				t.Errorf("%s = %s, want %s", src, js(v), want)
 				break
 			}
+		}
+	}
+}
+
+// A lone "!" (or "~") used to be read as an empty name, again and again: compiling such an
+// expression never ended.
+func TestLoneOperatorCharacter(t *testing.T) {
+	for _, src := range []string{`a ! b`, `!a`, `function($x)<a!s>{$x}(1)`, `a ~ b`} {
+		done := make(chan error, 1)
+		go func() { _, err := Compile(src); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("%s compiled", src)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: compiling did not end", src)
 		}
 	}
 }

@@ -47,6 +47,7 @@ const (
 	ErrFocusAfterSort
 	ErrNoAncestor
 	ErrUnterminatedComment
+	ErrUnknownOperator
 )
 
 var errmsgs = map[ErrType]string{
@@ -81,6 +82,7 @@ var errmsgs = map[ErrType]string{
 	ErrFocusAfterPredicate: "S0215: a context variable binding must precede any predicates on a step",
 	ErrFocusAfterSort:      "S0216: a context variable binding must precede the 'order-by' clause on a step",
 	ErrUnterminatedComment: "S0106: comment has no closing tag",
+	ErrUnknownOperator:     "S0204: unknown operator: '{{hint}}'",
 	ErrNoAncestor:          "S0217: the object representing the 'parent' cannot be derived from this expression",
 }
 

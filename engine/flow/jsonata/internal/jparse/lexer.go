@@ -412,6 +412,12 @@ func (l *lexer) scanName() token {
 		}
 	}
 
+	if l.current == l.start && !isVar {
+		// a character that only starts a two-character operator (a lone "!" or "~")
+		l.nextRune()
+		return l.error(ErrUnknownOperator, l.input[l.start:l.current])
+	}
+
 	t := l.newToken(typeName)
 
 	if isVar {
