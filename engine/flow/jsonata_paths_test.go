@@ -24,6 +24,8 @@ var jsonataPathCases = []ccase{
 		input: `{}`, status: StatusFailed, err: "States.QueryEvaluationError"},
 	{name: "j-eval-function", def: jm(`"A":{"Type":"Pass","Assign":{"rate":3},"Next":"B"},"B":{"Type":"Pass","Output":"{% $eval($states.input.formula, $states.input.values) %}","End":true}`, "A"),
 		input: `{"formula":"a * b + $rate","values":{"a":2,"b":5}}`, output: `13`},
+	{name: "j-map-concurrent-context", def: jm(`"M":{"Type":"Map","Items":"{% $states.input.ws %}","MaxConcurrency":10,"ItemProcessor":{"StartAt":"I","States":{"I":{"Type":"Pass","Output":"{% $states.input.$uppercase() %}","End":true}}},"End":true}`, "M"),
+		input: `{"ws":["w0","w1","w2","w3","w4","w5","w6","w7","w8","w9","w10","w11","w12","w13","w14","w15","w16","w17","w18","w19","w20","w21","w22","w23","w24","w25","w26","w27","w28","w29","w30","w31","w32","w33","w34","w35","w36","w37","w38","w39"]}`, output: `["W0","W1","W2","W3","W4","W5","W6","W7","W8","W9","W10","W11","W12","W13","W14","W15","W16","W17","W18","W19","W20","W21","W22","W23","W24","W25","W26","W27","W28","W29","W30","W31","W32","W33","W34","W35","W36","W37","W38","W39"]`},
 }
 
 func TestJSONataPathBindings(t *testing.T) { runCases(t, jsonataPathCases) }

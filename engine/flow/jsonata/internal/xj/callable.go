@@ -213,10 +213,17 @@ func (c *goCallable) ParamCount() int {
 }
 
 func (c *goCallable) Call(argv []reflect.Value) (reflect.Value, error) {
+	return c.callIn(argv, c.context)
+}
+
+// callIn calls the function with context as the evaluation context (the value a function
+// called without its first argument takes). The callable itself is not changed: built-in
+// functions are shared by evaluations running at the same time.
+func (c *goCallable) callIn(argv []reflect.Value, context reflect.Value) (reflect.Value, error) {
 
 	var err error
 
-	argv, err = c.validateArgCount(argv)
+	argv, err = c.validateArgCount(argv, context)
 	if err != nil {
 		if err == jtypes.ErrUndefined {
 			err = nil
@@ -242,7 +249,7 @@ func (c *goCallable) Call(argv []reflect.Value) (reflect.Value, error) {
 	return results[0], nil
 }
 
-func (c *goCallable) validateArgCount(argv []reflect.Value) ([]reflect.Value, error) {
+func (c *goCallable) validateArgCount(argv []reflect.Value, context reflect.Value) ([]reflect.Value, error) {
 
 	argc := len(argv)
 
@@ -250,7 +257,7 @@ func (c *goCallable) validateArgCount(argv []reflect.Value) ([]reflect.Value, er
 		// TODO: Return an error if the evaluation context
 		// is not the correct type.
 		newargv := make([]reflect.Value, 1, len(argv)+1)
-		newargv[0] = c.context
+		newargv[0] = context
 		argv = append(newargv, argv...)
 	}
 

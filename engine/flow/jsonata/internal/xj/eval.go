@@ -948,13 +948,16 @@ func evalFunctionCall(node *jparse.FunctionCallNode, data reflect.Value, env *en
 		return runEval(argv, data, env)
 	}
 
-	if setter, ok := fn.(nameSetter); ok {
+	g, isGo := fn.(*goCallable)
+
+	// A built-in function is shared: its name and context are not set on it.
+	if setter, ok := fn.(nameSetter); ok && !isGo {
 		if sym, ok := node.Func.(*jparse.VariableNode); ok {
 			setter.SetName(sym.Name)
 		}
 	}
 
-	if setter, ok := fn.(contextSetter); ok {
+	if setter, ok := fn.(contextSetter); ok && !isGo {
 		setter.SetContext(data)
 	}
 
@@ -969,6 +972,9 @@ func evalFunctionCall(node *jparse.FunctionCallNode, data reflect.Value, env *en
 		argv[i] = v
 	}
 
+	if isGo {
+		return g.callIn(argv, data)
+	}
 	return fn.Call(argv)
 }
 
