@@ -3,7 +3,9 @@
 // copyright holder including that found in the LICENSE file.
 
 // Package jparse converts JSONata expressions to abstract
-// syntax trees. Most clients will not need to work with
+// syntax trees (the parser of github.com/blues/jsonata-go v1.5.4,
+// with the @, # and % operators, comments and quoted path steps
+// added; see tuple.go). Most clients will not need to work with
 // this package directly.
 //
 // # Usage
