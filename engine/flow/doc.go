@@ -65,10 +65,11 @@
 //   - A redrive resumes at the last top-level checkpoint; inside it, tasks that succeeded before
 //     the redrive are found again by their dedup key and not re-run (Parallel branches, Map
 //     iterations), while Pass/Choice states are evaluated again.
-//   - JSONata expressions are evaluated by a JSONata 1.x port, github.com/blues/jsonata-go
-//     (engine/flow/jsonata), where Step Functions runs JSONata 2.x; engine/flow/jsonata adds ??,
-//     ?: and the picture functions, and the @ and # joins and the % parent operator are still
-//     missing. A function that calls itself by name is refused (U1001).
+//   - JSONata expressions are evaluated by the JSONata 1.x port github.com/blues/jsonata-go, kept
+//     in engine/flow/jsonata/internal and extended towards JSONata 2.x (??, ?:, $eval, the
+//     picture functions, the @ and # bindings, the % parent operator); objects' keys are visited
+//     in sorted order, not in the order they were written. An evaluation that nests deeper than
+//     10,000 steps or runs longer than 10 s fails with U1001.
 //   - TestState (Engine.TestState) runs a Task's function in-process and does not wait in a
 //     Wait state; it refuses Map and Parallel states.
 //   - States.Format prints an object's keys in sorted order (a decoded object keeps no order).

@@ -1,6 +1,7 @@
 // Package jsonata evaluates the JSONata expressions of Step Functions' JSONata query language:
 // the "{% … %}" strings of a JSONata state's Arguments, Output, Assign, Items, Condition and
-// numeric fields. The evaluator is github.com/blues/jsonata-go (a JSONata 1.x port), chosen
+// numeric fields. The evaluator is that of github.com/blues/jsonata-go (a JSONata 1.x port),
+// kept in internal/xj and internal/jparse and extended there towards JSONata 2.x; it was chosen
 // over github.com/xiatechs/jsonata-go, which rounds every sum, difference, product and quotient
 // to 8 decimals (sums upwards) where JSONata computes in double precision as Step Functions
 // does. This package gives each evaluation its own variables ($states and the workflow's variables), adds
@@ -23,9 +24,10 @@ import (
 	mrand "math/rand/v2"
 	"reflect"
 	"strings"
+	"time"
 
-	xj "github.com/blues/jsonata-go"
 	"github.com/blues/jsonata-go/jtypes"
+	xj "jobdesk/engine/flow/jsonata/internal/xj"
 )
 
 // ErrUnsupportedResult is the error of an evaluation whose result JSON cannot hold (a function).
@@ -42,6 +44,15 @@ type Expr struct {
 // Source returns the expression's text.
 func (e *Expr) Source() string { return e.src }
 
+func init() {
+	xj.Preprocess = func(src string) string { return rewrite2x(quotedSteps(src)) }
+	xj.StringOf = func(v reflect.Value) (string, error) { return stringFn(v, jtypes.OptionalBool{}) }
+}
+
+// undefinedInput, given as the input, evaluates an expression without a context value
+// (JSONata's undefined input); a nil input is JSON's null.
+type undefinedInput struct{}
+
 // Compile compiles an expression (the text between "{%" and "%}").
 func Compile(src string) (e *Expr, err error) {
 	defer func() {
@@ -49,9 +60,6 @@ func Compile(src string) (e *Expr, err error) {
 			e, err = nil, fmt.Errorf("%v", r)
 		}
 	}()
-	if name := recursive(src); name != "" {
-		return nil, fmt.Errorf("U1001: the function %s calls itself; recursive functions are not run here", name)
-	}
 	x, err := xj.Compile(rewrite2x(quotedSteps(src)))
 	if err != nil {
 		return nil, err
@@ -71,12 +79,21 @@ func Compile(src string) (e *Expr, err error) {
 // Eval evaluates the expression on input with the variables vars (names without "$").
 // defined is false when the expression returns nothing (JSONata's undefined).
 func (e *Expr) Eval(input any, vars map[string]any) (v any, defined bool, err error) {
+	return e.eval(input, vars, xj.DefaultMaxDepth, xj.DefaultTimeLimit)
+}
+
+// eval is Eval with limits on the nesting and the duration of the evaluation (see
+// xj.Expr.EvalLimited).
+func (e *Expr) eval(input any, vars map[string]any, maxDepth int, timeLimit time.Duration) (v any, defined bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			v, defined, err = nil, false, fmt.Errorf("%v", r)
 		}
 	}()
-	if e.fast != nil {
+	var in any = input
+	if _, ok := input.(undefinedInput); ok {
+		in = reflect.Value{} // no context value at all
+	} else if e.fast != nil {
 		if v, defined, ok := e.fast.eval(input, vars); ok {
 			return v, defined, nil
 		}
@@ -92,7 +109,7 @@ func (e *Expr) Eval(input any, vars map[string]any) (v any, defined bool, err er
 			return nil, false, err
 		}
 	}
-	out, err := c.Eval(input)
+	out, err := c.EvalLimited(in, maxDepth, timeLimit)
 	if errors.Is(err, xj.ErrUndefined) || errors.Is(err, jtypes.ErrUndefined) {
 		return nil, false, nil
 	}
@@ -112,6 +129,11 @@ func plain(v any) (any, bool) {
 	switch x := v.(type) {
 	case nil, string, bool:
 		return x, true
+	case *any: // the evaluator's null
+		if x == nil {
+			return nil, true
+		}
+		return plain(*x)
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return nil, false

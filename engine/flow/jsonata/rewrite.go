@@ -87,9 +87,10 @@ func rewrite2x(src string) string {
 	}
 	for n := 0; n < 32; n++ {
 		ts := tokens(src)
+		sig := signatures(ts)
 		k := -1
 		for i, t := range ts {
-			if t.text == "??" || t.text == "?:" {
+			if (t.text == "??" || t.text == "?:") && !sig[i] {
 				k = i
 				break
 			}
@@ -142,36 +143,32 @@ func rewrite2x(src string) string {
 	return src
 }
 
-// recursive reports whether src defines a function that calls itself by the name it is bound
-// to ($f := function($n){ … $f(…) … }). The port has no depth limit: such a function recursing
-// without end would overflow the stack, which ends the whole process, so it is refused.
-func recursive(src string) string {
-	ts := tokens(src)
-	for i := 0; i+2 < len(ts); i++ {
-		if !strings.HasPrefix(ts[i].text, "$") || ts[i+1].text != ":=" || (ts[i+2].text != "function" && ts[i+2].text != "λ") {
+// signatures marks the tokens of function signatures (function($a, $b)<s?:s>{…}), where
+// "?:" is an optional parameter followed by the result type, not the operator.
+func signatures(ts []token) map[int]bool {
+	var out map[int]bool
+	for i := 0; i < len(ts); i++ {
+		if ts[i].text != "function" && ts[i].text != "λ" {
 			continue
 		}
-		j := i + 3
-		for j < len(ts) && ts[j].text != "{" {
+		j := i + 1
+		if j >= len(ts) || ts[j].text != "(" {
+			continue
+		}
+		for j < len(ts) && ts[j].text != ")" {
 			j++
 		}
-		depth := 0
-		for k := j; k < len(ts); k++ {
-			switch ts[k].text {
-			case "{":
-				depth++
-			case "}":
-				depth--
+		if j+1 >= len(ts) || ts[j+1].text != "<" {
+			continue
+		}
+		for k := j + 1; k < len(ts) && ts[k].text != "{"; k++ {
+			if out == nil {
+				out = map[int]bool{}
 			}
-			if depth == 0 {
-				break
-			}
-			if ts[k].text == ts[i].text {
-				return ts[i].text
-			}
+			out[k] = true
 		}
 	}
-	return ""
+	return out
 }
 
 // quotedSteps writes a quoted path step (Order."Product Name", JSONata 2.x accepts it) as the
