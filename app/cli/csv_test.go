@@ -605,10 +605,13 @@ func TestCSVCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := jobs[0].ID
+	// The execution and its job are committed together, then their event is published.
+	events, stop := a.Subscribe(1024)
+	defer stop()
 	if err := a.StartEngine(ctx); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.After(time.Minute)
 	var x flow.Execution
 	for {
 		// The execution is the csv job's child; cancel as soon as it runs.
@@ -618,11 +621,13 @@ func TestCSVCancel(t *testing.T) {
 				break
 			}
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-events:
+		case <-deadline:
 			t.Fatal("the execution did not start")
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
+	stop()
 	if err := a.Cancel(ctx, id); err != nil {
 		t.Fatal(err)
 	}
