@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -27,6 +26,7 @@ import (
 	"jobdesk/engine/flow"
 	"jobdesk/engine/job"
 	"jobdesk/engine/store"
+	"jobdesk/internal/crashtest"
 )
 
 // csvMain runs the command line like runCLI, but fails the test instead of hanging forever when
@@ -605,10 +605,13 @@ func TestCSVCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := jobs[0].ID
+	// The execution and its job are committed together, then their event is published.
+	events, stop := a.Subscribe(1024)
+	defer stop()
 	if err := a.StartEngine(ctx); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.After(time.Minute)
 	var x flow.Execution
 	for {
 		// The execution is the csv job's child; cancel as soon as it runs.
@@ -618,11 +621,13 @@ func TestCSVCancel(t *testing.T) {
 				break
 			}
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-events:
+		case <-deadline:
 			t.Fatal("the execution did not start")
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
+	stop()
 	if err := a.Cancel(ctx, id); err != nil {
 		t.Fatal(err)
 	}
@@ -791,15 +796,13 @@ func (c killCache) Put(ctx context.Context, k docjob.Key, res docjob.Result) err
 	return err
 }
 
-// TestCrashHelperProcess is the process the crash tests start (the test binary run again): it
-// submits JOBDESK_CRASH_FILE as JOBDESK_CRASH_TYPE in JOBDESK_CRASH_DIR (finding the job again
-// when it exists), runs the engine until the job is final and prints it as JSON; with
-// JOBDESK_CRASH_AT ("op#n") it kills itself with SIGKILL right after that commit.
+// TestCrashHelperProcess is the process the crash tests start (the test binary run again, see
+// crashRun): it submits JOBDESK_CRASH_FILE as JOBDESK_CRASH_TYPE in the data folder it was given
+// (finding the job again when it exists), runs the engine until the job is final and prints it
+// as JSON; with JOBDESK_CRASH_AT ("op#n") it kills itself with SIGKILL right after that commit.
 func TestCrashHelperProcess(t *testing.T) {
-	if os.Getenv("JOBDESK_CRASH_HELPER") != "1" {
-		t.Skip("run by the crash tests")
-	}
-	a, err := app.Open(app.Config{DataDir: os.Getenv("JOBDESK_CRASH_DIR"), Workers: 2})
+	dir := crashtest.Child(t, "the crash tests")
+	a, err := app.Open(app.Config{DataDir: dir, Workers: 2})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -821,16 +824,16 @@ func TestCrashHelperProcess(t *testing.T) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		j, err := a.Get(ctx, jobs[0].ID)
-		if err == nil && j.Status.Final() {
-			b, _ := json.Marshal(j)
-			a.Close()
-			fmt.Println(string(b))
-			os.Exit(0)
-		}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	j, err := a.Wait(wctx, jobs[0].ID)
+	if err == nil && j.Status.Final() {
+		b, _ := json.Marshal(j)
+		a.Close()
+		fmt.Println(string(b))
+		os.Exit(0)
 	}
-	fmt.Fprintln(os.Stderr, "the job did not finish in 2 minutes")
+	fmt.Fprintf(os.Stderr, "the job did not finish in 2 minutes: %s %v\n", j.Status, err)
 	os.Exit(3)
 }
 
@@ -838,9 +841,8 @@ func TestCrashHelperProcess(t *testing.T) {
 // killed = true when the process died by SIGKILL at killAt.
 func crashRun(t *testing.T, dir, file, typ, killAt string) (out string, killed bool) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashHelperProcess$")
-	cmd.Env = append(os.Environ(), "JOBDESK_CRASH_HELPER=1", "JOBDESK_CRASH_DIR="+dir, "JOBDESK_CRASH_FILE="+file,
-		"JOBDESK_CRASH_TYPE="+typ, "JOBDESK_CRASH_AT="+killAt)
+	cmd := crashtest.Command(context.Background(), "TestCrashHelperProcess", dir)
+	cmd.Env = append(cmd.Env, "JOBDESK_CRASH_FILE="+file, "JOBDESK_CRASH_TYPE="+typ, "JOBDESK_CRASH_AT="+killAt)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -856,10 +858,8 @@ func crashRun(t *testing.T, dir, file, typ, killAt string) (out string, killed b
 		<-done
 		t.Fatalf("the process did not end: %s", stderr.String())
 	}
-	if ee, ok := err.(*exec.ExitError); ok {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-			return "", true
-		}
+	if crashtest.Killed(err) {
+		return "", true
 	}
 	if err != nil {
 		t.Fatalf("helper: %v\n%s", err, stderr.String())

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"jobdesk/app"
 	"net"
 	"net/http"
 	"os"
@@ -22,6 +21,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/aws/smithy-go"
+
+	"jobdesk/app"
+	"jobdesk/internal/crashtest"
 )
 
 // serveProcess is a `jobdesk serve` started by startServe.
@@ -38,9 +40,9 @@ type serveProcess struct {
 // once it has printed its endpoint; it is stopped with SIGTERM when the test ends.
 func startServe(t *testing.T, dir string, env []string, args ...string) *serveProcess {
 	t.Helper()
-	all, _ := json.Marshal(append([]string{"--data-dir", dir, "serve", "--listen", "127.0.0.1:0", "--workers", "2"}, args...))
-	cmd := exec.Command(os.Args[0], "-test.run=^TestServeHelperProcess$")
-	cmd.Env = append(append(os.Environ(), "JOBDESK_SERVE_HELPER=1", "JOBDESK_SERVE_ARGS="+string(all)), env...)
+	all, _ := json.Marshal(append([]string{"serve", "--listen", "127.0.0.1:0", "--workers", "2"}, args...))
+	cmd := crashtest.Command(context.Background(), "TestServeHelperProcess", dir)
+	cmd.Env = append(append(cmd.Env, "JOBDESK_SERVE_ARGS="+string(all)), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 
 	"jobdesk/app"
 	"jobdesk/assets"
+	"jobdesk/internal/crashtest"
 )
 
 func TestServeUsageErrors(t *testing.T) {
@@ -46,15 +47,14 @@ func TestServeUsageErrors(t *testing.T) {
 	}
 }
 
-// TestServeHelperProcess is not a test: it is the `jobdesk serve` process that TestServeProcess
-// starts (the test binary run again), so that a real signal can stop it.
+// TestServeHelperProcess is not a test: it is the `jobdesk serve` process that startServe
+// starts (the test binary run again) on the data folder it was given, with the arguments of
+// JOBDESK_SERVE_ARGS, so that a real signal can stop it.
 func TestServeHelperProcess(t *testing.T) {
-	if os.Getenv("JOBDESK_SERVE_HELPER") != "1" {
-		t.Skip("run by TestServeProcess")
-	}
+	dir := crashtest.Child(t, "startServe")
 	var args []string
 	json.Unmarshal([]byte(os.Getenv("JOBDESK_SERVE_ARGS")), &args)
-	os.Exit(Main(args, os.Stdout, os.Stderr))
+	os.Exit(Main(append([]string{"--data-dir", dir}, args...), os.Stdout, os.Stderr))
 }
 
 // TestServeProcess runs `jobdesk serve --listen 127.0.0.1:0` as a process of its own, drives it

@@ -6,8 +6,10 @@ package crashtest
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 )
 
@@ -31,4 +33,15 @@ func Command(ctx context.Context, child, dir string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, os.Args[0], append([]string{"-test.run=^" + child + "$", "-test.count=1"}, args...)...)
 	cmd.Env = append(os.Environ(), dirEnv+"="+dir)
 	return cmd
+}
+
+// Killed reports whether err, what a child's Wait or Run returned, says it died by SIGKILL
+// (rather than ending by itself, with or without an error).
+func Killed(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -30,6 +29,7 @@ import (
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
+	"jobdesk/internal/crashtest"
 	"jobdesk/sync/cloudconfig"
 	"jobdesk/sync/cloudjobs"
 	"jobdesk/sync/dispatch"
@@ -59,16 +59,10 @@ const (
 
 var killPoints = []string{killUploadStarted, killUploadFinished, killStarted, killWaiting, killDownloaded, killApplied}
 
-const killChildEnv = "CLOUDJOBS_KILL_CHILD"
-
 // partSize is the children's multipart part size (S3's smallest): the CSV goes up in parts.
 const partSize = 5 << 20
 
 func TestKilledAtEachStepEndsAsAnUndisturbedRun(t *testing.T) {
-	if os.Getenv(killChildEnv) != "" {
-		runKillChild()
-		return
-	}
 	if testing.Short() {
 		t.Skip("a dozen processes killed and restarted")
 	}
@@ -151,34 +145,45 @@ func runKilled(t *testing.T, f *faultCloud, counter *awstest.CountingProxy, typ,
 		if round == 6 || time.Now().After(deadline) {
 			t.Fatalf("job %d is not final after %d children", j.ID, round)
 		}
-		cmd := exec.Command(os.Args[0], "-test.run=^TestKilledAtEachStepEndsAsAnUndisturbedRun$")
-		cmd.Env = append(os.Environ(), killChildEnv+"=1", "KILL_DIR="+v.dir, "KILL_AT="+point, "KILL_S3="+counter.URL,
+		cmd := crashtest.Command(context.Background(), "TestKilledAtEachStepChild", v.dir)
+		cmd.Env = append(cmd.Env, "KILL_AT="+point, "KILL_S3="+counter.URL,
 			"KILL_BUCKET="+f.s3.Bucket, "KILL_SFN="+f.sfn.Endpoint,
 			"KILL_CSV_ARN="+f.cfg.StateMachines["csv-processing"], "KILL_DOC_ARN="+f.cfg.StateMachines["document-conversion"])
 		cmd.Stderr = os.Stderr
+		// The job's events, and other processes' commits as ExternalChange, from before the start.
+		events, stop := v.q.Watch(j.ID)
 		if err := cmd.Start(); err != nil {
+			stop()
 			t.Fatal(err)
 		}
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
+		timeout := time.NewTimer(time.Until(deadline))
 		var err error
 	watch:
 		for {
-			select {
-			case err = <-exited:
-				break watch
-			case <-time.After(20 * time.Millisecond):
-			}
 			if j, _ = v.q.Get(context.Background(), j.ID); j.Status.Final() {
 				cmd.Process.Kill()
 				<-exited
 				break watch
 			}
+			select {
+			case err = <-exited:
+				break watch
+			case <-events:
+			case <-timeout.C:
+				cmd.Process.Kill()
+				<-exited
+				stop()
+				t.Fatalf("job %d is %s, not final after %d children", j.ID, j.Status, round+1)
+			}
 		}
+		timeout.Stop()
+		stop()
 		if j.Status.Final() {
 			break
 		}
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		if !crashtest.Killed(err) {
 			t.Fatalf("the child ended by itself: %v", err)
 		}
 		o.Kills++
@@ -234,17 +239,18 @@ func executionsNamed(t *testing.T, f *faultCloud, workflow, name string, id int6
 	return n
 }
 
-// runKillChild is the dispatching process: the app's cloud handlers over the data folder, its
-// clients watched by a killer that ends the process at KILL_AT, once per folder.
-func runKillChild() {
-	dir := os.Getenv("KILL_DIR")
+// TestKilledAtEachStepChild is the dispatching process TestKilledAtEachStepEndsAsAnUndisturbedRun
+// starts: the app's cloud handlers over the data folder, its clients watched by a killer that
+// ends the process at KILL_AT, once per folder.
+func TestKilledAtEachStepChild(t *testing.T) {
+	dir := crashtest.Child(t, "TestKilledAtEachStepEndsAsAnUndisturbedRun")
 	db, err := store.OpenDir(dir, queue.Migrations, flow.Migrations, csvsqlite.Migrations, docsqlite.Migrations)
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
 	q, err := queue.Open(db, queue.Options{DataDir: dir, WatchInterval: 50 * time.Millisecond})
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
 	k := &killer{point: os.Getenv("KILL_AT"), marker: filepath.Join(dir, "killed-"+os.Getenv("KILL_AT"))}
 	awsCfg := aws.Config{Region: awstest.Region, Credentials: credentials.NewStaticCredentialsProvider("jobdesk-test", "jobdesk-test-secret", "")}
