@@ -113,7 +113,7 @@ func (u *UI) showFileInApp(path string) {
 	case err != nil:
 		body = widget.NewLabel(u.errorText(err))
 	case ext == ".md":
-		rt := widget.NewRichTextFromMarkdown(string(data))
+		rt := markdownRichText(string(data))
 		rt.Wrapping = fyne.TextWrapWord
 		body = rt
 	case ext == ".csv" || ext == ".txt" || ext == ".json" || ext == ".log":
