@@ -1,6 +1,7 @@
 package docjob
 
 import (
+	"html"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -27,7 +28,9 @@ func EscapeMarkdown(s string) string {
 // escapeInline escapes a run of document text that stands inside a line (a run of a paragraph,
 // a table cell, link text, a heading's text): "<" that could open HTML or an autolink, "&" that
 // would form an entity, backslashes before punctuation, backticks, brackets, "*" and "_" where
-// they could open or close emphasis, and "#" closing a heading. Line-start forms are
+// they could open or close emphasis (not between spaces, nor "_" inside a word), and "#"
+// closing a heading. At the ends of s the neighbouring text is unknown: "*", "_" and "<" there
+// are escaped. Line-start forms are
 // escapeLineStarts's, applied once the line is assembled.
 func escapeInline(s string) string {
 	if !strings.ContainsAny(s, "<&\\`*_[]#>") {
@@ -71,7 +74,7 @@ func escapeInline(s string) string {
 				b.WriteByte('\\')
 			}
 		case '_':
-			if !(wordBefore(s, i) && wordAfter(s, i+1)) {
+			if !(wordBefore(s, i) && wordAfter(s, i+1)) && !(spaceBefore(s, i) && spaceAfter(s, i+1)) {
 				b.WriteByte('\\')
 			}
 		case '#':
@@ -215,4 +218,59 @@ func wordAfter(s string, i int) bool {
 // as a Markdown table, each cell escaped; writeTable takes cells that are Markdown already.
 func writeTextTable(b *strings.Builder, rows [][]string) {
 	writeRows(b, rows, escapeInline)
+}
+
+// MarkdownText is the text a CommonMark reader shows for escaped text s, the inverse of
+// EscapeMarkdown for a line of text (a section's title): a backslash before ASCII punctuation
+// is dropped, entity and numeric character references closed by ";" become their characters.
+func MarkdownText(s string) string {
+	if !strings.ContainsAny(s, `\&`) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\\' && i+1 < len(s) && isASCIIPunct(s[i+1]) {
+			b.WriteByte(s[i+1])
+			i++
+			continue
+		}
+		if c == '&' {
+			if j := strings.IndexByte(s[i:], ';'); j > 1 && j <= 40 {
+				ref := s[i : i+j+1]
+				if r := html.UnescapeString(ref); r != ref && validRef(ref) {
+					b.WriteString(r)
+					i += j
+					continue
+				}
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// validRef reports whether ref ("&…;") has a reference's shape: a name of letters and digits,
+// "#" and 1–7 digits, or "#x" and 1–6 hex digits.
+func validRef(ref string) bool {
+	body := ref[1 : len(ref)-1]
+	hex := strings.HasPrefix(body, "#x") || strings.HasPrefix(body, "#X")
+	switch {
+	case hex:
+		body = body[2:]
+	case strings.HasPrefix(body, "#"):
+		body = body[1:]
+	}
+	if body == "" || hex && len(body) > 6 || ref[1] == '#' && !hex && len(body) > 7 {
+		return false
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		ok := c >= '0' && c <= '9' || ref[1] != '#' && isASCIILetter(c) || hex && (c|0x20 >= 'a' && c|0x20 <= 'f')
+		if !ok {
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package docjob
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"html"
 	"regexp"
 	"strings"
@@ -46,6 +47,9 @@ func shownText(h string) string {
 func TestEscapeMarkdownReadsBack(t *testing.T) {
 	for _, s := range markupLike {
 		md := EscapeMarkdown(s)
+		if !strings.Contains(s, "\n") && MarkdownText(md) != s {
+			t.Errorf("MarkdownText(%q) = %q, want %q", md, MarkdownText(md), s)
+		}
 		out := commonMark(t, md)
 		if got := strings.TrimSpace(shownText(out)); got != s {
 			t.Errorf("%q escaped as %q reads %q", s, md, got)
@@ -67,6 +71,7 @@ func TestEscapeMarkdownReadsBack(t *testing.T) {
 		"AT&T":            "AT&T",
 		"見出し #":           `見出し \#`,
 		"a * b":           "a * b",
+		"for _ in":        "for _ in",
 		"- 項目":            `\- 項目`,
 		"-5℃":             "-5℃",
 		"2024.":           `2024\.`, // an empty ordered list item otherwise
@@ -255,3 +260,32 @@ func TestCellsLookingLikeMarkup(t *testing.T) {
 		checkReadsBack(t, d.Markdown, out, []string{"<div>箱</div>", "*至急* [x](y)"})
 	}
 }
+
+// TestMailAndFeedTextLooksLikeMarkup: a plain mail body and its headers, and a feed's plain
+// titles and descriptions, keep text that looks like markup as text.
+func TestMailAndFeedTextLooksLikeMarkup(t *testing.T) {
+	eml := "From: yamada@example.jp\r\nTo: sato@example.jp\r\nSubject: =?UTF-8?B?" + b64("<件名> *至急*") + "?=\r\n" +
+		"Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n<div>本文</div>\r\n\r\n1. 番号ではない\r\n"
+	rss := `<?xml version="1.0"?><rss version="2.0"><channel><title>社内 *速報* &amp;amp; 1</title><description>plain [x](y)</description>` +
+		`<item><title># 1 号</title><description>1. 番号ではない *注*</description></item></channel></rss>`
+	for _, tc := range []struct {
+		name  string
+		data  string
+		texts []string
+	}{
+		{"m.eml", eml, []string{"<件名> *至急*", "<div>本文</div>", "1. 番号ではない"}},
+		{"feed.xml", rss, []string{"社内 *速報* &amp; 1", "plain [x](y)", "# 1 号", "1. 番号ではない *注*"}},
+	} {
+		d, err := Convert(context.Background(), []byte(tc.data), tc.name, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := commonMark(t, d.Markdown)
+		checkReadsBack(t, d.Markdown, out, tc.texts)
+		if strings.Contains(out, "<div>") || strings.Contains(out, "<em>") || strings.Contains(out, "<ol>") || strings.Contains(out, `<a href="y"`) {
+			t.Errorf("%s: the text made markup of its own:\n%s", tc.name, out)
+		}
+	}
+}
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
