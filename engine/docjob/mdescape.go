@@ -27,13 +27,14 @@ func EscapeMarkdown(s string) string {
 
 // escapeInline escapes a run of document text that stands inside a line (a run of a paragraph,
 // a table cell, link text, a heading's text): "<" that could open HTML or an autolink, "&" that
-// would form an entity, backslashes before punctuation, backticks, brackets, "*" and "_" where
-// they could open or close emphasis (not between spaces, nor "_" inside a word), and "#"
+// would form an entity, backslashes before punctuation, backticks, brackets, "*", "_" and "~"
+// where they could open or close emphasis or strikethrough (not between spaces, nor "_" inside a
+// word), and "#"
 // closing a heading. At the ends of s the neighbouring text is unknown: "*", "_" and "<" there
 // are escaped. Line-start forms are
 // escapeLineStarts's, applied once the line is assembled.
 func escapeInline(s string) string {
-	if !strings.ContainsAny(s, "<&\\`*_[]#>") {
+	if !strings.ContainsAny(s, "<&\\`*_[]#>~") {
 		return s
 	}
 	var b strings.Builder
@@ -69,7 +70,7 @@ func escapeInline(s string) string {
 			}
 		case '`', '[', ']':
 			b.WriteByte('\\')
-		case '*':
+		case '*', '~': // "~" strikes text through in GitHub's Markdown
 			if !(spaceBefore(s, i) && spaceAfter(s, i+1)) {
 				b.WriteByte('\\')
 			}

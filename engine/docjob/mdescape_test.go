@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/xuri/excelize/v2"
 	"github.com/yuin/goldmark"
@@ -289,3 +291,28 @@ func TestMailAndFeedTextLooksLikeMarkup(t *testing.T) {
 }
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// FuzzEscapeMarkdown: any line of text, escaped, reads back as itself in CommonMark (as one
+// paragraph, or nothing for a blank line) and through MarkdownText.
+func FuzzEscapeMarkdown(f *testing.F) {
+	for _, s := range markupLike {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) || strings.ContainsAny(s, "\n\r\x00") || len(s) > 200 {
+			return
+		}
+		s = strings.TrimSpace(Clean(s))
+		if s == "" || strings.ContainsAny(s, "\t\f\v\u0085\u00a0") || strings.ContainsFunc(s, unicode.IsSpace) && strings.Contains(s, "  ") {
+			return // white space runs are the reader's to collapse
+		}
+		md := EscapeMarkdown(s)
+		if got := MarkdownText(md); got != s {
+			t.Fatalf("MarkdownText(%q) = %q, want %q", md, got, s)
+		}
+		out := commonMark(t, md)
+		if got := strings.TrimSpace(shownText(out)); got != s {
+			t.Fatalf("%q escaped as %q reads %q (%s)", s, md, got, out)
+		}
+	})
+}
