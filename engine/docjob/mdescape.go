@@ -98,9 +98,9 @@ func escapeInline(s string) string {
 }
 
 // escapeLineStarts escapes the forms that mean a block when they open a line of s (text already
-// escaped by escapeInline): "#" (heading), ">" (quote), "-", "+" and "1." / "1)" before a space
-// (list items), a line of "-" or "=" (thematic break, setext underline), "~~~" (a fence) and "|"
-// (a table row).
+// escaped by escapeInline): "#" (heading), ">" (quote), "-", "+", "*" and "1." / "1)" before a
+// space (list items), a line of "-", "*", "_" or "=" (thematic break, setext underline), "~~~"
+// (a fence) and "|" (a table row).
 func escapeLineStarts(s string) string {
 	if s == "" {
 		return s
@@ -135,12 +135,12 @@ func escapeLineStart(line string) string {
 	switch c := t[0]; {
 	case c == '#' || c == '>' || c == '|':
 		return lead + `\` + t
-	case c == '-' || c == '+':
-		if blankAfter(1) || strings.Trim(t, "- \t") == "" {
+	case c == '-' || c == '+' || c == '*':
+		if blankAfter(1) || strings.Trim(t, string(c)+" \t") == "" {
 			return lead + `\` + t
 		}
-	case c == '=':
-		if strings.Trim(t, "= \t") == "" {
+	case c == '=' || c == '_':
+		if strings.Trim(t, string(c)+" \t") == "" {
 			return lead + `\` + t
 		}
 	case c == '~':

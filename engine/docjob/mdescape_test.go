@@ -316,3 +316,35 @@ func FuzzEscapeMarkdown(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEscapeMarkdownLines: any paragraph of lines (white space runs collapsed, as a reader
+// shows them), escaped, reads back line by line as written in CommonMark.
+func FuzzEscapeMarkdownLines(f *testing.F) {
+	for _, s := range markupLike {
+		f.Add(s + "\n" + s)
+	}
+	f.Add("abc\n---")
+	f.Add("abc\n===")
+	f.Add("abc\n    code")
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) || len(s) > 200 {
+			return
+		}
+		var lines []string
+		for _, l := range strings.Split(Clean(s), "\n") {
+			l = strings.Join(strings.Fields(l), " ")
+			if l != "" {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) == 0 {
+			return
+		}
+		s = strings.Join(lines, "\n")
+		md := EscapeMarkdown(s)
+		out := commonMark(t, md)
+		if got := strings.TrimSpace(shownText(out)); got != s {
+			t.Fatalf("%q escaped as %q reads %q (%s)", s, md, got, out)
+		}
+	})
+}
