@@ -277,7 +277,7 @@ func (w *mdRender) element(n *html.Node, depth int) string {
 	switch n.DataAtom {
 	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
 		level := int(n.Data[1] - '0')
-		t := oneLine(w.inlineChildren(n, depth))
+		t := oneLine(w.inlineText(n, depth))
 		if t == "" {
 			return ""
 		}
@@ -315,7 +315,7 @@ func (w *mdRender) element(n *html.Node, depth int) string {
 	case atom.Table:
 		return w.table(n, depth)
 	case atom.Dt:
-		t := oneLine(w.inlineChildren(n, depth))
+		t := oneLine(w.inlineText(n, depth))
 		if t == "" {
 			return ""
 		}
@@ -393,7 +393,7 @@ func (w *mdRender) table(n *html.Node, depth int) string {
 			}
 			switch c.DataAtom {
 			case atom.Caption:
-				caption = oneLine(w.inlineChildren(c, depth))
+				caption = oneLine(w.inlineText(c, depth))
 			case atom.Thead, atom.Tbody, atom.Tfoot:
 				collect(c)
 			case atom.Tr:
@@ -457,6 +457,12 @@ func colspan(n *html.Node) int {
 		return s
 	}
 	return 1
+}
+
+// inlineText is n's inline content on its own (a heading's, a link's, a caption's text), without
+// the blockMarks of blocks met inside it: it is not a paragraph whose lines are escaped later.
+func (w *mdRender) inlineText(n *html.Node, depth int) string {
+	return strings.ReplaceAll(w.inlineChildren(n, depth), blockMark, "")
 }
 
 func (w *mdRender) inlineChildren(n *html.Node, depth int) string {
@@ -569,7 +575,7 @@ func (w *mdRender) inline(n *html.Node, depth int) string {
 		}
 		return tick + t + tick
 	case atom.A:
-		inner := w.inlineChildren(n, depth)
+		inner := w.inlineText(n, depth)
 		href := strings.TrimSpace(attr(n, "href"))
 		text := oneLine(inner)
 		if href == "" || strings.HasPrefix(strings.ToLower(href), "javascript:") || text == "" {

@@ -214,7 +214,7 @@ func TestHTMLTextLooksLikeMarkup(t *testing.T) {
 	page := `<html><head><title>&lt;題&gt;</title></head><body><h1>&lt;div&gt; の *使い方*</h1>` +
 		`<p>&lt;m:oMath&gt; と [x](y) と &amp;lt;</p><p>1. 番号ではない</p><p># 見出しではない<br>- 項目ではない</p>` +
 		`<ul><li>&gt; 引用ではない</li></ul><p>コード <code>*x* &lt;y&gt;</code></p><pre>**そのまま** &lt;z&gt;</pre>` +
-		`<p><span>前<div><h2>中の見出し</h2></div>後</span></p>` +
+		`<div><span>前<div><h2>中の見出し</h2></div>後</span></div>` +
 		`<table><tr><th>列</th><th>値</th></tr><tr><td>&lt;b&gt;</td><td>_c_</td></tr></table></body></html>`
 	texts := []string{"<div> の *使い方*", "<m:oMath> と [x](y) と &lt;", "1. 番号ではない", "# 見出しではない", "- 項目ではない", "> 引用ではない", "*x* <y>", "**そのまま** <z>", "<b>", "_c_"}
 	for _, tc := range []struct {
@@ -234,6 +234,15 @@ func TestHTMLTextLooksLikeMarkup(t *testing.T) {
 			strings.Contains(out, "<div>") || strings.Contains(out, "<b>") || strings.Contains(out, "<em>") {
 			t.Errorf("%s: the page's text made markup of its own, or its own markup was lost:\n%s\n%s", tc.name, md, out)
 		}
+	}
+}
+
+// TestHTMLBlockInsideLink: a block inside a link (a <div> in an <a>, as search pages write)
+// leaves no trace of its own in the link's text.
+func TestHTMLBlockInsideLink(t *testing.T) {
+	md := htmlMarkdown(`<p><a href="https://example.jp"><div>枠の *中*</div></a></p><h2><span><div>見出し</div></span></h2>`, false)
+	if !strings.Contains(md, "[枠の \\*中\\*](https://example.jp)") || !strings.Contains(md, "## 見出し") || strings.Contains(md, blockMark) {
+		t.Fatalf("%q", md)
 	}
 }
 
