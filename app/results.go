@@ -18,6 +18,7 @@ import (
 
 	"jobdesk/app/aifamily"
 	"jobdesk/engine/aijob"
+	"jobdesk/engine/docjob"
 	"jobdesk/engine/flow"
 	"jobdesk/engine/job"
 )
@@ -338,9 +339,9 @@ func MarkdownSections(md string) []DocSection {
 		case strings.HasPrefix(line, "```"):
 			fenced = !fenced
 		case !fenced && strings.HasPrefix(line, "# "):
-			out = append(out, DocSection{Title: strings.TrimSpace(line[2:]), Level: 1, Start: off})
+			out = append(out, DocSection{Title: docjob.MarkdownText(strings.TrimSpace(line[2:])), Level: 1, Start: off})
 		case !fenced && strings.HasPrefix(line, "## "):
-			out = append(out, DocSection{Title: strings.TrimSpace(line[3:]), Level: 2, Start: off})
+			out = append(out, DocSection{Title: docjob.MarkdownText(strings.TrimSpace(line[3:])), Level: 2, Start: off})
 		}
 		off = end
 	}

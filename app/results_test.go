@@ -106,6 +106,15 @@ func TestMarkdownSections(t *testing.T) {
 	}
 }
 
+// TestMarkdownSectionTitlesReadAsWritten: a sheet or slide title the converter escaped is
+// offered as the document wrote it.
+func TestMarkdownSectionTitlesReadAsWritten(t *testing.T) {
+	s := MarkdownSections("# &lt;div&gt;\\*案\\*.pptx\n\n## Slide 1: Q1\\_ \\[速報\\] &amp;lt;\n")
+	if len(s) != 2 || s[0].Title != "<div>*案*.pptx" || s[1].Title != "Slide 1: Q1_ [速報] &lt;" {
+		t.Fatalf("%+v", s)
+	}
+}
+
 // TestGoalOfJobAndExport: an AI job's goal comes with its chart and usage, and saves as
 // Markdown, CSV and XLSX.
 func TestGoalOfJobAndExport(t *testing.T) {

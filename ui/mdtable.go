@@ -103,7 +103,7 @@ func markdownView(md string) fyne.CanvasObject {
 			if strings.TrimSpace(b.text) == "" {
 				continue
 			}
-			rt := widget.NewRichTextFromMarkdown(b.text)
+			rt := markdownRichText(b.text)
 			rt.Wrapping = fyne.TextWrapWord
 			box.Add(rt)
 			continue
@@ -146,20 +146,11 @@ func cellTable(rows [][]string) fyne.CanvasObject {
 	return container.NewHScroll(grid)
 }
 
-// unescapeMarkdown removes the backslashes the converter put before Markdown's special
-// characters, so a cell reads as the document wrote it.
+// unescapeMarkdown reads a cell as the document wrote it: the line breaks the converter wrote
+// as <br> (the document's own "<br>" is escaped, "&lt;br&gt;") become new lines, and the
+// backslash escapes and entity references become their characters (see markdownText).
 func unescapeMarkdown(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\\`*_{}[]()#+-.!|<>~", s[i+1]) >= 0 {
-			i++
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return markdownText(strings.ReplaceAll(s, "<br>", "\n"))
 }
 
 // wrapCell breaks text into lines no wider than maxCellWidth in style (at a space when one is

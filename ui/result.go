@@ -113,7 +113,7 @@ func (rv *resultViews) showFileInApp(path string) {
 	case err != nil:
 		body = widget.NewLabel(rv.host.errorText(err))
 	case ext == ".md":
-		rt := widget.NewRichTextFromMarkdown(string(data))
+		rt := markdownRichText(string(data))
 		rt.Wrapping = fyne.TextWrapWord
 		body = rt
 	case ext == ".csv" || ext == ".txt" || ext == ".json" || ext == ".log":

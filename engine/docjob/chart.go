@@ -192,7 +192,7 @@ func (cd *chartData) markdown(b *strings.Builder) {
 		kind = "Chart"
 	}
 	if cd.title != "" {
-		b.WriteString("**" + oneLine(cd.title) + "** (" + kind + ")\n\n")
+		b.WriteString("**" + escapeInline(oneLine(cd.title)) + "** (" + kind + ")\n\n")
 	} else {
 		b.WriteString("**" + kind + "**\n\n")
 	}
@@ -216,6 +216,6 @@ func (cd *chartData) markdown(b *strings.Builder) {
 		}
 		rows = append(rows, row)
 	}
-	writeTable(b, rows)
+	writeTextTable(b, rows)
 	b.WriteString("\n")
 }

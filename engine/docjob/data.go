@@ -462,7 +462,7 @@ func convertFeed(data []byte) (*Doc, error) {
 	}
 	var b strings.Builder
 	if title != "" {
-		b.WriteString("# " + oneLine(title) + "\n\n")
+		b.WriteString("# " + escapeInline(oneLine(title)) + "\n\n")
 	}
 	if desc != "" {
 		b.WriteString(strings.TrimSpace(feedText(desc)) + "\n\n")
@@ -471,10 +471,10 @@ func convertFeed(data []byte) (*Doc, error) {
 		b.WriteString("## " + oneLine(feedText(it.Title)) + "\n\n")
 		var meta []string
 		if it.Date != "" {
-			meta = append(meta, "Published: "+it.Date)
+			meta = append(meta, "Published: "+escapeInline(it.Date))
 		}
 		if it.Author != "" {
-			meta = append(meta, "Author: "+it.Author)
+			meta = append(meta, "Author: "+escapeInline(it.Author))
 		}
 		if it.Link != "" {
 			meta = append(meta, "Link: "+it.Link)
@@ -492,12 +492,13 @@ func convertFeed(data []byte) (*Doc, error) {
 	return &Doc{Kind: KindFeed, Markdown: strings.TrimSpace(b.String()) + "\n", Method: MethodNative, Pages: 1}, nil
 }
 
-// feedText renders a feed field that may hold HTML (escaped or in CDATA) as Markdown.
+// feedText renders a feed field that may hold HTML (escaped or in CDATA) as Markdown, plain
+// text escaped.
 func feedText(s string) string {
 	if strings.Contains(s, "<") && strings.Contains(s, ">") {
 		return htmlMarkdown(s, false)
 	}
-	return s
+	return EscapeMarkdown(s)
 }
 
 func attrVal(t xml.StartElement, local string) string {

@@ -633,7 +633,11 @@ func (dr *docxReader) para(b *strings.Builder, p *node) {
 		if strings.HasPrefix(prefix, "\x00") {
 			text = oneLine(text)
 		} else if prefix != "" {
-			text = strings.ReplaceAll(text, "\n", " ")
+			// a list item's text starts where its marker ends: a "1. " or "# " there would
+			// open a list or heading inside the item
+			text = escapeLineStarts(strings.ReplaceAll(text, "\n", " "))
+		} else {
+			text = escapeLineStarts(text)
 		}
 		b.WriteString(prefix + text + "\n\n")
 	}
@@ -822,6 +826,15 @@ func roman(n int) string {
 // parentheses when Options.Furigana is set).
 func (dr *docxReader) paraText(p *node) (string, []*node) {
 	var b strings.Builder
+	// The document's text is gathered across runs (Word splits "<div>" or "&lt;" anywhere) and
+	// escaped as one before any Markdown of the converter's own is written.
+	var txt strings.Builder
+	flush := func() {
+		if txt.Len() > 0 {
+			b.WriteString(escapeInline(txt.String()))
+			txt.Reset()
+		}
+	}
 	var boxes []*node
 	inField := 0
 	var walk func(ks []*node)
@@ -830,16 +843,16 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 			switch k.name {
 			case "t":
 				if inField == 0 {
-					b.WriteString(k.text)
+					txt.WriteString(k.text)
 				}
 			case "tab", "ptab":
-				b.WriteByte('\t')
+				txt.WriteByte('\t')
 			case "br", "cr":
 				if k.a("type") == "" || k.a("type") == "textWrapping" {
-					b.WriteByte('\n')
+					txt.WriteByte('\n')
 				}
 			case "noBreakHyphen":
-				b.WriteByte('-')
+				txt.WriteByte('-')
 			case "fldChar":
 				switch k.a("fldCharType") {
 				case "begin":
@@ -862,7 +875,7 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 						var rb strings.Builder
 						collectT(rt, &rb)
 						if s := strings.TrimSpace(rb.String()); s != "" {
-							b.WriteString("(" + s + ")")
+							txt.WriteString("(" + s + ")")
 						}
 					}
 				}
@@ -873,12 +886,14 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 				if k.name == "endnoteReference" {
 					key, label = "e:"+id, "[^e"+id+"]"
 				}
+				flush()
 				b.WriteString(label)
 				dr.noteOrder = appendUnique(dr.noteOrder, key)
 			case "txbxContent":
 				boxes = append(boxes, k)
 			case "oMath":
 				if tex := ommlLaTeX(k); tex != "" {
+					flush()
 					if s := b.String(); s != "" && !strings.HasSuffix(s, " ") && !strings.HasSuffix(s, "\n") {
 						b.WriteByte(' ')
 					}
@@ -892,10 +907,12 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 					}
 				})
 				if len(eqs) > 0 {
+					flush()
 					b.WriteString("\n\n$$" + strings.Join(eqs, ` \\ `) + "$$\n\n")
 				}
 			case "drawing", "pict", "object":
 				if s := dr.picture(k); s != "" {
+					flush()
 					b.WriteString(s)
 				}
 				walk(k.kids)
@@ -905,8 +922,10 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 					walk(k.kids)
 					continue
 				}
+				flush()
 				start := b.Len()
 				walk(k.kids)
+				flush()
 				inner := b.String()[start:]
 				if strings.TrimSpace(inner) != "" && !strings.ContainsAny(inner, "[]\n") && !strings.ContainsAny(r.target, " ()") {
 					rest := b.String()[:start]
@@ -928,6 +947,7 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 		}
 		walk([]*node{k})
 	}
+	flush()
 	return b.String(), boxes
 }
 
@@ -1011,12 +1031,12 @@ func (dr *docxReader) readComments(root *node) {
 		if k.name != "comment" {
 			return
 		}
-		who := k.a("author")
+		who := escapeInline(k.a("author"))
 		if who == "" {
 			who = "anonymous"
 		}
 		if d := k.a("date"); d != "" {
-			who += ", " + d
+			who += ", " + escapeInline(d)
 		}
 		if t := oneLine(dr.blocksText(k)); t != "" {
 			dr.comments[k.a("id")] = "(" + who + "): " + t

@@ -116,6 +116,8 @@ func convertEPUB(ctx context.Context, data []byte) (*Doc, error) {
 		if v := oneLine(x.value); v != "" {
 			if x.label == "Description" {
 				v = oneLine(feedText(v))
+			} else {
+				v = escapeInline(v)
 			}
 			fmt.Fprintf(&head, "**%s:** %s  \n", x.label, v)
 		}

@@ -505,7 +505,7 @@ func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json
 		if cr.Status != StatusFailed && cr.OutputPath != "" {
 			md, err := blob.ReadAll(ctx, c.blobs(), cr.OutputPath)
 			if err == nil {
-				fmt.Fprintf(&b, "# %s\n\n%s\n\n", cr.Name, strings.TrimSpace(string(md)))
+				fmt.Fprintf(&b, "# %s\n\n%s\n\n", escapeInline(cr.Name), strings.TrimSpace(string(md)))
 				res.PageCount += cr.PageCount
 				ok++
 			} else {

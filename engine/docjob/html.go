@@ -72,14 +72,32 @@ func htmlMarkdown(s string, withTitle bool) string {
 		root = m
 	}
 	w := &mdRender{}
-	body := w.block(root, 0)
+	body := strings.ReplaceAll(w.block(root, 0), blockMark, "")
 	out := tidyMarkdown(body)
 	if withTitle {
 		if t := findTitle(doc); t != "" && !hasH1(out) {
-			out = "# " + t + "\n\n" + out
+			out = "# " + escapeInline(t) + "\n\n" + out
 		}
 	}
 	return out
+}
+
+// blockMark encloses a block element's Markdown met inside inline content (a <div> in a <span>):
+// escapeTextLines leaves its lines as they are; htmlMarkdown removes the marks.
+const blockMark = "\x01"
+
+// escapeTextLines escapes the line starts of a paragraph's inline Markdown (its text runs were
+// escaped as they were read), skipping the blocks between blockMarks, which are Markdown already,
+// and removes the marks.
+func escapeTextLines(t string) string {
+	if !strings.Contains(t, blockMark) {
+		return escapeLineStarts(t)
+	}
+	parts := strings.Split(t, blockMark)
+	for i := 0; i < len(parts); i += 2 {
+		parts[i] = escapeLineStarts(parts[i])
+	}
+	return strings.Join(parts, "") // the marks are spent: the paragraph is Markdown now
 }
 
 // htmlPlainText is the text of markup the parser refuses, one block per text run, without
@@ -102,7 +120,7 @@ func htmlPlainText(s string) string {
 			}
 		case html.TextToken:
 			if t := oneLine(string(z.Text())); t != "" && skip == 0 {
-				b.WriteString(t + "\n\n")
+				b.WriteString(EscapeMarkdown(t) + "\n\n")
 			}
 		}
 	}
@@ -234,7 +252,7 @@ func (w *mdRender) block(n *html.Node, depth int) string {
 	flush := func() {
 		if t := strings.TrimSpace(line.String()); t != "" {
 			b.WriteString("\n\n")
-			b.WriteString(t)
+			b.WriteString(escapeTextLines(t))
 			b.WriteString("\n\n")
 		}
 		line.Reset()
@@ -254,12 +272,12 @@ func (w *mdRender) block(n *html.Node, depth int) string {
 // element renders one block element.
 func (w *mdRender) element(n *html.Node, depth int) string {
 	if depth > maxHTMLDepth {
-		return "\n\n" + strings.Join(strings.Fields(htmlText(n)), " ") + "\n\n"
+		return "\n\n" + EscapeMarkdown(strings.Join(strings.Fields(htmlText(n)), " ")) + "\n\n"
 	}
 	switch n.DataAtom {
 	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
 		level := int(n.Data[1] - '0')
-		t := oneLine(w.inlineChildren(n, depth))
+		t := oneLine(w.inlineText(n, depth))
 		if t == "" {
 			return ""
 		}
@@ -297,7 +315,7 @@ func (w *mdRender) element(n *html.Node, depth int) string {
 	case atom.Table:
 		return w.table(n, depth)
 	case atom.Dt:
-		t := oneLine(w.inlineChildren(n, depth))
+		t := oneLine(w.inlineText(n, depth))
 		if t == "" {
 			return ""
 		}
@@ -375,7 +393,7 @@ func (w *mdRender) table(n *html.Node, depth int) string {
 			}
 			switch c.DataAtom {
 			case atom.Caption:
-				caption = oneLine(w.inlineChildren(c, depth))
+				caption = oneLine(w.inlineText(c, depth))
 			case atom.Thead, atom.Tbody, atom.Tfoot:
 				collect(c)
 			case atom.Tr:
@@ -439,6 +457,12 @@ func colspan(n *html.Node) int {
 		return s
 	}
 	return 1
+}
+
+// inlineText is n's inline content on its own (a heading's, a link's, a caption's text), without
+// the blockMarks of blocks met inside it: it is not a paragraph whose lines are escaped later.
+func (w *mdRender) inlineText(n *html.Node, depth int) string {
+	return strings.ReplaceAll(w.inlineChildren(n, depth), blockMark, "")
 }
 
 func (w *mdRender) inlineChildren(n *html.Node, depth int) string {
@@ -509,7 +533,7 @@ func cellMarkdown(s string) string {
 func (w *mdRender) inline(n *html.Node, depth int) string {
 	switch n.Type {
 	case html.TextNode:
-		return collapseSpace(n.Data)
+		return escapeInline(collapseSpace(n.Data))
 	case html.ElementNode:
 	default:
 		return ""
@@ -518,10 +542,11 @@ func (w *mdRender) inline(n *html.Node, depth int) string {
 		return ""
 	}
 	if depth > maxHTMLDepth {
-		return " " + strings.Join(strings.Fields(htmlText(n)), " ") + " "
+		return " " + escapeInline(strings.Join(strings.Fields(htmlText(n)), " ")) + " "
 	}
 	if isBlockAtom(n.DataAtom) {
-		return w.element(n, depth)
+		// marked so that the paragraph around it escapes only its own text's line starts
+		return blockMark + w.element(n, depth) + blockMark
 	}
 	switch n.DataAtom {
 	case atom.Br:
@@ -530,9 +555,9 @@ func (w *mdRender) inline(n *html.Node, depth int) string {
 		alt := oneLine(attr(n, "alt"))
 		src := shortURI(attr(n, "src"))
 		if src == "" {
-			return alt
+			return escapeInline(alt)
 		}
-		return "![" + alt + "](" + src + ")"
+		return "![" + escapeInline(alt) + "](" + src + ")"
 	case atom.Strong, atom.B:
 		return wrapInline(w.inlineChildren(n, depth), "**")
 	case atom.Em, atom.I, atom.Cite:
@@ -550,7 +575,7 @@ func (w *mdRender) inline(n *html.Node, depth int) string {
 		}
 		return tick + t + tick
 	case atom.A:
-		inner := w.inlineChildren(n, depth)
+		inner := w.inlineText(n, depth)
 		href := strings.TrimSpace(attr(n, "href"))
 		text := oneLine(inner)
 		if href == "" || strings.HasPrefix(strings.ToLower(href), "javascript:") || text == "" {

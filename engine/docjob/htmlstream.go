@@ -23,6 +23,8 @@ func htmlStreamMarkdown(s string) string {
 	var line strings.Builder // inline text of the current block or cell
 	skip := 0                // depth inside dropped elements
 	pre := 0
+	code := 0        // open inline code elements: their text is not escaped
+	heading := false // the line being read opens with a heading's marker
 	type list struct {
 		ordered bool
 		n       int
@@ -42,7 +44,7 @@ func htmlStreamMarkdown(s string) string {
 		t := strings.TrimSpace(collapseSpace(line.String()))
 		line.Reset()
 		if t != "" || itemPrefix != "" {
-			out.WriteString(strings.Repeat("> ", quote) + itemPrefix + t + "\n")
+			out.WriteString(strings.Repeat("> ", quote) + itemPrefix + escapeLineStarts(t) + "\n")
 		}
 		itemPrefix = ""
 	}
@@ -53,6 +55,11 @@ func htmlStreamMarkdown(s string) string {
 		}
 		t := strings.TrimSpace(collapseSpace(line.String()))
 		line.Reset()
+		if heading {
+			heading = false // the line opens with the heading's own marker
+		} else {
+			t = escapeLineStarts(t)
+		}
 		if t == "" {
 			return
 		}
@@ -86,8 +93,10 @@ func htmlStreamMarkdown(s string) string {
 			}
 			if pre > 0 {
 				line.Write(z.Text())
-			} else {
+			} else if code > 0 {
 				line.WriteString(string(z.Text()))
+			} else {
+				line.WriteString(escapeInline(string(z.Text())))
 			}
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
 			name, hasAttr := z.TagName()
@@ -119,6 +128,7 @@ func htmlStreamMarkdown(s string) string {
 				endBlock()
 				if !end {
 					line.WriteString(strings.Repeat("#", int(name[1]-'0')) + " ")
+					heading = true
 				}
 			case atom.P, atom.Div, atom.Section, atom.Article, atom.Header, atom.Footer, atom.Aside, atom.Dl, atom.Dt, atom.Dd,
 				atom.Figure, atom.Figcaption, atom.Address, atom.Center, atom.Details, atom.Summary, atom.Fieldset, atom.Caption:
@@ -235,9 +245,14 @@ func htmlStreamMarkdown(s string) string {
 				if pre == 0 {
 					line.WriteString("`")
 				}
+				if !end {
+					code++
+				} else if code > 0 {
+					code--
+				}
 			case atom.Img:
 				if src := shortURI(attrs["src"]); src != "" {
-					line.WriteString("![" + oneLine(attrs["alt"]) + "](" + src + ")")
+					line.WriteString("![" + escapeInline(oneLine(attrs["alt"])) + "](" + src + ")")
 				}
 			case atom.A:
 				if !end {

@@ -61,11 +61,11 @@ func renderMail(ctx context.Context, m *mailMessage, kind Kind, opt Options) (*D
 	b.WriteString("# Email Message\n\n")
 	for _, f := range []struct{ k, v string }{{"From", m.From}, {"To", m.To}, {"Cc", m.Cc}, {"Date", m.Date}, {"Subject", m.Subject}} {
 		if v := strings.TrimSpace(Clean(f.v)); v != "" {
-			fmt.Fprintf(&b, "**%s:** %s  \n", f.k, oneLine(v))
+			fmt.Fprintf(&b, "**%s:** %s  \n", f.k, escapeInline(oneLine(v)))
 		}
 	}
 	b.WriteString("\n## Content\n\n")
-	body := strings.TrimSpace(Clean(m.Text))
+	body := EscapeMarkdown(strings.TrimSpace(Clean(m.Text)))
 	if body == "" && m.HTML != "" {
 		body = strings.TrimSpace(htmlMarkdown(m.HTML, false))
 	}
@@ -116,11 +116,11 @@ func renderMail(ctx context.Context, m *mailMessage, kind Kind, opt Options) (*D
 			}
 			je := job.AsError(err)
 			child.Status, child.Code, child.Reason, child.ReasonJa = StatusFailed, string(je.Code), je.Message, je.MessageJa
-			fmt.Fprintf(&b, "### %s\n\n> (not converted: %s / 変換できませんでした: %s)\n\n", name, je.Message, je.MessageJa)
+			fmt.Fprintf(&b, "### %s\n\n> (not converted: %s / 変換できませんでした: %s)\n\n", escapeInline(name), je.Message, je.MessageJa)
 		} else {
 			st, why := cd.Status()
 			child.Status, child.Reason, child.ReasonJa, child.Chars = st, why, cd.ReasonJa(), utf8.RuneCountInString(cd.Markdown)
-			fmt.Fprintf(&b, "### %s\n\n", name)
+			fmt.Fprintf(&b, "### %s\n\n", escapeInline(name))
 			b.WriteString(demoteHeadings(strings.TrimSpace(cd.Markdown), 3))
 			b.WriteString("\n\n")
 			for _, c := range cd.Children {

@@ -274,7 +274,7 @@ func webLink(target string) bool {
 // imageMarkdown is a picture's Markdown: a link when it was extracted, else its alt text in
 // brackets so the reader knows a picture stood there.
 func imageMarkdown(alt, link string) string {
-	alt = strings.NewReplacer("[", "(", "]", ")", "\n", " ").Replace(strings.TrimSpace(alt))
+	alt = escapeInline(strings.NewReplacer("[", "(", "]", ")", "\n", " ").Replace(strings.TrimSpace(alt)))
 	if link == "" {
 		if alt == "" {
 			return "[image]"
@@ -315,7 +315,7 @@ func smartArt(p *opc, rels map[string]rel, ids *node) string {
 				continue
 			}
 			if s := strings.TrimSpace(oneLine(textOf(para))); s != "" {
-				b.WriteString("- " + s + "\n")
+				b.WriteString("- " + escapeLineStarts(escapeInline(s)) + "\n")
 			}
 		}
 	})

@@ -385,11 +385,11 @@ func (pr *pptxReader) textBody(tb *node, bodyDefault bool) string {
 			if number != "" {
 				marker = number
 			}
-			text = strings.Repeat("  ", lvl) + marker + " " + strings.ReplaceAll(text, "\n", " ")
+			text = strings.Repeat("  ", lvl) + marker + " " + escapeLineStarts(strings.ReplaceAll(text, "\n", " "))
 			lines = append(lines, text)
 			continue
 		}
-		lines = append(lines, "", text, "")
+		lines = append(lines, "", escapeLineStarts(text), "")
 	}
 	// collapse the blank lines around plain paragraphs; list items stay together
 	var out []string
@@ -427,7 +427,7 @@ func drawingParaText(p *node) string {
 			t.WriteString("\n")
 		}
 	}
-	return t.String()
+	return escapeInline(t.String()) // the runs as one: a "<div>" may be split across them
 }
 
 // autoNumFmt maps a:buAutoNum's scheme to the list marker style listMarker knows.
@@ -499,7 +499,7 @@ func (pr *pptxReader) table(tbl *node) string {
 			if tb := tc.child("txBody"); tb != nil {
 				for _, p := range tb.kids {
 					if p.name == "p" {
-						if s := strings.TrimSpace(textOf(p)); s != "" {
+						if s := strings.TrimSpace(escapeInline(textOf(p))); s != "" {
 							paras = append(paras, s)
 						}
 					}
@@ -562,7 +562,7 @@ func (pr *pptxReader) comments(b *strings.Builder, part string) {
 		}
 		var text string
 		if t := k.child("text"); t != nil {
-			text = t.text
+			text = escapeInline(t.text)
 		} else {
 			text = paragraphsText(k.child("txBody"), " ")
 		}
@@ -581,7 +581,7 @@ func (pr *pptxReader) comments(b *strings.Builder, part string) {
 		if when != "" {
 			who += ", " + when
 		}
-		fmt.Fprintf(b, "> Comment (%s): %s\n\n", oneLine(who), text)
+		fmt.Fprintf(b, "> Comment (%s): %s\n\n", escapeInline(oneLine(who)), text)
 	})
 }
 

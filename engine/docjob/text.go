@@ -239,13 +239,19 @@ func convertCSV(data []byte) (*Doc, error) {
 		rows = append(rows, rec)
 	}
 	var b strings.Builder
-	writeTable(&b, rows)
+	writeTextTable(&b, rows)
 	return &Doc{Kind: KindCSV, Markdown: b.String(), Method: MethodNative, Encoding: enc, Pages: 1, Rows: len(rows), BadBytes: dt.bad}, nil
 }
 
 // writeTable writes rows as a Markdown table (first row = header), padding short rows and
-// escaping pipes; newlines inside a cell become <br>.
+// escaping pipes; newlines inside a cell become <br>. The cells are Markdown already (see
+// writeTextTable for cells of plain text).
 func writeTable(b *strings.Builder, rows [][]string) {
+	writeRows(b, rows, nil)
+}
+
+// writeRows writes rows as writeTable does, each cell passed through esc first when esc is set.
+func writeRows(b *strings.Builder, rows [][]string, esc func(string) string) {
 	if len(rows) == 0 {
 		return
 	}
@@ -263,7 +269,11 @@ func writeTable(b *strings.Builder, rows [][]string) {
 		for c := 0; c < w; c++ {
 			b.WriteByte(' ')
 			if c < len(r) {
-				b.WriteString(cellText(r[c]))
+				if esc != nil {
+					b.WriteString(cellText(esc(r[c])))
+				} else {
+					b.WriteString(cellText(r[c]))
+				}
 			}
 			b.WriteString(" |")
 		}

@@ -74,7 +74,7 @@ func convertXLS(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		title := "## " + oneLine(Clean(sh.name))
+		title := "## " + escapeInline(oneLine(Clean(sh.name)))
 		switch sh.visible {
 		case 0:
 		default:
@@ -119,7 +119,7 @@ func convertXLS(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 		b.Grow(tablesSize(tables)) // one allocation for a large sheet, not a doubling series
 		for _, rows := range tables {
 			d.Rows += len(rows)
-			writeTable(&b, rows)
+			writeTextTable(&b, rows)
 			b.WriteString("\n")
 		}
 		for _, c := range x.comments {
@@ -685,7 +685,7 @@ func (x *xlsReader) sheet(offset uint32) ([][]string, error) {
 			text = strings.TrimSpace(strings.TrimPrefix(text, a+":"))
 		}
 		cell, _ := excelize.CoordinatesToCellName(n.c+1, n.r+1)
-		x.comments = append(x.comments, "> Comment "+cell+who+": "+text)
+		x.comments = append(x.comments, "> Comment "+cell+escapeInline(who)+": "+escapeInline(text))
 	}
 	if truncated {
 		return grid, errSheetTruncated

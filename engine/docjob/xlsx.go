@@ -63,7 +63,7 @@ func convertXLSX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 			return nil, err
 		}
 		visible, _ := f.GetSheetVisible(sheet)
-		title := "## " + oneLine(Clean(sheet))
+		title := "## " + escapeInline(oneLine(Clean(sheet)))
 		if !visible {
 			title += " (hidden)"
 			d.Notes = append(d.Notes, "hidden sheet: "+sheet)
@@ -88,7 +88,7 @@ func convertXLSX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 		}
 		for _, rows := range tables {
 			d.Rows += len(rows)
-			writeTable(&b, rows)
+			writeTextTable(&b, rows)
 			b.WriteString("\n")
 		}
 		for _, c := range comments {

@@ -185,7 +185,7 @@ func sheetComments(f *excelize.File, x *xlsxParts, sheet string) []string {
 			// the author also opens the legacy comment's text ("Author:\nText")
 			text = strings.TrimSpace(strings.TrimPrefix(text, oneLine(c.Author)+":"))
 		}
-		out = append(out, "> Comment "+c.Cell+who+": "+text)
+		out = append(out, "> Comment "+c.Cell+escapeInline(who)+": "+escapeInline(text))
 	}
 	return out
 }
@@ -314,7 +314,7 @@ func (x *xlsxParts) threads(sheet string) map[string][]string {
 				out = map[string][]string{}
 			}
 			cell := k.a("ref")
-			out[cell] = append(out[cell], label+cell+" ("+oneLine(who)+"): "+oneLine(Clean(t.text)))
+			out[cell] = append(out[cell], label+cell+" ("+escapeInline(oneLine(who))+"): "+escapeInline(oneLine(Clean(t.text))))
 		})
 	}
 	return out

@@ -294,7 +294,7 @@ func ConvertZip(ctx context.Context, data []byte, name string, opt Options) (*Do
 			converted++
 			st, why := cd.Status()
 			child.Status, child.Reason, child.Chars = st, why, utf8.RuneCountInString(cd.Markdown)
-			fmt.Fprintf(&b, "# %s\n\n", e.Name)
+			fmt.Fprintf(&b, "# %s\n\n", escapeInline(e.Name))
 			b.WriteString(strings.TrimSpace(cd.Markdown))
 			b.WriteString("\n\n")
 			d.Pages += cd.Pages
