@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"jobdesk/engine/job"
 	"jobdesk/engine/queue"
 	"jobdesk/engine/store"
+	"jobdesk/internal/crashtest"
 	"jobdesk/sync/cloudconfig"
 	"jobdesk/sync/dispatch"
 	"jobdesk/sync/internal/awstest"
@@ -27,42 +27,47 @@ import (
 // (claiming, hashing, uploading, starting, waiting); each time a new one takes over the same data
 // folder. In the end every job succeeded and the server holds exactly one execution per job.
 func TestKilledDispatcherNeitherDuplicatesNorLoses(t *testing.T) {
-	if os.Getenv("DISPATCH_CHILD") != "" {
-		runChild()
-		return
-	}
 	v := newEnv(t, false)
 	v.delay = 400 * time.Millisecond
 	const n = 12
 	ids := v.submit(t, n)
-	rng := rand.New(rand.NewPCG(1, 2))
-	kills := 0
-	for round := 0; round < 40; round++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestKilledDispatcherNeitherDuplicatesNorLoses$")
-		cmd.Env = append(os.Environ(), "DISPATCH_CHILD=1", "DISPATCH_DIR="+v.dir, "DISPATCH_S3="+v.s3.Endpoint,
-			"DISPATCH_BUCKET="+v.s3.Bucket, "DISPATCH_SFN="+v.sfn.Endpoint, "DISPATCH_ARN="+v.sfn.StateMachineARN("wf"))
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+	countDone := func() int {
 		done := 0
 		for _, id := range ids {
 			if j, _ := v.q.Get(context.Background(), id); j.Status.Final() {
 				done++
 			}
 		}
+		return done
+	}
+	// The children's commits, as ExternalChange events, from before the first child starts.
+	changes, stop := v.q.Watch(0)
+	defer stop()
+	rng := rand.New(rand.NewPCG(1, 2))
+	kills := 0
+	for round := 0; round < 40; round++ {
+		cmd := crashtest.Command(context.Background(), "TestKilledDispatcherChild", v.dir)
+		cmd.Env = append(cmd.Env, "DISPATCH_S3="+v.s3.Endpoint, "DISPATCH_BUCKET="+v.s3.Bucket,
+			"DISPATCH_SFN="+v.sfn.Endpoint, "DISPATCH_ARN="+v.sfn.StateMachineARN("wf"))
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := countDone()
 		if (done == n && round >= 8) || round == 39 {
-			// Let the last one finish the work.
-			deadline := time.Now().Add(60 * time.Second)
-			for done < n && time.Now().Before(deadline) {
-				time.Sleep(50 * time.Millisecond)
-				done = 0
-				for _, id := range ids {
-					if j, _ := v.q.Get(context.Background(), id); j.Status.Final() {
-						done++
-					}
+			// Let the last one finish the work: re-read the jobs at each of its commits, for up
+			// to a minute.
+			timeout := time.NewTimer(60 * time.Second)
+		wait:
+			for done < n {
+				select {
+				case <-changes:
+				case <-timeout.C:
+					break wait
 				}
+				done = countDone()
 			}
+			timeout.Stop()
 			cmd.Process.Kill()
 			cmd.Wait()
 			break
@@ -84,16 +89,17 @@ func TestKilledDispatcherNeitherDuplicatesNorLoses(t *testing.T) {
 	t.Logf("%d jobs, %d kills, %d StartExecution calls, %d executions", n, kills, v.sfn.Count("StartExecution"), n)
 }
 
-// runChild is the dispatching process of the kill test.
-func runChild() {
-	dir := os.Getenv("DISPATCH_DIR")
+// TestKilledDispatcherChild is the dispatching process TestKilledDispatcherNeitherDuplicatesNorLoses
+// starts, again and again, on its data folder.
+func TestKilledDispatcherChild(t *testing.T) {
+	dir := crashtest.Child(t, "TestKilledDispatcherNeitherDuplicatesNorLoses")
 	db, err := store.OpenDir(dir, queue.Migrations)
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
 	q, err := queue.Open(db, queue.Options{DataDir: dir, WatchInterval: 50 * time.Millisecond})
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
 	s3srv := &awstest.S3{Endpoint: os.Getenv("DISPATCH_S3"), AccessKey: "jobdesk-test", SecretKey: "jobdesk-test-secret", Region: awstest.Region}
 	s3srv.Config = awsConfig(s3srv)
