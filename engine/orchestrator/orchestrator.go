@@ -22,6 +22,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"jobdesk/engine/job"
 )
@@ -95,6 +96,9 @@ type Spec struct {
 	Failure func(ctx context.Context, x Execution, e *job.Error) error
 }
 
+// stopTimeout bounds stopping an execution when its job ends by a cancel or its timeout.
+const stopTimeout = 30 * time.Second
+
 // maxNameTries bounds the names tried for one job.
 const maxNameTries = 50
 
@@ -109,10 +113,12 @@ func Run(ctx context.Context, ex Executions, spec Spec, r job.Reporter) (json.Ra
 		r = job.Discard
 	}
 	info, _ := job.InfoFrom(ctx)
-	x, err := start(ctx, ex, spec, info)
+	x, name, err := start(ctx, ex, spec, info)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, stopped(ctx, ex, spec, Execution{})
+			// The Start under way may have made the execution all the same (the server made
+			// it, its answer was cut off): stopped looks for it by the name it was given.
+			return nil, stopped(ctx, ex, spec, Execution{Name: name})
 		}
 		return nil, job.Wrap(job.E015, err, spec.What+" could not be started: "+err.Error()).
 			WithJa(spec.WhatJa + "を開始できませんでした。")
@@ -159,8 +165,8 @@ func Failure(x Execution, what, whatJa string) *job.Error {
 
 // start starts the job's execution, or finds it again: a name taken by an execution with the
 // same input that is running or has succeeded is this job's own (resumed after a stop), and is
-// reused; any other taken name moves on to the next.
-func start(ctx context.Context, ex Executions, spec Spec, info job.Info) (Execution, error) {
+// reused; any other taken name moves on to the next. It also returns the name it tried last.
+func start(ctx context.Context, ex Executions, spec Spec, info job.Info) (Execution, string, error) {
 	base := spec.Name
 	suffix := "-j" + strconv.FormatInt(info.ID, 10)
 	if len(base)+len(suffix)+4 > 80 {
@@ -168,8 +174,9 @@ func start(ctx context.Context, ex Executions, spec Spec, info job.Info) (Execut
 	}
 	o := StartOptions{JobID: info.ID, JobName: info.Name, Priority: spec.Priority}
 	var err error
+	var name string
 	for n := 0; n < maxNameTries; n++ {
-		name := base
+		name = base
 		switch {
 		case n == 1:
 			name += suffix
@@ -179,23 +186,30 @@ func start(ctx context.Context, ex Executions, spec Spec, info job.Info) (Execut
 		var x Execution
 		x, err = ex.Start(ctx, spec.Workflow, name, spec.Input, o)
 		if !errors.Is(err, ErrExists) {
-			return x, err
+			return x, name, err
 		}
 		old, derr := ex.Describe(ctx, spec.Workflow, name)
 		if derr != nil {
 			continue
 		}
 		if (old.Status == Running || old.Status == Succeeded) && sameJSON(old.Input, spec.Input) {
-			return old, nil
+			return old, name, nil
 		}
 	}
-	return Execution{}, err
+	return Execution{}, name, err
 }
 
 // stopped ends a job whose context ended: a person's cancel or the job's timeout stop the
-// execution; JobDesk closing leaves it to resume.
+// execution; JobDesk closing leaves it to resume. An x without ARN was being started when ctx
+// ended: the execution of its name, if one runs with the job's input, is the one to stop.
 func stopped(ctx context.Context, ex Executions, spec Spec, x Execution) error {
-	bg := context.WithoutCancel(ctx)
+	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+	defer cancel()
+	if x.ARN == "" && x.Name != "" && (errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(context.Cause(ctx), job.ErrUserCancel)) {
+		if old, err := ex.Describe(bg, spec.Workflow, x.Name); err == nil && old.Status == Running && sameJSON(old.Input, spec.Input) {
+			x = old
+		}
+	}
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		if x.ARN != "" {

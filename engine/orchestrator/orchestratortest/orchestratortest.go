@@ -48,6 +48,7 @@ func Run(t *testing.T, newEnv NewEnv) {
 	t.Run("RunCarriesTheCodedError", func(t *testing.T) { testRunCarriesTheCodedError(t, newEnv) })
 	t.Run("RunStopsTheExecutionOnCancelAndTimeout", func(t *testing.T) { testRunStopsTheExecutionOnCancelAndTimeout(t, newEnv) })
 	t.Run("RunLeavesTheExecutionWhenJobDeskCloses", func(t *testing.T) { testRunLeavesTheExecutionWhenJobDeskCloses(t, newEnv) })
+	t.Run("RunStopsAnExecutionWhoseStartWasCutOff", func(t *testing.T) { testRunStopsAnExecutionWhoseStartWasCutOff(t, newEnv) })
 }
 
 // JobCtx is the context of job id as the queue gives it to a handler.
@@ -174,5 +175,58 @@ func testRunLeavesTheExecutionWhenJobDeskCloses(t *testing.T, newEnv NewEnv) {
 	out, err := orchestrator.Run(JobCtx(20), v.Executions, spec("closing", `{}`), nil)
 	if err != nil || !strings.Contains(string(out), "done") {
 		t.Fatalf("resumed Run = %s, %v", out, err)
+	}
+}
+
+// cutOff is an executor whose Start makes the execution but loses the answer: end ends the
+// job's context (a person's cancel, or nothing while the job's timeout runs out) and Start
+// returns the context's error, as a call cut off in flight does.
+type cutOff struct {
+	orchestrator.Executions
+	end func()
+}
+
+func (c cutOff) Start(ctx context.Context, workflow, name string, in json.RawMessage, o orchestrator.StartOptions) (orchestrator.Execution, error) {
+	if _, err := c.Executions.Start(context.WithoutCancel(ctx), workflow, name, in, o); err != nil {
+		return orchestrator.Execution{}, err
+	}
+	c.end()
+	<-ctx.Done()
+	return orchestrator.Execution{}, ctx.Err()
+}
+
+// A job cancelled, or out of time, while its execution's Start was under way (the execution
+// made, the answer cut off) still stops that execution: nothing runs on for a job that ended.
+func testRunStopsAnExecutionWhoseStartWasCutOff(t *testing.T, newEnv NewEnv) {
+	v := newEnv(t, func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	for _, c := range []struct {
+		name string
+		code job.Code
+		ctx  func(context.Context) (context.Context, func(), func())
+	}{
+		{"cancel", job.E013, func(ctx context.Context) (context.Context, func(), func()) {
+			ctx, cancel := context.WithCancelCause(ctx)
+			return ctx, func() { cancel(job.ErrUserCancel) }, func() { cancel(nil) }
+		}},
+		{"timeout", job.E011, func(ctx context.Context) (context.Context, func(), func()) {
+			ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			return ctx, func() {}, cancel
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, end, done := c.ctx(JobCtx(11))
+			defer done()
+			_, err := orchestrator.Run(ctx, cutOff{v.Executions, end}, spec("cut-"+c.name, `{}`), nil)
+			if je := job.AsError(err); je == nil || je.Code != c.code {
+				t.Fatalf("Run error = %v, want %s", err, c.code)
+			}
+			x, _ := v.Executions.Describe(context.Background(), "wf", "cut-"+c.name)
+			if x.Status != orchestrator.Aborted {
+				t.Fatalf("execution %s, want ABORTED", x.Status)
+			}
+		})
 	}
 }
