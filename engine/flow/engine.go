@@ -42,9 +42,12 @@ type Engine struct {
 	// historyFull inserts historyPerStatement history events, prepared once on the writer
 	// connection: a Map of 10,000 items writes some 200 of them, each parsed otherwise.
 	historyFull *sql.Stmt
-	stop        func()
-	done        chan struct{}
-	closeOnce   sync.Once
+	// record are a Map's record statements (recordStatements), prepared on first use.
+	recordMu  sync.Mutex
+	record    *recordStmts
+	stop      func()
+	done      chan struct{}
+	closeOnce sync.Once
 
 	// machines are parsed definitions by their text (a parsed Machine is never changed), so
 	// that an execution does not parse and compile its definition again.
