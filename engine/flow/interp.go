@@ -971,23 +971,28 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 		return r.taskOutcome(fr, s, j, name, resType, resName, scheduled, res.kind)
 	}
 	id := r.succeededBefore(ctx, key)
+	var w *watched
 	if id == 0 {
 		// Committed whatever ctx does meanwhile, so that the task always knows the job it must
 		// wait for or cancel; tasks started at the same moment (a Map's iterations) share a
 		// transaction with each other and with the worker's writes (the queue's group commit).
-		ids, err := r.e.q.EnqueueBatch(context.WithoutCancel(ctx), []queue.Params{{Type: FunctionTypePrefix + name, Name: s.Name,
-			Input: in, MaxAttempts: 1, DedupKey: r.dedupKey(key), ParentID: r.jobID}})
+		// Watched from its commit on: a new job's state need not be read before waiting.
+		nid, existed, events, stop, err := r.e.q.EnqueueWatched(context.WithoutCancel(ctx), queue.Params{Type: FunctionTypePrefix + name, Name: s.Name,
+			Input: in, MaxAttempts: 1, DedupKey: r.dedupKey(key), ParentID: r.jobID})
 		if err != nil {
 			return nil, fail("States.Runtime", "the task could not be scheduled: %v", err)
 		}
-		id = ids[0]
+		id, w = nid, &watched{events: events, stop: stop, fresh: !existed}
 	}
 	if fr.top {
 		if err := r.flush(ctx, nil); err != nil { // TaskScheduled shows while the task runs
+			if w != nil {
+				w.stop()
+			}
 			return nil, fail("States.Runtime", "the history could not be written: %v", err)
 		}
 	}
-	j, err = r.e.followJob(ctx, id, r.taskProgress(fr, key))
+	j, err = r.e.followWatched(ctx, id, w, r.taskProgress(fr, key))
 	r.taskEnded(key)
 	if err != nil {
 		if c := context.Cause(ctx); errors.Is(c, errSiblingFailed) || errors.Is(c, errExecTimeout) {
