@@ -37,13 +37,16 @@ type run struct {
 	redrive                  int
 	start                    time.Time
 	input                    any
-	inputJSON                string
-	machine                  *asl.Machine
-	rep                      job.Reporter
-	last                     int64 // the last history event id written
-	top                      *frame
-	visited                  map[string]bool
-	mapDone, mapTotal        atomic.Int64
+	// ctxVals are the context object's execution fields (contextObject), set once.
+	ctxOnce           sync.Once
+	ctxVals           [7]any
+	inputJSON         string
+	machine           *asl.Machine
+	rep               job.Reporter
+	last              int64 // the last history event id written
+	top               *frame
+	visited           map[string]bool
+	mapDone, mapTotal atomic.Int64
 	// direct runs Task functions in-process and skips waits: TestState's single state, which
 	// is no durable execution.
 	direct bool
@@ -304,10 +307,16 @@ func (r *run) flush(ctx context.Context, cp *checkpoint) error {
 }
 
 func (r *run) contextObject(s *asl.State, entered time.Time, retryCount int, token string) map[string]any {
+	// The execution's own fields are the same for every state: formatted and boxed once (the
+	// maps stay new for each state, whatever a state does with them).
+	r.ctxOnce.Do(func() {
+		r.ctxVals = [...]any{r.arn, r.name, r.start.UTC().Format(time.RFC3339Nano), r.e.defaultRole(), float64(r.redrive), r.smARN, r.smName}
+	})
+	v := &r.ctxVals
 	c := map[string]any{
-		"Execution": map[string]any{"Id": r.arn, "Name": r.name, "Input": r.input, "StartTime": r.start.UTC().Format(time.RFC3339Nano),
-			"RoleArn": r.e.defaultRole(), "RedriveCount": float64(r.redrive)},
-		"StateMachine": map[string]any{"Id": r.smARN, "Name": r.smName},
+		"Execution": map[string]any{"Id": v[0], "Name": v[1], "Input": r.input, "StartTime": v[2],
+			"RoleArn": v[3], "RedriveCount": v[4]},
+		"StateMachine": map[string]any{"Id": v[5], "Name": v[6]},
 		"State":        map[string]any{"Name": s.Name, "EnteredTime": entered.UTC().Format(time.RFC3339Nano)},
 	}
 	if waits(s.Type) && s.Type != "Wait" { // only states with Retry count their retries
