@@ -231,6 +231,7 @@ func (r *run) closeWith(ctx context.Context, status string, output json.RawMessa
 	ctx = context.WithoutCancel(ctx)
 	evs := r.top.take()
 	now := time.Now().UnixMilli()
+	rs := r.e.recordStatements()
 	err := r.e.db.Tx(ctx, func(tx *sql.Tx) error {
 		var st string
 		if err := tx.QueryRow(`SELECT status, last_event_id FROM flow_executions WHERE id=?`, r.execID).Scan(&st, &r.last); err != nil {
@@ -257,7 +258,7 @@ func (r *run) closeWith(ctx context.Context, status string, output json.RawMessa
 			status, out, errName, cause, now, r.execID); err != nil {
 			return err
 		}
-		return insertEvents(tx, r.execID, &r.last, evs)
+		return insertEvents(tx, rs, r.execID, &r.last, evs)
 	})
 	if err != nil {
 		return nil, job.Wrap(job.E009, err, "the execution's outcome could not be recorded").Transient()
@@ -289,6 +290,7 @@ func (r *run) flush(ctx context.Context, cp *checkpoint) error {
 	if cp != nil {
 		cpJSON = string(asl.Encode(cp))
 	}
+	rs := r.e.recordStatements()
 	return r.e.db.Tx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
 		var st string
 		if err := tx.QueryRow(`SELECT status, last_event_id FROM flow_executions WHERE id=?`, r.execID).Scan(&st, &r.last); err != nil {
@@ -302,7 +304,7 @@ func (r *run) flush(ctx context.Context, cp *checkpoint) error {
 				return err
 			}
 		}
-		return insertEvents(tx, r.execID, &r.last, evs)
+		return insertEvents(tx, rs, r.execID, &r.last, evs)
 	})
 }
 

@@ -455,10 +455,14 @@ func (h *historyWriter) add(execID, id int64, ev event) error {
 	return nil
 }
 
-// flush inserts the queued events, in blocks of historyBlocks.
+// flush inserts the queued events, in blocks of historyBlocks (the rest in one statement
+// parsed, from the first block size without a prepared statement on).
 func (h *historyWriter) flush() error {
 	i := 0
 	for k, size := range historyBlocks {
+		if h.stmts[k] == nil && h.n > i {
+			size = h.n - i
+		}
 		for ; h.n-i >= size; i += size {
 			args := h.args[6*i : 6*(i+size)]
 			var err error
