@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"jobdesk/engine/cputime"
 )
 
 // chain builds a machine of n states alternating Pass (which adds to a counter) and Choice.
@@ -38,7 +40,7 @@ func BenchmarkPassChoiceChain(b *testing.B) {
 	v := newEnv(b)
 	arn := v.machine(b, "chain", chain(1000))
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), cputime.Process()
 	for i := 0; i < b.N; i++ {
 		x := v.run(b, arn, fmt.Sprintf("c%d", i), `{"n":0}`)
 		if x.Status != StatusSucceeded || !strings.Contains(string(x.Output), `"n":500`) {
@@ -46,10 +48,11 @@ func BenchmarkPassChoiceChain(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(1000*b.N)/time.Since(start).Seconds(), "transitions/s")
+	b.ReportMetric(float64(1000*b.N)/(cputime.Process()-cpu0).Seconds(), "transitions/cpu-s")
 }
 
 // BenchmarkMap10k runs a Map of 10,000 items with MaxConcurrency 8 over a no-op function (each
-// item a queue job) and reports the wall time and the peak heap in use.
+// item a queue job) and reports the wall time, the CPU time and the peak heap in use.
 func BenchmarkMap10k(b *testing.B) {
 	v := newEnv(b)
 	arn := v.machine(b, "map10k", `{"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.items","MaxConcurrency":8,
@@ -80,7 +83,7 @@ func BenchmarkMap10k(b *testing.B) {
 		}
 	}()
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), cputime.Process()
 	for i := 0; i < b.N; i++ {
 		x := v.run(b, arn, fmt.Sprintf("m%d", i), input)
 		if x.Status != StatusSucceeded || string(x.Output) != `{"n":10000}` {
@@ -89,6 +92,7 @@ func BenchmarkMap10k(b *testing.B) {
 	}
 	close(stop)
 	b.ReportMetric(time.Since(start).Seconds()/float64(b.N), "s/map")
+	b.ReportMetric((cputime.Process()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
 }
 
@@ -120,7 +124,7 @@ func BenchmarkJSONataPassChoiceChain(b *testing.B) {
 	v := newEnv(b)
 	arn := v.machine(b, "jchain", jsonataChain(1000))
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), cputime.Process()
 	for i := 0; i < b.N; i++ {
 		x := v.run(b, arn, fmt.Sprintf("c%d", i), `{"n":0}`)
 		if x.Status != StatusSucceeded || !strings.Contains(string(x.Output), `"n":500`) {
@@ -128,6 +132,7 @@ func BenchmarkJSONataPassChoiceChain(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(1000*b.N)/time.Since(start).Seconds(), "transitions/s")
+	b.ReportMetric(float64(1000*b.N)/(cputime.Process()-cpu0).Seconds(), "transitions/cpu-s")
 }
 
 // BenchmarkJSONataMap10k is BenchmarkMap10k in the JSONata query language (Items, an
@@ -145,7 +150,7 @@ func BenchmarkJSONataMap10k(b *testing.B) {
 	ib, _ := json.Marshal(map[string]any{"items": items})
 	input := string(ib)
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), cputime.Process()
 	for i := 0; i < b.N; i++ {
 		x := v.run(b, arn, fmt.Sprintf("m%d", i), input)
 		if x.Status != StatusSucceeded || string(x.Output) != `{"n":10000}` {
@@ -153,4 +158,5 @@ func BenchmarkJSONataMap10k(b *testing.B) {
 		}
 	}
 	b.ReportMetric(time.Since(start).Seconds()/float64(b.N), "s/map")
+	b.ReportMetric((cputime.Process()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 }

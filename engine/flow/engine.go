@@ -42,9 +42,12 @@ type Engine struct {
 	// historyFull inserts historyPerStatement history events, prepared once on the writer
 	// connection: a Map of 10,000 items writes some 200 of them, each parsed otherwise.
 	historyFull *sql.Stmt
-	stop        func()
-	done        chan struct{}
-	closeOnce   sync.Once
+	// record are a Map's record statements (recordStatements), prepared on first use.
+	recordMu  sync.Mutex
+	record    *recordStmts
+	stop      func()
+	done      chan struct{}
+	closeOnce sync.Once
 
 	// machines are parsed definitions by their text (a parsed Machine is never changed), so
 	// that an execution does not parse and compile its definition again.
@@ -139,13 +142,38 @@ func (e *Engine) waitJob(ctx context.Context, id int64) (job.Job, error) {
 // nil): a Task's handler moves its execution's progress so. It waits on the job's events
 // (queue.Watch), as every wait for a job does.
 func (e *Engine) followJob(ctx context.Context, id int64, progress func(pct float64, msg string)) (job.Job, error) {
-	events, stop := e.q.Watch(id)
-	defer stop()
+	return e.followWatched(ctx, id, nil, progress)
+}
+
+// watched is a job watched since it was enqueued (queue.EnqueueWatched); fresh: it is new, so
+// the events hold its every change.
+type watched struct {
+	events <-chan job.Event
+	stop   func()
+	fresh  bool
+}
+
+// followWatched is followJob of a job already watched by w (nil: watched from now on). A fresh
+// job is not read before its first event: it has not ended, or its events say so.
+func (e *Engine) followWatched(ctx context.Context, id int64, w *watched, progress func(pct float64, msg string)) (job.Job, error) {
+	var events <-chan job.Event
+	skip := false
+	if w != nil {
+		events, skip = w.events, w.fresh
+		defer w.stop()
+	} else {
+		var stop func()
+		events, stop = e.q.Watch(id)
+		defer stop()
+	}
 	for {
-		j, err := e.q.Outcome(ctx, id)
-		if err != nil || j.Status.Final() {
-			return j, err
+		if !skip {
+			j, err := e.q.Outcome(ctx, id)
+			if err != nil || j.Status.Final() {
+				return j, err
+			}
 		}
+		skip = false
 	wait:
 		for {
 			select {

@@ -190,7 +190,7 @@ func (e *Engine) finish(ctx context.Context, arn, status string, output json.Raw
 		}
 		done = true
 		typ, details := closingEvent(status, output, errName, cause)
-		return insertEvents(tx, id, &last, []event{{typ: typ, at: now, details: details}})
+		return insertEvents(tx, nil, id, &last, []event{{typ: typ, at: now, details: details}})
 	})
 	return done, err
 }
@@ -240,26 +240,29 @@ func encode(evs []event) {
 	}
 }
 
-// insertEvents appends events to an execution's history, numbering them after *last.
-func insertEvents(tx *sql.Tx, execID int64, last *int64, evs []event) error {
+// insertEvents appends events to an execution's history, numbering them after *last, several
+// rows a statement with the prepared statements of rs (nil: parsed).
+func insertEvents(tx *sql.Tx, rs *recordStmts, execID int64, last *int64, evs []event) error {
 	if len(evs) == 0 {
 		return nil
 	}
-	stmt, err := tx.Prepare(`INSERT INTO flow_history(exec_id, event_id, prev_id, type, at, details) VALUES(?,?,?,?,?,?)`)
-	if err != nil {
-		return err
+	h := &historyWriter{tx: tx, args: make([]any, 0, 6*min(len(evs), historyPerStatement))}
+	if rs != nil {
+		h.stmts = rs.history
 	}
-	defer stmt.Close()
 	for _, ev := range evs {
 		*last++
 		if ev.id != nil {
 			*ev.id = *last
 		}
-		if _, err := stmt.Exec(execID, *last, *last-1, ev.typ, ev.at, ev.detailsJSON()); err != nil {
+		if err := h.add(execID, *last, ev); err != nil {
 			return err
 		}
 	}
-	_, err = tx.Exec(`UPDATE flow_executions SET last_event_id=? WHERE id=?`, *last, execID)
+	if err := h.flush(); err != nil {
+		return err
+	}
+	_, err := tx.Exec(`UPDATE flow_executions SET last_event_id=? WHERE id=?`, *last, execID)
 	return err
 }
 
@@ -405,7 +408,7 @@ func (e *Engine) markRedriven(ctx context.Context, arn string) error {
 			redrive_count=redrive_count+1 WHERE id=?`, id); err != nil {
 			return err
 		}
-		return insertEvents(tx, id, &last, []event{{typ: "ExecutionRedriven", at: time.Now().UnixMilli(),
+		return insertEvents(tx, nil, id, &last, []event{{typ: "ExecutionRedriven", at: time.Now().UnixMilli(),
 			details: map[string]any{"executionRedrivenEventDetails": map[string]any{"redriveCount": count + 1}}}})
 	})
 }

@@ -37,13 +37,16 @@ type run struct {
 	redrive                  int
 	start                    time.Time
 	input                    any
-	inputJSON                string
-	machine                  *asl.Machine
-	rep                      job.Reporter
-	last                     int64 // the last history event id written
-	top                      *frame
-	visited                  map[string]bool
-	mapDone, mapTotal        atomic.Int64
+	// ctxVals are the context object's execution fields (contextObject), set once.
+	ctxOnce           sync.Once
+	ctxVals           [7]any
+	inputJSON         string
+	machine           *asl.Machine
+	rep               job.Reporter
+	last              int64 // the last history event id written
+	top               *frame
+	visited           map[string]bool
+	mapDone, mapTotal atomic.Int64
 	// direct runs Task functions in-process and skips waits: TestState's single state, which
 	// is no durable execution.
 	direct bool
@@ -228,6 +231,7 @@ func (r *run) closeWith(ctx context.Context, status string, output json.RawMessa
 	ctx = context.WithoutCancel(ctx)
 	evs := r.top.take()
 	now := time.Now().UnixMilli()
+	rs := r.e.recordStatements()
 	err := r.e.db.Tx(ctx, func(tx *sql.Tx) error {
 		var st string
 		if err := tx.QueryRow(`SELECT status, last_event_id FROM flow_executions WHERE id=?`, r.execID).Scan(&st, &r.last); err != nil {
@@ -254,7 +258,7 @@ func (r *run) closeWith(ctx context.Context, status string, output json.RawMessa
 			status, out, errName, cause, now, r.execID); err != nil {
 			return err
 		}
-		return insertEvents(tx, r.execID, &r.last, evs)
+		return insertEvents(tx, rs, r.execID, &r.last, evs)
 	})
 	if err != nil {
 		return nil, job.Wrap(job.E009, err, "the execution's outcome could not be recorded").Transient()
@@ -286,6 +290,7 @@ func (r *run) flush(ctx context.Context, cp *checkpoint) error {
 	if cp != nil {
 		cpJSON = string(asl.Encode(cp))
 	}
+	rs := r.e.recordStatements()
 	return r.e.db.Tx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
 		var st string
 		if err := tx.QueryRow(`SELECT status, last_event_id FROM flow_executions WHERE id=?`, r.execID).Scan(&st, &r.last); err != nil {
@@ -299,15 +304,21 @@ func (r *run) flush(ctx context.Context, cp *checkpoint) error {
 				return err
 			}
 		}
-		return insertEvents(tx, r.execID, &r.last, evs)
+		return insertEvents(tx, rs, r.execID, &r.last, evs)
 	})
 }
 
 func (r *run) contextObject(s *asl.State, entered time.Time, retryCount int, token string) map[string]any {
+	// The execution's own fields are the same for every state: formatted and boxed once (the
+	// maps stay new for each state, whatever a state does with them).
+	r.ctxOnce.Do(func() {
+		r.ctxVals = [...]any{r.arn, r.name, r.start.UTC().Format(time.RFC3339Nano), r.e.defaultRole(), float64(r.redrive), r.smARN, r.smName}
+	})
+	v := &r.ctxVals
 	c := map[string]any{
-		"Execution": map[string]any{"Id": r.arn, "Name": r.name, "Input": r.input, "StartTime": r.start.UTC().Format(time.RFC3339Nano),
-			"RoleArn": r.e.defaultRole(), "RedriveCount": float64(r.redrive)},
-		"StateMachine": map[string]any{"Id": r.smARN, "Name": r.smName},
+		"Execution": map[string]any{"Id": v[0], "Name": v[1], "Input": r.input, "StartTime": v[2],
+			"RoleArn": v[3], "RedriveCount": v[4]},
+		"StateMachine": map[string]any{"Id": v[5], "Name": v[6]},
 		"State":        map[string]any{"Name": s.Name, "EnteredTime": entered.UTC().Format(time.RFC3339Nano)},
 	}
 	if waits(s.Type) && s.Type != "Wait" { // only states with Retry count their retries
@@ -971,23 +982,28 @@ func (r *run) task(ctx context.Context, fr *frame, s *asl.State, raw any, cobj m
 		return r.taskOutcome(fr, s, j, name, resType, resName, scheduled, res.kind)
 	}
 	id := r.succeededBefore(ctx, key)
+	var w *watched
 	if id == 0 {
 		// Committed whatever ctx does meanwhile, so that the task always knows the job it must
 		// wait for or cancel; tasks started at the same moment (a Map's iterations) share a
 		// transaction with each other and with the worker's writes (the queue's group commit).
-		ids, err := r.e.q.EnqueueBatch(context.WithoutCancel(ctx), []queue.Params{{Type: FunctionTypePrefix + name, Name: s.Name,
-			Input: in, MaxAttempts: 1, DedupKey: r.dedupKey(key), ParentID: r.jobID}})
+		// Watched from its commit on: a new job's state need not be read before waiting.
+		nid, existed, events, stop, err := r.e.q.EnqueueWatched(context.WithoutCancel(ctx), queue.Params{Type: FunctionTypePrefix + name, Name: s.Name,
+			Input: in, MaxAttempts: 1, DedupKey: r.dedupKey(key), ParentID: r.jobID})
 		if err != nil {
 			return nil, fail("States.Runtime", "the task could not be scheduled: %v", err)
 		}
-		id = ids[0]
+		id, w = nid, &watched{events: events, stop: stop, fresh: !existed}
 	}
 	if fr.top {
 		if err := r.flush(ctx, nil); err != nil { // TaskScheduled shows while the task runs
+			if w != nil {
+				w.stop()
+			}
 			return nil, fail("States.Runtime", "the history could not be written: %v", err)
 		}
 	}
-	j, err = r.e.followJob(ctx, id, r.taskProgress(fr, key))
+	j, err = r.e.followWatched(ctx, id, w, r.taskProgress(fr, key))
 	r.taskEnded(key)
 	if err != nil {
 		if c := context.Cause(ctx); errors.Is(c, errSiblingFailed) || errors.Is(c, errExecTimeout) {

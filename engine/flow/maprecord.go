@@ -9,13 +9,102 @@ import (
 	"time"
 )
 
-// A Map's records are written when recordBatch are waiting, or every recordEvery; each
-// statement writes at most recordChunk rows of a kind.
+// A Map's records are written when recordBatch are waiting, or every recordEvery.
 const (
 	recordBatch = 256
 	recordEvery = 100 * time.Millisecond
-	recordChunk = 500
 )
+
+// recordBlocks are the numbers of rows a statement of the Map's records writes: a batch is
+// written in blocks of these sizes, largest first, each statement prepared once per engine
+// (recordStmts) instead of parsed for every batch.
+var recordBlocks = [...]int{256, 64, 16, 4, 1}
+
+// recordStmts are the Map records' statements, one per block size (recordBlocks), prepared on
+// the writer connection. A nil statement (its preparation failed) is parsed on each use.
+type recordStmts struct {
+	items, starts, ends, clear [len(recordBlocks)]*sql.Stmt
+	// history inserts historyBlocks[k] events.
+	history [len(historyBlocks)]*sql.Stmt
+}
+
+// historyBlocks are the numbers of events a history statement inserts (the first is
+// historyPerStatement).
+var historyBlocks = [...]int{historyPerStatement, 100, 25, 5, 1}
+
+func itemsInsert(n int) string {
+	return `INSERT OR REPLACE INTO flow_map_items(exec_id, map_key, idx, ok, output) VALUES ` +
+		strings.Repeat("(?,?,?,?,?),", n-1) + "(?,?,?,?,?)"
+}
+
+func startsUpsert(n int) string {
+	return `INSERT INTO flow_executions(arn, name, sm_arn, definition, status, input, start_date, map_run_arn, last_event_id) VALUES ` +
+		strings.Repeat(`(?,?,?,'','RUNNING',?,?,?,1),`, n-1) + `(?,?,?,'','RUNNING',?,?,?,1)` +
+		` ON CONFLICT(arn) DO UPDATE SET status='RUNNING', input=excluded.input, output=NULL, error='', cause='',
+		start_date=excluded.start_date, stop_date=NULL, last_event_id=1 RETURNING id, arn`
+}
+
+func endsUpsert(n int) string {
+	return `INSERT INTO flow_executions(arn, name, sm_arn, definition, status, input, output, error, cause,
+		start_date, stop_date, map_run_arn, last_event_id) VALUES ` +
+		strings.Repeat(`(?,?,?,'',?,?,?,?,?,?,?,?,?),`, n-1) + `(?,?,?,'',?,?,?,?,?,?,?,?,?)` +
+		` ON CONFLICT(arn) DO UPDATE SET status=excluded.status, input=excluded.input, output=excluded.output,
+		error=excluded.error, cause=excluded.cause, start_date=excluded.start_date, stop_date=excluded.stop_date,
+		last_event_id=excluded.last_event_id RETURNING id, arn`
+}
+
+func historyClear(n int) string {
+	return `DELETE FROM flow_history WHERE exec_id IN (SELECT id FROM flow_executions WHERE arn IN (` + placeholders(n) + `))`
+}
+
+// recordStatements returns the engine's prepared record statements, preparing them on first
+// use. It is called outside any write transaction: preparing waits for the writer connection.
+func (e *Engine) recordStatements() *recordStmts {
+	e.recordMu.Lock()
+	defer e.recordMu.Unlock()
+	if e.record != nil {
+		return e.record
+	}
+	rs := &recordStmts{}
+	prep := func(q string) *sql.Stmt {
+		st, err := e.db.W.Prepare(q)
+		if err != nil {
+			return nil
+		}
+		return st
+	}
+	for k, n := range recordBlocks {
+		rs.items[k] = prep(itemsInsert(n))
+		rs.starts[k] = prep(startsUpsert(n))
+		rs.ends[k] = prep(endsUpsert(n))
+		rs.clear[k] = prep(historyClear(n))
+	}
+	rs.history[0] = e.historyFull
+	for k := 1; k < len(historyBlocks); k++ {
+		rs.history[k] = prep(historyInsert(historyBlocks[k]))
+	}
+	e.record = rs
+	return rs
+}
+
+// inTx returns st for use in tx, or nil when st is nil.
+func inTx(tx *sql.Tx, st *sql.Stmt) *sql.Stmt {
+	if st == nil {
+		return nil
+	}
+	return tx.Stmt(st)
+}
+
+// execIn runs the statement st (in tx), or the query text when st is nil.
+func execIn(tx *sql.Tx, st *sql.Stmt, query func() string, args []any) error {
+	var err error
+	if st = inTx(tx, st); st != nil {
+		_, err = st.Exec(args...)
+	} else {
+		_, err = tx.Exec(query(), args...)
+	}
+	return err
+}
 
 // mapRunItems are the item counters of a map run at one moment.
 type mapRunItems struct{ total, succeeded, failed, running int64 }
@@ -104,6 +193,7 @@ func (m *mapRecorder) start(mu *sync.Mutex, counts func() mapRunItems) (stop fun
 // again (without re-running their finished tasks) on resume.
 func (m *mapRecorder) write(starts []childStart, ends []itemResult, n mapRunItems) {
 	r := m.r
+	rs := r.e.recordStatements()
 	r.e.db.Tx(context.Background(), func(tx *sql.Tx) error {
 		if m.distributed {
 			ended := make(map[int64]bool, len(ends))
@@ -116,32 +206,30 @@ func (m *mapRecorder) write(starts []childStart, ends []itemResult, n mapRunItem
 					open = append(open, c)
 				}
 			}
-			if err := inChunks(len(open), func(i, j int) error { return r.recordStarts(tx, m.mapRunARN, open[i:j]) }); err != nil {
+			if err := inBlocks(len(open), func(k, i, j int) error { return r.recordStarts(tx, rs, k, m.mapRunARN, open[i:j]) }); err != nil {
 				return err
 			}
 		}
-		err := inChunks(len(ends), func(i, j int) error {
-			var q strings.Builder
-			q.WriteString(`INSERT OR REPLACE INTO flow_map_items(exec_id, map_key, idx, ok, output) VALUES `)
-			args := make([]any, 0, 5*(j-i))
-			for k, it := range ends[i:j] {
-				if k > 0 {
-					q.WriteByte(',')
-				}
-				q.WriteString(`(?,?,?,?,?)`)
+		h := r.e.newHistoryWriter(tx, rs)
+		var args []any
+		err := inBlocks(len(ends), func(b, i, j int) error {
+			args = args[:0]
+			for _, it := range ends[i:j] {
 				ok := 0
 				if it.ok {
 					ok = 1
 				}
 				args = append(args, r.execID, m.key, it.idx, ok, it.outJSON)
 			}
-			_, err := tx.Exec(q.String(), args...)
-			return err
+			return execIn(tx, rs.items[b], func() string { return itemsInsert(j - i) }, args)
 		})
 		if err != nil || !m.distributed {
 			return err
 		}
-		if err := inChunks(len(ends), func(i, j int) error { return r.recordEnds(tx, m.mapRunARN, ends[i:j]) }); err != nil {
+		if err := inBlocks(len(ends), func(k, i, j int) error { return r.recordEnds(tx, rs, k, h, m.mapRunARN, ends[i:j]) }); err != nil {
+			return err
+		}
+		if err := h.flush(); err != nil {
 			return err
 		}
 		_, err = tx.Exec(`UPDATE flow_map_runs SET total=?, succeeded=?, failed=?, running=?, pending=max(?-?-?-?,0) WHERE arn=?`,
@@ -157,11 +245,15 @@ func (m *mapRecorder) write(starts []childStart, ends []itemResult, n mapRunItem
 	}
 }
 
-// inChunks calls write for consecutive ranges [i, j) of n rows, recordChunk at most each.
-func inChunks(n int, write func(i, j int) error) error {
-	for i := 0; i < n; i += recordChunk {
-		if err := write(i, min(n, i+recordChunk)); err != nil {
-			return err
+// inBlocks calls write for consecutive ranges [i, j) of n rows, each of a size of
+// recordBlocks (the k-th), largest first.
+func inBlocks(n int, write func(k, i, j int) error) error {
+	i := 0
+	for k, size := range recordBlocks {
+		for ; n-i >= size; i += size {
+			if err := write(k, i, i+size); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -176,7 +268,7 @@ func (r *run) childARN(mapRunARN string, idx int64) string {
 // clearChildren returns the ARNs of the child executions of n iterations of the map run (the
 // k-th is iteration idx(k)) and each ARN's k, having deleted the histories they had: an
 // iteration recorded again replaces its earlier record and history.
-func (r *run) clearChildren(tx *sql.Tx, mapRunARN string, n int, idx func(k int) int64) ([]any, map[string]int, error) {
+func (r *run) clearChildren(tx *sql.Tx, clear *sql.Stmt, mapRunARN string, n int, idx func(k int) int64) ([]any, map[string]int, error) {
 	arns := make([]any, n)
 	row := make(map[string]int, n) // ARN → k
 	for k := range n {
@@ -184,8 +276,7 @@ func (r *run) clearChildren(tx *sql.Tx, mapRunARN string, n int, idx func(k int)
 		arns[k] = arn
 		row[arn] = k
 	}
-	if _, err := tx.Exec(`DELETE FROM flow_history WHERE exec_id IN (SELECT id FROM flow_executions WHERE arn IN (`+
-		placeholders(n)+`))`, arns...); err != nil {
+	if err := execIn(tx, clear, func() string { return historyClear(n) }, arns); err != nil {
 		return nil, nil, err
 	}
 	return arns, row, nil
@@ -194,34 +285,27 @@ func (r *run) clearChildren(tx *sql.Tx, mapRunARN string, n int, idx func(k int)
 // recordStarts lists started DISTRIBUTED iterations as RUNNING child executions of the map
 // run, as Step Functions does (ListExecutions by mapRunArn, DescribeExecution,
 // GetExecutionHistory). An iteration run again replaces its earlier record and history.
-func (r *run) recordStarts(tx *sql.Tx, mapRunARN string, starts []childStart) error {
+// The starts are one block (recordBlocks[b]) of rows.
+func (r *run) recordStarts(tx *sql.Tx, rs *recordStmts, b int, mapRunARN string, starts []childStart) error {
 	if len(starts) == 0 {
 		return nil
 	}
 	label := r.smName + "/" + r.name
 	smARN := r.e.arn("stateMachine", label)
-	arns, row, err := r.clearChildren(tx, mapRunARN, len(starts), func(k int) int64 { return starts[k].idx })
+	arns, row, err := r.clearChildren(tx, rs.clear[b], mapRunARN, len(starts), func(k int) int64 { return starts[k].idx })
 	if err != nil {
 		return err
 	}
-	var q strings.Builder
-	q.WriteString(`INSERT INTO flow_executions(arn, name, sm_arn, definition, status, input, start_date, map_run_arn, last_event_id) VALUES `)
 	args := make([]any, 0, 6*len(starts))
 	for k, c := range starts {
-		if k > 0 {
-			q.WriteByte(',')
-		}
-		q.WriteString(`(?,?,?,'','RUNNING',?,?,?,1)`)
 		arn := arns[k].(string)
 		args = append(args, arn, arn[strings.LastIndexByte(arn, ':')+1:], smARN, c.input, c.start, mapRunARN)
 	}
-	q.WriteString(` ON CONFLICT(arn) DO UPDATE SET status='RUNNING', input=excluded.input, output=NULL, error='', cause='',
-		start_date=excluded.start_date, stop_date=NULL, last_event_id=1 RETURNING id, arn`)
-	ids, err := returnedIDs(tx, q.String(), args, row)
+	ids, err := returnedIDs(tx, rs.starts[b], func() string { return startsUpsert(len(starts)) }, args, row)
 	if err != nil {
 		return err
 	}
-	h := r.e.newHistoryWriter(tx)
+	h := r.e.newHistoryWriter(tx, rs)
 	for k, c := range starts {
 		if err := h.add(ids[k], 1, c.event); err != nil {
 			return err
@@ -232,26 +316,20 @@ func (r *run) recordStarts(tx *sql.Tx, mapRunARN string, starts []childStart) er
 
 // recordEnds writes the child executions of finished DISTRIBUTED iterations, closed, with
 // their whole histories (replacing what their start wrote, or an earlier run's record).
-func (r *run) recordEnds(tx *sql.Tx, mapRunARN string, ends []itemResult) error {
+// The ends are one block (recordBlocks[b]) of rows; their events go to h.
+func (r *run) recordEnds(tx *sql.Tx, rs *recordStmts, b int, h *historyWriter, mapRunARN string, ends []itemResult) error {
 	if len(ends) == 0 {
 		return nil
 	}
 	label := r.smName + "/" + r.name
 	smARN := r.e.arn("stateMachine", label)
 	now := time.Now().UnixMilli()
-	arns, row, err := r.clearChildren(tx, mapRunARN, len(ends), func(k int) int64 { return ends[k].idx })
+	arns, row, err := r.clearChildren(tx, rs.clear[b], mapRunARN, len(ends), func(k int) int64 { return ends[k].idx })
 	if err != nil {
 		return err
 	}
-	var q strings.Builder
-	q.WriteString(`INSERT INTO flow_executions(arn, name, sm_arn, definition, status, input, output, error, cause,
-		start_date, stop_date, map_run_arn, last_event_id) VALUES `)
 	args := make([]any, 0, 12*len(ends))
 	for k, it := range ends {
-		if k > 0 {
-			q.WriteByte(',')
-		}
-		q.WriteString(`(?,?,?,'',?,?,?,?,?,?,?,?,?)`)
 		arn := arns[k].(string)
 		status, output := StatusSucceeded, sql.NullString{String: it.outJSON, Valid: true}
 		if !it.ok {
@@ -260,14 +338,10 @@ func (r *run) recordEnds(tx *sql.Tx, mapRunARN string, ends []itemResult) error 
 		args = append(args, arn, arn[strings.LastIndexByte(arn, ':')+1:], smARN, status, it.started.input, output,
 			it.errName, it.cause, it.started.start, now, mapRunARN, 1+len(it.events))
 	}
-	q.WriteString(` ON CONFLICT(arn) DO UPDATE SET status=excluded.status, input=excluded.input, output=excluded.output,
-		error=excluded.error, cause=excluded.cause, start_date=excluded.start_date, stop_date=excluded.stop_date,
-		last_event_id=excluded.last_event_id RETURNING id, arn`)
-	ids, err := returnedIDs(tx, q.String(), args, row)
+	ids, err := returnedIDs(tx, rs.ends[b], func() string { return endsUpsert(len(ends)) }, args, row)
 	if err != nil {
 		return err
 	}
-	h := r.e.newHistoryWriter(tx)
 	for k, it := range ends {
 		if err := h.add(ids[k], 1, it.started.event); err != nil {
 			return err
@@ -278,7 +352,7 @@ func (r *run) recordEnds(tx *sql.Tx, mapRunARN string, ends []itemResult) error 
 			}
 		}
 	}
-	return h.flush()
+	return nil
 }
 
 // abortChildren ends the map run's child executions still RUNNING as ABORTED, each with an
@@ -303,7 +377,7 @@ func (r *run) abortChildren(tx *sql.Tx, mapRunARN string, now int64) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	h := r.e.newHistoryWriter(tx)
+	h := r.e.newHistoryWriter(tx, nil)
 	for _, c := range cs {
 		typ, details := closingEvent(StatusAborted, nil, "States.Aborted", "the map run ended before this iteration finished")
 		if err := h.add(c.id, c.last, event{typ: typ, at: now, details: details}); err != nil {
@@ -313,9 +387,16 @@ func (r *run) abortChildren(tx *sql.Tx, mapRunARN string, now int64) error {
 	return h.flush()
 }
 
-// returnedIDs runs a statement whose RETURNING gives (id, arn) and places each id by row[arn].
-func returnedIDs(tx *sql.Tx, query string, args []any, row map[string]int) ([]int64, error) {
-	rows, err := tx.Query(query, args...)
+// returnedIDs runs a statement (st, or the query text when st is nil) whose RETURNING gives
+// (id, arn) and places each id by row[arn].
+func returnedIDs(tx *sql.Tx, st *sql.Stmt, query func() string, args []any, row map[string]int) ([]int64, error) {
+	var rows *sql.Rows
+	var err error
+	if st = inTx(tx, st); st != nil {
+		rows, err = st.Query(args...)
+	} else {
+		rows, err = tx.Query(query(), args...)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -336,18 +417,25 @@ func returnedIDs(tx *sql.Tx, query string, args []any, row map[string]int) ([]in
 
 // historyWriter inserts history events of several executions, a few hundred per statement.
 type historyWriter struct {
-	tx   *sql.Tx
-	full *sql.Stmt // Engine.historyFull in tx (nil: each statement is parsed)
-	args []any
-	n    int
+	tx *sql.Tx
+	// stmts insert historyBlocks[k] events (nil: each statement is parsed); inTx are those
+	// taken into tx so far.
+	stmts [len(historyBlocks)]*sql.Stmt
+	inTx  [len(historyBlocks)]*sql.Stmt
+	args  []any
+	n     int
 }
 
 const historyPerStatement = 400
 
-func (e *Engine) newHistoryWriter(tx *sql.Tx) *historyWriter {
+// newHistoryWriter returns a writer for tx using the prepared statements of rs (nil: only the
+// engine's full-block statement is prepared).
+func (e *Engine) newHistoryWriter(tx *sql.Tx, rs *recordStmts) *historyWriter {
 	h := &historyWriter{tx: tx, args: make([]any, 0, 6*historyPerStatement)}
-	if e.historyFull != nil {
-		h.full = tx.Stmt(e.historyFull)
+	if rs != nil {
+		h.stmts = rs.history
+	} else {
+		h.stmts[0] = e.historyFull
 	}
 	return h
 }
@@ -367,16 +455,31 @@ func (h *historyWriter) add(execID, id int64, ev event) error {
 	return nil
 }
 
+// flush inserts the queued events, in blocks of historyBlocks (the rest in one statement
+// parsed, from the first block size without a prepared statement on).
 func (h *historyWriter) flush() error {
-	if h.n == 0 {
-		return nil
-	}
-	var err error
-	if h.n == historyPerStatement && h.full != nil {
-		_, err = h.full.Exec(h.args...)
-	} else {
-		_, err = h.tx.Exec(historyInsert(h.n), h.args...)
+	i := 0
+	for k, size := range historyBlocks {
+		if h.stmts[k] == nil && h.n > i {
+			size = h.n - i
+		}
+		for ; h.n-i >= size; i += size {
+			args := h.args[6*i : 6*(i+size)]
+			var err error
+			if h.stmts[k] == nil {
+				_, err = h.tx.Exec(historyInsert(size), args...)
+			} else {
+				if h.inTx[k] == nil {
+					h.inTx[k] = h.tx.Stmt(h.stmts[k])
+				}
+				_, err = h.inTx[k].Exec(args...)
+			}
+			if err != nil {
+				h.args, h.n = h.args[:0], 0
+				return err
+			}
+		}
 	}
 	h.args, h.n = h.args[:0], 0
-	return err
+	return nil
 }

@@ -220,6 +220,33 @@ func (q *Queue) Enqueue(ctx context.Context, p Params) (job.Job, bool, error) {
 // job's id where a dedup key matched). A batch sent while other writes of this process wait for
 // the writer is committed with them (groupcommit.go).
 func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) {
+	return q.enqueueBatch(ctx, ps, nil)
+}
+
+// EnqueueWatched is EnqueueBatch of one job that is also watched (Watch) from before it can
+// run: events has every change of the job from its commit on, so a waiter need not read the new
+// job once to learn that it has not ended yet. existed reports that p's dedup key named a job
+// already there, whose earlier changes are not among the events. Call stop when done.
+func (q *Queue) EnqueueWatched(ctx context.Context, p Params) (id int64, existed bool, events <-chan job.Event, stop func(), err error) {
+	var ch <-chan job.Event
+	unwatch := func() {}
+	ids, err := q.enqueueBatch(ctx, []Params{p}, func(ids []int64, old []bool) {
+		// Inside the transaction that adds the job: nothing can change it before the watch.
+		// A write tried again (group commit) watches the id it gives this time.
+		unwatch()
+		ch, unwatch = q.Watch(ids[0])
+		existed = old[0]
+	})
+	if err != nil {
+		unwatch()
+		return 0, false, nil, nil, err
+	}
+	return ids[0], existed, ch, unwatch, nil
+}
+
+// enqueueBatch is EnqueueBatch; inserted, when set, is called inside the transaction once the
+// jobs are in it, with their ids and which of them were there before (dedup key).
+func (q *Queue) enqueueBatch(ctx context.Context, ps []Params, inserted func(ids []int64, existed []bool)) ([]int64, error) {
 	ids := make([]int64, len(ps))
 	for i := range ps {
 		if err := ps[i].normalize(); err != nil {
@@ -239,6 +266,10 @@ func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) 
 		// last is the newest number given, read before a block and kept up to date by the
 		// blocks after it.
 		last, lastRead := int64(0), false
+		var existed []bool
+		if inserted != nil {
+			existed = make([]bool, len(ps))
+		}
 	next:
 		for i := 0; i < len(ps); {
 			for k, n := range blockSizes {
@@ -264,19 +295,25 @@ func (q *Queue) EnqueueBatch(ctx context.Context, ps []Params) ([]int64, error) 
 				}
 			}
 			p := ps[i]
-			id, existed, err := q.insertJob(ctx, stmt, p, now)
+			id, old, err := q.insertJob(ctx, stmt, p, now)
 			if err != nil {
 				return err
 			}
-			if existed {
+			if old {
 				if err := tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE dedup_key=? AND dedup_key > ''`, p.DedupKey).Scan(&id); err != nil {
 					return err
 				}
 			} else {
 				lastRead = false // the statement took the next number itself
 			}
+			if existed != nil {
+				existed[i] = old
+			}
 			ids[i] = id
 			i++
+		}
+		if inserted != nil {
+			inserted(ids, existed)
 		}
 		return nil
 	}

@@ -142,3 +142,46 @@ func TestWatch(t *testing.T) {
 		t.Fatal("an ended watch still receives")
 	}
 }
+
+// A job enqueued watched is watched from its commit on: a claim and finish that follow at once
+// reach the watch, so its waiter never needs to read the job first; a dedup key naming a job
+// already there says so.
+func TestEnqueueWatchedSeesEveryChange(t *testing.T) {
+	q := openQueue(t, t.TempDir())
+	ctx := context.Background()
+	id, existed, events, stop, err := q.EnqueueWatched(ctx, Params{Type: "a", DedupKey: "k1"})
+	if err != nil || existed || id == 0 {
+		t.Fatalf("enqueue: id %d existed %v err %v", id, existed, err)
+	}
+	defer stop()
+	ls, err := q.Claim(ctx, ClaimParams{Owner: "o", Target: job.TargetDevice, Types: []string{"a"}, Max: 1})
+	if err != nil || len(ls) != 1 || ls[0].Info.ID != id {
+		t.Fatalf("claim %v %v", ls, err)
+	}
+	if _, err := q.Finish(ctx, ls[0].Succeeded(json.RawMessage(`{"n":1}`), "done")); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	final := false
+	for !final {
+		select {
+		case e := <-events:
+			if e.JobID != id {
+				t.Fatalf("a watch of job %d got %+v", id, e)
+			}
+			kinds = append(kinds, e.Kind)
+			final = e.Status.Final()
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the watch missed the job's end; it saw %v", kinds)
+		}
+	}
+	if len(kinds) != 2 || kinds[0] != job.EventStarted || kinds[1] != job.EventSucceeded {
+		t.Fatalf("events %v, want the claim and the end", kinds)
+	}
+
+	again, existed, _, stop2, err := q.EnqueueWatched(ctx, Params{Type: "a", DedupKey: "k1"})
+	if err != nil || !existed || again != id {
+		t.Fatalf("the same dedup key: id %d (want %d) existed %v err %v", again, id, existed, err)
+	}
+	stop2()
+}
