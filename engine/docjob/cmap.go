@@ -45,10 +45,22 @@ type cidCMap struct {
 	ordering string
 	spaces   []codeSpace
 	ranges   []cidRange // sorted by n, then lo
+	// An embedded CMap: its codes one by one (n<<32 | code → CID), and the predefined CMap
+	// it uses for the codes it does not map (nil: none).
+	chars  map[uint64]uint32
+	parent *cidCMap
 }
 
 // cid returns the CID of code (n bytes) and whether the CMap maps it.
 func (m *cidCMap) cid(n int, code uint32) (uint32, bool) {
+	if m.chars != nil {
+		if c, ok := m.chars[uint64(n)<<32|uint64(code)]; ok {
+			return c, true
+		}
+		if m.parent != nil {
+			return m.parent.cid(n, code)
+		}
+	}
 	i := sort.Search(len(m.ranges), func(i int) bool {
 		r := m.ranges[i]
 		return r.n > n || (r.n == n && r.hi >= code)

@@ -813,6 +813,8 @@ func newPageFont(f pdf.Font) *pageFont {
 		if e := newType0Encoding(f.V, pf.symbol); e != nil {
 			pf.enc = e
 			pf.undecodable = !e.decodable()
+			pf.vertical = pf.vertical || e.vertical
+			pf.cjk = pf.cjk || cjkOrderings[e.ordering]
 			if e.identity {
 				pf.width = 2
 				if cacheCodes {
