@@ -828,7 +828,12 @@ func newPageFont(f pdf.Font) *pageFont {
 	}
 	pf.enc = f.Encoder()
 	switch f.V.Key("Subtype").Name() {
-	case "TrueType", "Type1", "MMType1", "Type3":
+	case "TrueType", "Type1", "MMType1":
+		if e := newSimpleEncoding(f.V, pf.symbol, pf.enc); e != nil {
+			pf.enc = e
+		}
+		pf.width = 1
+	case "Type3":
 		pf.width = 1
 	case "Type0":
 		if e := f.V.Key("Encoding").Name(); e == "Identity-H" || e == "Identity-V" {
