@@ -422,3 +422,32 @@ func TestPDFRightToLeftLogicalOrder(t *testing.T) {
 		t.Fatalf("status %s %q:\n%s", st, en, d.Markdown)
 	}
 }
+
+// On a page that mixes vertical and horizontal writing, each vertical column is a line of its
+// own (columns side by side at one height are not one horizontal line), and a column drawn one
+// glyph per string, each placed by the vertical advance of the one before (no move between
+// them), reads as one line; TJ's numbers in a vertical font tighten or loosen the column, never
+// part its words.
+func TestPDFVerticalColumnsOnAMixedPage(t *testing.T) {
+	a, hi, hon, go_ := hexCodes([]uint16{843}), hexCodes([]uint16{3284}), hexCodes([]uint16{3722}), hexCodes([]uint16{1952})
+	content := "BT /F2 10 Tf 72 760 Td (Label line) Tj ET\n" +
+		"BT /F1 30 Tf 1 0 0 1 147 610 Tm " + hexCodes([]uint16{843, 3284, 3722, 1952}) + " Tj 3.333 0 Td [" +
+		a + " -100 " + hi + " -300 " + hon + " -100 " + go_ + "] TJ 3.333 0 Td " +
+		a + " Tj " + hi + " Tj " + hon + " Tj " + go_ + " Tj ET\n"
+	d, st, en, _ := convertStatus(t, cjkPDF(cidFont{base: "NotoSansCJKjp-Bold", encoding: "Identity-V", ordering: "Japan1"}, content))
+	if st != StatusReady {
+		t.Fatalf("status %s %q", st, en)
+	}
+	lines := 0
+	for _, l := range strings.Split(d.Markdown, "\n") {
+		if strings.Contains(l, "日") {
+			if l != "あ日本語" {
+				t.Fatalf("column line %q in\n%s", l, d.Markdown)
+			}
+			lines++
+		}
+	}
+	if lines != 3 {
+		t.Fatalf("%d column lines in\n%s", lines, d.Markdown)
+	}
+}

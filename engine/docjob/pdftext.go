@@ -24,6 +24,8 @@ type span struct {
 	rest bool
 	// font is the font the string is shown in (nil for a word-gap mark).
 	font *pageFont
+	// vend: for a string in a vertical font, the height its glyphs end at (device space).
+	vend float64
 }
 
 type mat [6]float64
@@ -118,8 +120,19 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 		}
 		s := enc.decode(raw)
 		m := tm.mul(ts.ctm)
-		adv := 0.0
-		if !enc.vertical {
+		adv, vadv := 0.0, 0.0
+		if enc.vertical {
+			// Vertical writing: each glyph moves down by the font's vertical advance (DW2), plus
+			// the spacings, and TJ's numbers move the next glyph (PDF 32000 §9.4.4).
+			_, codes, spaces := enc.metrics(raw, s)
+			vadv = float64(codes)*(enc.vy*ts.size+ts.charSpace) + float64(spaces)*ts.wordSpace
+			for _, k := range kerns {
+				vadv += k.dx
+			}
+			if vadv != 0 {
+				tm = mat{1, 0, 0, 1, 0, vadv}.mul(tm)
+			}
+		} else {
 			w, codes, spaces := enc.metrics(raw, s)
 			adv = (w*ts.size + float64(codes)*ts.charSpace + float64(spaces)*ts.wordSpace) * ts.scale
 			for _, k := range kerns {
@@ -138,7 +151,7 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 		if upright && strings.Contains(s, "  ") && splitWide(&ts, m, size, raw, kerns, add) {
 			return
 		}
-		add(span{x: m[4], y: m[5], size: size, end: end, text: s, upright: upright, font: enc})
+		add(span{x: m[4], y: m[5], size: size, end: end, text: s, upright: upright, font: enc, vend: m[5] + vadv*m[3]})
 	}
 	num := func(v operand) float64 { return v.num }
 	nextLine := func() {
@@ -273,13 +286,22 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 					// A large negative kerning is a gap between words: from a quarter em always,
 					// from tjWordGap em between Latin letters (a tightly set line, where the
 					// spaces are only moves), judged again when the lines are joined.
-					if gap := -x.num / 1000; b.Len() > 0 && (gap > 0.25 || gap >= latinSpaceGap(ts.font) && !endsCJK(ts.font, b.String())) {
+					if gap := -x.num / 1000; b.Len() > 0 && (ts.font == nil || !ts.font.vertical) && (gap > 0.25 || gap >= latinSpaceGap(ts.font) && !endsCJK(ts.font, b.String())) {
 						show(b.String(), kerns)
 						b.Reset()
 						kerns = kerns[:0]
 						out = append(out, span{x: math.NaN(), size: gap, font: ts.font})
 					}
-					if ts.font == nil || ts.font.vertical {
+					if ts.font == nil {
+						continue
+					}
+					if ts.font.vertical {
+						dy := -x.num / 1000 * ts.size
+						if b.Len() == 0 {
+							tm = mat{1, 0, 0, 1, 0, dy}.mul(tm)
+						} else {
+							kerns = append(kerns, kern{b.Len(), dy})
+						}
 						continue
 					}
 					dx := -x.num / 1000 * ts.size * ts.scale
@@ -466,7 +488,8 @@ func spansText(spans []span) string {
 	pendingSpace := false
 	var pendingGap float64 // the widest TJ gap since the last string, in ems
 	var pendingFont, lastFont *pageFont
-	var lend float64
+	var lend, lvend float64
+	lastVertical := false // the last string is in a vertical font
 	var lastRune rune
 	for _, s := range spans {
 		if math.IsNaN(s.x) {
@@ -480,9 +503,16 @@ func spansText(spans []span) string {
 		}
 		tol := math.Max(size, lsize) * 0.6
 		cont := false
+		sVertical := s.font != nil && s.font.vertical
 		if have {
 			dy, dx := s.y-ly, s.x-lx
 			switch {
+			case sVertical || lastVertical:
+				// A vertical font's strings continue only their own column, below the last
+				// (tight tracking may overlap it a little).
+				if sVertical && lastVertical && math.Abs(dx) <= tol && s.y-lvend < 0.6*size && s.y-lvend > -1.6*size {
+					cont, vertical = true, true
+				}
 			case math.Abs(dy) <= tol && dx >= -tol/2 && !vertical:
 				cont = true
 			case math.Abs(dx) <= tol && dy < -size*0.3 && dy > -1.6*size && (vertical || (runeLen(s.text) <= 2 && lrunes <= 2)):
@@ -513,6 +543,7 @@ func spansText(spans []span) string {
 		}
 		lastRune, _ = utf8.DecodeLastRuneInString(s.text)
 		lastFont = s.font
+		lastVertical, lvend = sVertical, s.vend
 	}
 	return b.String()
 }
@@ -607,6 +638,7 @@ type pageFont struct {
 	cidWidths map[int]float64
 	dw        float64
 	spaceEm   float64 // the width of a simple font's space (code 32) in ems, 0 when not given
+	vy        float64 // a vertical font's advance in ems (DW2's second number; -1 by default)
 }
 
 // metrics measures raw (its text s) for its advance: the sum of its glyphs' widths in ems, from
@@ -801,6 +833,7 @@ func (c fontCache) font(res *pageFonts, name string) *pageFont {
 func newPageFont(f pdf.Font) *pageFont {
 	encName := f.V.Key("Encoding").Name()
 	pf := &pageFont{vertical: encName == "V" || strings.HasSuffix(encName, "-V")}
+	defer pf.readVertical(f.V)
 	pf.name = baseFontName(f.V.Key("BaseFont").Name())
 	pf.symbol = symbolFontName(pf.name)
 	pf.readWidths(f.V)
@@ -897,4 +930,17 @@ func (e *predefinedEncoding) codeLen(s string) int {
 		return n
 	}
 	return e.cmap.codeLen(s)
+}
+
+// readVertical sets the vertical advance of a vertical font v from its descendant's DW2.
+func (f *pageFont) readVertical(v pdf.Value) {
+	if !f.vertical {
+		return
+	}
+	f.vy = -1
+	if dw2 := v.Key("DescendantFonts").Index(0).Key("DW2"); dw2.Len() == 2 {
+		if y := dw2.Index(1).Float64() / 1000; y < 0 && y > -10 {
+			f.vy = y
+		}
+	}
 }
