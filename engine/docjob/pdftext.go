@@ -24,8 +24,11 @@ type span struct {
 	rest bool
 	// font is the font the string is shown in (nil for a word-gap mark).
 	font *pageFont
-	// vend: for a string in a vertical font, the height its glyphs end at (device space).
+	// vend: for a string in a vertical font or rotated, the height its glyphs end at (device
+	// space).
 	vend float64
+	// rot: the string's baseline is turned a quarter up (1) or down (-1), 0 otherwise.
+	rot int8
 }
 
 type mat [6]float64
@@ -113,10 +116,21 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 	}
 	// show shows raw, a string of codes (several of a TJ array when kerns are its numbers
 	// between them), and moves the text matrix on by its advance.
-	show := func(raw string, kerns []kern) {
+	var show func(raw string, kerns []kern)
+	show = func(raw string, kerns []kern) {
 		enc := ts.font
 		if enc == nil || raw == "" {
 			return
+		}
+		if !enc.vertical && ts.size != 0 && ts.charSpace/math.Abs(ts.size) >= wideTracking {
+			if n := enc.codeLen(raw); n > 0 && n < len(raw) {
+				showSpaced(raw, kerns, enc, func(code string) { show(code, nil) }, func(dx float64) {
+					tm = mat{1, 0, 0, 1, dx, 0}.mul(tm)
+				}, func() {
+					out = append(out, span{x: math.NaN(), size: ts.charSpace / math.Abs(ts.size), font: enc})
+				})
+				return
+			}
 		}
 		s := enc.decode(raw)
 		m := tm.mul(ts.ctm)
@@ -151,7 +165,13 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 		if upright && strings.Contains(s, "  ") && splitWide(&ts, m, size, raw, kerns, add) {
 			return
 		}
-		add(span{x: m[4], y: m[5], size: size, end: end, text: s, upright: upright, font: enc, vend: m[5] + vadv*m[3]})
+		var rot int8
+		vend := m[5] + vadv*m[3]
+		if !enc.vertical && math.Abs(m[1]) > 2*math.Abs(m[0]) {
+			rot = int8(math.Copysign(1, m[1]))
+			vend = m[5] + adv*m[1] // the baseline runs up or down the page
+		}
+		add(span{x: m[4], y: m[5], size: size, end: end, text: s, upright: upright, font: enc, vend: vend, rot: rot})
 	}
 	num := func(v operand) float64 { return v.num }
 	nextLine := func() {
@@ -354,6 +374,32 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 	return out, nil
 }
 
+// wideTracking is the character spacing (Tc), in ems, from which every glyph of a string is a
+// word of its own: table cells drawn as one string spread out by Tc ("XX" with 5 em between),
+// as pdftotext sees them. Letter-spaced headings stay under it.
+const wideTracking = 0.5
+
+// showSpaced shows raw code by code (one code a call of one), each code's kerns moving it first
+// (move), a word gap (gap) between codes.
+func showSpaced(raw string, kerns []kern, f *pageFont, one func(string), move func(float64), gap func()) {
+	k := 0
+	for at := 0; at < len(raw); {
+		n := f.codeLen(raw[at:])
+		if n <= 0 {
+			n = len(raw) - at
+		}
+		if at > 0 {
+			gap()
+		}
+		for k < len(kerns) && kerns[k].at <= at {
+			move(kerns[k].dx)
+			k++
+		}
+		one(raw[at : at+n])
+		at += n
+	}
+}
+
 // Form XObjects: a page draws at most maxPageForms of them (and annotation appearances), nested
 // at most maxFormDepth deep (a form that draws itself stops there).
 const (
@@ -490,6 +536,7 @@ func spansText(spans []span) string {
 	var pendingFont, lastFont *pageFont
 	var lend, lvend float64
 	lastVertical := false // the last string is in a vertical font
+	var lastRot int8
 	var lastRune rune
 	for _, s := range spans {
 		if math.IsNaN(s.x) {
@@ -507,6 +554,14 @@ func spansText(spans []span) string {
 		if have {
 			dy, dx := s.y-ly, s.x-lx
 			switch {
+			case s.rot != 0 || lastRot != 0:
+				// A turned string continues only a line turned the same way, along it.
+				if along := float64(s.rot) * (s.y - lvend); s.rot == lastRot && math.Abs(dx) <= tol && along > -tol/2 && along < 1.5*size {
+					cont = true
+					if along > size*spaceGap(lastFont, lastRune, s.text) {
+						pendingSpace, pendingGap = true, 1
+					}
+				}
 			case sVertical || lastVertical:
 				// A vertical font's strings continue only their own column, below the last
 				// (tight tracking may overlap it a little).
@@ -543,7 +598,7 @@ func spansText(spans []span) string {
 		}
 		lastRune, _ = utf8.DecodeLastRuneInString(s.text)
 		lastFont = s.font
-		lastVertical, lvend = sVertical, s.vend
+		lastVertical, lvend, lastRot = sVertical, s.vend, s.rot
 	}
 	return b.String()
 }
