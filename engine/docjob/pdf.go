@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 	"sync"
 
 	"github.com/ledongthuc/pdf"
@@ -460,9 +462,35 @@ func pageText(raw string) string {
 			continue
 		}
 		blank = false
+		if n := len(out); n > 0 && out[n-1] != "" {
+			if joined, rest, ok := dehyphenate(out[n-1], l); ok {
+				out[n-1] = joined
+				if l = rest; l == "" {
+					continue
+				}
+			}
+		}
 		out = append(out, l)
 	}
 	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// dehyphenate joins a word broken at the end of line prev ("self-" then "publishing, …" on
+// next), as pdftotext does: when prev ends in a hyphen after two lowercase letters and next
+// starts with a lowercase letter, the hyphen goes and next's first word moves up to prev. ok
+// is false when the lines are no such pair.
+func dehyphenate(prev, next string) (joined, rest string, ok bool) {
+	if !strings.HasSuffix(prev, "-") || len(prev) < 3 {
+		return "", "", false
+	}
+	r1, n1 := utf8.DecodeLastRuneInString(prev[:len(prev)-1])
+	r2, _ := utf8.DecodeLastRuneInString(prev[:len(prev)-1-n1])
+	first, _ := utf8.DecodeRuneInString(next)
+	if !unicode.IsLower(r1) || !unicode.IsLower(r2) || !unicode.IsLower(first) {
+		return "", "", false
+	}
+	word, after, _ := strings.Cut(next, " ")
+	return prev[:len(prev)-1] + word, strings.TrimLeft(after, " "), true
 }
 
 // OCRAvailable reports whether scanned pages can be read: the tesseract command with the jpn

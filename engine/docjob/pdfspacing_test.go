@@ -397,3 +397,17 @@ func TestPDFTurnedHeadersAreLinesOfTheirOwn(t *testing.T) {
 		t.Fatalf("%q", d.Markdown)
 	}
 }
+
+// A word broken by a hyphen at the end of a line is joined (the hyphen goes, the rest of the
+// word moves up), as pdftotext does; a hyphen before a capital, a figure or after a single
+// letter stays.
+func TestPDFHyphenatedLineEndsJoin(t *testing.T) {
+	d, err := convertPDF(t.Context(), makePDF(t, textPage("This accessibility paved the way for self-", "publishing, blogging and even", "fan fiction. See Table 2-", "Results and part A-", "b here", "a value of -", "x too")), Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "This accessibility paved the way for selfpublishing,\nblogging and even\nfan fiction. See Table 2-\nResults and part A-\nb here\na value of -\nx too"
+	if !strings.Contains(d.Markdown, want) {
+		t.Fatalf("%q", d.Markdown)
+	}
+}
