@@ -451,3 +451,47 @@ func TestPDFVerticalColumnsOnAMixedPage(t *testing.T) {
 		t.Fatalf("%d column lines in\n%s", lines, d.Markdown)
 	}
 }
+
+// Right-to-left words drawn one string at a time in reading order, each to the left of the last
+// (a word of Latin letters among them drawn with its space on the wrong side), read as one line
+// in logical order, the words apart.
+func TestPDFRightToLeftWordsDrawnOneByOne(t *testing.T) {
+	tu := map[uint16]string{}
+	code := map[string]uint16{}
+	next := uint16(1)
+	encode := func(s string, reversed bool) string {
+		var cs []uint16
+		rs := []rune(s)
+		if reversed {
+			for i, j := 0, len(rs)-1; i < j; i, j = i+1, j-1 {
+				rs[i], rs[j] = rs[j], rs[i]
+			}
+		}
+		for _, r := range rs {
+			g := string(r)
+			c, ok := code[g]
+			if !ok {
+				c = next
+				next++
+				code[g], tu[c] = c, g
+			}
+			cs = append(cs, c)
+		}
+		return hexCodes(cs)
+	}
+	// Logical "تعتبر البرمجة بلغة Python من الأدوات": each word a string, placed right to left
+	// (DW 1000: each glyph 12 pt wide at 12 pt), "Python " with its space at its right end.
+	words := []struct {
+		text string
+		x    int
+	}{{"الأدوات", 100}, {"من", 200}, {"Python ", 240}, {"بلغة", 340}, {"البرمجة", 400}, {"تعتبر", 500}}
+	var b strings.Builder
+	for i := len(words) - 1; i >= 0; i-- {
+		w := words[i]
+		fmt.Fprintf(&b, "BT /F1 12 Tf 1 0 0 1 %d 700 Tm %s Tj ET\n", w.x, encode(w.text, w.text != "Python "))
+	}
+	d, st, en, _ := convertStatus(t, cjkPDF(cidFont{base: "ArabicSans", encoding: "Identity-H", ordering: "Identity", toUnicode: tu}, b.String()))
+	if st != StatusReady || !strings.Contains(d.Markdown, "تعتبر البرمجة بلغة Python من الأدوات") {
+		t.Fatalf("status %s %q:\n%s", st, en, d.Markdown)
+	}
+}

@@ -1,9 +1,11 @@
 package docjob
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -526,7 +528,7 @@ func splitWide(ts *textState, m mat, size float64, raw string, kerns []kern, add
 // baseline to the right (horizontal writing) or in the same column below (vertical writing), so
 // runs split by font changes, such as digits inside Japanese, stay on one line.
 func spansText(spans []span) string {
-	var b strings.Builder
+	var b bytes.Buffer
 	var lx, ly, lsize float64
 	lrunes := 0
 	have := false
@@ -538,6 +540,20 @@ func spansText(spans []span) string {
 	lastVertical := false // the last string is in a vertical font
 	var lastRot int8
 	var lastRune rune
+	// A line with right-to-left letters is gathered as segments and written in visual order
+	// (left to right) when it ends, whatever order its strings were drawn in: logicalOrder
+	// then turns it round. lineStart is where the current line starts in b, lleft its
+	// leftmost x.
+	var segs []rtlSeg
+	lineStart := 0
+	var lleft float64
+	flush := func() {
+		if segs == nil {
+			return
+		}
+		writeRTLSegs(&b, segs)
+		segs = nil
+	}
 	for _, s := range spans {
 		if math.IsNaN(s.x) {
 			pendingSpace = true
@@ -551,6 +567,17 @@ func spansText(spans []span) string {
 		tol := math.Max(size, lsize) * 0.6
 		cont := false
 		sVertical := s.font != nil && s.font.vertical
+		flat := s.upright && s.rot == 0 && !sVertical
+		if segs != nil {
+			if flat && math.Abs(s.y-ly) <= tol && len(segs) < maxRTLSegs {
+				segs = append(segs, rtlSeg{x: s.x, end: s.end, size: size, text: s.text, space: pendingSpace && pendingGap > 0.25})
+				pendingSpace, pendingGap = false, 0
+				continue
+			}
+			flush()
+			lastRot, lastVertical = 0, false
+			lx = math.Inf(1) // a new line
+		}
 		if have {
 			dy, dx := s.y-ly, s.x-lx
 			switch {
@@ -586,8 +613,21 @@ func spansText(spans []span) string {
 			b.WriteByte('\n')
 			vertical = false
 		}
+		if !cont {
+			lineStart, lleft = b.Len(), s.x
+		}
+		lleft = math.Min(lleft, s.x)
 		pendingSpace, pendingGap = false, 0
 		b.WriteString(s.text)
+		if flat && !vertical && hasRTL(s.text) {
+			// the line so far (left to right) is its first segment
+			line := b.String()[lineStart:]
+			segs = []rtlSeg{{x: lleft, end: s.end, size: size, text: line}}
+			if s.end <= s.x {
+				segs[0].end = 0
+			}
+			b.Truncate(lineStart)
+		}
 		if !s.rest || !cont {
 			lx = s.x
 		}
@@ -600,7 +640,57 @@ func spansText(spans []span) string {
 		lastFont = s.font
 		lastVertical, lvend, lastRot = sVertical, s.vend, s.rot
 	}
+	flush()
 	return b.String()
+}
+
+// rtlSeg is a string of a line holding right-to-left letters: where it starts and ends (end 0:
+// unknown), its font size, its text, and whether a TJ word gap came before it.
+type rtlSeg struct {
+	x, end, size float64
+	text         string
+	space        bool
+}
+
+// latinOnly reports whether s holds a letter or digit and no right-to-left letter: a word such
+// as "Python" inside a right-to-left line, which the line's words stand apart from (a producer
+// may draw its space on the wrong side).
+func latinOnly(s string) bool {
+	has := false
+	for _, r := range s {
+		if isRTL(r) {
+			return false
+		}
+		has = has || unicode.IsLetter(r) || unicode.IsDigit(r)
+	}
+	return has
+}
+
+// maxRTLSegs bounds the strings of one right-to-left line (a longer one goes on as a new line).
+const maxRTLSegs = 4096
+
+// writeRTLSegs writes a line's segments left to right, a space between two that a gap parts.
+func writeRTLSegs(b *bytes.Buffer, segs []rtlSeg) {
+	slices.SortStableFunc(segs, func(a, c rtlSeg) int {
+		switch {
+		case a.x < c.x:
+			return -1
+		case a.x > c.x:
+			return 1
+		}
+		return 0
+	})
+	for i, sg := range segs {
+		if i > 0 {
+			p := segs[i-1]
+			gap := sg.space || p.end > 0 && sg.x-p.end > 0.15*math.Max(sg.size, p.size) ||
+				latinOnly(p.text) && hasRTL(sg.text) || hasRTL(p.text) && latinOnly(sg.text)
+			if gap && !strings.HasSuffix(p.text, " ") && !strings.HasPrefix(sg.text, " ") {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteString(sg.text)
+	}
 }
 
 // wordGap is the horizontal gap, in ems of the font size, from which a string after the
