@@ -476,9 +476,9 @@ func pageText(raw string) string {
 }
 
 // dehyphenate joins a word broken at the end of line prev ("self-" then "publishing, …" on
-// next), as pdftotext does: when prev ends in a hyphen after two lowercase letters and next
-// starts with a lowercase letter, the hyphen goes and next's first word moves up to prev. ok
-// is false when the lines are no such pair.
+// next), as pdftotext does: when prev ends in a hyphen after two letters, the last lowercase,
+// and next starts with a lowercase letter, the hyphen goes and next's first word moves up to
+// prev. ok is false when the lines are no such pair.
 func dehyphenate(prev, next string) (joined, rest string, ok bool) {
 	if !strings.HasSuffix(prev, "-") || len(prev) < 3 {
 		return "", "", false
@@ -486,7 +486,7 @@ func dehyphenate(prev, next string) (joined, rest string, ok bool) {
 	r1, n1 := utf8.DecodeLastRuneInString(prev[:len(prev)-1])
 	r2, _ := utf8.DecodeLastRuneInString(prev[:len(prev)-1-n1])
 	first, _ := utf8.DecodeRuneInString(next)
-	if !unicode.IsLower(r1) || !unicode.IsLower(r2) || !unicode.IsLower(first) {
+	if !unicode.IsLower(r1) || !unicode.IsLetter(r2) || !unicode.IsLower(first) {
 		return "", "", false
 	}
 	word, after, _ := strings.Cut(next, " ")

@@ -402,11 +402,11 @@ func TestPDFTurnedHeadersAreLinesOfTheirOwn(t *testing.T) {
 // word moves up), as pdftotext does; a hyphen before a capital, a figure or after a single
 // letter stays.
 func TestPDFHyphenatedLineEndsJoin(t *testing.T) {
-	d, err := convertPDF(t.Context(), makePDF(t, textPage("This accessibility paved the way for self-", "publishing, blogging and even", "fan fiction. See Table 2-", "Results and part A-", "b here", "a value of -", "x too")), Options{NoOCR: true})
+	d, err := convertPDF(t.Context(), makePDF(t, textPage("This accessibility paved the way for self-", "publishing, blogging and even", "fan fiction. See Table 2-", "Results and part A-", "Ef-", "fects here", "b here", "a value of -", "x too")), Options{NoOCR: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "This accessibility paved the way for selfpublishing,\nblogging and even\nfan fiction. See Table 2-\nResults and part A-\nb here\na value of -\nx too"
+	want := "This accessibility paved the way for selfpublishing,\nblogging and even\nfan fiction. See Table 2-\nResults and part A-\nEffects\nhere\nb here\na value of -\nx too"
 	if !strings.Contains(d.Markdown, want) {
 		t.Fatalf("%q", d.Markdown)
 	}
