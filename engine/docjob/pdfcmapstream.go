@@ -2,6 +2,8 @@ package docjob
 
 import (
 	"io"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -15,8 +17,12 @@ import (
 // codes the stream does not map; the character collection is the stream's CIDSystemInfo, else
 // the one it uses, else the descendant font's.
 
-// maxEmbeddedCMap bounds the codes read from one embedded CMap.
-const maxEmbeddedCMap = 1 << 17
+// maxEmbeddedCMap bounds the entries (single codes and ranges) read from one embedded CMap;
+// of ranges that overlap (looked up one by one) at most maxOverlappingRanges are kept.
+const (
+	maxEmbeddedCMap      = 1 << 17
+	maxOverlappingRanges = 1024
+)
 
 // readEmbeddedCMap parses the CMap stream v; nil when it maps no code and uses no known CMap.
 // vertical reports WMode 1.
@@ -99,13 +105,10 @@ func parseEmbeddedCMap(data []byte, parent *cidCMap) (m *cidCMap, vertical bool)
 				if !ok1 || !ok2 || !ok3 || len(lo) != len(hi) {
 					continue
 				}
-				n, a, b := len(lo), bytesCode(lo), bytesCode(hi)
-				for c := a; c <= b && count < maxEmbeddedCMap; c++ {
-					m.chars[uint64(n)<<32|uint64(c)] = cid + c - a
+				r := cidRange{n: len(lo), lo: bytesCode(lo), hi: bytesCode(hi), cid: cid}
+				if r.lo <= r.hi {
+					m.ranges = append(m.ranges, r)
 					count++
-					if c == ^uint32(0) {
-						break
-					}
 				}
 			}
 		case "begincidchar":
@@ -130,6 +133,24 @@ func parseEmbeddedCMap(data []byte, parent *cidCMap) (m *cidCMap, vertical bool)
 			vertical = i+1 < len(toks) && toks[i+1] == "1"
 		}
 	}
+	sorted := slices.Clone(m.ranges)
+	sort.SliceStable(sorted, func(a, b int) bool {
+		if sorted[a].n != sorted[b].n {
+			return sorted[a].n < sorted[b].n
+		}
+		return sorted[a].lo < sorted[b].lo
+	})
+	for k := 1; k < len(sorted); k++ {
+		if sorted[k].n == sorted[k-1].n && sorted[k].lo <= sorted[k-1].hi {
+			m.linear = true // overlapping ranges: written order decides
+			break
+		}
+	}
+	if m.linear {
+		m.ranges = m.ranges[:min(len(m.ranges), maxOverlappingRanges)]
+	} else {
+		m.ranges = sorted
+	}
 	if m.parent != nil {
 		if len(m.spaces) == 0 {
 			m.spaces = m.parent.spaces
@@ -138,7 +159,7 @@ func parseEmbeddedCMap(data []byte, parent *cidCMap) (m *cidCMap, vertical bool)
 			m.ordering = m.parent.ordering
 		}
 	}
-	if len(m.chars) == 0 && m.parent == nil {
+	if len(m.chars) == 0 && len(m.ranges) == 0 && m.parent == nil {
 		return nil, vertical
 	}
 	return m, vertical

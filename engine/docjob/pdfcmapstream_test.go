@@ -40,6 +40,13 @@ func TestPDFEmbeddedCMapStream(t *testing.T) {
 	if st != StatusReady || !strings.Contains(d.Markdown, "Job Desk あ日本語 1") {
 		t.Fatalf("own ranges: %s %q\n%s", st, en, d.Markdown)
 	}
+	// Ranges that overlap: the one written later wins (0x8141 is 日, not the first range's).
+	over := cmapBody("Japan1", "1 begincodespacerange\n<8140> <9ffc>\nendcodespacerange\n"+
+		"2 begincidrange\n<8140> <8143> 843\n<8141> <8141> 3284\nendcidrange\n")
+	d, st, en, _ = convertStatus(t, embeddedCMapPDF(over, "", "Japan1", "<81408141>"))
+	if st != StatusReady || !strings.Contains(d.Markdown, "あ日") {
+		t.Fatalf("overlapping ranges: %s %q\n%s", st, en, d.Markdown)
+	}
 	// 90ms-RKSJ-H gives 日本語 (93FA 967B 8CEA); the stream maps only 0x8140 (to あ).
 	uses := cmapBody("Japan1", "/90ms-RKSJ-H usecmap\n1 begincidchar\n<8140> 843\nendcidchar\n")
 	d, st, en, _ = convertStatus(t, embeddedCMapPDF(uses, "", "Identity", "<814093FA967B8CEA>"))
