@@ -149,3 +149,24 @@ func TestPDFSimpleFontToUnicodeOverDifferences(t *testing.T) {
 		t.Fatalf("%s %q\n%s", st, en, d.Markdown)
 	}
 }
+
+// Damaged font programs and CMaps never panic or hang: the built-in encoding of a Type 1C or
+// Type 1 program and an embedded CMap are read from any bytes.
+func FuzzFontPrograms(f *testing.F) {
+	f.Add(nameKeyedCFF([]string{"R", "e", "uni00E9", "g115"}, []byte{1, 2, 3, 4}))
+	f.Add([]byte("/Encoding 256 array\ndup 1 /O put\nreadonly def\ncurrentfile eexec"))
+	f.Add([]byte(cmapBody("Japan1", "1 begincodespacerange\n<00> <ff>\nendcodespacerange\n1 begincidrange\n<20> <7e> 1\nendcidrange\n/H usecmap\n")))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		names := cffEncodingNames(data)
+		for _, n := range names {
+			glyphNameText(n)
+		}
+		type1EncodingNames(data)
+		if m, _ := parseEmbeddedCMap(data, loadCMap("H")); m != nil {
+			for c := uint32(0); c < 512; c++ {
+				m.cid(1+int(c%2), c*131)
+				m.codeLen(string([]byte{byte(c), byte(c >> 1), 3}))
+			}
+		}
+	})
+}
