@@ -431,7 +431,7 @@ func TestPDFRightToLeftLogicalOrder(t *testing.T) {
 func TestPDFVerticalColumnsOnAMixedPage(t *testing.T) {
 	a, hi, hon, go_ := hexCodes([]uint16{843}), hexCodes([]uint16{3284}), hexCodes([]uint16{3722}), hexCodes([]uint16{1952})
 	content := "BT /F2 10 Tf 72 760 Td (Label line) Tj ET\n" +
-		"BT /F1 30 Tf 1 0 0 1 147 610 Tm " + hexCodes([]uint16{843, 3284, 3722, 1952}) + " Tj 3.333 0 Td [" +
+		"BT /F1 1 Tf 30 0 0 30 147 610 Tm " + hexCodes([]uint16{843, 3284, 3722, 1952}) + " Tj 3.333 0 Td [" +
 		a + " -100 " + hi + " -300 " + hon + " -100 " + go_ + "] TJ 3.333 0 Td " +
 		a + " Tj " + hi + " Tj " + hon + " Tj " + go_ + " Tj ET\n"
 	d, st, en, _ := convertStatus(t, cjkPDF(cidFont{base: "NotoSansCJKjp-Bold", encoding: "Identity-V", ordering: "Japan1"}, content))
@@ -492,6 +492,20 @@ func TestPDFRightToLeftWordsDrawnOneByOne(t *testing.T) {
 	}
 	d, st, en, _ := convertStatus(t, cjkPDF(cidFont{base: "ArabicSans", encoding: "Identity-H", ordering: "Identity", toUnicode: tu}, b.String()))
 	if st != StatusReady || !strings.Contains(d.Markdown, "تعتبر البرمجة بلغة Python من الأدوات") {
+		t.Fatalf("status %s %q:\n%s", st, en, d.Markdown)
+	}
+}
+
+// A block of vertical writing under a horizontal heading reads its columns right to left, as
+// a page written vertically throughout does, whatever order they were drawn in; the heading
+// keeps its place.
+func TestPDFVerticalBlockOnAMixedPageReadsRightToLeft(t *testing.T) {
+	left, right := hexCodes([]uint16{3722, 1952}), hexCodes([]uint16{843, 3284}) // 本語, あ日
+	content := "BT /F2 14 Tf 72 760 Td (Heading) Tj ET\n" +
+		"BT /F1 12 Tf 1 0 0 1 300 700 Tm " + left + " Tj 1 0 0 1 320 700 Tm " + right + " Tj ET\n" +
+		"BT /F2 10 Tf 72 100 Td (Footer line) Tj ET\n"
+	d, st, en, _ := convertStatus(t, cjkPDF(cidFont{base: "Ryumin-Light", encoding: "Identity-V", ordering: "Japan1"}, content))
+	if st != StatusReady || !strings.Contains(d.Markdown, "Heading\nあ日\n本語\nFooter line") {
 		t.Fatalf("status %s %q:\n%s", st, en, d.Markdown)
 	}
 }
