@@ -509,3 +509,14 @@ func TestPDFVerticalBlockOnAMixedPageReadsRightToLeft(t *testing.T) {
 		t.Fatalf("status %s %q:\n%s", st, en, d.Markdown)
 	}
 }
+
+// Letters set far apart down a vertical line (a character spacing of -40 at 24 pt) are words of
+// their own, one a line, as they stand on the page; a column with a slight spacing stays one line.
+func TestPDFVerticalWideSpacingPartsLetters(t *testing.T) {
+	content := "BT /F1 24 Tf -40 Tc 1 0 0 1 100 700 Tm " + hexCodes([]uint16{34, 35, 36, 37, 38}) + " Tj ET\n" +
+		"BT /F1 24 Tf -2 Tc 1 0 0 1 60 700 Tm " + hexCodes([]uint16{843, 3284, 3722, 1952}) + " Tj ET\n"
+	d, st, en, _ := convertStatus(t, cjkPDF(cidFont{base: "Ryumin-Light", encoding: "Identity-V", ordering: "Japan1"}, content))
+	if st != StatusReady || !strings.Contains(d.Markdown, "A\nB\nC\nD\nE\nあ日本語") {
+		t.Fatalf("status %s %q:\n%s", st, en, d.Markdown)
+	}
+}

@@ -124,24 +124,33 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 		if enc == nil || raw == "" {
 			return
 		}
-		if !enc.vertical && ts.size != 0 && ts.charSpace/math.Abs(ts.size) >= wideTracking {
+		track := ts.charSpace // in vertical writing a negative spacing moves glyphs apart
+		if enc.vertical {
+			track = -track
+		}
+		if ts.size != 0 && track/math.Abs(ts.size) >= wideTracking {
 			if n := enc.codeLen(raw); n > 0 && n < len(raw) {
-				showSpaced(raw, kerns, enc, func(code string) { show(code, nil) }, func(dx float64) {
-					tm = mat{1, 0, 0, 1, dx, 0}.mul(tm)
+				showSpaced(raw, kerns, enc, func(code string) { show(code, nil) }, func(d float64) {
+					if enc.vertical {
+						tm = mat{1, 0, 0, 1, 0, d}.mul(tm)
+					} else {
+						tm = mat{1, 0, 0, 1, d, 0}.mul(tm)
+					}
 				}, func() {
-					out = append(out, span{x: math.NaN(), size: ts.charSpace / math.Abs(ts.size), font: enc})
+					out = append(out, span{x: math.NaN(), size: track / math.Abs(ts.size), font: enc})
 				})
 				return
 			}
 		}
 		s := enc.decode(raw)
 		m := tm.mul(ts.ctm)
-		adv, vadv := 0.0, 0.0
+		adv, vadv, vglyphs := 0.0, 0.0, 0.0
 		if enc.vertical {
 			// Vertical writing: each glyph moves down by the font's vertical advance (DW2), plus
 			// the spacings, and TJ's numbers move the next glyph (PDF 32000 §9.4.4).
 			_, codes, spaces := enc.metrics(raw, s)
-			vadv = float64(codes)*(enc.vy*ts.size+ts.charSpace) + float64(spaces)*ts.wordSpace
+			vglyphs = float64(codes) * enc.vy * ts.size // the glyphs' own extent, without spacing
+			vadv = vglyphs + float64(codes)*ts.charSpace + float64(spaces)*ts.wordSpace
 			for _, k := range kerns {
 				vadv += k.dx
 			}
@@ -168,7 +177,7 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 			return
 		}
 		var rot int8
-		vend := m[5] + vadv*m[3]
+		vend := m[5] + vglyphs*m[3]
 		if !enc.vertical && math.Abs(m[1]) > 2*math.Abs(m[0]) {
 			rot = int8(math.Copysign(1, m[1]))
 			vend = m[5] + adv*m[1] // the baseline runs up or down the page
@@ -378,7 +387,8 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 
 // wideTracking is the character spacing (Tc), in ems, from which every glyph of a string is a
 // word of its own: table cells drawn as one string spread out by Tc ("XX" with 5 em between),
-// as pdftotext sees them. Letter-spaced headings stay under it.
+// letters set far apart down a vertical line, as pdftotext sees them. Letter-spaced headings
+// stay under it.
 const wideTracking = 0.5
 
 // showSpaced shows raw code by code (one code a call of one), each code's kerns moving it first
