@@ -51,6 +51,19 @@ func openPDF(data []byte) (*pdf.Reader, []byte, error) {
 			// a password from damage.
 		}
 	}
+	if xrefTooLarge(body) {
+		// Read through a table rebuilt from the objects found, which ends the file and has
+		// no predecessor, never through the file's own.
+		rebuilt := rebuildXref(body)
+		if rebuilt == nil {
+			return nil, nil, errDamaged(KindPDF, errors.New("cross-reference table out of range"))
+		}
+		r, err := newPDFReader(rebuilt)
+		if err != nil {
+			return nil, nil, errDamaged(KindPDF, err)
+		}
+		return r, rebuilt, nil
+	}
 	r, err := newPDFReader(body)
 	if err == nil {
 		return r, body, nil
@@ -190,7 +203,40 @@ var (
 	rootRef   = regexp.MustCompile(`/Root[ \t\r\n]*(\d{1,10})[ \t\r\n]+(\d{1,5})[ \t\r\n]+R`)
 	infoRef   = regexp.MustCompile(`/Info[ \t\r\n]*(\d{1,10})[ \t\r\n]+(\d{1,5})[ \t\r\n]+R`)
 	maxXrefNo = 1 << 20
+	// A subsection header of a cross-reference table (first object, count), a table's or
+	// cross-reference stream's /Size, and a cross-reference stream's /Index.
+	xrefHeader = regexp.MustCompile(`(?m)^[ \t]*(\d{1,20})[ \t]+(\d{1,20})[ \t]*\r?$`)
+	xrefSize   = regexp.MustCompile(`/Size[ \t\r\n]*(\d{1,20})`)
+	xrefIndex  = regexp.MustCompile(`/Index[ \t\r\n]*\[([\d \t\r\n]{0,1000})\]`)
 )
+
+// xrefTooLarge reports whether body's cross-reference data names an object number or a size
+// beyond maxXrefNo: the reader would make a table that large (a damaged or hostile file of a
+// few hundred bytes can ask for billions of entries), so its own table is not read.
+func xrefTooLarge(body []byte) bool {
+	big := func(b []byte) bool {
+		n, err := strconv.ParseUint(string(b), 10, 64)
+		return err != nil || n > uint64(maxXrefNo)
+	}
+	for _, m := range xrefHeader.FindAllSubmatch(body, -1) {
+		if big(m[1]) || big(m[2]) {
+			return true
+		}
+	}
+	for _, m := range xrefSize.FindAllSubmatch(body, -1) {
+		if big(m[1]) {
+			return true
+		}
+	}
+	for _, m := range xrefIndex.FindAllSubmatch(body, -1) {
+		for _, f := range bytes.Fields(m[1]) {
+			if big(f) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // rebuildXref appends a cross-reference table built by finding every "N G obj" in body, for
 // files whose own table points at the wrong offsets (a later definition of an object wins, as
