@@ -520,3 +520,15 @@ func TestPDFVerticalWideSpacingPartsLetters(t *testing.T) {
 		t.Fatalf("status %s %q:\n%s", st, en, d.Markdown)
 	}
 }
+
+// A right-to-left string that covers the same stretch as one already on its line (a producer
+// that draws each line from the same left edge, the lines close together) starts a new line.
+func TestPDFRightToLeftOverlappingStringsAreNewLines(t *testing.T) {
+	tu := map[uint16]string{1: "ل", 2: "ا", 3: "م", 4: "س", 5: "ع", 6: "ي", 7: "ك"}
+	content := "BT /F1 12 Tf 1 0 0 1 100 700 Tm <0004000100030002> Tj ET\n" + // visual "سلما"
+		"BT /F1 12 Tf 1 0 0 1 100 694 Tm <00070006000500010005> Tj ET\n"
+	d, st, en, _ := convertStatus(t, cjkPDF(cidFont{base: "ArabicSans", encoding: "Identity-H", ordering: "Identity", toUnicode: tu}, content))
+	if st != StatusReady || strings.Count(strings.TrimSpace(strings.TrimPrefix(d.Markdown, "## Page 1")), "\n") != 1 {
+		t.Fatalf("status %s %q:\n%s", st, en, d.Markdown)
+	}
+}

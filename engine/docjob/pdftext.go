@@ -579,7 +579,7 @@ func spansText(spans []span) string {
 		sVertical := s.font != nil && s.font.vertical
 		flat := s.upright && s.rot == 0 && !sVertical
 		if segs != nil {
-			if flat && math.Abs(s.y-ly) <= tol && len(segs) < maxRTLSegs {
+			if flat && math.Abs(s.y-ly) <= tol && len(segs) < maxRTLSegs && !overlapsSegs(segs, s, size) {
 				segs = append(segs, rtlSeg{x: s.x, end: s.end, size: size, text: s.text, space: pendingSpace && pendingGap > 0.25})
 				pendingSpace, pendingGap = false, 0
 				continue
@@ -677,7 +677,27 @@ func latinOnly(s string) bool {
 }
 
 // maxRTLSegs bounds the strings of one right-to-left line (a longer one goes on as a new line).
-const maxRTLSegs = 4096
+const maxRTLSegs = 1024
+
+// overlapsSegs reports whether s covers a stretch of the line that one of its strings already
+// covers (by more than a third of an em): the words of one line lie side by side, so s starts
+// a new line (a producer that draws each line from the same left edge).
+func overlapsSegs(segs []rtlSeg, s span, size float64) bool {
+	if !(s.end > 0) {
+		return false
+	}
+	a0, a1 := math.Min(s.x, s.end), math.Max(s.x, s.end)
+	for _, g := range segs {
+		if !(g.end > 0) {
+			continue
+		}
+		b0, b1 := math.Min(g.x, g.end), math.Max(g.x, g.end)
+		if math.Min(a1, b1)-math.Max(a0, b0) > size/3 {
+			return true
+		}
+	}
+	return false
+}
 
 // writeRTLSegs writes a line's segments left to right, a space between two that a gap parts.
 func writeRTLSegs(b *bytes.Buffer, segs []rtlSeg) {
