@@ -210,9 +210,10 @@ var (
 	xrefIndex  = regexp.MustCompile(`/Index[ \t\r\n]*\[([\d \t\r\n]{0,1000})\]`)
 )
 
-// xrefTooLarge reports whether body's cross-reference data names an object number or a size
-// beyond maxXrefNo: the reader would make a table that large (a damaged or hostile file of a
-// few hundred bytes can ask for billions of entries), so its own table is not read.
+// xrefTooLarge reports whether body's cross-reference data or an object's header names an
+// object number or a size beyond maxXrefNo: the reader would make a table that large, and a
+// repair walk every number up to it (a damaged or hostile file of a few hundred bytes can ask
+// for billions of entries), so its own table is not read.
 func xrefTooLarge(body []byte) bool {
 	big := func(b []byte) bool {
 		n, err := strconv.ParseUint(string(b), 10, 64)
@@ -220,6 +221,11 @@ func xrefTooLarge(body []byte) bool {
 	}
 	for _, m := range xrefHeader.FindAllSubmatch(body, -1) {
 		if big(m[1]) || big(m[2]) {
+			return true
+		}
+	}
+	for _, m := range objStart.FindAllSubmatch(body, -1) {
+		if big(m[1]) { // an object numbered in the billions: a repair would walk every number
 			return true
 		}
 	}

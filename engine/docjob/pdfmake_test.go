@@ -260,3 +260,14 @@ func TestPDFHugeCrossReferenceNumbers(t *testing.T) {
 		}
 	}
 }
+
+// An object numbered in the billions in a file without a cross-reference table: the repair
+// that walks every object number up to it is not run (it took minutes); the file reads through
+// a table of the objects found, here a page without text.
+func TestPDFObjectNumberInTheBillions(t *testing.T) {
+	data := []byte("%PDF-1.7\n1 0 obj <</Type /Catalog /Pages 2 0 R>>\nendobj\n2 0 obj <</Type /Pages /Kids [3 0 R] /Count 1>>\nendobj\n" +
+		"3 0 obj <</Type /Page /Parent 2 0 R /MediaBox [0 0 10 10]>>\nendobj\n\n2147483647 0 obj <</Root 1 0 R>>\nendobj\n")
+	if _, err := convertPDF(t.Context(), data, Options{NoOCR: true}); err != nil && codeOf(err) == "" {
+		t.Fatalf("uncoded error %v", err)
+	}
+}
