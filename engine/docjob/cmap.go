@@ -45,10 +45,39 @@ type cidCMap struct {
 	ordering string
 	spaces   []codeSpace
 	ranges   []cidRange // sorted by n, then lo
+	// An embedded CMap: its single codes (n<<32 | code → CID), and the predefined CMap it
+	// uses for the codes it does not map (nil: none); linear: its ranges overlap, are kept in
+	// the order written and looked up from the last.
+	chars  map[uint64]uint32
+	parent *cidCMap
+	linear bool
 }
 
 // cid returns the CID of code (n bytes) and whether the CMap maps it.
 func (m *cidCMap) cid(n int, code uint32) (uint32, bool) {
+	if m.chars != nil {
+		if c, ok := m.chars[uint64(n)<<32|uint64(code)]; ok {
+			return c, true
+		}
+		if m.linear {
+			for k := len(m.ranges) - 1; k >= 0; k-- { // a later range wins
+				if r := m.ranges[k]; r.n == n && r.lo <= code && code <= r.hi {
+					return r.cid + code - r.lo, true
+				}
+			}
+		} else if c, ok := m.rangeCID(n, code); ok {
+			return c, true
+		}
+		if m.parent != nil {
+			return m.parent.cid(n, code)
+		}
+		return 0, false
+	}
+	return m.rangeCID(n, code)
+}
+
+// rangeCID looks code up in the sorted ranges that do not overlap.
+func (m *cidCMap) rangeCID(n int, code uint32) (uint32, bool) {
 	i := sort.Search(len(m.ranges), func(i int) bool {
 		r := m.ranges[i]
 		return r.n > n || (r.n == n && r.hi >= code)

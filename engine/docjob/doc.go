@@ -7,8 +7,10 @@
 //
 //   - PDF text is read page by page (at most Options.MaxPages pages), with spaces put back from
 //     the gaps between words placed one by one, composite fonts decoded through their ToUnicode
-//     map, predefined CMaps and the Adobe-Japan1, -GB1, -CNS1 and -Korea1 tables embedded from
-//     cmaps/ (pdfcid.go), vertical writing read right to left, and scanned pages read by OCR
+//     map, predefined or embedded CMaps and the Adobe-Japan1, -GB1, -CNS1 and -Korea1 tables
+//     embedded from cmaps/ (pdfcid.go, pdfcmapstream.go), simple fonts through their ToUnicode
+//     map and glyph names (pdfsimple.go), vertical writing read right to left, right-to-left
+//     lines put in logical order (pdfbidi.go), and scanned pages read by OCR
 //     when tesseract is installed (marked in the Markdown and in ocr_pages so figures get
 //     checked). Text that is no language in some font (pdfplausible.go) is never reported as
 //     converted: it is left out or read by OCR, and the conversion is partial.
@@ -55,7 +57,7 @@ package docjob
 
 // Version is the converter version. A stored result is reused only when it was made by the same
 // version, so bump it whenever the Markdown a converter writes changes.
-const Version = "docjob/9"
+const Version = "docjob/10"
 
 // FunctionName is the job type and the Lambda function name of the converter; it is the same on
 // the device and in the cloud so a workflow's Task Resource names it once.

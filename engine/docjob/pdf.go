@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ledongthuc/pdf"
 	"github.com/pdfcpu/pdfcpu/pkg/api"
@@ -48,6 +50,19 @@ func openPDF(data []byte) (*pdf.Reader, []byte, error) {
 			// pdfcpu could not decrypt; the reader below still may (older RC4 files), and tells
 			// a password from damage.
 		}
+	}
+	if xrefTooLarge(body) {
+		// Read through a table rebuilt from the objects found, which ends the file and has
+		// no predecessor, never through the file's own.
+		rebuilt := rebuildXref(body)
+		if rebuilt == nil {
+			return nil, nil, errDamaged(KindPDF, errors.New("cross-reference table out of range"))
+		}
+		r, err := newPDFReader(rebuilt)
+		if err != nil {
+			return nil, nil, errDamaged(KindPDF, err)
+		}
+		return r, rebuilt, nil
 	}
 	r, err := newPDFReader(body)
 	if err == nil {
@@ -188,7 +203,46 @@ var (
 	rootRef   = regexp.MustCompile(`/Root[ \t\r\n]*(\d{1,10})[ \t\r\n]+(\d{1,5})[ \t\r\n]+R`)
 	infoRef   = regexp.MustCompile(`/Info[ \t\r\n]*(\d{1,10})[ \t\r\n]+(\d{1,5})[ \t\r\n]+R`)
 	maxXrefNo = 1 << 20
+	// A subsection header of a cross-reference table (first object, count), a table's or
+	// cross-reference stream's /Size, and a cross-reference stream's /Index.
+	xrefHeader = regexp.MustCompile(`(?m)^[ \t]*(\d{1,20})[ \t]+(\d{1,20})[ \t]*\r?$`)
+	xrefSize   = regexp.MustCompile(`/Size[ \t\r\n]*(\d{1,20})`)
+	xrefIndex  = regexp.MustCompile(`/Index[ \t\r\n]*\[([\d \t\r\n]{0,1000})\]`)
 )
+
+// xrefTooLarge reports whether body's cross-reference data or an object's header names an
+// object number or a size beyond maxXrefNo: the reader would make a table that large, and a
+// repair walk every number up to it (a damaged or hostile file of a few hundred bytes can ask
+// for billions of entries), so its own table is not read.
+func xrefTooLarge(body []byte) bool {
+	big := func(b []byte) bool {
+		n, err := strconv.ParseUint(string(b), 10, 64)
+		return err != nil || n > uint64(maxXrefNo)
+	}
+	for _, m := range xrefHeader.FindAllSubmatch(body, -1) {
+		if big(m[1]) || big(m[2]) {
+			return true
+		}
+	}
+	for _, m := range objStart.FindAllSubmatch(body, -1) {
+		if big(m[1]) { // an object numbered in the billions: a repair would walk every number
+			return true
+		}
+	}
+	for _, m := range xrefSize.FindAllSubmatch(body, -1) {
+		if big(m[1]) {
+			return true
+		}
+	}
+	for _, m := range xrefIndex.FindAllSubmatch(body, -1) {
+		for _, f := range bytes.Fields(m[1]) {
+			if big(f) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // rebuildXref appends a cross-reference table built by finding every "N G obj" in body, for
 // files whose own table points at the wrong offsets (a later definition of an object wins, as
@@ -460,9 +514,35 @@ func pageText(raw string) string {
 			continue
 		}
 		blank = false
+		if n := len(out); n > 0 && out[n-1] != "" {
+			if joined, rest, ok := dehyphenate(out[n-1], l); ok {
+				out[n-1] = joined
+				if l = rest; l == "" {
+					continue
+				}
+			}
+		}
 		out = append(out, l)
 	}
 	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// dehyphenate joins a word broken at the end of line prev ("self-" then "publishing, …" on
+// next), as pdftotext does: when prev ends in a hyphen after two letters, the last lowercase,
+// and next starts with a lowercase letter, the hyphen goes and next's first word moves up to
+// prev. ok is false when the lines are no such pair.
+func dehyphenate(prev, next string) (joined, rest string, ok bool) {
+	if !strings.HasSuffix(prev, "-") || len(prev) < 3 {
+		return "", "", false
+	}
+	r1, n1 := utf8.DecodeLastRuneInString(prev[:len(prev)-1])
+	r2, _ := utf8.DecodeLastRuneInString(prev[:len(prev)-1-n1])
+	first, _ := utf8.DecodeRuneInString(next)
+	if !unicode.IsLower(r1) || !unicode.IsLetter(r2) || !unicode.IsLower(first) {
+		return "", "", false
+	}
+	word, after, _ := strings.Cut(next, " ")
+	return prev[:len(prev)-1] + word, strings.TrimLeft(after, " "), true
 }
 
 // OCRAvailable reports whether scanned pages can be read: the tesseract command with the jpn

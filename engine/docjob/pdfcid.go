@@ -25,7 +25,8 @@ import (
 // type0Encoding decodes the strings of one composite font (see above).
 type type0Encoding struct {
 	identity bool                // Identity-H/V: 2-byte codes, CID = code
-	predef   *predefinedEncoding // else the predefined CMap
+	predef   *predefinedEncoding // else the predefined (or embedded) CMap
+	vertical bool                // an embedded CMap of WMode 1
 	toUni    *toUnicodeMap       // nil: none
 	ordering string              // character collection whose table is shipped ("": none)
 	symbol   bool                // a symbol font: private-use targets are its pictures
@@ -46,6 +47,12 @@ func newType0Encoding(v pdf.Value, symbol bool) *type0Encoding {
 	switch {
 	case name == "Identity-H" || name == "Identity-V":
 		e.identity = true
+	case v.Key("Encoding").Kind() == pdf.Stream:
+		m, vertical := readEmbeddedCMap(v.Key("Encoding"))
+		if m == nil {
+			return nil
+		}
+		e.predef, e.vertical = &predefinedEncoding{cmap: m}, vertical
 	default:
 		e.predef = newPredefinedEncoding(name)
 		if e.predef == nil {
@@ -57,13 +64,13 @@ func newType0Encoding(v pdf.Value, symbol bool) *type0Encoding {
 	}
 	e.desc = v.Key("DescendantFonts").Index(0)
 	ordering := e.desc.Key("CIDSystemInfo").Key("Ordering").Text()
-	if e.predef != nil && e.predef.cmap.ordering != "" {
+	if e.predef != nil && hasCollection(e.predef.cmap.ordering) {
 		ordering = e.predef.cmap.ordering // the CMap's CIDs are of its own collection
 	}
 	if hasCollection(ordering) {
 		e.ordering = ordering
 	}
-	if e.ordering == "" && e.identity && e.toUni == nil {
+	if e.ordering == "" && e.toUni == nil && (e.identity || e.predef.unicode == "") {
 		e.readProgram() // the only source left: read it now, so decodable knows
 	}
 	return e
@@ -151,23 +158,7 @@ func (e *type0Encoding) fromCollection(c string, n int, code uint32) rune {
 		if n != 2 {
 			return 0
 		}
-		if e.ordering == "" {
-			e.readProgram()
-		}
-		if e.ordering != "" {
-			return cidText(e.ordering, code)
-		}
-		if e.glyphs != nil {
-			gid := code
-			if len(e.cidToGID) > 0 {
-				if int(2*code+1) >= len(e.cidToGID) {
-					return 0
-				}
-				gid = uint32(e.cidToGID[2*code])<<8 | uint32(e.cidToGID[2*code+1])
-			}
-			return e.glyphs[uint16(gid)]
-		}
-		return 0
+		return e.cidRune(code)
 	case e.predef.unicode != "":
 		cps := unicodeCodes(e.predef.unicode, c)
 		if len(cps) != 1 {
@@ -185,10 +176,32 @@ func (e *type0Encoding) fromCollection(c string, n int, code uint32) rune {
 		return 0
 	default:
 		if cid, ok := e.predef.cmap.cid(n, code); ok {
-			return cidText(e.predef.cmap.ordering, cid)
+			return e.cidRune(cid)
 		}
 		return 0
 	}
+}
+
+// cidRune is the text of a CID: through the character collection, else the embedded program's
+// glyph (the CID is the glyph, or CIDToGIDMap says which); 0 when neither gives one.
+func (e *type0Encoding) cidRune(cid uint32) rune {
+	if e.ordering == "" {
+		e.readProgram()
+	}
+	if e.ordering != "" {
+		return cidText(e.ordering, cid)
+	}
+	if e.glyphs != nil {
+		gid := cid
+		if len(e.cidToGID) > 0 {
+			if int(2*cid+1) >= len(e.cidToGID) {
+				return 0
+			}
+			gid = uint32(e.cidToGID[2*cid])<<8 | uint32(e.cidToGID[2*cid+1])
+		}
+		return e.glyphs[uint16(gid)]
+	}
+	return 0
 }
 
 // plausibleTarget: a ToUnicode target that is text (no U+FFFD, control, private-use outside a
@@ -365,7 +378,7 @@ func cmapTokens(data []byte) []string {
 			out = append(out, string(c))
 			i++
 		case c == '(':
-			depth := 0
+			depth, start := 0, i
 			for i < len(data) {
 				if data[i] == '\\' {
 					i += 2
@@ -382,7 +395,7 @@ func cmapTokens(data []byte) []string {
 				}
 				i++
 			}
-			out = append(out, "()")
+			out = append(out, string(data[start:min(i, len(data))]))
 		case isSpaceByte(c):
 			i++
 		default:

@@ -422,3 +422,113 @@ func TestPDFRightToLeftLogicalOrder(t *testing.T) {
 		t.Fatalf("status %s %q:\n%s", st, en, d.Markdown)
 	}
 }
+
+// On a page that mixes vertical and horizontal writing, each vertical column is a line of its
+// own (columns side by side at one height are not one horizontal line), and a column drawn one
+// glyph per string, each placed by the vertical advance of the one before (no move between
+// them), reads as one line; TJ's numbers in a vertical font tighten or loosen the column, never
+// part its words.
+func TestPDFVerticalColumnsOnAMixedPage(t *testing.T) {
+	a, hi, hon, go_ := hexCodes([]uint16{843}), hexCodes([]uint16{3284}), hexCodes([]uint16{3722}), hexCodes([]uint16{1952})
+	content := "BT /F2 10 Tf 72 760 Td (Label line) Tj ET\n" +
+		"BT /F1 1 Tf 30 0 0 30 147 610 Tm " + hexCodes([]uint16{843, 3284, 3722, 1952}) + " Tj 3.333 0 Td [" +
+		a + " -100 " + hi + " -300 " + hon + " -100 " + go_ + "] TJ 3.333 0 Td " +
+		a + " Tj " + hi + " Tj " + hon + " Tj " + go_ + " Tj ET\n"
+	d, st, en, _ := convertStatus(t, cjkPDF(cidFont{base: "NotoSansCJKjp-Bold", encoding: "Identity-V", ordering: "Japan1"}, content))
+	if st != StatusReady {
+		t.Fatalf("status %s %q", st, en)
+	}
+	lines := 0
+	for _, l := range strings.Split(d.Markdown, "\n") {
+		if strings.Contains(l, "日") {
+			if l != "あ日本語" {
+				t.Fatalf("column line %q in\n%s", l, d.Markdown)
+			}
+			lines++
+		}
+	}
+	if lines != 3 {
+		t.Fatalf("%d column lines in\n%s", lines, d.Markdown)
+	}
+}
+
+// Right-to-left words drawn one string at a time in reading order, each to the left of the last
+// (a word of Latin letters among them drawn with its space on the wrong side), read as one line
+// in logical order, the words apart.
+func TestPDFRightToLeftWordsDrawnOneByOne(t *testing.T) {
+	tu := map[uint16]string{}
+	code := map[string]uint16{}
+	next := uint16(1)
+	encode := func(s string, reversed bool) string {
+		var cs []uint16
+		rs := []rune(s)
+		if reversed {
+			for i, j := 0, len(rs)-1; i < j; i, j = i+1, j-1 {
+				rs[i], rs[j] = rs[j], rs[i]
+			}
+		}
+		for _, r := range rs {
+			g := string(r)
+			c, ok := code[g]
+			if !ok {
+				c = next
+				next++
+				code[g], tu[c] = c, g
+			}
+			cs = append(cs, c)
+		}
+		return hexCodes(cs)
+	}
+	// Logical "تعتبر البرمجة بلغة Python من الأدوات": each word a string, placed right to left
+	// (DW 1000: each glyph 12 pt wide at 12 pt), "Python " with its space at its right end.
+	words := []struct {
+		text string
+		x    int
+	}{{"الأدوات", 100}, {"من", 200}, {"Python ", 240}, {"بلغة", 340}, {"البرمجة", 400}, {"تعتبر", 500}}
+	var b strings.Builder
+	for i := len(words) - 1; i >= 0; i-- {
+		w := words[i]
+		fmt.Fprintf(&b, "BT /F1 12 Tf 1 0 0 1 %d 700 Tm %s Tj ET\n", w.x, encode(w.text, w.text != "Python "))
+	}
+	d, st, en, _ := convertStatus(t, cjkPDF(cidFont{base: "ArabicSans", encoding: "Identity-H", ordering: "Identity", toUnicode: tu}, b.String()))
+	if st != StatusReady || !strings.Contains(d.Markdown, "تعتبر البرمجة بلغة Python من الأدوات") {
+		t.Fatalf("status %s %q:\n%s", st, en, d.Markdown)
+	}
+}
+
+// A block of vertical writing under a horizontal heading reads its columns right to left, as
+// a page written vertically throughout does, whatever order they were drawn in; the heading
+// keeps its place.
+func TestPDFVerticalBlockOnAMixedPageReadsRightToLeft(t *testing.T) {
+	left, right := hexCodes([]uint16{3722, 1952}), hexCodes([]uint16{843, 3284}) // 本語, あ日
+	content := "BT /F2 14 Tf 72 760 Td (Heading) Tj ET\n" +
+		"BT /F1 12 Tf 1 0 0 1 300 700 Tm " + left + " Tj 1 0 0 1 320 700 Tm " + right + " Tj ET\n" +
+		"BT /F2 10 Tf 72 100 Td (Footer line) Tj ET\n"
+	d, st, en, _ := convertStatus(t, cjkPDF(cidFont{base: "Ryumin-Light", encoding: "Identity-V", ordering: "Japan1"}, content))
+	if st != StatusReady || !strings.Contains(d.Markdown, "Heading\nあ日\n本語\nFooter line") {
+		t.Fatalf("status %s %q:\n%s", st, en, d.Markdown)
+	}
+}
+
+// Letters set far apart down a vertical line (a character spacing of -40 at 24 pt) are words of
+// their own, one a line, as they stand on the page; a column with a slight spacing stays one line.
+func TestPDFVerticalWideSpacingPartsLetters(t *testing.T) {
+	content := "BT /F1 24 Tf -40 Tc 1 0 0 1 100 700 Tm " + hexCodes([]uint16{34, 35, 36, 37, 38}) + " Tj ET\n" +
+		"BT /F1 24 Tf -2 Tc 1 0 0 1 60 700 Tm " + hexCodes([]uint16{843, 3284, 3722, 1952}) + " Tj ET\n"
+	d, st, en, _ := convertStatus(t, cjkPDF(cidFont{base: "Ryumin-Light", encoding: "Identity-V", ordering: "Japan1"}, content))
+	if st != StatusReady || !strings.Contains(d.Markdown, "A\nB\nC\nD\nE\nあ日本語") {
+		t.Fatalf("status %s %q:\n%s", st, en, d.Markdown)
+	}
+}
+
+// A right-to-left string that covers the same stretch as one already on its line (a producer
+// that draws each line from the same left edge, the lines close together) starts a new line.
+func TestPDFRightToLeftOverlappingStringsAreNewLines(t *testing.T) {
+	tu := map[uint16]string{1: "ل", 2: "ا", 3: "م", 4: "س", 5: "ع", 6: "ي", 7: "ك"}
+	content := "BT /F1 12 Tf 1 0 0 1 100 700 Tm <0004000100030002> Tj ET\n" + // visual "سلما"
+		"BT /F1 12 Tf 1 0 0 1 100 694 Tm <00070006000500010005> Tj ET\n"
+	d, st, en, _ := convertStatus(t, cjkPDF(cidFont{base: "ArabicSans", encoding: "Identity-H", ordering: "Identity", toUnicode: tu}, content))
+	if st != StatusReady || strings.Count(strings.TrimSpace(strings.TrimPrefix(d.Markdown, "## Page 1")), "\n") != 1 {
+		t.Fatalf("status %s %q:\n%s", st, en, d.Markdown)
+	}
+}

@@ -40,6 +40,7 @@ func layoutText(spans []span) string {
 	if v, ok := verticalOrder(spans); ok {
 		return spansText(v)
 	}
+	spans = verticalRuns(spans)
 	l := newLayout(spans)
 	if l == nil {
 		return spansText(spans)
@@ -557,6 +558,44 @@ func (l *layout) render() string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// verticalRuns returns a page that mixes horizontal and vertical writing with each run of
+// strings drawn one after another in vertical fonts (a block of vertical text below a
+// horizontal heading) in reading order, as verticalOrder puts a vertical page: its columns
+// right to left, whatever order the producer drew them in. Other strings keep their places.
+func verticalRuns(spans []span) []span {
+	var out []span
+	for i := 0; i < len(spans); {
+		if spans[i].font == nil || !spans[i].font.vertical {
+			if out != nil {
+				out = append(out, spans[i])
+			}
+			i++
+			continue
+		}
+		j := i
+		for j < len(spans) && (spans[j].font == nil && math.IsNaN(spans[j].x) || spans[j].font != nil && spans[j].font.vertical) {
+			j++
+		}
+		v, ok := verticalOrder(spans[i:j])
+		if !ok || j-i < 2 {
+			if out != nil {
+				out = append(out, spans[i:j]...)
+			}
+			i = j
+			continue
+		}
+		if out == nil {
+			out = append(make([]span, 0, len(spans)), spans[:i]...)
+		}
+		out = append(out, v...)
+		i = j
+	}
+	if out == nil {
+		return spans
+	}
+	return out
 }
 
 // verticalOrder returns a page written vertically only (every string in a vertical font) in

@@ -236,3 +236,38 @@ func TestPDFCyclicPageTree(t *testing.T) {
 		t.Fatalf("a page was read from a tree without pages: %+v", d)
 	}
 }
+
+// A cross-reference table or stream that names an object number or size in the billions (a
+// damaged file of a few hundred bytes) would make the reader allocate a table that large and
+// end the process: the file is read through a table rebuilt from its objects instead.
+func TestPDFHugeCrossReferenceNumbers(t *testing.T) {
+	base := makePDF(t, textPage("Hello huge xref"))
+	xref := bytes.LastIndex(base, []byte("\nxref\n")) + 1
+	tail := base[xref:]
+	// A second subsection starting at object 4294967296.
+	huge := append(bytes.Clone(base[:xref]), bytes.Replace(tail, []byte("trailer"), []byte("4294967296 1\n0000000009 00000 n \ntrailer"), 1)...)
+	// A cross-reference stream of /Size 4294967296 instead of the table.
+	stream := bytes.Clone(base[:xref])
+	at := len(stream)
+	stream = fmt.Appendf(stream, "99 0 obj\n<< /Type /XRef /Size 4294967296 /W [1 4 2] /Root 1 0 R /Length 0 >>\nstream\n\nendstream\nendobj\nstartxref\n%d\n%%%%EOF\n", at)
+	for name, data := range map[string][]byte{"table": huge, "stream": stream} {
+		d, err := convertPDF(t.Context(), data, Options{NoOCR: true})
+		if err != nil {
+			t.Fatalf("%s: %v (code %q)", name, err, codeOf(err))
+		}
+		if !strings.Contains(d.Markdown, "Hello huge xref") {
+			t.Fatalf("%s: %q", name, d.Markdown)
+		}
+	}
+}
+
+// An object numbered in the billions in a file without a cross-reference table: the repair
+// that walks every object number up to it is not run (it took minutes); the file reads through
+// a table of the objects found, here a page without text.
+func TestPDFObjectNumberInTheBillions(t *testing.T) {
+	data := []byte("%PDF-1.7\n1 0 obj <</Type /Catalog /Pages 2 0 R>>\nendobj\n2 0 obj <</Type /Pages /Kids [3 0 R] /Count 1>>\nendobj\n" +
+		"3 0 obj <</Type /Page /Parent 2 0 R /MediaBox [0 0 10 10]>>\nendobj\n\n2147483647 0 obj <</Root 1 0 R>>\nendobj\n")
+	if _, err := convertPDF(t.Context(), data, Options{NoOCR: true}); err != nil && codeOf(err) == "" {
+		t.Fatalf("uncoded error %v", err)
+	}
+}

@@ -367,3 +367,47 @@ func TestPositionedWordsNarrowSpace(t *testing.T) {
 		t.Fatalf("%v:\n%s", err, d.Markdown)
 	}
 }
+
+// Table cells drawn as one string spread out by a wide character spacing (Tc of 5 em between
+// the glyphs of "XX") are separate words, as their places on the page show; ordinary tracking
+// keeps a word whole.
+func TestPDFWideCharacterSpacingPartsGlyphs(t *testing.T) {
+	page := "BT /F1 1 Tf 12 0 0 12 72 700 Tm 0 Tc (Visual Explain) Tj 10 0 Td 4.9997 Tc [(XX)2860(X)] TJ ET\n" +
+		"BT /F1 12 Tf 72 680 Td 0.6 Tc (Tracked) Tj ET\n"
+	d, err := convertPDF(t.Context(), makePDF(t, []byte(page)), Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.Markdown, "Visual Explain X X X") || !strings.Contains(d.Markdown, "Tracked") {
+		t.Fatalf("%q", d.Markdown)
+	}
+}
+
+// Table headers turned a quarter (drawn bottom to top) side by side are each a line, not one
+// run of text; a turned line drawn in two pieces stays one line, with its word gap.
+func TestPDFTurnedHeadersAreLinesOfTheirOwn(t *testing.T) {
+	page := "BT /F1 9 Tf 0 1 -1 0 430 400 Tm (QIBM_DB_SECADM) Tj 0 1 -1 0 460 400 Tm (QIBM_DB_SQLADM) Tj " +
+		"0 1 -1 0 490 400 Tm (No) Tj 0 1 -1 0 490 415 Tm (Authority) Tj ET\n"
+	d, err := convertPDF(t.Context(), makePDF(t, []byte(page)), Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "QIBM_DB_SECADM\nQIBM_DB_SQLADM\nNo Authority"
+	if !strings.Contains(d.Markdown, want) {
+		t.Fatalf("%q", d.Markdown)
+	}
+}
+
+// A word broken by a hyphen at the end of a line is joined (the hyphen goes, the rest of the
+// word moves up), as pdftotext does; a hyphen before a capital, a figure or after a single
+// letter stays.
+func TestPDFHyphenatedLineEndsJoin(t *testing.T) {
+	d, err := convertPDF(t.Context(), makePDF(t, textPage("This accessibility paved the way for self-", "publishing, blogging and even", "fan fiction. See Table 2-", "Results and part A-", "Ef-", "fects here", "b here", "a value of -", "x too")), Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "This accessibility paved the way for selfpublishing,\nblogging and even\nfan fiction. See Table 2-\nResults and part A-\nEffects\nhere\nb here\na value of -\nx too"
+	if !strings.Contains(d.Markdown, want) {
+		t.Fatalf("%q", d.Markdown)
+	}
+}

@@ -1,9 +1,11 @@
 package docjob
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -24,6 +26,11 @@ type span struct {
 	rest bool
 	// font is the font the string is shown in (nil for a word-gap mark).
 	font *pageFont
+	// vend: for a string in a vertical font or rotated, the height its glyphs end at (device
+	// space).
+	vend float64
+	// rot: the string's baseline is turned a quarter up (1) or down (-1), 0 otherwise.
+	rot int8
 }
 
 type mat [6]float64
@@ -111,15 +118,46 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 	}
 	// show shows raw, a string of codes (several of a TJ array when kerns are its numbers
 	// between them), and moves the text matrix on by its advance.
-	show := func(raw string, kerns []kern) {
+	var show func(raw string, kerns []kern)
+	show = func(raw string, kerns []kern) {
 		enc := ts.font
 		if enc == nil || raw == "" {
 			return
 		}
+		track := ts.charSpace // in vertical writing a negative spacing moves glyphs apart
+		if enc.vertical {
+			track = -track
+		}
+		if ts.size != 0 && track/math.Abs(ts.size) >= wideTracking {
+			if n := enc.codeLen(raw); n > 0 && n < len(raw) {
+				showSpaced(raw, kerns, enc, func(code string) { show(code, nil) }, func(d float64) {
+					if enc.vertical {
+						tm = mat{1, 0, 0, 1, 0, d}.mul(tm)
+					} else {
+						tm = mat{1, 0, 0, 1, d, 0}.mul(tm)
+					}
+				}, func() {
+					out = append(out, span{x: math.NaN(), size: track / math.Abs(ts.size), font: enc})
+				})
+				return
+			}
+		}
 		s := enc.decode(raw)
 		m := tm.mul(ts.ctm)
-		adv := 0.0
-		if !enc.vertical {
+		adv, vadv, vglyphs := 0.0, 0.0, 0.0
+		if enc.vertical {
+			// Vertical writing: each glyph moves down by the font's vertical advance (DW2), plus
+			// the spacings, and TJ's numbers move the next glyph (PDF 32000 §9.4.4).
+			_, codes, spaces := enc.metrics(raw, s)
+			vglyphs = float64(codes) * enc.vy * ts.size // the glyphs' own extent, without spacing
+			vadv = vglyphs + float64(codes)*ts.charSpace + float64(spaces)*ts.wordSpace
+			for _, k := range kerns {
+				vadv += k.dx
+			}
+			if vadv != 0 {
+				tm = mat{1, 0, 0, 1, 0, vadv}.mul(tm)
+			}
+		} else {
 			w, codes, spaces := enc.metrics(raw, s)
 			adv = (w*ts.size + float64(codes)*ts.charSpace + float64(spaces)*ts.wordSpace) * ts.scale
 			for _, k := range kerns {
@@ -138,7 +176,13 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 		if upright && strings.Contains(s, "  ") && splitWide(&ts, m, size, raw, kerns, add) {
 			return
 		}
-		add(span{x: m[4], y: m[5], size: size, end: end, text: s, upright: upright, font: enc})
+		var rot int8
+		vend := m[5] + vglyphs*m[3]
+		if !enc.vertical && math.Abs(m[1]) > 2*math.Abs(m[0]) {
+			rot = int8(math.Copysign(1, m[1]))
+			vend = m[5] + adv*m[1] // the baseline runs up or down the page
+		}
+		add(span{x: m[4], y: m[5], size: size, end: end, text: s, upright: upright, font: enc, vend: vend, rot: rot})
 	}
 	num := func(v operand) float64 { return v.num }
 	nextLine := func() {
@@ -273,13 +317,22 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 					// A large negative kerning is a gap between words: from a quarter em always,
 					// from tjWordGap em between Latin letters (a tightly set line, where the
 					// spaces are only moves), judged again when the lines are joined.
-					if gap := -x.num / 1000; b.Len() > 0 && (gap > 0.25 || gap >= latinSpaceGap(ts.font) && !endsCJK(ts.font, b.String())) {
+					if gap := -x.num / 1000; b.Len() > 0 && (ts.font == nil || !ts.font.vertical) && (gap > 0.25 || gap >= latinSpaceGap(ts.font) && !endsCJK(ts.font, b.String())) {
 						show(b.String(), kerns)
 						b.Reset()
 						kerns = kerns[:0]
 						out = append(out, span{x: math.NaN(), size: gap, font: ts.font})
 					}
-					if ts.font == nil || ts.font.vertical {
+					if ts.font == nil {
+						continue
+					}
+					if ts.font.vertical {
+						dy := -x.num / 1000 * ts.size
+						if b.Len() == 0 {
+							tm = mat{1, 0, 0, 1, 0, dy}.mul(tm)
+						} else {
+							kerns = append(kerns, kern{b.Len(), dy})
+						}
 						continue
 					}
 					dx := -x.num / 1000 * ts.size * ts.scale
@@ -330,6 +383,33 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 		drawForm(ap, mat{sx, 0, 0, sy, rx0 - bx0*sx, ry0 - by0*sy})
 	}
 	return out, nil
+}
+
+// wideTracking is the character spacing (Tc), in ems, from which every glyph of a string is a
+// word of its own: table cells drawn as one string spread out by Tc ("XX" with 5 em between),
+// letters set far apart down a vertical line, as pdftotext sees them. Letter-spaced headings
+// stay under it.
+const wideTracking = 0.5
+
+// showSpaced shows raw code by code (one code a call of one), each code's kerns moving it first
+// (move), a word gap (gap) between codes.
+func showSpaced(raw string, kerns []kern, f *pageFont, one func(string), move func(float64), gap func()) {
+	k := 0
+	for at := 0; at < len(raw); {
+		n := f.codeLen(raw[at:])
+		if n <= 0 {
+			n = len(raw) - at
+		}
+		if at > 0 {
+			gap()
+		}
+		for k < len(kerns) && kerns[k].at <= at {
+			move(kerns[k].dx)
+			k++
+		}
+		one(raw[at : at+n])
+		at += n
+	}
 }
 
 // Form XObjects: a page draws at most maxPageForms of them (and annotation appearances), nested
@@ -458,7 +538,7 @@ func splitWide(ts *textState, m mat, size float64, raw string, kerns []kern, add
 // baseline to the right (horizontal writing) or in the same column below (vertical writing), so
 // runs split by font changes, such as digits inside Japanese, stay on one line.
 func spansText(spans []span) string {
-	var b strings.Builder
+	var b bytes.Buffer
 	var lx, ly, lsize float64
 	lrunes := 0
 	have := false
@@ -466,8 +546,24 @@ func spansText(spans []span) string {
 	pendingSpace := false
 	var pendingGap float64 // the widest TJ gap since the last string, in ems
 	var pendingFont, lastFont *pageFont
-	var lend float64
+	var lend, lvend float64
+	lastVertical := false // the last string is in a vertical font
+	var lastRot int8
 	var lastRune rune
+	// A line with right-to-left letters is gathered as segments and written in visual order
+	// (left to right) when it ends, whatever order its strings were drawn in: logicalOrder
+	// then turns it round. lineStart is where the current line starts in b, lleft its
+	// leftmost x.
+	var segs []rtlSeg
+	lineStart := 0
+	var lleft float64
+	flush := func() {
+		if segs == nil {
+			return
+		}
+		writeRTLSegs(&b, segs)
+		segs = nil
+	}
 	for _, s := range spans {
 		if math.IsNaN(s.x) {
 			pendingSpace = true
@@ -480,9 +576,35 @@ func spansText(spans []span) string {
 		}
 		tol := math.Max(size, lsize) * 0.6
 		cont := false
+		sVertical := s.font != nil && s.font.vertical
+		flat := s.upright && s.rot == 0 && !sVertical
+		if segs != nil {
+			if flat && math.Abs(s.y-ly) <= tol && len(segs) < maxRTLSegs && !overlapsSegs(segs, s, size) {
+				segs = append(segs, rtlSeg{x: s.x, end: s.end, size: size, text: s.text, space: pendingSpace && pendingGap > 0.25})
+				pendingSpace, pendingGap = false, 0
+				continue
+			}
+			flush()
+			lastRot, lastVertical = 0, false
+			lx = math.Inf(1) // a new line
+		}
 		if have {
 			dy, dx := s.y-ly, s.x-lx
 			switch {
+			case s.rot != 0 || lastRot != 0:
+				// A turned string continues only a line turned the same way, along it.
+				if along := float64(s.rot) * (s.y - lvend); s.rot == lastRot && math.Abs(dx) <= tol && along > -tol/2 && along < 1.5*size {
+					cont = true
+					if along > size*spaceGap(lastFont, lastRune, s.text) {
+						pendingSpace, pendingGap = true, 1
+					}
+				}
+			case sVertical || lastVertical:
+				// A vertical font's strings continue only their own column, below the last
+				// (tight tracking may overlap it a little).
+				if sVertical && lastVertical && math.Abs(dx) <= tol && s.y-lvend < 0.6*size && s.y-lvend > -1.6*size {
+					cont, vertical = true, true
+				}
 			case math.Abs(dy) <= tol && dx >= -tol/2 && !vertical:
 				cont = true
 			case math.Abs(dx) <= tol && dy < -size*0.3 && dy > -1.6*size && (vertical || (runeLen(s.text) <= 2 && lrunes <= 2)):
@@ -501,8 +623,21 @@ func spansText(spans []span) string {
 			b.WriteByte('\n')
 			vertical = false
 		}
+		if !cont {
+			lineStart, lleft = b.Len(), s.x
+		}
+		lleft = math.Min(lleft, s.x)
 		pendingSpace, pendingGap = false, 0
 		b.WriteString(s.text)
+		if flat && !vertical && hasRTL(s.text) {
+			// the line so far (left to right) is its first segment
+			line := b.String()[lineStart:]
+			segs = []rtlSeg{{x: lleft, end: s.end, size: size, text: line}}
+			if s.end <= s.x {
+				segs[0].end = 0
+			}
+			b.Truncate(lineStart)
+		}
 		if !s.rest || !cont {
 			lx = s.x
 		}
@@ -513,8 +648,79 @@ func spansText(spans []span) string {
 		}
 		lastRune, _ = utf8.DecodeLastRuneInString(s.text)
 		lastFont = s.font
+		lastVertical, lvend, lastRot = sVertical, s.vend, s.rot
 	}
+	flush()
 	return b.String()
+}
+
+// rtlSeg is a string of a line holding right-to-left letters: where it starts and ends (end 0:
+// unknown), its font size, its text, and whether a TJ word gap came before it.
+type rtlSeg struct {
+	x, end, size float64
+	text         string
+	space        bool
+}
+
+// latinOnly reports whether s holds a letter or digit and no right-to-left letter: a word such
+// as "Python" inside a right-to-left line, which the line's words stand apart from (a producer
+// may draw its space on the wrong side).
+func latinOnly(s string) bool {
+	has := false
+	for _, r := range s {
+		if isRTL(r) {
+			return false
+		}
+		has = has || unicode.IsLetter(r) || unicode.IsDigit(r)
+	}
+	return has
+}
+
+// maxRTLSegs bounds the strings of one right-to-left line (a longer one goes on as a new line).
+const maxRTLSegs = 1024
+
+// overlapsSegs reports whether s covers a stretch of the line that one of its strings already
+// covers (by more than a third of an em): the words of one line lie side by side, so s starts
+// a new line (a producer that draws each line from the same left edge).
+func overlapsSegs(segs []rtlSeg, s span, size float64) bool {
+	if !(s.end > 0) {
+		return false
+	}
+	a0, a1 := math.Min(s.x, s.end), math.Max(s.x, s.end)
+	for _, g := range segs {
+		if !(g.end > 0) {
+			continue
+		}
+		b0, b1 := math.Min(g.x, g.end), math.Max(g.x, g.end)
+		if math.Min(a1, b1)-math.Max(a0, b0) > size/3 {
+			return true
+		}
+	}
+	return false
+}
+
+// writeRTLSegs writes a line's segments left to right, a space between two that a gap parts.
+func writeRTLSegs(b *bytes.Buffer, segs []rtlSeg) {
+	slices.SortStableFunc(segs, func(a, c rtlSeg) int {
+		switch {
+		case a.x < c.x:
+			return -1
+		case a.x > c.x:
+			return 1
+		}
+		return 0
+	})
+	for i, sg := range segs {
+		if i > 0 {
+			p := segs[i-1]
+			gap := sg.space || p.end > 0 && sg.x-p.end > 0.15*math.Max(sg.size, p.size) ||
+				latinOnly(p.text) && hasRTL(sg.text) || hasRTL(p.text) && latinOnly(sg.text)
+			if gap && !strings.HasSuffix(p.text, " ") && !strings.HasPrefix(sg.text, " ") {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteString(sg.text)
+	}
 }
 
 // wordGap is the horizontal gap, in ems of the font size, from which a string after the
@@ -607,6 +813,7 @@ type pageFont struct {
 	cidWidths map[int]float64
 	dw        float64
 	spaceEm   float64 // the width of a simple font's space (code 32) in ems, 0 when not given
+	vy        float64 // a vertical font's advance in ems (DW2's second number; -1 by default)
 }
 
 // metrics measures raw (its text s) for its advance: the sum of its glyphs' widths in ems, from
@@ -801,6 +1008,7 @@ func (c fontCache) font(res *pageFonts, name string) *pageFont {
 func newPageFont(f pdf.Font) *pageFont {
 	encName := f.V.Key("Encoding").Name()
 	pf := &pageFont{vertical: encName == "V" || strings.HasSuffix(encName, "-V")}
+	defer pf.readVertical(f.V)
 	pf.name = baseFontName(f.V.Key("BaseFont").Name())
 	pf.symbol = symbolFontName(pf.name)
 	pf.readWidths(f.V)
@@ -813,6 +1021,8 @@ func newPageFont(f pdf.Font) *pageFont {
 		if e := newType0Encoding(f.V, pf.symbol); e != nil {
 			pf.enc = e
 			pf.undecodable = !e.decodable()
+			pf.vertical = pf.vertical || e.vertical
+			pf.cjk = pf.cjk || cjkOrderings[e.ordering]
 			if e.identity {
 				pf.width = 2
 				if cacheCodes {
@@ -826,7 +1036,12 @@ func newPageFont(f pdf.Font) *pageFont {
 	}
 	pf.enc = f.Encoder()
 	switch f.V.Key("Subtype").Name() {
-	case "TrueType", "Type1", "MMType1", "Type3":
+	case "TrueType", "Type1", "MMType1":
+		if e := newSimpleEncoding(f.V, pf.symbol, pf.enc); e != nil {
+			pf.enc = e
+		}
+		pf.width = 1
+	case "Type3":
 		pf.width = 1
 	case "Type0":
 		if e := f.V.Key("Encoding").Name(); e == "Identity-H" || e == "Identity-V" {
@@ -890,4 +1105,17 @@ func (e *predefinedEncoding) codeLen(s string) int {
 		return n
 	}
 	return e.cmap.codeLen(s)
+}
+
+// readVertical sets the vertical advance of a vertical font v from its descendant's DW2.
+func (f *pageFont) readVertical(v pdf.Value) {
+	if !f.vertical {
+		return
+	}
+	f.vy = -1
+	if dw2 := v.Key("DescendantFonts").Index(0).Key("DW2"); dw2.Len() == 2 {
+		if y := dw2.Index(1).Float64() / 1000; y < 0 && y > -10 {
+			f.vy = y
+		}
+	}
 }
