@@ -539,7 +539,7 @@ func (l *layout) render() string {
 			if b.Len() > 0 {
 				b.WriteByte('\n')
 			}
-			b.WriteString(t)
+			b.WriteString(EscapeMarkdown(t))
 			continue
 		}
 		rows := make([][]string, len(p.table))
@@ -554,7 +554,7 @@ func (l *layout) render() string {
 		if b.Len() > 0 {
 			b.WriteString("\n\n")
 		}
-		writeTable(&b, rows)
+		writeTextTable(&b, rows)
 		b.WriteByte('\n')
 	}
 	return b.String()
