@@ -144,6 +144,20 @@ func New(fyneApp fyne.App, a Service) *UI {
 		showError:      u.showError,
 		setStatusError: u.setStatusError,
 	}
+	u.dropZone = dropZone{
+		ctx:         u.ctx,
+		svc:         a,
+		do:          func(f func()) { u.do(f) },
+		options:     u.submitOptions,
+		report:      u.setStatus,
+		reportError: u.setStatusError,
+		errorDialog: u.showError,
+		reveal:      u.revealJob,
+		selectJob:   u.showJob,
+		askSchema:   func(path string, p *app.CSVSniffResult) { u.showSchemaDialog(path, p) },
+		parent:      func() fyne.Window { return u.Window },
+		opened:      u.dialogOpened,
+	}
 	u.alertBar = alertBar{
 		svc:         a,
 		do:          func(f func()) { u.do(f) },
@@ -157,7 +171,7 @@ func New(fyneApp fyne.App, a Service) *UI {
 	u.Window.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon()))
 	u.Window.Resize(fyne.NewSize(1180, 760))
 	u.Window.SetMaster()
-	u.Window.SetOnDropped(u.handleDrop)
+	u.Window.SetOnDropped(u.dropZone.handleDrop)
 	u.acceptVirtualFiles()
 	u.Window.SetContent(u.build())
 	u.Window.SetOnClosed(u.stop)
