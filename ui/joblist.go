@@ -101,6 +101,11 @@ func (r *jobRow) set(j job.Job) {
 		fitName(r.name, name, r.name.Size().Width)
 	}
 	msg := rowMessage(tr, j)
+	if j.Status == job.Running && r.v.timeLeft != nil {
+		if left := r.v.timeLeft(j.ID); left != "" {
+			msg += " · " + left
+		}
+	}
 	if r.msg.Text != msg {
 		r.msg.SetText(msg)
 	}
@@ -347,6 +352,8 @@ type jobListView struct {
 	// showError opens an error dialog; setStatusError says an error in the status bar.
 	showError      func(title string, err error)
 	setStatusError func(error)
+	// timeLeft says about how long job id still takes, "" when that cannot be said (timeleft.go).
+	timeLeft func(id int64) string
 }
 
 // jobActions is what the job list asks of the app.

@@ -74,6 +74,9 @@ type UI struct {
 	// target is the drop zone's choice of where new jobs run (app.TargetDevice, …).
 	target string
 
+	// eta estimates the time left of jobs under way from their progress (timeleft.go).
+	eta *timeLeft
+
 	// notifier sends the notifications of ended jobs and keeps the tray (notify.go).
 	notifier
 
@@ -112,6 +115,7 @@ func New(fyneApp fyne.App, a Service) *UI {
 		app:     a,
 		do:      fyne.Do,
 		target:  app.TargetDevice,
+		eta:     newTimeLeft(time.Now),
 
 		dialogShown: map[dialog.Dialog]bool{},
 	}
@@ -143,6 +147,7 @@ func New(fyneApp fyne.App, a Service) *UI {
 		confirmCancel:  u.confirmCancel,
 		showError:      u.showError,
 		setStatusError: u.setStatusError,
+		timeLeft:       func(id int64) string { return u.eta.text(u.tr, id) },
 	}
 	u.dropZone = dropZone{
 		ctx:         u.ctx,
@@ -202,6 +207,11 @@ func (u *UI) Start() {
 	go func() {
 		defer u.wg.Done()
 		u.watchCloud(u.ctx)
+	}()
+	u.wg.Add(1)
+	go func() {
+		defer u.wg.Done()
+		u.tickTimeLeft(u.ctx)
 	}()
 }
 

@@ -1,0 +1,174 @@
+package ui
+
+import (
+	"time"
+)
+
+// The time-left estimate of a job under way. Long work (OCR of a scanned PDF page by page, a
+// long conversion, a big CSV import) reports its progress as it goes; from the pace of the
+// latest advances the window says about how long is left, beside the job's message in the list
+// and under its bar in the detail. An estimate is shown only when it can be vouched for:
+//   - once the job has advanced several times over several seconds (a short job never shows
+//     one, and the first report's pace is not taken for the job's);
+//   - not while the job stands still for longer than its pace explains (a stalled job gets no
+//     countdown that keeps going down, or stays on "almost done");
+//   - not once the time it said has run out without the job ending;
+//   - not after its progress went backwards (a job started again after a restart): the pace is
+//     measured again from there.
+const (
+	// etaMinAdvances is how many rises of progress the estimate needs before it is shown.
+	etaMinAdvances = 3
+	// etaMinSpan is how long those rises must have taken at least.
+	etaMinSpan = 5 * time.Second
+	// etaWindow is how many of the latest rises the pace is measured over.
+	etaWindow = 12
+	// etaStallMin is the shortest standstill after which the estimate goes; a job whose rises
+	// come further apart keeps it for three of its usual gaps.
+	etaStallMin = 15 * time.Second
+	// etaMax is the longest estimate shown: beyond it the pace says nothing.
+	etaMax = 48 * time.Hour
+	// etaBack is how far progress must fall to count as going backwards; less is taken for
+	// no move.
+	etaBack = 0.5
+	// etaTracked bounds how many jobs are followed at once.
+	etaTracked = 512
+)
+
+// progressMark is a job's progress at one moment.
+type progressMark struct {
+	at       time.Time
+	progress float64
+}
+
+// progressTrack is what the estimator keeps of one job: the moment it was first seen at its
+// current progress, then each rise, oldest first, at most etaWindow+1 of them.
+type progressTrack struct {
+	marks []progressMark
+	seen  time.Time // when it was last observed (to drop the least recent when too many)
+	shown string    // the text the window shows for it, as of the last tick
+}
+
+// timeLeft estimates the time left of jobs under way from their progress reports. Its clock is
+// given (time.Now in the window, a fake one in tests). UI goroutine only.
+type timeLeft struct {
+	now  func() time.Time
+	jobs map[int64]*progressTrack
+}
+
+func newTimeLeft(now func() time.Time) *timeLeft {
+	return &timeLeft{now: now, jobs: map[int64]*progressTrack{}}
+}
+
+// observe notes that job id, under way, stands at progress (0–100) now.
+func (e *timeLeft) observe(id int64, progress float64) {
+	now := e.now()
+	t, ok := e.jobs[id]
+	if !ok {
+		if len(e.jobs) >= etaTracked {
+			e.dropOldest()
+		}
+		t = &progressTrack{}
+		e.jobs[id] = t
+	}
+	t.seen = now
+	switch n := len(t.marks); {
+	case n == 0 || progress < t.marks[n-1].progress-etaBack:
+		// First seen, or gone backwards (started again): its pace is measured anew.
+		t.marks = append(t.marks[:0], progressMark{now, progress})
+	case progress > t.marks[n-1].progress:
+		t.marks = append(t.marks, progressMark{now, progress})
+		if len(t.marks) > etaWindow+1 {
+			t.marks = append(t.marks[:0], t.marks[len(t.marks)-etaWindow-1:]...)
+		}
+	}
+}
+
+// follows reports whether job id is followed.
+func (e *timeLeft) follows(id int64) bool {
+	_, ok := e.jobs[id]
+	return ok
+}
+
+// forget stops following job id (it ended, waits again, or is gone).
+func (e *timeLeft) forget(id int64) { delete(e.jobs, id) }
+
+// dropOldest forgets the job observed least recently.
+func (e *timeLeft) dropOldest() {
+	var oldest int64
+	var at time.Time
+	for id, t := range e.jobs {
+		if oldest == 0 || t.seen.Before(at) {
+			oldest, at = id, t.seen
+		}
+	}
+	delete(e.jobs, oldest)
+}
+
+// estimate is about how long job id still takes, and whether that can be said now.
+func (e *timeLeft) estimate(id int64) (time.Duration, bool) {
+	t, ok := e.jobs[id]
+	if !ok || len(t.marks) < etaMinAdvances+1 {
+		return 0, false
+	}
+	first, last := t.marks[0], t.marks[len(t.marks)-1]
+	span := last.at.Sub(first.at)
+	gain := last.progress - first.progress
+	if span < etaMinSpan || gain <= 0 || last.progress >= 100 {
+		return 0, false
+	}
+	since := e.now().Sub(last.at)
+	gap := span / time.Duration(len(t.marks)-1) // the usual time between two rises
+	if since > max(etaStallMin, 3*gap) {
+		return 0, false // it stands still for longer than its pace explains
+	}
+	left := time.Duration(float64(span)*(100-last.progress)/gain) - since
+	if left <= 0 || left > etaMax {
+		return 0, false // its time ran out without it ending, or the pace says nothing
+	}
+	return left, true
+}
+
+// text is the estimate of job id as the window says it ("残り約 3 分", "about 3 min left"), or
+// "" when none can be given.
+func (e *timeLeft) text(tr *translator, id int64) string {
+	d, ok := e.estimate(id)
+	if !ok {
+		return ""
+	}
+	return timeLeftText(tr, d)
+}
+
+// tick works out every followed job's text again and reports whether one changed since the
+// last tick (the window then redraws the list and the detail).
+func (e *timeLeft) tick(tr *translator) bool {
+	changed := false
+	for id, t := range e.jobs {
+		if s := e.text(tr, id); s != t.shown {
+			t.shown, changed = s, true
+		}
+	}
+	return changed
+}
+
+// timeLeftText says d as a person reads a time left: "almost done" under ten seconds, tens of
+// seconds under a minute, whole minutes under an hour, hours and tens of minutes beyond.
+func timeLeftText(tr *translator, d time.Duration) string {
+	switch {
+	case d < 10*time.Second:
+		return tr.T("eta.soon")
+	case d < time.Minute:
+		s := int((d + 9*time.Second) / (10 * time.Second) * 10)
+		if s >= 60 {
+			return tr.T("eta.left", tr.T("eta.minutes", 1))
+		}
+		return tr.T("eta.left", tr.T("eta.seconds", s))
+	case d < time.Hour-30*time.Second:
+		return tr.T("eta.left", tr.T("eta.minutes", int(d.Round(time.Minute)/time.Minute)))
+	}
+	d = d.Round(10 * time.Minute)
+	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+	if m == 0 {
+		return tr.T("eta.left", tr.T("eta.hours", h))
+	}
+	return tr.T("eta.left", tr.T("eta.hours_minutes", h, m))
+}
