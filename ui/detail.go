@@ -203,7 +203,6 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	d.msg = widget.NewLabel(line)
 	d.msg.Wrapping = wrapFor(line)
 	d.left = widget.NewLabel("")
-	d.left.Importance = widget.LowImportance
 	d.showTimeLeft()
 
 	cancel := widget.NewButtonWithIcon(tr.T("action.cancel"), theme.CancelIcon(), func() { d.confirmCancel(j) })

@@ -16,12 +16,14 @@ import (
 //   - not after its progress went backwards (a job started again after a restart): the pace is
 //     measured again from there.
 const (
-	// etaMinAdvances is how many rises of progress the estimate needs before it is shown.
+	// etaMinAdvances is how many rises of progress the estimate needs before it is shown
+	// (rises less than etaStep apart count as one).
 	etaMinAdvances = 3
+	etaStep        = time.Second
 	// etaMinSpan is how long those rises must have taken at least.
 	etaMinSpan = 5 * time.Second
 	// etaWindow is how many of the latest rises the pace is measured over.
-	etaWindow = 12
+	etaWindow = 30
 	// etaStallMin is the shortest standstill after which the estimate goes; a job whose rises
 	// come further apart keeps it for three of its usual gaps.
 	etaStallMin = 15 * time.Second
@@ -41,7 +43,8 @@ type progressMark struct {
 }
 
 // progressTrack is what the estimator keeps of one job: the moment it was first seen at its
-// current progress, then each rise, oldest first, at most etaWindow+1 of them.
+// current progress, then its rises (at least etaStep apart but for the latest), oldest first,
+// at most etaWindow+1 of them.
 type progressTrack struct {
 	marks []progressMark
 	seen  time.Time // when it was last observed (to drop the least recent when too many)
@@ -76,6 +79,12 @@ func (e *timeLeft) observe(id int64, progress float64) {
 		// First seen, or gone backwards (started again): its pace is measured anew.
 		t.marks = append(t.marks[:0], progressMark{now, progress})
 	case progress > t.marks[n-1].progress:
+		// Rises closer together than etaStep share a mark (the latest of them), so that the
+		// marks of a job reporting ten times a second still reach back over seconds.
+		if n >= 2 && t.marks[n-1].at.Sub(t.marks[n-2].at) < etaStep {
+			t.marks[n-1] = progressMark{now, progress}
+			return
+		}
 		t.marks = append(t.marks, progressMark{now, progress})
 		if len(t.marks) > etaWindow+1 {
 			t.marks = append(t.marks[:0], t.marks[len(t.marks)-etaWindow-1:]...)

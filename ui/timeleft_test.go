@@ -113,6 +113,16 @@ func TestTimeLeftEstimate(t *testing.T) {
 	if s := estimateOf(e, 8); s != "" {
 		t.Fatalf("a job of a second: estimate %s", s)
 	}
+	// A job reporting ten times a second (a big file's bytes): an estimate once it has run for
+	// several seconds, from its pace over them.
+	clock.advance(time.Minute)
+	for i := 0; i <= 60; i++ {
+		e.observe(10, float64(i)*0.05) // 0.5 % a second
+		clock.advance(100 * time.Millisecond)
+	}
+	if d, ok := e.estimate(10); !ok || d < 190*time.Second || d > 198*time.Second {
+		t.Fatalf("3 %% after 6 s at 0.5 %% a second: %v %v, want about 194 s", d, ok)
+	}
 	// Its time ran out without it ending: no "almost done" forever.
 	clock.advance(time.Minute)
 	e.forget(9)
@@ -223,7 +233,7 @@ func TestTimeLeftInTheWindow(t *testing.T) {
 		t.Fatalf("after 2 pages the detail says %q", u.detail.left.Text)
 	}
 	page(3)
-	if msg := rowText(); !strings.HasSuffix(msg, "OCR：3 / 12 ページ · 残り約 2 分") {
+	if msg := rowText(); !strings.HasSuffix(msg, " · 残り約 2 分 · OCR：3 / 12 ページ") {
 		t.Fatalf("after 3 pages the row says %q", msg)
 	}
 	if !u.detail.left.Visible() || u.detail.left.Text != "残り約 2 分" || u.detail.msg.Text != "OCR：3 / 12 ページ" {
@@ -232,7 +242,7 @@ func TestTimeLeftInTheWindow(t *testing.T) {
 	// Counting down between pages, as the window's clock ticks.
 	clock.advance(25 * time.Second)
 	u.refreshTimeLeft()
-	if msg := rowText(); !strings.HasSuffix(msg, "残り約 1 分") || u.detail.left.Text != "残り約 1 分" {
+	if msg := rowText(); !strings.Contains(msg, " · 残り約 1 分 · ") || u.detail.left.Text != "残り約 1 分" {
 		t.Fatalf("25 s later the row says %q, the detail %q", msg, u.detail.left.Text)
 	}
 	// Standing still: the estimate goes from the row and the detail.
