@@ -120,14 +120,15 @@ const timeLeftEvery = time.Second
 // progress reports of jobs under way, a job that (re)started with its progress as read; the
 // others (ended, waiting again, gone) are forgotten. UI goroutine only.
 func (u *UI) noteTimeLeft(up bridge.Update) {
+	now := u.eta.now()
 	for _, e := range up.Progress {
 		if e.Status == job.Running {
-			u.eta.observe(e.JobID, e.Progress)
+			u.eta.observeAt(e.JobID, e.Progress, now)
 		}
 	}
 	for _, j := range up.Jobs {
 		if j.Status == job.Running {
-			u.eta.observe(j.ID, j.Progress)
+			u.eta.observeAt(j.ID, j.Progress, now)
 		} else {
 			u.eta.forget(j.ID)
 		}

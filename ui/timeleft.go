@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"sort"
 	"time"
 )
 
@@ -32,8 +33,8 @@ const (
 	// etaBack is how far progress must fall to count as going backwards; less is taken for
 	// no move.
 	etaBack = 0.5
-	// etaTracked bounds how many jobs are followed at once.
-	etaTracked = 512
+	// etaTracked is how many jobs stay followed when more than twice as many are.
+	etaTracked = 4096
 )
 
 // progressMark is a job's progress at one moment.
@@ -63,11 +64,14 @@ func newTimeLeft(now func() time.Time) *timeLeft {
 }
 
 // observe notes that job id, under way, stands at progress (0–100) now.
-func (e *timeLeft) observe(id int64, progress float64) {
-	now := e.now()
+func (e *timeLeft) observe(id int64, progress float64) { e.observeAt(id, progress, e.now()) }
+
+// observeAt notes that job id stands at progress at now (the estimator's clock, read once for a
+// whole update).
+func (e *timeLeft) observeAt(id int64, progress float64, now time.Time) {
 	t, ok := e.jobs[id]
 	if !ok {
-		if len(e.jobs) >= etaTracked {
+		if len(e.jobs) >= 2*etaTracked {
 			e.dropOldest()
 		}
 		t = &progressTrack{}
@@ -101,16 +105,17 @@ func (e *timeLeft) follows(id int64) bool {
 // forget stops following job id (it ended, waits again, or is gone).
 func (e *timeLeft) forget(id int64) { delete(e.jobs, id) }
 
-// dropOldest forgets the job observed least recently.
+// dropOldest forgets all but the etaTracked jobs observed most recently (at once, so that
+// thousands of jobs under way cost a sort now and then, not a search per report).
 func (e *timeLeft) dropOldest() {
-	var oldest int64
-	var at time.Time
-	for id, t := range e.jobs {
-		if oldest == 0 || t.seen.Before(at) {
-			oldest, at = id, t.seen
-		}
+	ids := make([]int64, 0, len(e.jobs))
+	for id := range e.jobs {
+		ids = append(ids, id)
 	}
-	delete(e.jobs, oldest)
+	sort.Slice(ids, func(a, b int) bool { return e.jobs[ids[a]].seen.After(e.jobs[ids[b]].seen) })
+	for _, id := range ids[min(etaTracked, len(ids)):] {
+		delete(e.jobs, id)
+	}
 }
 
 // estimate is about how long job id still takes, and whether that can be said now.

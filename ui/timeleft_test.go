@@ -134,6 +134,14 @@ func TestTimeLeftEstimate(t *testing.T) {
 	if s := estimateOf(e, 9); s != "" {
 		t.Fatalf("overdue: estimate %s", s)
 	}
+	// However many jobs report, the estimator keeps the latest few hundred of them.
+	for i := int64(0); i < 5*etaTracked; i++ {
+		clock.advance(time.Millisecond)
+		e.observe(1000+i, 5)
+	}
+	if n := len(e.jobs); n > 2*etaTracked || !e.follows(1000+5*etaTracked-1) {
+		t.Fatalf("%d jobs followed, the latest %v", n, e.follows(1000+5*etaTracked-1))
+	}
 	// Ended jobs are forgotten.
 	e.forget(id)
 	if e.follows(id) {
