@@ -33,6 +33,12 @@ type dropZone struct {
 	dropBg   *canvas.Rectangle // the band, lit while files are dragged over (setDropHover)
 	dropHead *widget.Label
 
+	// target is where new jobs run (app.TargetDevice, …), chosen in targetSel, which shows only
+	// while cloudConfigured says the cloud is set up.
+	target          string
+	targetSel       *widget.Select
+	cloudConfigured func() bool
+
 	ctx context.Context // ends when the window closes
 	svc submitService
 	// do runs a function on the UI goroutine.
@@ -62,10 +68,11 @@ type submitService interface {
 	SubmitCSVWithSchema(ctx context.Context, path string, s app.SavedSchema, o app.SubmitOptions) (job.Job, error)
 }
 
-// buildDropZone makes the band in tr's language around the target choice; pick opens the file
+// buildDropZone makes the band in tr's language with the target choice; pick opens the file
 // picker and goal the goal form.
-func (z *dropZone) buildDropZone(tr *translator, target fyne.CanvasObject, pick, goal func()) fyne.CanvasObject {
+func (z *dropZone) buildDropZone(tr *translator, pick, goal func()) fyne.CanvasObject {
 	z.tr = tr
+	target := z.buildTargetChoice()
 	bg := canvas.NewRectangle(dropFill)
 	bg.StrokeColor = dropStroke
 	bg.StrokeWidth = 2
@@ -87,6 +94,42 @@ func (z *dropZone) buildDropZone(tr *translator, target fyne.CanvasObject, pick,
 	buttons := container.NewHBox(container.NewCenter(target), container.NewCenter(pickBtn), container.NewCenter(goalBtn))
 	row := container.NewBorder(nil, nil, container.NewCenter(iconBox), buttons, text)
 	return container.NewPadded(container.NewStack(bg, container.NewPadded(row)))
+}
+
+// targetChoices are the run places the drop zone offers, in the order shown.
+var targetChoices = []string{app.TargetDevice, app.TargetCloud, app.TargetAuto}
+
+// buildTargetChoice is the zone's "where it runs" choice. It stays hidden until the cloud
+// state says cloud.json configures the cloud, so a device-only installation looks as before.
+func (z *dropZone) buildTargetChoice() *widget.Select {
+	labels := make([]string, len(targetChoices))
+	for i, t := range targetChoices {
+		labels[i] = z.tr.T("target." + t)
+	}
+	sel := newSelect(z.tr, labels, nil)
+	sel.SetSelectedIndex(0)
+	for i, t := range targetChoices {
+		if t == z.target {
+			sel.SetSelectedIndex(i)
+		}
+	}
+	sel.OnChanged = func(string) {
+		if i := sel.SelectedIndex(); i >= 0 {
+			z.target = targetChoices[i]
+		}
+	}
+	setVisible(sel, z.cloudConfigured())
+	z.targetSel = sel
+	return sel
+}
+
+// submitTarget is where a job started from the window runs: the zone's choice when the cloud
+// is configured, else this PC (""). UI goroutine only.
+func (z *dropZone) submitTarget() string {
+	if !z.cloudConfigured() {
+		return ""
+	}
+	return z.target
 }
 
 // The drop zone's colours, at rest and while files are dragged over the window.

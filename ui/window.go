@@ -71,9 +71,6 @@ type UI struct {
 
 	// cloud is the cloud's state read last (zero until read: not configured).
 	cloud app.CloudStatus
-	// target is the drop zone's choice of where new jobs run (app.TargetDevice, …).
-	target string
-
 	// eta estimates the time left of jobs under way from their progress (timeleft.go).
 	eta *timeLeft
 
@@ -95,7 +92,6 @@ type UI struct {
 	detail     *detailPane
 	cloudInfo  *widget.Label  // the cloud's state, shown only when configured
 	cloudOps   *widget.Button // opens the cloud operations console, shown only when configured
-	targetSel  *widget.Select
 
 	// dropZone is the band that says what to drop (drop.go).
 	dropZone
@@ -114,7 +110,6 @@ func New(fyneApp fyne.App, a Service) *UI {
 		fyneApp: fyneApp,
 		app:     a,
 		do:      fyne.Do,
-		target:  app.TargetDevice,
 		eta:     newTimeLeft(time.Now),
 
 		dialogShown: map[dialog.Dialog]bool{},
@@ -150,18 +145,20 @@ func New(fyneApp fyne.App, a Service) *UI {
 		timeLeft:       func(id int64) string { return u.eta.text(u.tr, id) },
 	}
 	u.dropZone = dropZone{
-		ctx:         u.ctx,
-		svc:         a,
-		do:          func(f func()) { u.do(f) },
-		options:     u.submitOptions,
-		report:      u.setStatus,
-		reportError: u.setStatusError,
-		errorDialog: u.showError,
-		reveal:      u.revealJob,
-		selectJob:   u.showJob,
-		askSchema:   func(path string, p *app.CSVSniffResult) { u.showSchemaDialog(path, p) },
-		parent:      func() fyne.Window { return u.Window },
-		opened:      u.dialogOpened,
+		target:          app.TargetDevice,
+		cloudConfigured: func() bool { return u.cloud.Configured },
+		ctx:             u.ctx,
+		svc:             a,
+		do:              func(f func()) { u.do(f) },
+		options:         u.submitOptions,
+		report:          u.setStatus,
+		reportError:     u.setStatusError,
+		errorDialog:     u.showError,
+		reveal:          u.revealJob,
+		selectJob:       u.showJob,
+		askSchema:       func(path string, p *app.CSVSniffResult) { u.showSchemaDialog(path, p) },
+		parent:          func() fyne.Window { return u.Window },
+		opened:          u.dialogOpened,
 	}
 	u.alertBar = alertBar{
 		svc:         a,
@@ -303,7 +300,7 @@ func (u *UI) build() fyne.CanvasObject {
 	split := container.NewHSplit(listPane, u.detail.root)
 	split.Offset = 0.62
 
-	top := container.NewVBox(header, u.buildDropZone(u.tr, u.buildTargetChoice(), u.pickFiles, u.showGoalForm))
+	top := container.NewVBox(header, u.buildDropZone(u.tr, u.pickFiles, u.showGoalForm))
 	u.refreshFilters()
 	u.refreshList()
 	u.refreshEngineInfo()
