@@ -10,15 +10,16 @@ import (
 // latest advances the window says about how long is left, beside the job's message in the list
 // and under its bar in the detail. An estimate is shown only when it can be vouched for:
 //   - once the job has advanced several times over several seconds (a short job never shows
-//     one, and the first report's pace is not taken for the job's);
+//     one), measured from its first rise: the time it stood still before (reading the file
+//     before the first page is read) is not taken for its pace;
 //   - not while the job stands still for longer than its pace explains (a stalled job gets no
 //     countdown that keeps going down, or stays on "almost done");
 //   - not once the time it said has run out without the job ending;
 //   - not after its progress went backwards (a job started again after a restart): the pace is
 //     measured again from there.
 const (
-	// etaMinAdvances is how many rises of progress the estimate needs before it is shown
-	// (rises less than etaStep apart count as one).
+	// etaMinAdvances is how many rises of progress after the first the estimate needs before it
+	// is shown (rises less than etaStep apart count as one).
 	etaMinAdvances = 3
 	etaStep        = time.Second
 	// etaMinSpan is how long those rises must have taken at least.
@@ -43,10 +44,11 @@ type progressMark struct {
 	progress float64
 }
 
-// progressTrack is what the estimator keeps of one job: the moment it was first seen at its
-// current progress, then its rises (at least etaStep apart but for the latest), oldest first,
+// progressTrack is what the estimator keeps of one job: where it stood when first seen (or
+// when it went back), then its rises (at least etaStep apart but for the latest), oldest first,
 // at most etaWindow+1 of them.
 type progressTrack struct {
+	base  progressMark
 	marks []progressMark
 	seen  time.Time // when it was last observed (to drop the least recent when too many)
 	shown string    // the text the window shows for it, as of the last tick
@@ -78,11 +80,16 @@ func (e *timeLeft) observeAt(id int64, progress float64, now time.Time) {
 		e.jobs[id] = t
 	}
 	t.seen = now
-	switch n := len(t.marks); {
-	case n == 0 || progress < t.marks[n-1].progress-etaBack:
+	n := len(t.marks)
+	last := t.base
+	if n > 0 {
+		last = t.marks[n-1]
+	}
+	switch {
+	case !ok || progress < last.progress-etaBack:
 		// First seen, or gone backwards (started again): its pace is measured anew.
-		t.marks = append(t.marks[:0], progressMark{now, progress})
-	case progress > t.marks[n-1].progress:
+		t.base, t.marks = progressMark{now, progress}, t.marks[:0]
+	case progress > last.progress:
 		// Rises closer together than etaStep share a mark (the latest of them), so that the
 		// marks of a job reporting ten times a second still reach back over seconds.
 		if n >= 2 && t.marks[n-1].at.Sub(t.marks[n-2].at) < etaStep {
@@ -121,7 +128,7 @@ func (e *timeLeft) dropOldest() {
 // estimate is about how long job id still takes, and whether that can be said now.
 func (e *timeLeft) estimate(id int64) (time.Duration, bool) {
 	t, ok := e.jobs[id]
-	if !ok || len(t.marks) < etaMinAdvances+1 {
+	if !ok || len(t.marks) < etaMinAdvances+1 { // the first rise and etaMinAdvances more
 		return 0, false
 	}
 	first, last := t.marks[0], t.marks[len(t.marks)-1]

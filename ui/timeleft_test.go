@@ -41,6 +41,7 @@ func estimateOf(e *timeLeft, id int64) string {
 func textOf(e *timeLeft, lang string, id int64) string { return e.text(newTranslator(lang), id) }
 
 // TestTimeLeftEstimate: the estimate appears only after several rises over several seconds,
+// measured from the first rise (not from a standstill before it),
 // follows the pace of the latest rises and counts down between them; it goes when the job
 // stands still for longer than its pace explains or when its time ran out without it ending,
 // and after progress went backwards it waits for new rises before it says anything again.
@@ -48,9 +49,12 @@ func TestTimeLeftEstimate(t *testing.T) {
 	clock := newFakeClock()
 	e := newTimeLeft(clock.now)
 	const id = 7
-	// A 12-page scan: OCR from 10 %, one page every 10 s.
-	e.observe(id, pageProgress(0, 12))
-	for page := 1; page <= 2; page++ {
+	// A 12-page scan: 1 % for the 30 s its pages take to be read, then OCR from 10 %, one page
+	// every 10 s.
+	e.observe(id, 1)
+	clock.advance(30 * time.Second)
+	e.observe(id, 1)
+	for page := 1; page <= 3; page++ {
 		clock.advance(10 * time.Second)
 		e.observe(id, pageProgress(page, 12))
 		if s := estimateOf(e, id); s != "" {
@@ -58,15 +62,17 @@ func TestTimeLeftEstimate(t *testing.T) {
 		}
 	}
 	clock.advance(10 * time.Second)
-	e.observe(id, pageProgress(3, 12))
+	e.observe(id, pageProgress(4, 12))
+	// 8 pages left at 10 s a page; the 30 s of reading before the first page are not its pace
+	// (counted in, it would say 109 s).
 	d, ok := e.estimate(id)
-	if !ok || d < 85*time.Second || d > 95*time.Second {
-		t.Fatalf("after page 3 of 12 (10 s a page): %v %v, want about 90 s", d, ok)
+	if !ok || d < 75*time.Second || d > 85*time.Second {
+		t.Fatalf("after page 4 of 12 (10 s a page): %v %v, want about 80 s", d, ok)
 	}
-	if got := textOf(e, LangJa, id); got != "残り約 2 分" {
+	if got := textOf(e, LangJa, id); got != "残り約 1 分" {
 		t.Fatalf("Japanese %q", got)
 	}
-	if got := textOf(e, LangEn, id); got != "about 2 min left" {
+	if got := textOf(e, LangEn, id); got != "about 1 min left" {
 		t.Fatalf("English %q", got)
 	}
 	// Between two pages it counts down.
@@ -75,7 +81,7 @@ func TestTimeLeftEstimate(t *testing.T) {
 		t.Fatalf("5 s later: %v %v, want %v", d2, ok, d-5*time.Second)
 	}
 	// The same progress reported again is no rise.
-	e.observe(id, pageProgress(3, 12))
+	e.observe(id, pageProgress(4, 12))
 	if d3, _ := e.estimate(id); d3 != d-5*time.Second {
 		t.Fatalf("a repeated report moved the estimate: %v", d3)
 	}
@@ -85,7 +91,7 @@ func TestTimeLeftEstimate(t *testing.T) {
 		t.Fatalf("stalled 31 s with pages every 10 s: estimate %s", s)
 	}
 	// It moves on: the estimate is back, the standstill in its pace.
-	for page := 4; page <= 6; page++ {
+	for page := 5; page <= 7; page++ {
 		clock.advance(10 * time.Second)
 		e.observe(id, pageProgress(page, 12))
 	}
@@ -98,7 +104,7 @@ func TestTimeLeftEstimate(t *testing.T) {
 	if s := estimateOf(e, id); s != "" {
 		t.Fatalf("after going backwards: estimate %s", s)
 	}
-	for page := 1; page <= 2; page++ {
+	for page := 1; page <= 3; page++ {
 		clock.advance(10 * time.Second)
 		e.observe(id, pageProgress(page, 12))
 		if s := estimateOf(e, id); s != "" {
@@ -234,18 +240,19 @@ func TestTimeLeftInTheWindow(t *testing.T) {
 	}
 	page(1)
 	page(2)
-	if msg := rowText(); !strings.HasSuffix(msg, "OCR：2 / 12 ページ") || strings.Contains(msg, "残り") {
-		t.Fatalf("after 2 pages the row says %q; want the page count and no estimate yet", msg)
+	page(3)
+	if msg := rowText(); !strings.HasSuffix(msg, "OCR：3 / 12 ページ") || strings.Contains(msg, "残り") {
+		t.Fatalf("after 3 pages the row says %q; want the page count and no estimate yet", msg)
 	}
 	if u.detail.left.Visible() {
-		t.Fatalf("after 2 pages the detail says %q", u.detail.left.Text)
+		t.Fatalf("after 3 pages the detail says %q", u.detail.left.Text)
 	}
-	page(3)
-	if msg := rowText(); !strings.HasSuffix(msg, " · 残り約 2 分 · OCR：3 / 12 ページ") {
-		t.Fatalf("after 3 pages the row says %q", msg)
+	page(4) // 8 pages left at 10 s a page
+	if msg := rowText(); !strings.HasSuffix(msg, " · 残り約 1 分 · OCR：4 / 12 ページ") {
+		t.Fatalf("after 4 pages the row says %q", msg)
 	}
-	if !u.detail.left.Visible() || u.detail.left.Text != "残り約 2 分" || u.detail.msg.Text != "OCR：3 / 12 ページ" {
-		t.Fatalf("after 3 pages the detail says %q / %q (shown %v)", u.detail.msg.Text, u.detail.left.Text, u.detail.left.Visible())
+	if !u.detail.left.Visible() || u.detail.left.Text != "残り約 1 分" || u.detail.msg.Text != "OCR：4 / 12 ページ" {
+		t.Fatalf("after 4 pages the detail says %q / %q (shown %v)", u.detail.msg.Text, u.detail.left.Text, u.detail.left.Visible())
 	}
 	// Counting down between pages, as the window's clock ticks.
 	clock.advance(25 * time.Second)
@@ -259,8 +266,8 @@ func TestTimeLeftInTheWindow(t *testing.T) {
 	if msg := rowText(); strings.Contains(msg, "残り") || u.detail.left.Visible() {
 		t.Fatalf("stalled: the row says %q, the detail %q", msg, u.detail.left.Text)
 	}
-	page(4)
 	page(5)
+	page(6)
 	if msg := rowText(); !strings.Contains(msg, "残り約") {
 		t.Fatalf("moving again: the row says %q", msg)
 	}
