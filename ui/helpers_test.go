@@ -90,17 +90,17 @@ func (h *harness) waitFor(what string, cond func() bool) {
 }
 
 // applied is what the window took in from the engine's event stream, recorded on the UI
-// goroutine (the test's, through pump): the jobs its updates carried and when the latest reread
-// of the whole list that the stream asked for had started.
+// goroutine (the test's, through pump): the jobs its updates carried, and how many jobs there
+// were in all when the latest reread of the whole list that the stream asked for read them.
 type applied struct {
-	jobs       map[int64]bool
-	reloadFrom time.Time
+	jobs     map[int64]bool
+	reloadOf int
 }
 
-// sawJob returns a condition: the window has taken in job id as it stood at (or after) since,
-// either carried by an update or in a reread that started after since.
-func (a *applied) sawJob(id int64, since time.Time) func() bool {
-	return func() bool { return a.jobs[id] || a.reloadFrom.After(since) }
+// sawJob returns a condition: the window has taken in job id, the total-th job, either carried by
+// an update or in a reread that counted total jobs or more.
+func (a *applied) sawJob(id int64, total int) func() bool {
+	return func() bool { return a.jobs[id] || a.reloadOf >= total }
 }
 
 // recordApplied makes the window's event bridge record what it applies; call it before Start.
@@ -115,9 +115,14 @@ func (h *harness) recordApplied() *applied {
 			}
 		}
 		reload := func() {
-			from := time.Now()
 			u.reload() // posts its result through u.do before it returns
-			u.do(func() { a.reloadFrom = from })
+			u.mu.Lock()
+			n := 0
+			for _, c := range u.allCounts { // as the reread read them
+				n += c
+			}
+			u.mu.Unlock()
+			u.do(func() { a.reloadOf = max(a.reloadOf, n) })
 		}
 		u.events = bridge.New(listSource{u.app, u}, func(f func()) { u.do(f) }, apply, reload)
 	})
