@@ -19,42 +19,6 @@ const cloudRefresh = 60 * time.Second
 // cloudTimeout bounds one read of the cloud's state (its probes have their own limits).
 const cloudTimeout = 45 * time.Second
 
-// targetChoices are the run places the drop zone offers, in the order shown.
-var targetChoices = []string{app.TargetDevice, app.TargetCloud, app.TargetAuto}
-
-// buildTargetChoice is the drop zone's "where it runs" choice. It stays hidden until the cloud
-// state says cloud.json configures the cloud, so a device-only installation looks as before.
-func (u *UI) buildTargetChoice() *widget.Select {
-	labels := make([]string, len(targetChoices))
-	for i, t := range targetChoices {
-		labels[i] = u.tr.T("target." + t)
-	}
-	sel := newSelect(u.tr, labels, nil)
-	sel.SetSelectedIndex(0)
-	for i, t := range targetChoices {
-		if t == u.target {
-			sel.SetSelectedIndex(i)
-		}
-	}
-	sel.OnChanged = func(string) {
-		if i := sel.SelectedIndex(); i >= 0 {
-			u.target = targetChoices[i]
-		}
-	}
-	setVisible(sel, u.cloud.Configured)
-	u.targetSel = sel
-	return sel
-}
-
-// submitTarget is where a job started from the window runs: the drop zone's choice when the
-// cloud is configured, else this PC (""). UI goroutine only.
-func (u *UI) submitTarget() string {
-	if !u.cloud.Configured {
-		return ""
-	}
-	return u.target
-}
-
 // watchCloud reads the cloud's state now and every cloudRefresh until the window closes.
 func (u *UI) watchCloud(ctx context.Context) {
 	t := time.NewTicker(cloudRefresh)

@@ -36,6 +36,8 @@ type detailPane struct {
 
 	bar *widget.ProgressBar
 	msg *widget.Label
+	// left is the time left of the job on show while it runs, hidden when none can be said.
+	left *widget.Label
 
 	// redrivable: the job on show is a workflow execution that failed and can continue from
 	// the state that did not finish (read with the job).
@@ -52,6 +54,8 @@ type detailPane struct {
 	selected func() int64
 	// cloudConfigured reports whether the cloud is set up (the pane then offers to run there).
 	cloudConfigured func() bool
+	// timeLeft says about how long job id still takes, "" when that cannot be said (timeleft.go).
+	timeLeft func(id int64) string
 
 	// The job's actions, done by the job list and the cloud.
 	confirmCancel, retry, redrive, runInCloud func(job.Job)
@@ -84,6 +88,7 @@ func (u *UI) newDetailPane() *detailPane {
 		do:              func(f func()) { u.do(f) },
 		selected:        func() int64 { return u.selected },
 		cloudConfigured: func() bool { return u.cloud.Configured },
+		timeLeft:        func(id int64) string { return u.eta.text(u.tr, id) },
 		confirmCancel:   u.confirmCancel,
 		retry:           u.retryJob,
 		redrive:         u.redriveJob,
@@ -101,7 +106,7 @@ func (u *UI) newDetailPane() *detailPane {
 func (d *detailPane) showEmpty() {
 	text := d.tr.T("detail.empty")
 	l := hintText(text, theme.SizeNameText, wrapFor(text), fyne.TextAlignCenter)
-	d.bar, d.msg, d.shown, d.shownID = nil, nil, "", 0
+	d.bar, d.msg, d.left, d.shown, d.shownID = nil, nil, nil, "", 0
 	d.root.Objects = []fyne.CanvasObject{container.NewCenter(container.New(&fixedSize{width: 300}, l))}
 	d.root.Refresh()
 }
@@ -113,6 +118,22 @@ func (d *detailPane) showProgress(e job.Event) {
 	}
 	d.bar.SetValue(e.Progress)
 	d.msg.SetText(humanMessage(d.tr, e.Message))
+	d.showTimeLeft()
+}
+
+// showTimeLeft says again how long the job on show still takes (or hides the line).
+func (d *detailPane) showTimeLeft() {
+	if d.left == nil {
+		return
+	}
+	text := ""
+	if !d.shown.Final() {
+		text = d.timeLeft(d.shownID)
+	}
+	if d.left.Text != text {
+		d.left.SetText(text)
+	}
+	setVisible(d.left, text != "")
 }
 
 // load reads job id and its history off the UI goroutine and shows them.
@@ -181,6 +202,8 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	}
 	d.msg = widget.NewLabel(line)
 	d.msg.Wrapping = wrapFor(line)
+	d.left = widget.NewLabel("")
+	d.showTimeLeft()
 
 	cancel := widget.NewButtonWithIcon(tr.T("action.cancel"), theme.CancelIcon(), func() { d.confirmCancel(j) })
 	retry := widget.NewButtonWithIcon(tr.T("action.retry"), theme.ViewRefreshIcon(), func() { d.retry(j) })
@@ -224,6 +247,9 @@ func (d *detailPane) show(j job.Job, hist []job.Event) {
 	}
 	if line != "" && line != statusLabel(tr, j.Status) && (j.Error == nil || !j.Status.Final()) && j.Status != job.Cancelled {
 		sections = append(sections, d.msg) // a finished job's error card says it better
+	}
+	if !j.Status.Final() {
+		sections = append(sections, d.left)
 	}
 	actions := container.NewHBox(cancel, retry)
 	if d.redrivable {

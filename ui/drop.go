@@ -23,18 +23,56 @@ import (
 
 // dropZone is the band that tells people what to drop, with the file picker, the goal form and
 // the choice of where jobs run beside it; it lights up while files are dragged over the window
-// (setDropHover). The whole window accepts drops (handleDrop); the band only says so. The window
-// builds its widgets (buildDropZone) and keeps one.
+// (setDropHover). The whole window accepts drops; the window hands them to the zone
+// (handleDrop), which decides what each dropped file becomes (a job as it is, a CSV job with the
+// saved schema that fits it, or a question: the schema dialog, run an already processed file
+// again) and submits it through submitService. The window builds its widgets (buildDropZone),
+// places it and wires it to the other screens by callbacks.
 type dropZone struct {
 	tr       *translator       // the window's, set again by buildDropZone
 	dropBg   *canvas.Rectangle // the band, lit while files are dragged over (setDropHover)
 	dropHead *widget.Label
+
+	// target is where new jobs run (app.TargetDevice, …), chosen in targetSel, which shows only
+	// while cloudConfigured says the cloud is set up.
+	target          string
+	targetSel       *widget.Select
+	cloudConfigured func() bool
+
+	ctx context.Context // ends when the window closes
+	svc submitService
+	// do runs a function on the UI goroutine.
+	do func(func())
+	// options are the run options of a job started now (settings, where it runs). UI goroutine.
+	options func() app.SubmitOptions
+	// report and reportError write the status bar; errorDialog opens an error's dialog.
+	report      func(msg string)
+	reportError func(err error)
+	errorDialog func(title string, err error)
+	// reveal selects a job just submitted once its row arrives; selectJob selects an existing
+	// one and shows its detail.
+	reveal    func(id int64)
+	selectJob func(id int64)
+	// askSchema opens the schema dialog for a CSV file no saved schema fits.
+	askSchema func(path string, proposal *app.CSVSniffResult)
+	// parent is the window dialogs open over; opened registers a dialog with the window (Esc).
+	parent func() fyne.Window
+	opened func(d dialog.Dialog)
 }
 
-// buildDropZone makes the band in tr's language around the target choice; pick opens the file
+// submitService is what the drop zone asks of the app: submitting files, and planning and
+// submitting a CSV file with a saved schema.
+type submitService interface {
+	Submit(ctx context.Context, paths []string, o app.SubmitOptions) ([]job.Job, error)
+	PlanCSV(path string) (app.CSVPlan, error)
+	SubmitCSVWithSchema(ctx context.Context, path string, s app.SavedSchema, o app.SubmitOptions) (job.Job, error)
+}
+
+// buildDropZone makes the band in tr's language with the target choice; pick opens the file
 // picker and goal the goal form.
-func (z *dropZone) buildDropZone(tr *translator, target fyne.CanvasObject, pick, goal func()) fyne.CanvasObject {
+func (z *dropZone) buildDropZone(tr *translator, pick, goal func()) fyne.CanvasObject {
 	z.tr = tr
+	target := z.buildTargetChoice()
 	bg := canvas.NewRectangle(dropFill)
 	bg.StrokeColor = dropStroke
 	bg.StrokeWidth = 2
@@ -56,6 +94,42 @@ func (z *dropZone) buildDropZone(tr *translator, target fyne.CanvasObject, pick,
 	buttons := container.NewHBox(container.NewCenter(target), container.NewCenter(pickBtn), container.NewCenter(goalBtn))
 	row := container.NewBorder(nil, nil, container.NewCenter(iconBox), buttons, text)
 	return container.NewPadded(container.NewStack(bg, container.NewPadded(row)))
+}
+
+// targetChoices are the run places the drop zone offers, in the order shown.
+var targetChoices = []string{app.TargetDevice, app.TargetCloud, app.TargetAuto}
+
+// buildTargetChoice is the zone's "where it runs" choice. It stays hidden until the cloud
+// state says cloud.json configures the cloud, so a device-only installation looks as before.
+func (z *dropZone) buildTargetChoice() *widget.Select {
+	labels := make([]string, len(targetChoices))
+	for i, t := range targetChoices {
+		labels[i] = z.tr.T("target." + t)
+	}
+	sel := newSelect(z.tr, labels, nil)
+	sel.SetSelectedIndex(0)
+	for i, t := range targetChoices {
+		if t == z.target {
+			sel.SetSelectedIndex(i)
+		}
+	}
+	sel.OnChanged = func(string) {
+		if i := sel.SelectedIndex(); i >= 0 {
+			z.target = targetChoices[i]
+		}
+	}
+	setVisible(sel, z.cloudConfigured())
+	z.targetSel = sel
+	return sel
+}
+
+// submitTarget is where a job started from the window runs: the zone's choice when the cloud
+// is configured, else this PC (""). UI goroutine only.
+func (z *dropZone) submitTarget() string {
+	if !z.cloudConfigured() {
+		return ""
+	}
+	return z.target
 }
 
 // The drop zone's colours, at rest and while files are dragged over the window.
@@ -84,7 +158,7 @@ func (z *dropZone) setDropHover(over bool) {
 
 // handleDrop is the window's drop callback: every dropped file becomes a job. Folders are
 // skipped with a message; the rest is submitted off the UI goroutine.
-func (u *UI) handleDrop(_ fyne.Position, uris []fyne.URI) {
+func (z *dropZone) handleDrop(_ fyne.Position, uris []fyne.URI) {
 	var paths []string
 	skipped := 0
 	for _, uri := range uris {
@@ -100,10 +174,10 @@ func (u *UI) handleDrop(_ fyne.Position, uris []fyne.URI) {
 		paths = append(paths, uri.Path())
 	}
 	if skipped > 0 {
-		u.setStatus(u.tr.T("drop.skipped", skipped))
+		z.report(z.tr.T("drop.skipped", skipped))
 	}
 	if len(paths) > 0 {
-		u.submit(paths)
+		z.submit(paths)
 	}
 }
 
@@ -111,25 +185,25 @@ func (u *UI) handleDrop(_ fyne.Position, uris []fyne.URI) {
 // an error). A file whose bytes were already processed comes back as the existing job instead
 // of a new one (the CSV family recognises it by its SHA-256); for those, one dialog asks whether
 // to run them again or to show the existing job.
-func (u *UI) submit(paths []string) {
-	opts := u.submitOptions()
+func (z *dropZone) submit(paths []string) {
+	opts := z.options()
 	go func() {
-		ctx, cancel := context.WithTimeout(u.ctx, 30*time.Second)
+		ctx, cancel := context.WithTimeout(z.ctx, 30*time.Second)
 		defer cancel()
 		// The store keeps milliseconds: a job created during this call is not before start.
 		start := time.Now().Truncate(time.Millisecond)
 		// A CSV file no saved schema fits waits for the schema dialog; one a saved schema fits
 		// runs with it.
-		plain, planned := u.planCSVs(paths)
+		plain, planned := z.planCSVs(paths)
 		var jobs []job.Job
 		var err error
 		if len(plain) > 0 {
-			jobs, err = u.app.Submit(ctx, plain, opts)
+			jobs, err = z.svc.Submit(ctx, plain, opts)
 		}
 		if len(jobs) != len(plain) {
 			plain = nil // Submit stopped part way: duplicates reads the paths from the jobs
 		}
-		schemaPaths, schemaJobs, ask, serr := u.submitPlanned(ctx, planned, opts)
+		schemaPaths, schemaJobs, ask, serr := z.submitPlanned(ctx, planned, opts)
 		err = errors.Join(err, serr)
 		if plain != nil {
 			plain = append(plain, schemaPaths...)
@@ -137,22 +211,22 @@ func (u *UI) submit(paths []string) {
 		jobs = append(jobs, schemaJobs...)
 		dups := duplicates(start, plain, jobs)
 		added := newJobs(jobs, dups)
-		u.do(func() {
+		z.do(func() {
 			if added > 0 {
-				u.setStatus(u.tr.T("drop.added", added))
+				z.report(z.tr.T("drop.added", added))
 				if first := firstNew(jobs, dups); first != 0 {
-					u.revealJob(first)
+					z.reveal(first)
 				}
 			}
 			if err != nil {
-				u.setStatusError(err)
-				u.showError(u.tr.T("error.submit_title"), err)
+				z.reportError(err)
+				z.errorDialog(z.tr.T("error.submit_title"), err)
 			}
 			if len(dups) > 0 {
-				u.askRerun(dups)
+				z.askRerun(dups)
 			}
 			for _, p := range ask {
-				u.showSchemaDialog(p.path, p.plan.Proposal)
+				z.askSchema(p.path, p.plan.Proposal)
 			}
 		})
 	}()
@@ -190,18 +264,18 @@ func newJobs(jobs []job.Job, dups []duplicate) int {
 }
 
 // submitForce enqueues paths again even though their files were processed before.
-func (u *UI) submitForce(paths []string) {
+func (z *dropZone) submitForce(paths []string) {
 	go func() {
-		ctx, cancel := context.WithTimeout(u.ctx, 30*time.Second)
+		ctx, cancel := context.WithTimeout(z.ctx, 30*time.Second)
 		defer cancel()
-		jobs, err := u.app.Submit(ctx, paths, app.SubmitOptions{Force: true})
-		u.do(func() {
+		jobs, err := z.svc.Submit(ctx, paths, app.SubmitOptions{Force: true})
+		z.do(func() {
 			if len(jobs) > 0 {
-				u.setStatus(u.tr.T("drop.added", len(jobs)))
+				z.report(z.tr.T("drop.added", len(jobs)))
 			}
 			if err != nil {
-				u.setStatusError(err)
-				u.showError(u.tr.T("error.submit_title"), err)
+				z.reportError(err)
+				z.errorDialog(z.tr.T("error.submit_title"), err)
 			}
 		})
 	}()
@@ -252,15 +326,15 @@ func inputPath(j job.Job) string {
 const maxDupNames = 5
 
 // rerunQuestion is the dialog's sentence for dups, in the window's language.
-func (u *UI) rerunQuestion(dups []duplicate) string {
-	tr := u.tr
+func (z *dropZone) rerunQuestion(dups []duplicate) string {
+	tr := z.tr
 	if len(dups) == 1 {
 		d := dups[0]
 		key := "dup.one"
 		if !d.job.Status.Final() {
 			key = "dup.one_queued" // waiting or running: not processed yet
 		}
-		return tr.T(key, filepath.Base(d.path), jobNumber(d.job), u.statusText(d.job.Status))
+		return tr.T(key, filepath.Base(d.path), jobNumber(d.job), statusLabel(tr, d.job.Status))
 	}
 	lines := []string{tr.T("dup.many", len(dups))}
 	for i, d := range dups {
@@ -268,7 +342,7 @@ func (u *UI) rerunQuestion(dups []duplicate) string {
 			lines = append(lines, tr.T("dup.more", len(dups)-maxDupNames))
 			break
 		}
-		lines = append(lines, tr.T("dup.item", filepath.Base(d.path), jobNumber(d.job), u.statusText(d.job.Status)))
+		lines = append(lines, tr.T("dup.item", filepath.Base(d.path), jobNumber(d.job), statusLabel(tr, d.job.Status)))
 	}
 	lines = append(lines, "", tr.T("dup.many_question"))
 	return strings.Join(lines, "\n")
@@ -277,27 +351,27 @@ func (u *UI) rerunQuestion(dups []duplicate) string {
 // askRerun asks once, for every file of one drop that was already processed, whether to run
 // them again (a new job each, Force) or to show the existing job (the first one's, selected in
 // the list with its detail). "Show existing" is also the safe answer: it runs nothing.
-func (u *UI) askRerun(dups []duplicate) {
-	body := widget.NewLabel(wrapText(u.rerunQuestion(dups), 60))
+func (z *dropZone) askRerun(dups []duplicate) {
+	body := widget.NewLabel(wrapText(z.rerunQuestion(dups), 60))
 	body.Wrapping = fyne.TextWrapOff
 	var d *dialog.CustomDialog
-	again := widget.NewButtonWithIcon(u.tr.T("dup.run_again"), theme.ViewRefreshIcon(), func() {
+	again := widget.NewButtonWithIcon(z.tr.T("dup.run_again"), theme.ViewRefreshIcon(), func() {
 		d.Hide()
 		paths := make([]string, len(dups))
 		for i, dup := range dups {
 			paths[i] = dup.path
 		}
-		u.submitForce(paths)
+		z.submitForce(paths)
 	})
 	again.Importance = widget.HighImportance
-	show := widget.NewButtonWithIcon(u.tr.T("dup.show_existing"), theme.SearchIcon(), func() {
+	show := widget.NewButtonWithIcon(z.tr.T("dup.show_existing"), theme.SearchIcon(), func() {
 		d.Hide()
-		u.showJob(dups[0].job.ID)
+		z.selectJob(dups[0].job.ID)
 	})
-	closeBtn := widget.NewButtonWithIcon(u.tr.T("dialog.close"), theme.CancelIcon(), func() { d.Hide() })
-	d = dialog.NewCustomWithoutButtons(u.tr.T("dup.title"), body, u.Window)
+	closeBtn := widget.NewButtonWithIcon(z.tr.T("dialog.close"), theme.CancelIcon(), func() { d.Hide() })
+	d = dialog.NewCustomWithoutButtons(z.tr.T("dup.title"), body, z.parent())
 	d.SetButtons([]fyne.CanvasObject{closeBtn, show, again})
-	u.dialogOpened(d)
+	z.opened(d)
 	d.Show()
 }
 

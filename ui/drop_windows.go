@@ -21,7 +21,7 @@ const droppedDir = "dropped"
 // acceptVirtualFiles makes the window an OLE drop target once it has a native window, so that
 // attachments dragged out of Outlook become jobs like Explorer's files (GLFW takes only the
 // latter). The target takes Explorer's drops too: a registered drop target replaces GLFW's
-// WM_DROPFILES for OLE drags. Both end in handleDrop.
+// WM_DROPFILES for OLE drags. Both end in the drop zone's handleDrop.
 func (u *UI) acceptVirtualFiles() {
 	nw, ok := u.Window.(driver.NativeWindow)
 	if !ok {
@@ -34,7 +34,7 @@ func (u *UI) acceptVirtualFiles() {
 			for i, p := range paths {
 				uris[i] = storage.NewFileURI(p)
 			}
-			u.do(func() { u.handleDrop(fyne.Position{}, uris) })
+			u.do(func() { u.dropZone.handleDrop(fyne.Position{}, uris) })
 		},
 		OnHover: func(over bool) { u.do(func() { u.setDropHover(over) }) },
 		OnError: func(err error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"jobdesk/engine/job"
 	"jobdesk/ui/bridge"
 )
 
@@ -23,6 +24,7 @@ func (u *UI) bridge() *bridge.Bridge {
 // apply puts an update into the model and refreshes what it touched. UI goroutine only.
 func (u *UI) apply(up bridge.Update) {
 	changed := false
+	u.noteTimeLeft(up)
 	for _, e := range up.Progress {
 		if u.model.applyProgress(e) {
 			changed = true
@@ -95,6 +97,7 @@ func (u *UI) reload() {
 		if more {
 			rows = rows[:n]
 		}
+		u.followTimeLeft(rows)
 		u.model.replace(rows, more)
 		u.noteEnded(rows)
 		if counts != nil {
@@ -107,4 +110,73 @@ func (u *UI) reload() {
 			u.followSelected()
 		}
 	})
+}
+
+// timeLeftEvery is how often the time-left estimates are worked out again between progress
+// reports: a countdown moves, and a job that stands still loses its estimate.
+const timeLeftEvery = time.Second
+
+// noteTimeLeft feeds an update's progress and status changes to the time-left estimator: the
+// progress reports of jobs under way, a job that (re)started with its progress as read; the
+// others (ended, waiting again, gone) are forgotten. UI goroutine only.
+func (u *UI) noteTimeLeft(up bridge.Update) {
+	now := u.eta.now()
+	for _, e := range up.Progress {
+		if e.Status == job.Running {
+			u.eta.observeAt(e.JobID, e.Progress, now)
+		}
+	}
+	for _, j := range up.Jobs {
+		if j.Status == job.Running {
+			u.eta.observeAt(j.ID, j.Progress, now)
+		} else {
+			u.eta.forget(j.ID)
+		}
+	}
+	for _, id := range up.Gone {
+		u.eta.forget(id)
+	}
+}
+
+// followTimeLeft notes the running jobs of a reread page the estimator does not follow yet
+// (the window opened on them) and forgets the loaded jobs that no longer run. A reread's
+// progress may be older than the reports already seen, so a followed job keeps its marks.
+// UI goroutine only.
+func (u *UI) followTimeLeft(rows []job.Job) {
+	for _, j := range rows {
+		switch {
+		case j.Status != job.Running:
+			u.eta.forget(j.ID)
+		case !u.eta.follows(j.ID):
+			u.eta.observe(j.ID, j.Progress)
+		}
+	}
+}
+
+// tickTimeLeft works the time-left estimates out again every timeLeftEvery until ctx ends.
+func (u *UI) tickTimeLeft(ctx context.Context) {
+	t := time.NewTicker(timeLeftEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			u.do(u.refreshTimeLeft)
+		}
+	}
+}
+
+// refreshTimeLeft redraws the list's rows and the detail when a job's time left reads
+// differently now (a countdown moved, an estimate appeared or went). UI goroutine only.
+func (u *UI) refreshTimeLeft() {
+	if !u.eta.tick(u.tr) {
+		return
+	}
+	if u.list != nil {
+		u.list.Refresh()
+	}
+	if u.detail != nil {
+		u.detail.showTimeLeft()
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"jobdesk/app"
 	"jobdesk/engine/job"
+	"jobdesk/ui/bridge"
 )
 
 // harness is a real window on a real App (SQLite file in t.TempDir()) driven by fyne's test
@@ -61,19 +62,71 @@ func (h *harness) pump() {
 }
 
 // waitFor pumps until cond holds, failing after a generous deadline (a hang, not a speed limit).
+// Between two looks it waits for the next piece of UI work, which is what changes what cond
+// reads; the short poll covers conditions read from outside the UI (the database, a process).
 func (h *harness) waitFor(what string, cond func() bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.NewTimer(60 * time.Second)
+	defer deadline.Stop()
+	poll := time.NewTicker(5 * time.Millisecond)
+	defer poll.Stop()
 	for {
 		h.pump()
 		if cond() {
 			return
 		}
-		if time.Now().After(deadline) {
+		select {
+		case f := <-h.calls:
+			f()
+		case <-poll.C:
+		case <-deadline.C:
+			h.pump()
+			if cond() {
+				return
+			}
 			h.t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// applied is what the window took in from the engine's event stream, recorded on the UI
+// goroutine (the test's, through pump): the jobs its updates carried, and how many jobs there
+// were in all when the latest reread of the whole list that the stream asked for read them.
+type applied struct {
+	jobs     map[int64]bool
+	reloadOf int
+}
+
+// sawJob returns a condition: the window has taken in job id, the total-th job, either carried by
+// an update or in a reread that counted total jobs or more.
+func (a *applied) sawJob(id int64, total int) func() bool {
+	return func() bool { return a.jobs[id] || a.reloadOf >= total }
+}
+
+// recordApplied makes the window's event bridge record what it applies; call it before Start.
+func (h *harness) recordApplied() *applied {
+	u := h.ui
+	a := &applied{jobs: map[int64]bool{}}
+	u.bridgeOnce.Do(func() {
+		apply := func(up bridge.Update) {
+			u.apply(up)
+			for _, j := range up.Jobs {
+				a.jobs[j.ID] = true
+			}
+		}
+		reload := func() {
+			u.reload() // posts its result through u.do before it returns
+			u.mu.Lock()
+			n := 0
+			for _, c := range u.allCounts { // as the reread read them
+				n += c
+			}
+			u.mu.Unlock()
+			u.do(func() { a.reloadOf = max(a.reloadOf, n) })
+		}
+		u.events = bridge.New(listSource{u.app, u}, func(f func()) { u.do(f) }, apply, reload)
+	})
+	return a
 }
 
 // row returns the rendered list row showing job id, or nil when none is on screen.

@@ -100,7 +100,11 @@ func (r *jobRow) set(j job.Job) {
 	if r.name.Text != name {
 		fitName(r.name, name, r.name.Size().Width)
 	}
-	msg := rowMessage(tr, j)
+	left := ""
+	if j.Status == job.Running && r.v.timeLeft != nil {
+		left = r.v.timeLeft(j.ID)
+	}
+	msg := rowMessage(tr, j, left)
 	if r.msg.Text != msg {
 		r.msg.SetText(msg)
 	}
@@ -117,9 +121,13 @@ func (r *jobRow) set(j job.Job) {
 // rowMessage is the line under a job's name: its number and submission time, then what became
 // of it. A job that ended with an error shows the error; a finished one its outcome (the
 // result's summary, else its status), never the last progress report, which is stale once the
-// job is done; a job under way shows the engine's latest message.
-func rowMessage(tr *translator, j job.Job) string {
+// job is done; a job under way shows the engine's latest message, after its time left (left,
+// timeleft.go; "" for none), since a narrow list cuts the end of the line first.
+func rowMessage(tr *translator, j job.Job, left string) string {
 	line := jobNumber(j) + " · " + j.CreatedAt.Local().Format("01/02 15:04")
+	if left != "" {
+		line += " · " + left
+	}
 	if tail := rowTail(tr, j); tail != "" {
 		line += " · " + tail
 	}
@@ -347,6 +355,8 @@ type jobListView struct {
 	// showError opens an error dialog; setStatusError says an error in the status bar.
 	showError      func(title string, err error)
 	setStatusError func(error)
+	// timeLeft says about how long job id still takes, "" when that cannot be said (timeleft.go).
+	timeLeft func(id int64) string
 }
 
 // jobActions is what the job list asks of the app.

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"fyne.io/fyne/v2"
 
@@ -116,6 +115,7 @@ func TestSearchAndFilters(t *testing.T) {
 	h := newHarness(t, LangEn)
 	u := h.ui
 	jobs := submitN(t, h, "請求書-4月.bin", "売上.bin", "invoice-May.bin")
+	seen := h.recordApplied()
 	u.Start()
 	h.waitFor("three rows", func() bool { return len(u.model.rows) == 3 })
 	u.search.SetText("請求書")
@@ -127,8 +127,8 @@ func TestSearchAndFilters(t *testing.T) {
 	u.search.SetText("")
 	h.waitFor("all again", func() bool { return len(u.model.rows) == 3 })
 	u.typeSel.SetSelected(u.typeText("csv"))
-	time.Sleep(100 * time.Millisecond) // the reread has come back
-	h.waitFor("no csv jobs", func() bool { return len(u.model.rows) == 0 })
+	// The list empties at once; the reread has come back when the counts follow the type too.
+	h.waitFor("no csv jobs", func() bool { return len(u.model.rows) == 0 && u.model.total() == 0 })
 	if u.model.query.typ != "csv" || !u.empty.Visible() {
 		t.Fatalf("type filter %q, empty state shown %v", u.model.query.typ, u.empty.Visible())
 	}
@@ -138,8 +138,7 @@ func TestSearchAndFilters(t *testing.T) {
 	u.search.SetText("売上")
 	h.waitFor("one match", func() bool { return len(u.model.rows) == 1 })
 	more := submitN(t, h, "other.bin")
-	time.Sleep(300 * time.Millisecond)
-	h.pump()
+	h.waitFor("the window to take in the new job", seen.sawJob(more[0].ID, len(jobs)+1))
 	if _, shown := u.model.index[more[0].ID]; shown {
 		t.Fatal("a new job that does not match the search entered the list")
 	}

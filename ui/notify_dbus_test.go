@@ -53,15 +53,22 @@ func desktopNotifications(t *testing.T) []string {
 			t.Skipf("%s is not installed (make test installs it)", tool)
 		}
 	}
-	disp := 140
-	for ; disp < 200; disp++ {
-		if _, err := os.Stat(fmt.Sprintf("/tmp/.X%d-lock", disp)); os.IsNotExist(err) {
-			break
-		}
+	// Xvfb picks a free display itself and names it once it accepts clients (-displayfd): no
+	// display number raced for with other servers, no client started before it listens.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	x := startProcess(t, nil, "Xvfb", fmt.Sprintf(":%d", disp), "-screen", "0", "800x600x24", "-nolisten", "tcp")
+	x := startProcess(t, nil, "Xvfb", "-displayfd", "3", "-screen", "0", "800x600x24", "-nolisten", "tcp")
+	x.ExtraFiles = []*os.File{w}
 	if err := x.Start(); err != nil {
 		t.Fatal(err)
+	}
+	w.Close()
+	disp, err := readLine(r, 30*time.Second)
+	r.Close()
+	if err != nil || disp == "" {
+		t.Fatalf("Xvfb named no display: %v", err)
 	}
 	dir := t.TempDir()
 	bus := startProcess(t, nil, "dbus-daemon", "--session", "--nofork", "--print-address=1",
@@ -77,8 +84,17 @@ func desktopNotifications(t *testing.T) []string {
 	if err != nil {
 		t.Fatalf("dbus-daemon printed no address: %v", err)
 	}
-	env := []string{"DBUS_SESSION_BUS_ADDRESS=" + strings.TrimSpace(addr), fmt.Sprintf("DISPLAY=:%d", disp),
+	env := []string{"DBUS_SESSION_BUS_ADDRESS=" + strings.TrimSpace(addr), "DISPLAY=:" + disp,
 		"HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "XDG_CACHE_HOME=" + dir}
+	// Notifications stay until clicked: with dunst's default ten seconds, a loaded machine let
+	// the first job's notification expire before the second was shown and clicked.
+	rc := "[urgency_low]\n    timeout = 0\n[urgency_normal]\n    timeout = 0\n[urgency_critical]\n    timeout = 0\n"
+	if err := os.MkdirAll(filepath.Join(dir, "dunst"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "dunst", "dunstrc"), []byte(rc), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
@@ -99,6 +115,25 @@ func desktopNotifications(t *testing.T) []string {
 		if time.Now().After(deadline) {
 			t.Fatal("dunst did not take the notification service")
 		}
+	}
+}
+
+// readLine reads one line from r, failing after timeout (a process that never writes it).
+func readLine(r *os.File, timeout time.Duration) (string, error) {
+	type line struct {
+		s   string
+		err error
+	}
+	got := make(chan line, 1)
+	go func() {
+		s, err := bufio.NewReader(r).ReadString('\n')
+		got <- line{strings.TrimSpace(s), err}
+	}()
+	select {
+	case l := <-got:
+		return l.s, l.err
+	case <-time.After(timeout):
+		return "", fmt.Errorf("nothing read in %s", timeout)
 	}
 }
 
@@ -135,9 +170,11 @@ func TestNotificationClickShowsTheJob(t *testing.T) {
 	// Both notifications on screen (dunst stacks them in one window, the oldest on top): a
 	// click on the top one, the first job's, with the button dunst acts on (its default binding:
 	// the middle button does the default action).
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	// Each command has its own bound: one for them all ran out while a loaded machine was still
+	// showing the notifications.
 	run := func(name string, args ...string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
 		cmd := exec.CommandContext(ctx, name, args...)
 		cmd.Env = append(os.Environ(), env...)
 		out, err := cmd.Output()

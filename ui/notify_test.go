@@ -51,8 +51,8 @@ func TestNotificationOncePerJob(t *testing.T) {
 	h.waitFor("the row to succeed", h.statusIs(id, job.Succeeded))
 	j, _ := h.app.Get(ctx, id)
 	u.noteEnded([]job.Job{j, j}) // seen again
-	go u.reload()
-	time.Sleep(100 * time.Millisecond)
+	// A reread finds it again; reload posts its result to the UI before it returns.
+	u.reload()
 	h.pump()
 	if len(*sent) != 1 {
 		t.Fatalf("%d notifications, want 1", len(*sent))

@@ -27,14 +27,14 @@ type csvPlan struct {
 
 // planCSVs splits paths into those that run as they are and the CSV files that run with a saved
 // schema or wait for the schema dialog. Off the UI goroutine: the sniffer reads each CSV's start.
-func (u *UI) planCSVs(paths []string) (plain []string, planned []csvPlan) {
+func (z *dropZone) planCSVs(paths []string) (plain []string, planned []csvPlan) {
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
 		if err != nil || app.DetectType(abs) != "csv" {
 			plain = append(plain, p)
 			continue
 		}
-		pl, err := u.app.PlanCSV(abs)
+		pl, err := z.svc.PlanCSV(abs)
 		if err != nil || pl.Schema == nil && !pl.NeedsSchema() {
 			plain = append(plain, p)
 			continue
@@ -46,13 +46,13 @@ func (u *UI) planCSVs(paths []string) (plain []string, planned []csvPlan) {
 
 // submitPlanned submits the planned CSV files that have a schema and returns their jobs with
 // their paths; the others are returned for the dialog.
-func (u *UI) submitPlanned(ctx context.Context, planned []csvPlan, o app.SubmitOptions) (paths []string, jobs []job.Job, ask []csvPlan, err error) {
+func (z *dropZone) submitPlanned(ctx context.Context, planned []csvPlan, o app.SubmitOptions) (paths []string, jobs []job.Job, ask []csvPlan, err error) {
 	for _, p := range planned {
 		if p.plan.NeedsSchema() {
 			ask = append(ask, p)
 			continue
 		}
-		j, e := u.app.SubmitCSVWithSchema(ctx, p.path, *p.plan.Schema, o)
+		j, e := z.svc.SubmitCSVWithSchema(ctx, p.path, *p.plan.Schema, o)
 		if e != nil {
 			err = errors.Join(err, e)
 			continue

@@ -215,6 +215,10 @@ var stepPattern = regexp.MustCompile(`\b[A-Z][a-z]+(?:[A-Z][A-Za-z]*)+\b`)
 // itemsPattern is the flow engine's map progress: ": 3 of 10 items".
 var itemsPattern = regexp.MustCompile(`: (\d+) of (\d+) items$`)
 
+// countPattern is a conversion's progress through its parts: "page 3 of 12", "OCR: page 3 of
+// 12", "sheet 2 of 5", "slide 4 of 9", "entry 7 of 20".
+var countPattern = regexp.MustCompile(`^(OCR: page|page|sheet|slide|entry) (\d+) of (\d+)$`)
+
 // bytesPattern is a handler's progress through a file: "4096 / 65536 bytes".
 var bytesPattern = regexp.MustCompile(`^(\d+) / (\d+) bytes$`)
 
@@ -227,6 +231,13 @@ func humanMessage(tr *translator, msg string) string {
 	}
 	if m := bytesPattern.FindStringSubmatch(msg); m != nil {
 		return groupNumbers(tr.T("step.bytes", m[1], m[2]))
+	}
+	if m := countPattern.FindStringSubmatch(msg); m != nil {
+		key := "step." + m[1]
+		if m[1] == "OCR: page" {
+			key = "step.ocr_page"
+		}
+		return groupNumbers(tr.T(key, m[2], m[3]))
 	}
 	if m := itemsPattern.FindStringSubmatch(msg); m != nil {
 		msg = strings.TrimSuffix(msg, m[0]) + "：" + tr.T("step.items", m[1], m[2])

@@ -57,6 +57,9 @@ func TestHumanMessages(t *testing.T) {
 		"1.5 s, 2026年, v1234, abc12345ef": "1.5 s, 2026年, v1234, abc12345ef",
 		"ready":                           "完了",
 		"4096 / 65536 bytes":              "4,096 / 65,536 バイト",
+		"OCR: page 3 of 12":               "OCR：3 / 12 ページ",
+		"page 1200 of 1500":               "1,200 / 1,500 ページ",
+		"sheet 2 of 5":                    "2 / 5 シート",
 	} {
 		if got := humanMessage(tr, in); got != want {
 			t.Errorf("humanMessage(%q) = %q; want %q", in, got, want)

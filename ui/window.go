@@ -71,8 +71,8 @@ type UI struct {
 
 	// cloud is the cloud's state read last (zero until read: not configured).
 	cloud app.CloudStatus
-	// target is the drop zone's choice of where new jobs run (app.TargetDevice, …).
-	target string
+	// eta estimates the time left of jobs under way from their progress (timeleft.go).
+	eta *timeLeft
 
 	// notifier sends the notifications of ended jobs and keeps the tray (notify.go).
 	notifier
@@ -92,7 +92,6 @@ type UI struct {
 	detail     *detailPane
 	cloudInfo  *widget.Label  // the cloud's state, shown only when configured
 	cloudOps   *widget.Button // opens the cloud operations console, shown only when configured
-	targetSel  *widget.Select
 
 	// dropZone is the band that says what to drop (drop.go).
 	dropZone
@@ -114,7 +113,7 @@ func New(fyneApp fyne.App, a Service) *UI {
 		fyneApp: fyneApp,
 		app:     a,
 		do:      fyne.Do,
-		target:  app.TargetDevice,
+		eta:     newTimeLeft(time.Now),
 
 		dialogShown: map[dialog.Dialog]bool{},
 	}
@@ -147,6 +146,23 @@ func New(fyneApp fyne.App, a Service) *UI {
 		confirmCancel:  u.confirmCancel,
 		showError:      u.showError,
 		setStatusError: u.setStatusError,
+		timeLeft:       func(id int64) string { return u.eta.text(u.tr, id) },
+	}
+	u.dropZone = dropZone{
+		target:          app.TargetDevice,
+		cloudConfigured: func() bool { return u.cloud.Configured },
+		ctx:             u.ctx,
+		svc:             a,
+		do:              func(f func()) { u.do(f) },
+		options:         u.submitOptions,
+		report:          u.setStatus,
+		reportError:     u.setStatusError,
+		errorDialog:     u.showError,
+		reveal:          u.revealJob,
+		selectJob:       u.showJob,
+		askSchema:       func(path string, p *app.CSVSniffResult) { u.showSchemaDialog(path, p) },
+		parent:          func() fyne.Window { return u.Window },
+		opened:          u.dialogOpened,
 	}
 	u.alertBar = alertBar{
 		svc:         a,
@@ -161,7 +177,7 @@ func New(fyneApp fyne.App, a Service) *UI {
 	u.Window.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon()))
 	u.Window.Resize(fyne.NewSize(1180, 760))
 	u.Window.SetMaster()
-	u.Window.SetOnDropped(u.handleDrop)
+	u.Window.SetOnDropped(u.dropZone.handleDrop)
 	u.acceptVirtualFiles()
 	u.Window.SetContent(u.build())
 	u.Window.SetOnClosed(u.stop)
@@ -192,6 +208,11 @@ func (u *UI) Start() {
 	go func() {
 		defer u.wg.Done()
 		u.watchCloud(u.ctx)
+	}()
+	u.wg.Add(1)
+	go func() {
+		defer u.wg.Done()
+		u.tickTimeLeft(u.ctx)
 	}()
 }
 
@@ -283,7 +304,7 @@ func (u *UI) build() fyne.CanvasObject {
 	split := container.NewHSplit(listPane, u.detail.root)
 	split.Offset = 0.62
 
-	top := container.NewVBox(header, u.buildDropZone(u.tr, u.buildTargetChoice(), u.pickFiles, u.showGoalForm))
+	top := container.NewVBox(header, u.buildDropZone(u.tr, u.pickFiles, u.showGoalForm))
 	u.refreshFilters()
 	u.refreshList()
 	u.refreshEngineInfo()
