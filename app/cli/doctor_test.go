@@ -30,6 +30,7 @@ func TestDoctorFindsDamageAndRestores(t *testing.T) {
 	}
 	db.Close()
 	path := filepath.Join(dir, store.FileName)
+	checkpoint(t, dir)
 	st, _ := os.Stat(path)
 	junk := make([]byte, st.Size()-4096)
 	for i := range junk {
@@ -66,6 +67,7 @@ func TestDoctorWithoutBackup(t *testing.T) {
 		t.Fatalf("run: %d %s", code, errOut)
 	}
 	path := filepath.Join(dir, store.FileName)
+	checkpoint(t, dir)
 	st, _ := os.Stat(path)
 	junk := make([]byte, st.Size()-4096)
 	for i := range junk {
@@ -97,5 +99,21 @@ func TestDoctorWithoutBackup(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
 	if code == ExitOK || len(lines) < 2 || !strings.Contains(lines[1], "jobdesk-20260101-000000.000.db") {
 		t.Fatalf("doctor --restore with a damaged backup: %d\n%s", code, errOut)
+	}
+}
+
+// checkpoint moves every page of data folder dir's database from its WAL into the file, so that
+// junk written over the file lands on the pages (a command's last connection checkpoints as it
+// closes, but not when another connection still reads at that moment).
+func checkpoint(t *testing.T, dir string) {
+	t.Helper()
+	db, err := store.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var busy, logged, moved int
+	if err := db.W.QueryRow(`PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logged, &moved); err != nil || busy != 0 {
+		t.Fatalf("checkpoint: busy %d, %v", busy, err)
 	}
 }
