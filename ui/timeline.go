@@ -219,6 +219,10 @@ var itemsPattern = regexp.MustCompile(`: (\d+) of (\d+) items$`)
 // 12", "sheet 2 of 5", "slide 4 of 9", "entry 7 of 20".
 var countPattern = regexp.MustCompile(`^(OCR: page|page|sheet|slide|entry) (\d+) of (\d+)$`)
 
+// statePattern is a workflow state's own progress as the engine passes it on to the job a person
+// sees: "Convert: OCR: page 3 of 12".
+var statePattern = regexp.MustCompile(`^([A-Z][A-Za-z]+): (.+)$`)
+
 // bytesPattern is a handler's progress through a file: "4096 / 65536 bytes".
 var bytesPattern = regexp.MustCompile(`^(\d+) / (\d+) bytes$`)
 
@@ -228,6 +232,10 @@ var bytesPattern = regexp.MustCompile(`^(\d+) / (\d+) bytes$`)
 func humanMessage(tr *translator, msg string) string {
 	if tr.Has("msg." + msg) {
 		return tr.T("msg." + msg)
+	}
+	if m := statePattern.FindStringSubmatch(msg); m != nil && tr.Has("step."+m[1]) &&
+		(countPattern.MatchString(m[2]) || bytesPattern.MatchString(m[2])) {
+		return humanMessage(tr, m[1]) + "：" + humanMessage(tr, m[2])
 	}
 	if m := bytesPattern.FindStringSubmatch(msg); m != nil {
 		return groupNumbers(tr.T("step.bytes", m[1], m[2]))

@@ -60,6 +60,8 @@ func TestHumanMessages(t *testing.T) {
 		"OCR: page 3 of 12":               "OCR：3 / 12 ページ",
 		"page 1200 of 1500":               "1,200 / 1,500 ページ",
 		"sheet 2 of 5":                    "2 / 5 シート",
+		"Convert: OCR: page 3 of 12":      "変換中：OCR：3 / 12 ページ",
+		"Convert: page 5 of 10":           "変換中：5 / 10 ページ",
 	} {
 		if got := humanMessage(tr, in); got != want {
 			t.Errorf("humanMessage(%q) = %q; want %q", in, got, want)
