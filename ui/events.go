@@ -8,12 +8,6 @@ import (
 	"jobdesk/ui/bridge"
 )
 
-// watch follows the engine's event stream until ctx ends, through the bridge, which applies
-// each gathered update with apply on the UI goroutine.
-func (u *UI) watch(ctx context.Context) {
-	u.bridge().Run(ctx)
-}
-
 // bridge returns the window's engine-to-widget bridge, made on first use (after tests have
 // chosen u.do).
 func (u *UI) bridge() *bridge.Bridge {

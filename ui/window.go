@@ -189,10 +189,12 @@ func New(fyneApp fyne.App, a Service) *UI {
 
 // Start begins following the engine's events and reads the first page of jobs.
 func (u *UI) Start() {
+	// Subscribed before the first read of the jobs: a job submitted in between is not missed.
+	follow := u.bridge().Listen()
 	u.wg.Add(1)
 	go func() {
 		defer u.wg.Done()
-		u.watch(u.ctx)
+		follow(u.ctx)
 	}()
 	u.wg.Add(1)
 	go func() {

@@ -64,11 +64,18 @@ func New(src Source, do func(func()), apply func(Update), reload func()) *Bridge
 	return &Bridge{src: src, do: do, apply: apply, reload: reload, children: map[int64]struct{}{}}
 }
 
-// Run follows the engine's event stream until ctx ends, flushing gathered events every
-// FlushEvery, and a status change within a quarter of that.
-func (b *Bridge) Run(ctx context.Context) {
+// Listen subscribes to the engine's event stream now and returns the loop that follows it until
+// ctx ends, flushing gathered events every FlushEvery, and a status change within a quarter of
+// that. A caller that reads the jobs after Listen returns misses no change made in between.
+func (b *Bridge) Listen() func(ctx context.Context) {
 	events, stop := b.src.Subscribe(8192)
-	defer stop()
+	return func(ctx context.Context) {
+		defer stop()
+		b.follow(ctx, events)
+	}
+}
+
+func (b *Bridge) follow(ctx context.Context, events <-chan job.Event) {
 	p := NewPending()
 	tick := time.NewTicker(FlushEvery)
 	defer tick.Stop()
