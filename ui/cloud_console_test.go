@@ -179,6 +179,8 @@ func TestCloudConsoleSend(t *testing.T) {
 	}
 	test.Tap(buttonIn(h.ui.Window.Canvas().Overlays().Top(), "Send"))
 	h.waitFor("the message sent", func() bool { return strings.HasPrefix(cv.sent.Text, "Sent NOTIFICATION") })
+	// The SQS server counts a sent message a moment after it answered the send.
+	h.waitFor("the message in its queue", func() bool { return b.Queue("NOTIFICATION", false).Visible == 1 })
 	if n := b.Queue("NOTIFICATION", false); n.Visible != 1 {
 		t.Fatalf("after sending: %+v", n)
 	}
