@@ -205,9 +205,11 @@ var (
 	maxXrefNo = 1 << 20
 	// A subsection header of a cross-reference table (first object, count), a table's or
 	// cross-reference stream's /Size, and a cross-reference stream's /Index.
-	xrefHeader = regexp.MustCompile(`(?m)^[ \t]*(\d{1,20})[ \t]+(\d{1,20})[ \t]*\r?$`)
-	xrefSize   = regexp.MustCompile(`/Size[ \t\r\n]*(\d{1,20})`)
-	xrefIndex  = regexp.MustCompile(`/Index[ \t\r\n]*\[([\d \t\r\n]{0,1000})\]`)
+	xrefHeaderLine = regexp.MustCompile(`^[ \t]*(\d{1,20})[ \t]+(\d{1,20})[ \t]*\r?$`)
+	// objStart for one line (anchored, so a line is not searched past its start).
+	objStartLine = regexp.MustCompile(`^[ \t]*(\d{1,10})[ \t]+(\d{1,5})[ \t]+obj\b`)
+	xrefSize     = regexp.MustCompile(`/Size[ \t\r\n]*(\d{1,20})`)
+	xrefIndex    = regexp.MustCompile(`/Index[ \t\r\n]*\[([\d \t\r\n]{0,1000})\]`)
 )
 
 // xrefTooLarge reports whether body's cross-reference data or an object's header names an
@@ -219,15 +221,43 @@ func xrefTooLarge(body []byte) bool {
 		n, err := strconv.ParseUint(string(b), 10, 64)
 		return err != nil || n > uint64(maxXrefNo)
 	}
-	for _, m := range xrefHeader.FindAllSubmatch(body, -1) {
-		if big(m[1]) || big(m[2]) {
-			return true
+	// A subsection header and an object's header are whole lines with nothing to search for
+	// first, so a pattern over the whole body steps through every byte (a third of a second for
+	// a 3.6 MB file). A number beyond maxXrefNo has at least seven digits: only the lines that
+	// hold such a run are read, each once.
+	for i := 0; i < len(body); {
+		if !isASCIIDigit(body[i]) {
+			i++
+			continue
 		}
-	}
-	for _, m := range objStart.FindAllSubmatch(body, -1) {
-		if big(m[1]) { // an object numbered in the billions: a repair would walk every number
-			return true
+		j := i
+		for j < len(body) && isASCIIDigit(body[j]) {
+			j++
 		}
+		if j-i < 7 {
+			i = j
+			continue
+		}
+		start := bytes.LastIndexByte(body[:i], '\n') + 1
+		end := len(body)
+		if k := bytes.IndexByte(body[j:], '\n'); k >= 0 {
+			end = j + k
+		}
+		// A table's entries ("0001234567 00000 n") end in a letter and hold no "obj": the
+		// patterns are tried only on lines that could match them.
+		line := body[start:end]
+		trimmed := bytes.TrimRight(line, " \t\r")
+		if len(trimmed) > 0 && isASCIIDigit(trimmed[len(trimmed)-1]) {
+			if m := xrefHeaderLine.FindSubmatch(line); m != nil && (big(m[1]) || big(m[2])) {
+				return true
+			}
+		}
+		if bytes.Contains(line, []byte("obj")) {
+			if m := objStartLine.FindSubmatch(line); m != nil && big(m[1]) { // an object numbered in the billions: a repair would walk every number
+				return true
+			}
+		}
+		i = end
 	}
 	for _, m := range xrefSize.FindAllSubmatch(body, -1) {
 		if big(m[1]) {
@@ -243,6 +273,8 @@ func xrefTooLarge(body []byte) bool {
 	}
 	return false
 }
+
+func isASCIIDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // rebuildXref appends a cross-reference table built by finding every "N G obj" in body, for
 // files whose own table points at the wrong offsets (a later definition of an object wins, as
