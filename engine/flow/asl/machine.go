@@ -782,23 +782,40 @@ func (p *parser) errorEquals(v any, loc string) []string {
 	return out
 }
 
-func (p *parser) retriers(v any, loc string) []Retrier {
+// objects calls f with each element of v, the value of field (Retry, Catch): an array of
+// objects, each given with its location and whether it is the array's last element. An
+// absent field (nil) has none; what names an element in errors ("a retrier").
+func (p *parser) objects(v any, loc, field, what string, f func(o map[string]any, l string, last bool)) {
 	if v == nil {
-		return nil
+		return
 	}
 	list, ok := v.([]any)
 	if !ok {
-		p.errf(loc, "SCHEMA_VALIDATION_FAILED", "Retry must be an array")
-		return nil
+		p.errf(loc, "SCHEMA_VALIDATION_FAILED", "%s must be an array", field)
+		return
 	}
-	var out []Retrier
 	for i, x := range list {
 		l := fmt.Sprintf("%s/%d", loc, i)
 		o, ok := x.(map[string]any)
 		if !ok {
-			p.errf(l, "SCHEMA_VALIDATION_FAILED", "a retrier must be an object")
+			p.errf(l, "SCHEMA_VALIDATION_FAILED", "%s must be an object", what)
 			continue
 		}
+		f(o, l, i == len(list)-1)
+	}
+}
+
+// allLast reports a retrier or catcher (what) matching States.ALL that is not the last: the
+// ones after it could never match.
+func (p *parser) allLast(errorEquals []string, last bool, l, what string) {
+	if !last && len(errorEquals) == 1 && errorEquals[0] == "States.ALL" {
+		p.errf(l+"/ErrorEquals", "SCHEMA_VALIDATION_FAILED", "%s with States.ALL must be the last one", what)
+	}
+}
+
+func (p *parser) retriers(v any, loc string) []Retrier {
+	var out []Retrier
+	p.objects(v, loc, "Retry", "a retrier", func(o map[string]any, l string, last bool) {
 		r := Retrier{IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2, JitterStrategy: "NONE"}
 		r.ErrorEquals = p.errorEquals(o["ErrorEquals"], l+"/ErrorEquals")
 		for k, f := range o {
@@ -827,45 +844,33 @@ func (p *parser) retriers(v any, loc string) []Retrier {
 				p.errf(l+"/"+k, "SCHEMA_VALIDATION_FAILED", "field %s is not allowed in a retrier", k)
 			}
 		}
-		if i < len(list)-1 && len(r.ErrorEquals) == 1 && r.ErrorEquals[0] == "States.ALL" {
-			p.errf(l+"/ErrorEquals", "SCHEMA_VALIDATION_FAILED", "a retrier with States.ALL must be the last one")
-		}
+		p.allLast(r.ErrorEquals, last, l, "a retrier")
 		out = append(out, r)
-	}
+	})
 	return out
 }
 
+// catcher reads what a catcher has in either query language: ErrorEquals and Next.
+func (p *parser) catcher(o map[string]any, l string) Catcher {
+	c := Catcher{ErrorEquals: p.errorEquals(o["ErrorEquals"], l+"/ErrorEquals")}
+	c.Next, _ = o["Next"].(string)
+	if c.Next == "" {
+		p.errf(l+"/Next", "SCHEMA_VALIDATION_FAILED", "a catcher needs Next")
+	}
+	return c
+}
+
 func (p *parser) catchers(v any, loc string) []Catcher {
-	if v == nil {
-		return nil
-	}
-	list, ok := v.([]any)
-	if !ok {
-		p.errf(loc, "SCHEMA_VALIDATION_FAILED", "Catch must be an array")
-		return nil
-	}
 	var out []Catcher
-	for i, x := range list {
-		l := fmt.Sprintf("%s/%d", loc, i)
-		o, ok := x.(map[string]any)
-		if !ok {
-			p.errf(l, "SCHEMA_VALIDATION_FAILED", "a catcher must be an object")
-			continue
-		}
-		c := Catcher{ErrorEquals: p.errorEquals(o["ErrorEquals"], l+"/ErrorEquals")}
-		c.Next, _ = o["Next"].(string)
-		if c.Next == "" {
-			p.errf(l+"/Next", "SCHEMA_VALIDATION_FAILED", "a catcher needs Next")
-		}
+	p.objects(v, loc, "Catch", "a catcher", func(o map[string]any, l string, last bool) {
+		c := p.catcher(o, l)
 		c.ResultPath = p.path(o, "ResultPath", l, true, true)
 		if v, ok := o["Assign"]; ok {
 			c.Assign = p.assign(v, l+"/Assign")
 		}
-		if i < len(list)-1 && len(c.ErrorEquals) == 1 && c.ErrorEquals[0] == "States.ALL" {
-			p.errf(l+"/ErrorEquals", "SCHEMA_VALIDATION_FAILED", "a catcher with States.ALL must be the last one")
-		}
+		p.allLast(c.ErrorEquals, last, l, "a catcher")
 		out = append(out, c)
-	}
+	})
 	return out
 }
 
