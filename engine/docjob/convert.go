@@ -107,6 +107,9 @@ type Doc struct {
 	Children []Child `json:"children,omitempty"`
 	// Mail is a mail's header fields (EML, MSG); nil for other documents.
 	Mail *MailHeader `json:"mail,omitempty"`
+	// spooled, when not nil, holds the Markdown in a temporary file instead of Markdown (a
+	// large XML document converted for the handler; see convertSafely).
+	spooled *spooled
 }
 
 // MailHeader is a mail's header fields as people read them (decoded, on one line each).
@@ -237,6 +240,14 @@ func Convert(ctx context.Context, data []byte, name string, opt Options) (*Doc, 
 // or .zip) are reported as a damaged file of that type, not as an unsupported one, and a file of
 // 0 bytes fails as empty whatever its name.
 func ConvertKind(ctx context.Context, data []byte, name string, kind Kind, opt Options) (*Doc, error) {
+	return convertSafely(ctx, data, name, kind, opt, false)
+}
+
+// convertSafely is ConvertKind. With spool, a converter may stream a Markdown too large to hold
+// twice to a temporary file (Doc.spooled, XML only) for the handler to copy to its output, and
+// the caller releases the Doc. Nested conversions (archive entries, attachments) go through
+// ConvertKind and are never spooled: their Markdown is joined into their parent's.
+func convertSafely(ctx context.Context, data []byte, name string, kind Kind, opt Options, spool bool) (*Doc, error) {
 	if len(data) == 0 {
 		return nil, errEmpty()
 	}
@@ -269,7 +280,7 @@ func ConvertKind(ctx context.Context, data []byte, name string, kind Kind, opt O
 			}
 			ch <- o
 		}()
-		o.d, o.err = convertKind(ctx, data, name, kind, opt)
+		o.d, o.err = convertKind(ctx, data, name, kind, opt, spool)
 	}()
 	select {
 	case o := <-ch:
@@ -278,6 +289,7 @@ func ConvertKind(ctx context.Context, data []byte, name string, kind Kind, opt O
 		}
 		return o.d, nil
 	case <-ctx.Done():
+		go func() { (<-ch).d.release() }() // a document finished too late is not used
 		return nil, finishErr(ctx, kind, ctx.Err())
 	}
 }
@@ -305,7 +317,7 @@ func firstLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-func convertKind(ctx context.Context, data []byte, name string, kind Kind, opt Options) (*Doc, error) {
+func convertKind(ctx context.Context, data []byte, name string, kind Kind, opt Options, spool bool) (*Doc, error) {
 	switch kind {
 	case KindPDF:
 		return convertPDF(ctx, data, opt)
@@ -326,5 +338,5 @@ func convertKind(ctx context.Context, data []byte, name string, kind Kind, opt O
 	case KindOffice:
 		return nil, errPassword(kind)
 	}
-	return convertMore(ctx, data, name, kind, opt)
+	return convertMore(ctx, data, name, kind, opt, spool)
 }

@@ -179,14 +179,18 @@ func xmlDecoder(data []byte) *xml.Decoder {
 }
 
 // convertXML renders an RSS or Atom feed as a list of its items, and any other XML
-// pretty-printed in a fenced block. XML that does not parse is a damaged file (E004).
-func convertXML(data []byte, kind Kind) (*Doc, error) {
+// pretty-printed in a fenced block. XML that does not parse is a damaged file (E004). With
+// spool the pretty-printed document is streamed to a temporary file (spoolXML).
+func convertXML(data []byte, kind Kind, spool bool) (*Doc, error) {
 	if kind == KindFeed {
 		// A feed that cannot be read as one is shown as XML; the kind stays the detected one,
 		// so the stored result is found again for the same bytes.
 		if d, err := convertFeed(data); err == nil {
 			return d, nil
 		}
+	}
+	if spool {
+		return spoolXML(data, kind)
 	}
 	// The document is written straight after the fence, so a large one is not copied again.
 	var b strings.Builder
@@ -244,12 +248,20 @@ func indentedSize(data []byte) int {
 	return n + n/32 + 64
 }
 
+// xmlOut is what indentXML writes to: the Markdown in memory (a strings.Builder) or a
+// buffered temporary file.
+type xmlOut interface {
+	io.Writer
+	io.ByteWriter
+	io.StringWriter
+}
+
 // indentXML writes XML to b with one element per line, indented by depth; elements holding
 // only text stay on one line. Prefixes are kept as written.
-func indentXML(data []byte, b *strings.Builder) error {
+func indentXML(data []byte, b xmlOut) error {
 	d := xmlDecoder(data)
 	d.Strict = true
-	start := b.Len()
+	started := false // a line written: the next one starts with a new line
 	depth := 0
 	open := false // a start tag written, its line not ended
 	// text is the element's text so far, joined by spaces; a buffer reused for every element,
@@ -265,9 +277,10 @@ func indentXML(data []byte, b *strings.Builder) error {
 	}
 	esc := func(s []byte) { xml.EscapeText(b, s) } // straight into b
 	newline := func() {
-		if b.Len() > start {
+		if started {
 			b.WriteByte('\n')
 		}
+		started = true
 		for range depth {
 			b.WriteString("  ")
 		}

@@ -245,7 +245,7 @@ func FuzzHTML(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		convertHTML(data)
 		htmlStreamMarkdown(string(data))
-		convertXML(data, KindFeed)
+		convertXML(data, KindFeed, false)
 		convertJSON(data, KindNotebook)
 	})
 }

@@ -1,0 +1,174 @@
+package docjob
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"jobdesk/engine/blob"
+	"jobdesk/engine/job"
+)
+
+// nestedXML is a document of records nested ten deep with everything the indenter writes:
+// attributes that need escaping, Japanese text, text between child elements (mixed content),
+// comments, CDATA, self-closing elements, and, with backticks, runs of "`" in text and
+// attributes (the fence must be longer than the longest run).
+func nestedXML(records int, backticks bool) []byte {
+	var b bytes.Buffer
+	b.WriteString("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- 先頭 -->\n<root xmlns:x=\"urn:x\">")
+	for i := range records {
+		tick := ""
+		if backticks && i%7 == 3 {
+			tick = strings.Repeat("`", 3+i%5)
+		}
+		fmt.Fprintf(&b, `<a n="%d"><b>前<c><d x:k="&lt;%d&amp;&quot;">`, i, i)
+		fmt.Fprintf(&b, "<e><f><g><h><i><j k=\"%s\">値 %d %s</j><j/>間<!-- 注 %d --></i></h></g>", tick, i, tick, i)
+		fmt.Fprintf(&b, "<![CDATA[生の <cdata> %s]]></f>後</e></d></c>\n  </b> 終 </a>", tick)
+	}
+	b.WriteString("</root>\n")
+	return b.Bytes()
+}
+
+// TestXMLStreamedMarkdownUnchanged: the conversion handler streams a large XML document's
+// Markdown to its file instead of holding it; the file is byte for byte the Markdown Convert
+// returns, which is the one the converter wrote before it streamed (the digests were taken
+// then), and the character count is the Markdown's.
+func TestXMLStreamedMarkdownUnchanged(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		backticks bool
+		digest    string
+	}{
+		{"plain", false, "5a6e5499a5f09d79040c591c2b70a0bbeeb65d7181fbc577b3aee76fadc97899"},
+		{"fenced", true, "f4f6a63e2233c4c10c4100787b7cf7c23d89e81270320f54d2b57afaedd6a351"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := nestedXML(3000, tc.backticks)
+			d, err := Convert(context.Background(), data, tc.name+".xml", Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256([]byte(d.Markdown))
+			if got := hex.EncodeToString(sum[:]); got != tc.digest {
+				t.Errorf("the Markdown changed: sha256 %s, was %s; it starts\n%.600s", got, tc.digest, d.Markdown)
+			}
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp) // where the Markdown is streamed to
+			sd, err := convertSafely(context.Background(), data, tc.name+".xml", KindXML, Options{}, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sd.spooled == nil || sd.Markdown != "" {
+				t.Fatal("the Markdown was not streamed to a file")
+			}
+			r, err := sd.markdownReader()
+			if err != nil {
+				t.Fatal(err)
+			}
+			streamed, _ := io.ReadAll(r)
+			if string(streamed) != d.Markdown || sd.chars() != utf8.RuneCountInString(d.Markdown) {
+				t.Errorf("streamed %d bytes (%d characters), Convert %d", len(streamed), sd.chars(), len(d.Markdown))
+			}
+			sd.release()
+			dir := t.TempDir()
+			path := filepath.Join(dir, tc.name+".xml")
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := json.Marshal(Input{Path: path, Force: true})
+			ctx := job.WithInfo(context.Background(), job.Info{ID: 1, Output: filepath.Join(dir, "data")})
+			out, err := NewConverter(nil, blob.Local{}).Handle(ctx, raw, job.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res Result
+			if err := json.Unmarshal(out, &res); err != nil || res.Status != StatusReady || res.Kind != KindXML {
+				t.Fatalf("%s %v", out, err)
+			}
+			md, err := os.ReadFile(res.OutputPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(md) != d.Markdown {
+				t.Errorf("the handler wrote %d bytes, Convert %d; the file starts\n%.600s", len(md), len(d.Markdown), md)
+			}
+			if want := utf8.RuneCountInString(d.Markdown); res.TextLength != want {
+				t.Errorf("text length %d, want %d", res.TextLength, want)
+			}
+			if left, _ := os.ReadDir(tmp); len(left) > 0 {
+				t.Errorf("temporary files left: %v", left)
+			}
+		})
+	}
+}
+
+// TestMarkdownStats: the characters and the longest run of backticks of a stream written in
+// pieces are those of the whole, whatever the pieces (characters and runs cut between writes,
+// invalid UTF-8 included).
+func TestMarkdownStats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := [][]byte{[]byte("`"), []byte("a"), []byte("値"), []byte("😀"), []byte("é"), {0xE3, 0x81}, {0x80}, {0xFF}, []byte("\n")}
+	for range 500 {
+		var whole []byte
+		for range rng.IntN(60) {
+			whole = append(whole, alphabet[rng.IntN(len(alphabet))]...)
+		}
+		var out bytes.Buffer
+		st := &mdStats{w: &out}
+		for rest := whole; len(rest) > 0; {
+			n := 1 + rng.IntN(min(len(rest), 7))
+			st.Write(rest[:n])
+			rest = rest[n:]
+		}
+		longest, run := 0, 0
+		for _, c := range whole {
+			if c == '`' {
+				run++
+				longest = max(longest, run)
+			} else {
+				run = 0
+			}
+		}
+		if got, want := st.chars.end(), utf8.RuneCount(whole); got != want || st.longest != longest || !bytes.Equal(out.Bytes(), whole) {
+			t.Fatalf("%q: %d characters, longest run %d; want %d, %d", whole, got, st.longest, want, longest)
+		}
+	}
+}
+
+// TestXMLDeepHandleMemory: the handler converts a 49.9 MB XML file nested ten deep, whose
+// Markdown is over three times its size, with the heap under 150 MB, the input included (the
+// Markdown is streamed to its file); holding the Markdown it peaked at about 270 MB.
+func TestXMLDeepHandleMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 50 MB XML file")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "deep.xml")
+	bigDeepXML(t, path, int(MaxFileSize)-100_000)
+	raw, _ := json.Marshal(Input{Path: path, Force: true})
+	ctx := job.WithInfo(context.Background(), job.Info{ID: 1, Output: filepath.Join(dir, "data")})
+	var out []byte
+	var err error
+	mb := peakHeap(func() { out, err = NewConverter(nil, blob.Local{}).Handle(ctx, raw, job.Discard) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Result
+	if err := json.Unmarshal(out, &res); err != nil || res.Status != StatusReady || res.TextLength < 3*int(MaxFileSize) {
+		t.Fatalf("%s %v", out, err)
+	}
+	t.Logf("peak heap %.0f MB for %d characters of Markdown", mb, res.TextLength)
+	if mb > 150 {
+		t.Fatalf("peak heap %.0f MB, want < 150 MB", mb)
+	}
+}
