@@ -82,18 +82,7 @@ func (p *parser) jsonataState(s *State, obj map[string]any, loc string) {
 		j.Error = p.jfield(obj, "Error", loc)
 		j.Cause = p.jfield(obj, "Cause", loc)
 	case "Parallel":
-		list, ok := obj["Branches"].([]any)
-		if !ok || len(list) == 0 {
-			p.errf(loc+"/Branches", "SCHEMA_VALIDATION_FAILED", "state %q: Branches must be a non-empty array", name)
-		}
-		for i, b := range list {
-			bo, ok := b.(map[string]any)
-			if !ok {
-				p.errf(fmt.Sprintf("%s/Branches/%d", loc, i), "SCHEMA_VALIDATION_FAILED", "a branch must be an object")
-				continue
-			}
-			s.Branches = append(s.Branches, p.machine(bo, fmt.Sprintf("%s/Branches/%d", loc, i)))
-		}
+		s.Branches = p.branches(obj, loc, name)
 	case "Map":
 		rest := map[string]any{}
 		for _, k := range []string{"ItemProcessor", "Iterator", "ItemReader", "ItemBatcher", "ResultWriter", "Label"} {

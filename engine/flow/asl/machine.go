@@ -362,6 +362,24 @@ func (p *parser) posNumber(v any, loc string, integer bool) float64 {
 
 func lastPart(loc string) string { return loc[strings.LastIndex(loc, "/")+1:] }
 
+// branches reads a Parallel state's Branches: a non-empty array of state machines.
+func (p *parser) branches(obj map[string]any, loc, name string) []*Machine {
+	list, ok := obj["Branches"].([]any)
+	if !ok || len(list) == 0 {
+		p.errf(loc+"/Branches", "SCHEMA_VALIDATION_FAILED", "state %q: Branches must be a non-empty array", name)
+	}
+	var out []*Machine
+	for i, b := range list {
+		bo, ok := b.(map[string]any)
+		if !ok {
+			p.errf(fmt.Sprintf("%s/Branches/%d", loc, i), "SCHEMA_VALIDATION_FAILED", "a branch must be an object")
+			continue
+		}
+		out = append(out, p.machine(bo, fmt.Sprintf("%s/Branches/%d", loc, i)))
+	}
+	return out
+}
+
 func (p *parser) str(obj map[string]any, key, loc string) string {
 	v, ok := obj[key]
 	if !ok {
@@ -620,18 +638,7 @@ func (p *parser) state(name string, obj map[string]any, loc string) *State {
 		s.ErrorPath = p.exprField(obj, "ErrorPath", loc)
 		s.CausePath = p.exprField(obj, "CausePath", loc)
 	case "Parallel":
-		list, ok := obj["Branches"].([]any)
-		if !ok || len(list) == 0 {
-			p.errf(loc+"/Branches", "SCHEMA_VALIDATION_FAILED", "state %q: Branches must be a non-empty array", name)
-		}
-		for i, b := range list {
-			bo, ok := b.(map[string]any)
-			if !ok {
-				p.errf(fmt.Sprintf("%s/Branches/%d", loc, i), "SCHEMA_VALIDATION_FAILED", "a branch must be an object")
-				continue
-			}
-			s.Branches = append(s.Branches, p.machine(bo, fmt.Sprintf("%s/Branches/%d", loc, i)))
-		}
+		s.Branches = p.branches(obj, loc, name)
 	case "Map":
 		p.mapState(s, obj, loc)
 	}
