@@ -286,6 +286,14 @@ func (st *Store) MarkActionFailed(ctx context.Context, actionID int64) error {
 
 // RecordUsage implements aijob.UsageLog: one llm_usage row.
 func (st *Store) RecordUsage(ctx context.Context, u aijob.UsageRecord) error {
+	return insertUsage(ctx, st.db.W, nullID(u.JobID), u)
+}
+
+// insertUsage writes u as an llm_usage row of job jobID (an id or nil) through db (the
+// database or a transaction).
+func insertUsage(ctx context.Context, db interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}, jobID any, u aijob.UsageRecord) error {
 	var cost any
 	if u.CostUSD != nil {
 		cost = *u.CostUSD
@@ -294,9 +302,9 @@ func (st *Store) RecordUsage(ctx context.Context, u aijob.UsageRecord) error {
 	if u.OK {
 		ok = 1
 	}
-	_, err := st.db.W.ExecContext(ctx, `INSERT INTO llm_usage(job_id, purpose, provider, model, prompt_tokens,
+	_, err := db.ExecContext(ctx, `INSERT INTO llm_usage(job_id, purpose, provider, model, prompt_tokens,
 		completion_tokens, latency_ms, cost_usd, ok, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		nullID(u.JobID), u.Purpose, u.Provider, u.Model, u.PromptTokens, u.CompletionTokens, u.Latency.Milliseconds(), cost, ok, u.At.UnixMilli())
+		jobID, u.Purpose, u.Provider, u.Model, u.PromptTokens, u.CompletionTokens, u.Latency.Milliseconds(), cost, ok, u.At.UnixMilli())
 	return err
 }
 

@@ -28,14 +28,7 @@ func (p *parser) jsonataState(s *State, obj map[string]any, loc string) {
 	s.Catch = p.jcatchers(obj["Catch"], loc+"/Catch")
 	switch s.Type {
 	case "Task":
-		s.Resource = p.str(obj, "Resource", loc)
-		if s.Resource == "" {
-			p.errf(loc+"/Resource", "SCHEMA_VALIDATION_FAILED", "state %q: a Task needs a Resource", name)
-		} else if p.resolver != nil {
-			if err := p.resolver(s.Resource); err != nil {
-				p.errf(loc+"/Resource", "INVALID_RESOURCE", "state %q: %v", name, err)
-			}
-		}
+		s.Resource = p.resource(obj, loc, name)
 		s.TimeoutSeconds, j.TimeoutSeconds = p.jnumber(obj, "TimeoutSeconds", loc, 1)
 		s.HeartbeatSeconds, j.HeartbeatSeconds = p.jnumber(obj, "HeartbeatSeconds", loc, 1)
 		if s.HeartbeatSeconds > 0 && s.TimeoutSeconds > 0 && s.HeartbeatSeconds >= s.TimeoutSeconds {

@@ -362,6 +362,19 @@ func (p *parser) posNumber(v any, loc string, integer bool) float64 {
 
 func lastPart(loc string) string { return loc[strings.LastIndex(loc, "/")+1:] }
 
+// resource reads a Task state's Resource, which must be given and, with a resolver, known.
+func (p *parser) resource(obj map[string]any, loc, name string) string {
+	r := p.str(obj, "Resource", loc)
+	if r == "" {
+		p.errf(loc+"/Resource", "SCHEMA_VALIDATION_FAILED", "state %q: a Task needs a Resource", name)
+	} else if p.resolver != nil {
+		if err := p.resolver(r); err != nil {
+			p.errf(loc+"/Resource", "INVALID_RESOURCE", "state %q: %v", name, err)
+		}
+	}
+	return r
+}
+
 // branches reads a Parallel state's Branches: a non-empty array of state machines.
 func (p *parser) branches(obj map[string]any, loc, name string) []*Machine {
 	list, ok := obj["Branches"].([]any)
@@ -569,14 +582,7 @@ func (p *parser) state(name string, obj map[string]any, loc string) *State {
 	s.Catch = p.catchers(obj["Catch"], loc+"/Catch")
 	switch typ {
 	case "Task":
-		s.Resource = p.str(obj, "Resource", loc)
-		if s.Resource == "" {
-			p.errf(loc+"/Resource", "SCHEMA_VALIDATION_FAILED", "state %q: a Task needs a Resource", name)
-		} else if p.resolver != nil {
-			if err := p.resolver(s.Resource); err != nil {
-				p.errf(loc+"/Resource", "INVALID_RESOURCE", "state %q: %v", name, err)
-			}
-		}
+		s.Resource = p.resource(obj, loc, name)
 		if v, ok := obj["TimeoutSeconds"]; ok {
 			s.TimeoutSeconds = p.posNumber(v, loc+"/TimeoutSeconds", true)
 			if s.TimeoutSeconds == 0 {
