@@ -193,17 +193,27 @@ func (st *Store) ClearGoalFailure(ctx context.Context, id int64) error {
 	return err
 }
 
+// clearChildren makes room for new rows of parent id in table (its column parent names the
+// parent): with replace the old rows are deleted; without, rows already there are kept and ok
+// is false, so nothing is written.
+func clearChildren(ctx context.Context, tx *sql.Tx, table, parent string, id int64, replace bool) (ok bool, err error) {
+	if !replace {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table+` WHERE `+parent+`=?`, id).Scan(&n); err != nil || n > 0 {
+			return false, err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE `+parent+`=?`, id); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 // SaveSubgoals implements aijob.GoalStore in one transaction.
 func (st *Store) SaveSubgoals(ctx context.Context, goalID, jobID int64, sgs []aijob.GenSubgoal, replace bool) error {
 	now := nowMs()
 	return st.db.Tx(ctx, func(tx *sql.Tx) error {
-		if !replace {
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM subgoals WHERE goal_id=?`, goalID).Scan(&n); err != nil || n > 0 {
-				return err
-			}
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM subgoals WHERE goal_id=?`, goalID); err != nil {
+		if ok, err := clearChildren(ctx, tx, "subgoals", "goal_id", goalID, replace); !ok {
 			return err
 		}
 		for i, sg := range sgs {
@@ -221,13 +231,7 @@ func (st *Store) SaveSubgoals(ctx context.Context, goalID, jobID int64, sgs []ai
 func (st *Store) SaveActions(ctx context.Context, subgoalID, jobID int64, as []aijob.GenAction, replace bool) error {
 	now := nowMs()
 	return st.db.Tx(ctx, func(tx *sql.Tx) error {
-		if !replace {
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM goal_actions WHERE subgoal_id=?`, subgoalID).Scan(&n); err != nil || n > 0 {
-				return err
-			}
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM goal_actions WHERE subgoal_id=?`, subgoalID); err != nil {
+		if ok, err := clearChildren(ctx, tx, "goal_actions", "subgoal_id", subgoalID, replace); !ok {
 			return err
 		}
 		for i, a := range as {
