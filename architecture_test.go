@@ -5,8 +5,7 @@ package main
 //     so the same code runs in the desktop app and in the Lambda worker;
 //   - the window and the command line talk to the app's service API only: ui/ and app/cli
 //     import neither engine/queue nor engine/store, and App exports no database, queue or
-//     workflow engine; among engine packages the window imports only engine/job and the leaf
-//     engine/mdtext;
+//     workflow engine;
 //   - a family's wiring (app/*family) never imports the app, only the contract app/family;
 //   - only sync/ imports the AWS SDK;
 //   - app/ and ui/ hold no SQL.
@@ -139,30 +138,6 @@ func TestWindowAndCLIUseTheServiceAPIOnly(t *testing.T) {
 		for _, imp := range imports {
 			if bad := hasPrefix(imp, []string{module + "/engine/queue", module + "/engine/store", "database/sql"}); bad != "" {
 				t.Errorf("%s imports %s: the window and the command line use app's service API only", p.ImportPath, imp)
-			}
-		}
-	}
-}
-
-// windowEnginePackages are the engine packages the window's code may import: engine/job for
-// the job vocabulary (statuses, targets, progress) the service API speaks, and engine/mdtext,
-// a leaf on the standard library only, so that the window reads a converted document's
-// escaped text back exactly as the converters and the app's section titles do. Everything
-// else reaches the window through app's service API.
-var windowEnginePackages = []string{module + "/engine/job", module + "/engine/mdtext"}
-
-func TestWindowImportsOnlyTheServiceAPI(t *testing.T) {
-	for _, p := range listPackages(t, "./ui/...") {
-		for _, imp := range p.Imports {
-			if hasPrefix(imp, []string{module + "/engine"}) == "" {
-				continue
-			}
-			allowed := false
-			for _, ok := range windowEnginePackages {
-				allowed = allowed || imp == ok
-			}
-			if !allowed {
-				t.Errorf("%s imports %s: among engine packages the window may import only %v", p.ImportPath, imp, windowEnginePackages)
 			}
 		}
 	}
