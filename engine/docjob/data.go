@@ -190,7 +190,10 @@ func convertXML(data []byte, kind Kind, spool bool) (*Doc, error) {
 		}
 	}
 	if spool {
-		return spoolXML(data, kind)
+		if d, err := spoolXML(data, kind); !errors.Is(err, errNoSpool) {
+			return d, err
+		}
+		// No temporary file to be had (a full or read-only disk): made in memory instead.
 	}
 	// The document is written straight after the fence, so a large one is not copied again.
 	var b strings.Builder

@@ -3,12 +3,12 @@ package docjob
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
 	"unicode/utf8"
-
-	"jobdesk/engine/job"
 )
 
 // This file streams a large XML document's Markdown to a temporary file as it is made, for the
@@ -22,13 +22,17 @@ type spooled struct {
 	chars      int // characters of head, the file and tail
 }
 
+// errNoSpool is returned (wrapped) by spoolXML when no temporary file can be written; the
+// document is then made in memory, as before.
+var errNoSpool = errors.New("no temporary file for the Markdown")
+
 // spoolXML is convertXML writing the pretty-printed document to a temporary file. The fence
 // is chosen once the document is written, from the longest run of backticks in it, as fenced
 // chooses it, so the Markdown is byte for byte the one convertXML returns.
 func spoolXML(data []byte, kind Kind) (*Doc, error) {
 	f, err := os.CreateTemp("", "jobdesk-xml-*.md")
 	if err != nil {
-		return nil, errSpool(err)
+		return nil, fmt.Errorf("%w: %v", errNoSpool, err)
 	}
 	sp := &spooled{f: f}
 	st := &mdStats{w: f}
@@ -39,7 +43,7 @@ func spoolXML(data []byte, kind Kind) (*Doc, error) {
 	}
 	if err := w.Flush(); err != nil {
 		sp.release()
-		return nil, errSpool(err)
+		return nil, fmt.Errorf("%w: %v", errNoSpool, err)
 	}
 	sp.head, sp.tail = "```xml\n", "\n```\n"
 	if st.longest >= 3 { // as fenced writes it
@@ -48,10 +52,6 @@ func spoolXML(data []byte, kind Kind) (*Doc, error) {
 	}
 	sp.chars = len(sp.head) + st.chars.end() + len(sp.tail)
 	return &Doc{Kind: kind, spooled: sp, Method: MethodNative, Pages: 1}, nil
-}
-
-func errSpool(err error) error {
-	return job.Wrap(job.E009, err, "could not write the Markdown to a temporary file").WithJa("Markdown を一時ファイルに書き込めませんでした。")
 }
 
 // reader reads the Markdown from its start.

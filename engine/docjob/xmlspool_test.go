@@ -172,3 +172,33 @@ func TestXMLDeepHandleMemory(t *testing.T) {
 		t.Fatalf("peak heap %.0f MB, want < 150 MB", mb)
 	}
 }
+
+// TestXMLWithoutTemporaryFolder: where no temporary file can be made (the folder is missing),
+// the handler converts an XML document in memory as before, with the same Markdown, rather than
+// failing.
+func TestXMLWithoutTemporaryFolder(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", filepath.Join(dir, "missing"))
+	data := nestedXML(50, true)
+	d, err := Convert(context.Background(), data, "n.xml", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "n.xml")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(Input{Path: path, Force: true})
+	ctx := job.WithInfo(context.Background(), job.Info{ID: 1, Output: filepath.Join(dir, "data")})
+	out, err := NewConverter(nil, blob.Local{}).Handle(ctx, raw, job.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Result
+	if err := json.Unmarshal(out, &res); err != nil || res.Status != StatusReady {
+		t.Fatalf("%s %v", out, err)
+	}
+	if md, err := os.ReadFile(res.OutputPath); err != nil || string(md) != d.Markdown {
+		t.Fatalf("the handler wrote %d bytes (%v), Convert %d", len(md), err, len(d.Markdown))
+	}
+}
