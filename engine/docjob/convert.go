@@ -107,8 +107,8 @@ type Doc struct {
 	Children []Child `json:"children,omitempty"`
 	// Mail is a mail's header fields (EML, MSG); nil for other documents.
 	Mail *MailHeader `json:"mail,omitempty"`
-	// spooled, when not nil, holds the Markdown in a temporary file instead of Markdown (a
-	// large XML document converted for the handler; see convertSafely).
+	// spooled, when not nil, holds the Markdown out of memory instead of Markdown (an XML
+	// document converted for the handler; see convertSafely).
 	spooled *spooled
 }
 
@@ -240,14 +240,15 @@ func Convert(ctx context.Context, data []byte, name string, opt Options) (*Doc, 
 // or .zip) are reported as a damaged file of that type, not as an unsupported one, and a file of
 // 0 bytes fails as empty whatever its name.
 func ConvertKind(ctx context.Context, data []byte, name string, kind Kind, opt Options) (*Doc, error) {
-	return convertSafely(ctx, data, name, kind, opt, false)
+	return convertSafely(ctx, data, name, kind, opt, nil)
 }
 
-// convertSafely is ConvertKind. With spool, a converter may stream a Markdown too large to hold
-// twice to a temporary file (Doc.spooled, XML only) for the handler to copy to its output, and
-// the caller releases the Doc. Nested conversions (archive entries, attachments) go through
-// ConvertKind and are never spooled: their Markdown is joined into their parent's.
-func convertSafely(ctx context.Context, data []byte, name string, kind Kind, opt Options, spool bool) (*Doc, error) {
+// convertSafely is ConvertKind. With file (the handler's Markdown file), a converter may stream
+// a Markdown too large to hold twice out of memory (Doc.spooled, XML only), into that file or a
+// temporary one, and the caller writes the Doc (writeMarkdown) and releases it. Nested
+// conversions (archive entries, attachments) go through ConvertKind and are never streamed:
+// their Markdown is joined into their parent's.
+func convertSafely(ctx context.Context, data []byte, name string, kind Kind, opt Options, file markdownFile) (*Doc, error) {
 	if len(data) == 0 {
 		return nil, errEmpty()
 	}
@@ -280,7 +281,7 @@ func convertSafely(ctx context.Context, data []byte, name string, kind Kind, opt
 			}
 			ch <- o
 		}()
-		o.d, o.err = convertKind(ctx, data, name, kind, opt, spool)
+		o.d, o.err = convertKind(ctx, data, name, kind, opt, file)
 	}()
 	select {
 	case o := <-ch:
@@ -317,7 +318,7 @@ func firstLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-func convertKind(ctx context.Context, data []byte, name string, kind Kind, opt Options, spool bool) (*Doc, error) {
+func convertKind(ctx context.Context, data []byte, name string, kind Kind, opt Options, file markdownFile) (*Doc, error) {
 	switch kind {
 	case KindPDF:
 		return convertPDF(ctx, data, opt)
@@ -338,5 +339,5 @@ func convertKind(ctx context.Context, data []byte, name string, kind Kind, opt O
 	case KindOffice:
 		return nil, errPassword(kind)
 	}
-	return convertMore(ctx, data, name, kind, opt, spool)
+	return convertMore(ctx, data, name, kind, opt, file)
 }

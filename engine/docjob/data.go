@@ -1,6 +1,7 @@
 package docjob
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
@@ -179,9 +180,9 @@ func xmlDecoder(data []byte) *xml.Decoder {
 }
 
 // convertXML renders an RSS or Atom feed as a list of its items, and any other XML
-// pretty-printed in a fenced block. XML that does not parse is a damaged file (E004). With
-// spool the pretty-printed document is streamed to a temporary file (spoolXML).
-func convertXML(data []byte, kind Kind, spool bool) (*Doc, error) {
+// pretty-printed in a fenced block. XML that does not parse is a damaged file (E004). With a
+// Markdown file to write, the pretty-printed document is streamed out of memory (spoolXML).
+func convertXML(data []byte, kind Kind, file markdownFile) (*Doc, error) {
 	if kind == KindFeed {
 		// A feed that cannot be read as one is shown as XML; the kind stays the detected one,
 		// so the stored result is found again for the same bytes.
@@ -189,19 +190,21 @@ func convertXML(data []byte, kind Kind, spool bool) (*Doc, error) {
 			return d, nil
 		}
 	}
-	if spool {
-		if d, err := spoolXML(data, kind); !errors.Is(err, errNoSpool) {
+	if file != nil {
+		if d, err := spoolXML(data, kind, file); !errors.Is(err, errNoSpool) {
 			return d, err
 		}
-		// No temporary file to be had (a full or read-only disk): made in memory instead.
+		// Not to be written out (a full or read-only disk): made in memory instead.
 	}
 	// The document is written straight after the fence, so a large one is not copied again.
 	var b strings.Builder
 	b.Grow(indentedSize(data))
 	b.WriteString("```xml\n")
-	if err := indentXML(data, &b); err != nil {
+	w := bufio.NewWriterSize(&b, 64<<10)
+	if err := indentXML(data, w); err != nil {
 		return nil, errDamaged(KindXML, reason("the content is not well-formed XML"))
 	}
+	w.Flush() // a strings.Builder takes every write
 	if body := b.String()[len("```xml\n"):]; strings.Contains(body, "```") {
 		var f strings.Builder
 		fenced(&f, "xml", body)
@@ -211,6 +214,9 @@ func convertXML(data []byte, kind Kind, spool bool) (*Doc, error) {
 	b.WriteString("\n```\n")
 	return &Doc{Kind: kind, Markdown: b.String(), Method: MethodNative, Pages: 1}, nil
 }
+
+// xmlIndent is the indentation of 32 levels, written in one piece.
+const xmlIndent = "                                                                "
 
 // gcStep is how much input indentXML reads between collections on a large document.
 const gcStep = 4 << 20
@@ -251,17 +257,10 @@ func indentedSize(data []byte) int {
 	return n + n/32 + 64
 }
 
-// xmlOut is what indentXML writes to: the Markdown in memory (a strings.Builder) or a
-// buffered temporary file.
-type xmlOut interface {
-	io.Writer
-	io.ByteWriter
-	io.StringWriter
-}
-
 // indentXML writes XML to b with one element per line, indented by depth; elements holding
-// only text stay on one line. Prefixes are kept as written.
-func indentXML(data []byte, b xmlOut) error {
+// only text stay on one line. Prefixes are kept as written. b is buffered over the Markdown in
+// memory or a file (a concrete type: its small writes are direct calls).
+func indentXML(data []byte, b *bufio.Writer) error {
 	d := xmlDecoder(data)
 	d.Strict = true
 	started := false // a line written: the next one starts with a new line
@@ -284,8 +283,8 @@ func indentXML(data []byte, b xmlOut) error {
 			b.WriteByte('\n')
 		}
 		started = true
-		for range depth {
-			b.WriteString("  ")
+		for n := 2 * depth; n > 0; n -= len(xmlIndent) {
+			b.WriteString(xmlIndent[:min(n, len(xmlIndent))])
 		}
 	}
 	// flushText writes the text read before a child element or a comment: after its parent's

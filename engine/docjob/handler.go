@@ -220,7 +220,10 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 		opt.depth = in.Depth
 	}
 	opt.assetDir = AssetDir(in.Name, res.SHA256)
-	d, err := convertSafely(ctx, data, in.Name, res.Kind, opt, true)
+	mdName := markdownName(in)
+	d, err := convertSafely(ctx, data, in.Name, res.Kind, opt, func() (blob.Writer, error) {
+		return c.blobs().Create(ctx, markdownURI(ctx, mdName, res.SHA256))
+	})
 	if err != nil {
 		je := job.AsError(err)
 		if je != nil && !je.Retryable && (je.Code == job.E003 || je.Code == job.E004 || je.Code == job.E005 || je.Code == job.E006) {
@@ -237,7 +240,7 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 			return nil, job.Wrap(job.E009, err, "could not write a picture beside the Markdown file").WithJa("Markdownファイルの横に画像を書き込めませんでした。")
 		}
 	}
-	out, err := c.writeMarkdown(ctx, markdownName(in), res.SHA256, d)
+	out, err := c.writeMarkdown(ctx, mdName, res.SHA256, d)
 	if err != nil {
 		return nil, err
 	}
@@ -432,13 +435,24 @@ func AssetDir(name, sha string) string {
 	return strings.TrimSuffix(OutputName(name, sha), ".md") + "_files"
 }
 
+// markdownURI is where the Markdown of the file name (markdownName) with the bytes sha goes:
+// OUTPUT/documents/NAME_SHA8.md.
+func markdownURI(ctx context.Context, name, sha string) string {
+	return outputURI(outputPrefix(ctx), "documents", OutputName(name, sha))
+}
+
 // writeMarkdown writes d's Markdown atomically as OUTPUT/documents/NAME_SHA8.md and returns its
-// URI.
+// URI; a Markdown streamed into that file as it was made is committed.
 func (c *Converter) writeMarkdown(ctx context.Context, name, sha string, d *Doc) (string, error) {
-	uri := outputURI(outputPrefix(ctx), "documents", OutputName(name, sha))
-	r, err := d.markdownReader()
-	if err == nil {
-		_, err = blob.Copy(ctx, c.blobs(), uri, r)
+	uri := markdownURI(ctx, name, sha)
+	var err error
+	if sp := d.spooled; sp != nil && sp.out != nil {
+		err = sp.out.Commit()
+	} else {
+		var r io.Reader
+		if r, err = d.markdownReader(); err == nil {
+			_, err = blob.Copy(ctx, c.blobs(), uri, r)
+		}
 	}
 	if err != nil {
 		return "", job.Wrap(job.E009, err, "could not write the Markdown file").WithJa("Markdownファイルを書き込めませんでした。")

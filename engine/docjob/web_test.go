@@ -242,7 +242,7 @@ func FuzzHTML(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		convertHTML(data)
 		htmlStreamMarkdown(string(data))
-		convertXML(data, KindFeed, false)
+		convertXML(data, KindFeed, nil)
 		convertJSON(data, KindNotebook)
 	})
 }

@@ -9,63 +9,139 @@ import (
 	"os"
 	"strings"
 	"unicode/utf8"
+
+	"jobdesk/engine/blob"
 )
 
-// This file streams a large XML document's Markdown to a temporary file as it is made, for the
-// conversion handler, which copies it to the Markdown file: a 50 MB document nested ten deep
-// indents to 170 MB, which held in memory beside the input took the conversion over 300 MB.
+// This file streams a large XML document's Markdown out of memory as it is made, for the
+// conversion handler: a 50 MB document nested ten deep indents to 170 MB, which held in memory
+// beside the input took the conversion over 300 MB. Where the input holds no backtick, the
+// fence is known before the document is made and the Markdown goes straight into its file;
+// otherwise the document goes to a temporary file first, and the fence is chosen from the
+// longest run of backticks written, as fenced chooses it. Either way the Markdown is byte for
+// byte the one convertXML returns in memory.
 
-// spooled is a document's Markdown in a temporary file: head, the file, tail.
+// markdownFile starts writing a conversion's Markdown file (the handler's output); nil where
+// the Markdown is returned in memory.
+type markdownFile func() (blob.Writer, error)
+
+// spooled is a document's Markdown made out of memory: written whole into the Markdown file
+// (out, for the handler to commit), or into a temporary file (f) that goes between head and
+// tail.
 type spooled struct {
+	out        blob.Writer
 	f          *os.File
 	head, tail string
-	chars      int // characters of head, the file and tail
+	chars      int // characters of the whole Markdown
 }
 
-// errNoSpool is returned (wrapped) by spoolXML when no temporary file can be written; the
-// document is then made in memory, as before.
-var errNoSpool = errors.New("no temporary file for the Markdown")
+// errNoSpool is returned (wrapped) by spoolXML when the Markdown cannot be written out of
+// memory; the document is then made in memory, as before.
+var errNoSpool = errors.New("the Markdown cannot be streamed")
 
-// spoolXML is convertXML writing the pretty-printed document to a temporary file. The fence
-// is chosen once the document is written, from the longest run of backticks in it, as fenced
-// chooses it, so the Markdown is byte for byte the one convertXML returns.
-func spoolXML(data []byte, kind Kind) (*Doc, error) {
-	f, err := os.CreateTemp("", "jobdesk-xml-*.md")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errNoSpool, err)
+// spoolXML is convertXML writing the pretty-printed document out of memory: into the Markdown
+// file that file starts, or into a temporary file.
+func spoolXML(data []byte, kind Kind, file markdownFile) (_ *Doc, err error) {
+	sp := &spooled{head: "```xml\n", tail: "\n```\n"}
+	done := false
+	defer func() {
+		if !done { // failed, or panicked (recovered by ConvertKind)
+			sp.release()
+		}
+	}()
+	var dst io.Writer
+	if backtickFree(data) {
+		if sp.out, err = file(); err != nil {
+			return nil, fmt.Errorf("%w: %v", errNoSpool, err)
+		}
+		if _, err := io.WriteString(sp.out, sp.head); err != nil {
+			return nil, fmt.Errorf("%w: %v", errNoSpool, err)
+		}
+		dst = sp.out
+	} else {
+		if sp.f, err = os.CreateTemp("", "jobdesk-xml-*.md"); err != nil {
+			return nil, fmt.Errorf("%w: %v", errNoSpool, err)
+		}
+		dst = sp.f
 	}
-	sp := &spooled{f: f}
-	st := &mdStats{w: f}
+	st := &mdStats{w: dst}
 	w := bufio.NewWriterSize(st, 64<<10)
 	if err := indentXML(data, w); err != nil {
-		sp.release()
 		return nil, errDamaged(KindXML, reason("the content is not well-formed XML"))
 	}
 	if err := w.Flush(); err != nil {
-		sp.release()
 		return nil, fmt.Errorf("%w: %v", errNoSpool, err)
 	}
-	sp.head, sp.tail = "```xml\n", "\n```\n"
 	if st.longest >= 3 { // as fenced writes it
+		if sp.out != nil {
+			return nil, fmt.Errorf("%w: a run of backticks in a document read as holding none", errNoSpool)
+		}
 		fence := strings.Repeat("`", st.longest+1)
 		sp.head, sp.tail = fence+"xml\n", "\n"+fence+"\n\n"
 	}
+	if sp.out != nil {
+		if _, err := io.WriteString(sp.out, sp.tail); err != nil {
+			return nil, fmt.Errorf("%w: %v", errNoSpool, err)
+		}
+	}
 	sp.chars = len(sp.head) + st.chars.end() + len(sp.tail)
+	done = true
 	return &Doc{Kind: kind, spooled: sp, Method: MethodNative, Pages: 1}, nil
 }
 
-// reader reads the Markdown from its start.
+// backtickFree reports whether no text read from XML data can hold a backtick: data has no
+// byte "`" and no character reference to one ("&#96;", "&#x60;"), and is not UTF-16 (no NUL).
+// A backtick is that byte in every other encoding a declaration may name; the byte also
+// standing inside some two-byte characters only makes the answer no more often. No entity
+// the decoder knows (xml.HTMLEntity) stands for a backtick.
+func backtickFree(data []byte) bool {
+	if bytes.IndexByte(data, '`') >= 0 || bytes.IndexByte(data, 0) >= 0 {
+		return false
+	}
+	for rest := data; ; {
+		i := bytes.Index(rest, []byte("&#"))
+		if i < 0 {
+			return true
+		}
+		rest = rest[i+2:]
+		base := 10
+		if len(rest) > 0 && rest[0]|0x20 == 'x' {
+			base, rest = 16, rest[1:]
+		}
+		v := 0
+		for len(rest) > 0 && v <= utf8.MaxRune {
+			d, ok := hexDigit(rest[0])
+			if !ok || int(d) >= base {
+				break
+			}
+			v, rest = v*base+int(d), rest[1:]
+		}
+		if v == '`' {
+			return false
+		}
+	}
+}
+
+// reader reads the Markdown from its start (a temporary file's).
 func (sp *spooled) reader() (io.Reader, error) {
+	if sp.f == nil {
+		return nil, errors.New("the Markdown was written to its file")
+	}
 	if _, err := sp.f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
 	return io.MultiReader(strings.NewReader(sp.head), sp.f, strings.NewReader(sp.tail)), nil
 }
 
-// release closes and removes the temporary file.
+// release discards what is not committed: the Markdown file's writer, the temporary file.
 func (sp *spooled) release() {
-	sp.f.Close()
-	os.Remove(sp.f.Name())
+	if sp.out != nil {
+		sp.out.Abort()
+	}
+	if sp.f != nil {
+		sp.f.Close()
+		os.Remove(sp.f.Name())
+	}
 }
 
 // markdownReader reads d's Markdown, from its temporary file when it was streamed to one.

@@ -63,19 +63,35 @@ func TestXMLStreamedMarkdownUnchanged(t *testing.T) {
 				t.Errorf("the Markdown changed: sha256 %s, was %s; it starts\n%.600s", got, tc.digest, d.Markdown)
 			}
 			tmp := t.TempDir()
-			t.Setenv("TMPDIR", tmp) // where the Markdown is streamed to
-			sd, err := convertSafely(context.Background(), data, tc.name+".xml", KindXML, Options{}, true)
+			t.Setenv("TMPDIR", tmp) // where a document with backticks is streamed to first
+			mdPath := filepath.Join(t.TempDir(), "direct.md")
+			sd, err := convertSafely(context.Background(), data, tc.name+".xml", KindXML, Options{}, func() (blob.Writer, error) {
+				return blob.Local{}.Create(context.Background(), mdPath)
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if sd.spooled == nil || sd.Markdown != "" {
-				t.Fatal("the Markdown was not streamed to a file")
+				t.Fatal("the Markdown was not streamed")
 			}
-			r, err := sd.markdownReader()
+			if direct := sd.spooled.out != nil; direct == tc.backticks {
+				t.Errorf("streamed straight into the Markdown file: %v, want %v", direct, !tc.backticks)
+			}
+			var streamed []byte
+			if sd.spooled.out != nil {
+				if err := sd.spooled.out.Commit(); err != nil {
+					t.Fatal(err)
+				}
+				streamed, err = os.ReadFile(mdPath)
+			} else {
+				var r io.Reader
+				if r, err = sd.markdownReader(); err == nil {
+					streamed, err = io.ReadAll(r)
+				}
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			streamed, _ := io.ReadAll(r)
 			if string(streamed) != d.Markdown || sd.chars() != utf8.RuneCountInString(d.Markdown) {
 				t.Errorf("streamed %d bytes (%d characters), Convert %d", len(streamed), sd.chars(), len(d.Markdown))
 			}
@@ -174,12 +190,17 @@ func TestXMLDeepHandleMemory(t *testing.T) {
 }
 
 // TestXMLWithoutTemporaryFolder: where no temporary file can be made (the folder is missing),
-// the handler converts an XML document in memory as before, with the same Markdown, rather than
-// failing.
+// the handler converts an XML document with backticks in memory as before, and one without
+// straight into its file, with the same Markdown, rather than failing.
 func TestXMLWithoutTemporaryFolder(t *testing.T) {
+	for _, backticks := range []bool{false, true} {
+		xmlWithoutTemporaryFolder(t, nestedXML(50, backticks))
+	}
+}
+
+func xmlWithoutTemporaryFolder(t *testing.T, data []byte) {
 	dir := t.TempDir()
 	t.Setenv("TMPDIR", filepath.Join(dir, "missing"))
-	data := nestedXML(50, true)
 	d, err := Convert(context.Background(), data, "n.xml", Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -200,5 +221,67 @@ func TestXMLWithoutTemporaryFolder(t *testing.T) {
 	}
 	if md, err := os.ReadFile(res.OutputPath); err != nil || string(md) != d.Markdown {
 		t.Fatalf("the handler wrote %d bytes (%v), Convert %d", len(md), err, len(d.Markdown))
+	}
+}
+
+// TestBacktickFree: XML whose text may hold a backtick — the byte itself, a character
+// reference to it, or UTF-16 — is not read as free of them.
+func TestBacktickFree(t *testing.T) {
+	for in, want := range map[string]bool{
+		`<a k="v">text &#97; &#x3C; &amp;</a>`: true,
+		"<a>`</a>":                             false,
+		`<a>&#96;</a>`:                         false,
+		`<a>&#x60;</a>`:                        false,
+		`<a>&#X0060;</a>`:                      false,
+		"<\x00a\x00>\x00":                      false,
+		`<a>&#`:                                true,
+	} {
+		if got := backtickFree([]byte(in)); got != want {
+			t.Errorf("backtickFree(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// TestXMLDamagedLeavesNoFile: XML that breaks off after its Markdown began to stream fails
+// E004 and leaves nothing in the documents folder, not even a partial file.
+func TestXMLDamagedLeavesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "broken.xml")
+	data := nestedXML(200, false)
+	if err := os.WriteFile(path, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(Input{Path: path, Force: true})
+	ctx := job.WithInfo(context.Background(), job.Info{ID: 1, Output: filepath.Join(dir, "data")})
+	_, err := NewConverter(nil, blob.Local{}).Handle(ctx, raw, job.Discard)
+	if je := job.AsError(err); je == nil || je.Code != job.E004 {
+		t.Fatalf("err %v, want E004", err)
+	}
+	if left, _ := os.ReadDir(filepath.Join(dir, "data", "documents")); len(left) > 0 {
+		t.Errorf("files left: %v", left)
+	}
+}
+
+// TestXMLIndentDeeperThanOnePiece: elements nested deeper than the indentation written in one
+// piece are indented two spaces a level all the same.
+func TestXMLIndentDeeperThanOnePiece(t *testing.T) {
+	const depth = 45
+	var in, want strings.Builder
+	for i := range depth {
+		in.WriteString("<e>")
+		if i < depth-1 {
+			want.WriteString(strings.Repeat("  ", i) + "<e>\n")
+		}
+	}
+	in.WriteString("x")
+	want.WriteString(strings.Repeat("  ", depth-1) + "<e>x</e>")
+	for i := depth - 2; i >= 0; i-- {
+		in.WriteString("</e>")
+		want.WriteString("\n" + strings.Repeat("  ", i) + "</e>")
+	}
+	in.WriteString("</e>")
+	d := convertOK(t, []byte(in.String()), "deep.xml")
+	if d.Markdown != "```xml\n"+want.String()+"\n```\n" {
+		t.Fatalf("got\n%s", d.Markdown)
 	}
 }
