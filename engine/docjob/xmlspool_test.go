@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -39,6 +38,32 @@ func nestedXML(records int, backticks bool) []byte {
 	return b.Bytes()
 }
 
+// writeXMLFile writes data as a file named name in a folder of its own and returns its path.
+func writeXMLFile(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// handleXMLFile converts the file at path through the conversion handler, forced, writing into the
+// data folder "data" beside it.
+func handleXMLFile(t *testing.T, path string) (Result, error) {
+	t.Helper()
+	raw, _ := json.Marshal(Input{Path: path, Force: true})
+	ctx := job.WithInfo(context.Background(), job.Info{ID: 1, Output: filepath.Join(filepath.Dir(path), "data")})
+	out, err := NewConverter(nil, blob.Local{}).Handle(ctx, raw, job.Discard)
+	var res Result
+	if err == nil {
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatalf("%s: %v", out, err)
+		}
+	}
+	return res, err
+}
+
 // TestXMLStreamedMarkdownUnchanged: the conversion handler streams a large XML document's
 // Markdown to its file instead of holding it; the file is byte for byte the Markdown Convert
 // returns, which is the one the converter wrote before it streamed (the digests were taken
@@ -58,8 +83,7 @@ func TestXMLStreamedMarkdownUnchanged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sum := sha256.Sum256([]byte(d.Markdown))
-			if got := hex.EncodeToString(sum[:]); got != tc.digest {
+			if got := fmt.Sprintf("%x", sha256.Sum256([]byte(d.Markdown))); got != tc.digest {
 				t.Errorf("the Markdown changed: sha256 %s, was %s; it starts\n%.600s", got, tc.digest, d.Markdown)
 			}
 			tmp := t.TempDir()
@@ -96,20 +120,9 @@ func TestXMLStreamedMarkdownUnchanged(t *testing.T) {
 				t.Errorf("streamed %d bytes (%d characters), Convert %d", len(streamed), sd.chars(), len(d.Markdown))
 			}
 			sd.release()
-			dir := t.TempDir()
-			path := filepath.Join(dir, tc.name+".xml")
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			raw, _ := json.Marshal(Input{Path: path, Force: true})
-			ctx := job.WithInfo(context.Background(), job.Info{ID: 1, Output: filepath.Join(dir, "data")})
-			out, err := NewConverter(nil, blob.Local{}).Handle(ctx, raw, job.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var res Result
-			if err := json.Unmarshal(out, &res); err != nil || res.Status != StatusReady || res.Kind != KindXML {
-				t.Fatalf("%s %v", out, err)
+			res, err := handleXMLFile(t, writeXMLFile(t, tc.name+".xml", data))
+			if err != nil || res.Status != StatusReady || res.Kind != KindXML {
+				t.Fatalf("%+v %v", res, err)
 			}
 			md, err := os.ReadFile(res.OutputPath)
 			if err != nil {
@@ -171,17 +184,11 @@ func TestXMLDeepHandleMemory(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "deep.xml")
 	bigDeepXML(t, path, int(MaxFileSize)-100_000)
-	raw, _ := json.Marshal(Input{Path: path, Force: true})
-	ctx := job.WithInfo(context.Background(), job.Info{ID: 1, Output: filepath.Join(dir, "data")})
-	var out []byte
-	var err error
-	mb := peakHeap(func() { out, err = NewConverter(nil, blob.Local{}).Handle(ctx, raw, job.Discard) })
-	if err != nil {
-		t.Fatal(err)
-	}
 	var res Result
-	if err := json.Unmarshal(out, &res); err != nil || res.Status != StatusReady || res.TextLength < 3*int(MaxFileSize) {
-		t.Fatalf("%s %v", out, err)
+	var err error
+	mb := peakHeap(func() { res, err = handleXMLFile(t, path) })
+	if err != nil || res.Status != StatusReady || res.TextLength < 3*int(MaxFileSize) {
+		t.Fatalf("%+v %v", res, err)
 	}
 	t.Logf("peak heap %.0f MB for %d characters of Markdown", mb, res.TextLength)
 	if mb > 150 {
@@ -205,19 +212,9 @@ func xmlWithoutTemporaryFolder(t *testing.T, data []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "n.xml")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := json.Marshal(Input{Path: path, Force: true})
-	ctx := job.WithInfo(context.Background(), job.Info{ID: 1, Output: filepath.Join(dir, "data")})
-	out, err := NewConverter(nil, blob.Local{}).Handle(ctx, raw, job.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res Result
-	if err := json.Unmarshal(out, &res); err != nil || res.Status != StatusReady {
-		t.Fatalf("%s %v", out, err)
+	res, err := handleXMLFile(t, writeXMLFile(t, "n.xml", data))
+	if err != nil || res.Status != StatusReady {
+		t.Fatalf("%+v %v", res, err)
 	}
 	if md, err := os.ReadFile(res.OutputPath); err != nil || string(md) != d.Markdown {
 		t.Fatalf("the handler wrote %d bytes (%v), Convert %d", len(md), err, len(d.Markdown))
@@ -245,19 +242,13 @@ func TestBacktickFree(t *testing.T) {
 // TestXMLDamagedLeavesNoFile: XML that breaks off after its Markdown began to stream fails
 // E004 and leaves nothing in the documents folder, not even a partial file.
 func TestXMLDamagedLeavesNoFile(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "broken.xml")
 	data := nestedXML(200, false)
-	if err := os.WriteFile(path, data[:len(data)/2], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := json.Marshal(Input{Path: path, Force: true})
-	ctx := job.WithInfo(context.Background(), job.Info{ID: 1, Output: filepath.Join(dir, "data")})
-	_, err := NewConverter(nil, blob.Local{}).Handle(ctx, raw, job.Discard)
+	path := writeXMLFile(t, "broken.xml", data[:len(data)/2])
+	_, err := handleXMLFile(t, path)
 	if je := job.AsError(err); je == nil || je.Code != job.E004 {
 		t.Fatalf("err %v, want E004", err)
 	}
-	if left, _ := os.ReadDir(filepath.Join(dir, "data", "documents")); len(left) > 0 {
+	if left, _ := os.ReadDir(filepath.Join(filepath.Dir(path), "data", "documents")); len(left) > 0 {
 		t.Errorf("files left: %v", left)
 	}
 }
