@@ -18,9 +18,9 @@ import (
 
 	"jobdesk/app/aifamily"
 	"jobdesk/engine/aijob"
-	"jobdesk/engine/docjob"
 	"jobdesk/engine/flow"
 	"jobdesk/engine/job"
+	"jobdesk/engine/mdtext"
 )
 
 // This file is the service API a window uses to read a finished job's result in full, beyond
@@ -339,9 +339,9 @@ func MarkdownSections(md string) []DocSection {
 		case strings.HasPrefix(line, "```"):
 			fenced = !fenced
 		case !fenced && strings.HasPrefix(line, "# "):
-			out = append(out, DocSection{Title: docjob.MarkdownText(strings.TrimSpace(line[2:])), Level: 1, Start: off})
+			out = append(out, DocSection{Title: mdtext.Unescape(strings.TrimSpace(line[2:])), Level: 1, Start: off})
 		case !fenced && strings.HasPrefix(line, "## "):
-			out = append(out, DocSection{Title: docjob.MarkdownText(strings.TrimSpace(line[3:])), Level: 2, Start: off})
+			out = append(out, DocSection{Title: mdtext.Unescape(strings.TrimSpace(line[3:])), Level: 2, Start: off})
 		}
 		off = end
 	}

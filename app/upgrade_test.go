@@ -106,30 +106,8 @@ func installRelease(t *testing.T, rel string) (dataDir string, jobs []oldJob) {
 // rewritePaths replaces from with to in every text and blob value of every table.
 func rewritePaths(t *testing.T, db *sql.DB, from, to string) {
 	t.Helper()
-	var tables []string
-	rows, err := db.Query(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var n string
-		rows.Scan(&n)
-		tables = append(tables, n)
-	}
-	rows.Close()
-	for _, table := range tables {
-		cols, err := db.Query(`SELECT name FROM pragma_table_info(?)`, table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for cols.Next() {
-			var n string
-			cols.Scan(&n)
-			names = append(names, n)
-		}
-		cols.Close()
-		for _, c := range names {
+	for _, table := range queryNames(t, db, `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`) {
+		for _, c := range queryNames(t, db, `SELECT name FROM pragma_table_info(?)`, table) {
 			q := fmt.Sprintf(`UPDATE %q SET %q = CASE typeof(%[2]q) WHEN 'blob' THEN cast(replace(%[2]q, ?1, ?2) AS BLOB)
 				ELSE replace(%[2]q, ?1, ?2) END WHERE typeof(%[2]q) IN ('text', 'blob') AND instr(%[2]q, ?1) > 0`, table, c)
 			if _, err := db.Exec(q, from, to); err != nil {
@@ -137,6 +115,24 @@ func rewritePaths(t *testing.T, db *sql.DB, from, to string) {
 			}
 		}
 	}
+}
+
+// queryNames is the text column of query's rows (tables, columns), read to the end before they are
+// changed.
+func queryNames(t *testing.T, db *sql.DB, query string, args ...any) []string {
+	t.Helper()
+	rows, err := db.Query(query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		out = append(out, n)
+	}
+	return out
 }
 
 func copyTree(t *testing.T, from, to string) {

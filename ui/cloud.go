@@ -21,16 +21,7 @@ const cloudTimeout = 45 * time.Second
 
 // watchCloud reads the cloud's state now and every cloudRefresh until the window closes.
 func (u *UI) watchCloud(ctx context.Context) {
-	t := time.NewTicker(cloudRefresh)
-	defer t.Stop()
-	for {
-		u.readCloud(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	every(ctx, cloudRefresh, func() { u.readCloud(ctx) })
 }
 
 // refreshCloud reads the cloud's state again off the UI goroutine (after the settings close).

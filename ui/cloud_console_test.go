@@ -50,6 +50,24 @@ func confirmShown(h *harness, cv *consoleView, before fyne.CanvasObject) fyne.Ca
 	return top
 }
 
+// ask taps button (after clearing the console's last confirmation) and returns the
+// confirmation it opens.
+func ask(h *harness, cv *consoleView, console fyne.CanvasObject, button fyne.Tappable) fyne.CanvasObject {
+	h.t.Helper()
+	cv.confirm = nil
+	test.Tap(button)
+	return confirmShown(h, cv, console)
+}
+
+// wantAsks fails the test unless the confirmation top, opened by what (e.g. "the purge"), says
+// want.
+func wantAsks(t *testing.T, top fyne.CanvasObject, what, want string) {
+	t.Helper()
+	if q := squash(labelTexts(top)); !strings.Contains(q, squash([]string{want})) {
+		t.Fatalf("%s asks %q", what, q)
+	}
+}
+
 // TestCloudConsoleQueues: the queues tab shows the real counts; a queue's dead letters are
 // listed with their job's error; redrive and purge ask first, saying how many messages, and
 // cancelling changes nothing; confirming a redrive moves the message back.
@@ -95,11 +113,8 @@ func TestCloudConsoleQueues(t *testing.T) {
 	}
 
 	// Redrive asks first; cancelled, nothing moves.
-	test.Tap(cv.redrive)
-	top := confirmShown(h, cv, console)
-	if q := squash(labelTexts(top)); !strings.Contains(q, squash([]string{"1 件のメッセージを CAPTION_GENERATION — 説明文生成 のデッドレターキューから元のキューに戻します"})) {
-		t.Fatalf("the redrive asks %q", q)
-	}
+	top := ask(h, cv, console, cv.redrive)
+	wantAsks(t, top, "the redrive", "1 件のメッセージを CAPTION_GENERATION — 説明文生成 のデッドレターキューから元のキューに戻します")
 	tapButton(t, top, "キャンセル")
 	h.pump()
 	if n := b.Queue("CAPTION_GENERATION", true); n.Visible != 1 {
@@ -107,19 +122,11 @@ func TestCloudConsoleQueues(t *testing.T) {
 	}
 
 	// Purge asks too, with the count; cancelled, nothing is deleted.
-	cv.confirm = nil
-	test.Tap(cv.purge)
-	top = confirmShown(h, cv, console)
-	if q := squash(labelTexts(top)); !strings.Contains(q, squash([]string{"キューのメッセージ（現在 0 件）をすべて削除します。元に戻せません。"})) {
-		t.Fatalf("the purge asks %q", q)
-	}
+	top = ask(h, cv, console, cv.purge)
+	wantAsks(t, top, "the purge", "キューのメッセージ（現在 0 件）をすべて削除します。元に戻せません。")
 	tapButton(t, top, "キャンセル")
-	cv.confirm = nil
-	test.Tap(cv.purgeDLQ)
-	top = confirmShown(h, cv, console)
-	if q := squash(labelTexts(top)); !strings.Contains(q, squash([]string{"デッドレターキューのメッセージ（現在 1 件）"})) {
-		t.Fatalf("the dead letters' purge asks %q", q)
-	}
+	top = ask(h, cv, console, cv.purgeDLQ)
+	wantAsks(t, top, "the dead letters' purge", "デッドレターキューのメッセージ（現在 1 件）")
 	tapButton(t, top, "キャンセル")
 	h.pump()
 	if n := b.Queue("CAPTION_GENERATION", true); n.Visible != 1 {
@@ -127,9 +134,7 @@ func TestCloudConsoleQueues(t *testing.T) {
 	}
 
 	// Confirmed, the redrive moves the message back and the table follows.
-	cv.confirm = nil
-	test.Tap(cv.redrive)
-	top = confirmShown(h, cv, console)
+	top = ask(h, cv, console, cv.redrive)
 	tapButton(t, top, "再投入")
 	h.waitFor("the redrive", func() bool {
 		return strings.Contains(cv.message.Text, "1 件をキューに戻す処理を開始しました")
@@ -226,16 +231,11 @@ func TestCloudConsoleExecutions(t *testing.T) {
 	cv.statusSel.SetSelected("Failed")
 	h.waitFor("the failed executions", func() bool { return len(cv.executions) == 1 && cv.executions[0].Name == "boom-1" })
 
-	test.Tap(redrives[0])
-	top := confirmShown(h, cv, console)
-	if q := squash(labelTexts(top)); !strings.Contains(q, squash([]string{"boom-1 (boom, Failed) will run again"})) {
-		t.Fatalf("the redrive asks %q", q)
-	}
+	top := ask(h, cv, console, redrives[0])
+	wantAsks(t, top, "the redrive", "boom-1 (boom, Failed) will run again")
 	tapButton(t, top, "Cancel")
 	h.pump()
-	cv.confirm = nil
-	test.Tap(redrives[0])
-	top = confirmShown(h, cv, console)
+	top = ask(h, cv, console, redrives[0])
 	tapButton(t, top, "Redrive")
 	h.waitFor("the redrive", func() bool { return cv.message.Text == "boom-1 is running again." })
 	b.WaitStopped(failed)

@@ -21,18 +21,13 @@ type contrastTheme struct {
 
 // accessibleColors replaces the toolkit's colours that fail 4.5:1, per variant.
 var accessibleColors = map[fyne.ThemeVariant]map[fyne.ThemeColorName]color.Color{
-	theme.VariantLight: {
-		theme.ColorNamePrimary:     color.NRGBA{0x15, 0x65, 0xC0, 0xFF},
+	theme.VariantLight: withPrimary(color.NRGBA{0x15, 0x65, 0xC0, 0xFF}, map[fyne.ThemeColorName]color.Color{
 		theme.ColorNameError:       color.NRGBA{0xC6, 0x28, 0x28, 0xFF},
 		theme.ColorNameSuccess:     color.NRGBA{0x1B, 0x7F, 0x3B, 0xFF},
 		theme.ColorNameWarning:     color.NRGBA{0x8A, 0x5A, 0x00, 0xFF},
 		theme.ColorNamePlaceHolder: color.NRGBA{0x66, 0x66, 0x66, 0xFF},
-		theme.ColorNameHyperlink:   color.NRGBA{0x15, 0x65, 0xC0, 0xFF},
-		// The focus mark of fields and buttons: the toolkit's is a faint tint.
-		theme.ColorNameFocus: color.NRGBA{0x15, 0x65, 0xC0, 0x88},
-	},
-	theme.VariantDark: {
-		theme.ColorNamePrimary:             color.NRGBA{0x64, 0xB5, 0xF6, 0xFF},
+	}),
+	theme.VariantDark: withPrimary(color.NRGBA{0x64, 0xB5, 0xF6, 0xFF}, map[fyne.ThemeColorName]color.Color{
 		theme.ColorNameForegroundOnPrimary: color.NRGBA{0x0D, 0x1B, 0x2A, 0xFF},
 		theme.ColorNameError:               color.NRGBA{0xFF, 0x8A, 0x80, 0xFF},
 		theme.ColorNameForegroundOnError:   color.NRGBA{0x2A, 0x0A, 0x0A, 0xFF},
@@ -41,9 +36,18 @@ var accessibleColors = map[fyne.ThemeVariant]map[fyne.ThemeColorName]color.Color
 		theme.ColorNameWarning:             color.NRGBA{0xFF, 0xB7, 0x4D, 0xFF},
 		theme.ColorNameForegroundOnWarning: color.NRGBA{0x2A, 0x1A, 0x00, 0xFF},
 		theme.ColorNamePlaceHolder:         color.NRGBA{0xA8, 0xA8, 0xA8, 0xFF},
-		theme.ColorNameHyperlink:           color.NRGBA{0x64, 0xB5, 0xF6, 0xFF},
-		theme.ColorNameFocus:               color.NRGBA{0x64, 0xB5, 0xF6, 0x88},
-	},
+	}),
+}
+
+// withPrimary is colors with primary as the primary colour, the hyperlinks' colour and, at
+// about half opacity, the focus mark of fields and buttons (the toolkit's is a faint tint).
+func withPrimary(primary color.NRGBA, colors map[fyne.ThemeColorName]color.Color) map[fyne.ThemeColorName]color.Color {
+	focus := primary
+	focus.A = 0x88
+	colors[theme.ColorNamePrimary] = primary
+	colors[theme.ColorNameHyperlink] = primary
+	colors[theme.ColorNameFocus] = focus
+	return colors
 }
 
 // Color is the accessible colour of n where the toolkit's fails, else the toolkit's.

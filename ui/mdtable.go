@@ -8,6 +8,8 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"jobdesk/engine/mdtext"
 )
 
 // This file draws converted Markdown with its tables as tables. Fyne's rich text renders
@@ -148,9 +150,9 @@ func cellTable(rows [][]string) fyne.CanvasObject {
 
 // unescapeMarkdown reads a cell as the document wrote it: the line breaks the converter wrote
 // as <br> (the document's own "<br>" is escaped, "&lt;br&gt;") become new lines, and the
-// backslash escapes and entity references become their characters (see markdownText).
+// backslash escapes and entity references become their characters (mdtext.Unescape).
 func unescapeMarkdown(s string) string {
-	return markdownText(strings.ReplaceAll(s, "<br>", "\n"))
+	return mdtext.Unescape(strings.ReplaceAll(s, "<br>", "\n"))
 }
 
 // wrapCell breaks text into lines no wider than maxCellWidth in style (at a space when one is

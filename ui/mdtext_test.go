@@ -12,6 +12,7 @@ import (
 
 	"jobdesk/app"
 	"jobdesk/engine/job"
+	"jobdesk/engine/mdtext"
 )
 
 // escapedDoc is Markdown as the converters write it for a document whose text looks like
@@ -50,8 +51,8 @@ func TestEscapedTextReadsAsWritten(t *testing.T) {
 			t.Errorf("the window shows the escape %q:\n%s", leak, all)
 		}
 	}
-	if got := markdownText(`a\\b \q &#42; &#x3C; &bogus; &amp`); got != `a\b \q * < &bogus; &amp` {
-		t.Errorf("markdownText = %q", got)
+	if got := mdtext.Unescape(`a\\b \q &#42; &#x3C; &bogus; &amp`); got != `a\b \q * < &bogus; &amp` {
+		t.Errorf("mdtext.Unescape = %q", got)
 	}
 }
 

@@ -308,10 +308,15 @@ func (b *alertBar) buildAlertBanner(tr *translator, tagline fyne.CanvasObject) f
 
 // checkAlerts evaluates the alert rules every alertEvery until ctx ends.
 func (b *alertBar) checkAlerts(ctx context.Context) {
-	t := time.NewTicker(alertEvery)
+	every(ctx, alertEvery, func() { b.checkAlertsOnce(ctx) })
+}
+
+// every calls f now and then every d until ctx ends.
+func every(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
-		b.checkAlertsOnce(ctx)
+		f()
 		select {
 		case <-ctx.Done():
 			return

@@ -125,10 +125,10 @@ func (u *UI) newSchemaDialog(s app.SavedSchema, path, intro string) *schemaDialo
 		r.typ.SetSelected(tr.T("schema.type." + c.Type))
 		r.required = widget.NewCheck("", nil)
 		r.required.SetChecked(c.Required)
-		r.field = newSelect(tr, fieldLabels(tr), nil)
-		r.field.SetSelected(fieldLabel(tr, c.Field))
-		r.combine = newSelect(tr, combineLabels(tr), nil)
-		r.combine.SetSelected(combineLabel(tr, c.Combine))
+		r.field = newSelect(tr, labelsOf(tr, "schema.field.", fieldChoices), nil)
+		r.field.SetSelected(choiceLabel(tr, "schema.field.", c.Field))
+		r.combine = newSelect(tr, labelsOf(tr, "schema.combine.", combineChoices), nil)
+		r.combine.SetSelected(choiceLabel(tr, "schema.combine.", c.Combine))
 		r.pattern = newKeyEntry(u, false)
 		r.pattern.SetText(c.Pattern)
 		r.min = newKeyEntry(u, false)
@@ -200,7 +200,7 @@ func (sd *schemaDialog) schema() (app.SavedSchema, error) {
 	for _, r := range sd.cols {
 		c := app.CSVColumn{Name: r.col.Name, Type: valueOf(tr, "schema.type.", typeChoices, r.typ.Selected), Required: r.required.Checked,
 			Pattern: strings.TrimSpace(r.pattern.Text), Max: r.col.Max, MinDate: r.col.MinDate, MaxDate: r.col.MaxDate,
-			Field: fieldValue(tr, r.field.Selected), Combine: combineValue(tr, r.combine.Selected)}
+			Field: valueOf(tr, "schema.field.", fieldChoices, r.field.Selected), Combine: valueOf(tr, "schema.combine.", combineChoices, r.combine.Selected)}
 		if t := strings.TrimSpace(r.min.Text); t != "" {
 			v, err := strconv.ParseFloat(t, 64)
 			if err != nil {
@@ -278,67 +278,27 @@ func boldLabel(s string) *widget.Label {
 	return l
 }
 
-func fieldLabel(tr *translator, f string) string {
-	if f == "" {
+// choiceLabel is how value v of a select is shown: its translation under prefix ("" as none).
+func choiceLabel(tr *translator, prefix, v string) string {
+	if v == "" {
 		return tr.T("schema.none")
 	}
-	return tr.T("schema.field." + f)
+	return tr.T(prefix + v)
 }
 
-func fieldLabels(tr *translator) []string {
-	out := make([]string, len(fieldChoices))
-	for i, f := range fieldChoices {
-		out[i] = fieldLabel(tr, f)
-	}
-	return out
-}
-
-func fieldValue(tr *translator, label string) string {
-	for _, f := range fieldChoices {
-		if fieldLabel(tr, f) == label {
-			return f
-		}
-	}
-	return ""
-}
-
-func combineLabel(tr *translator, c string) string {
-	if c == "" {
-		return tr.T("schema.none")
-	}
-	return tr.T("schema.combine." + c)
-}
-
-func combineLabels(tr *translator) []string {
-	out := make([]string, len(combineChoices))
-	for i, c := range combineChoices {
-		out[i] = combineLabel(tr, c)
-	}
-	return out
-}
-
-func combineValue(tr *translator, label string) string {
-	for _, c := range combineChoices {
-		if combineLabel(tr, c) == label {
-			return c
-		}
-	}
-	return ""
-}
-
-// labelsOf translates each of values under prefix.
+// labelsOf is how each of values is shown (choiceLabel).
 func labelsOf(tr *translator, prefix string, values []string) []string {
 	out := make([]string, len(values))
 	for i, v := range values {
-		out[i] = tr.T(prefix + v)
+		out[i] = choiceLabel(tr, prefix, v)
 	}
 	return out
 }
 
-// valueOf is the value whose translation under prefix is label.
+// valueOf is the value of values shown as label (choiceLabel).
 func valueOf(tr *translator, prefix string, values []string, label string) string {
 	for _, v := range values {
-		if tr.T(prefix+v) == label {
+		if choiceLabel(tr, prefix, v) == label {
 			return v
 		}
 	}

@@ -46,6 +46,16 @@ type GenTask struct {
 
 const systemJa = "あなたは目標達成を支援するコーチです。日本語で、具体的かつ実行可能な内容を、指定された JSON スキーマに厳密に従って出力してください。"
 
+// inputGoal decodes a GoalInput and finds or creates its goal (goalFor).
+func (s *Service) inputGoal(ctx context.Context, input json.RawMessage) (GoalInput, Goal, error) {
+	var in GoalInput
+	if err := decodeInput(input, &in); err != nil {
+		return in, Goal{}, err
+	}
+	g, err := s.goalFor(ctx, in)
+	return in, g, err
+}
+
 func (s *Service) goalFor(ctx context.Context, in GoalInput) (Goal, error) {
 	if in.GoalID == 0 {
 		if in.Deadline != "" {
@@ -93,11 +103,7 @@ func timeoutError(limit time.Duration) *job.Error {
 // Subgoals is SUBGOAL_GENERATION (seed 000): the goal's title, description and deadline become
 // exactly eight sub-goals. Progress 0 → 50 (AI done) → 100 (saved).
 func (s *Service) Subgoals(ctx context.Context, input json.RawMessage, r job.Reporter) (_ json.RawMessage, err error) {
-	var in GoalInput
-	if err := decodeInput(input, &in); err != nil {
-		return nil, err
-	}
-	g, err := s.goalFor(ctx, in)
+	in, g, err := s.inputGoal(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -157,11 +163,7 @@ type ActionResult struct {
 // together; sub-goals that already have actions are kept unless Regenerate, so a retry continues
 // where the last attempt stopped. A goal without sub-goals gets them first.
 func (s *Service) Actions(ctx context.Context, input json.RawMessage, r job.Reporter) (_ json.RawMessage, err error) {
-	var in GoalInput
-	if err := decodeInput(input, &in); err != nil {
-		return nil, err
-	}
-	g, err := s.goalFor(ctx, in)
+	in, g, err := s.inputGoal(ctx, input)
 	if err != nil {
 		return nil, err
 	}

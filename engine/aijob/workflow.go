@@ -67,11 +67,7 @@ type actionRef struct {
 // TaskValidate is ValidateInput: the goal exists, gets actions first when it has none, and
 // becomes processing. It returns its input with the goal id.
 func (s *Service) TaskValidate(ctx context.Context, input json.RawMessage, r job.Reporter) (json.RawMessage, error) {
-	var in GoalInput
-	if err := decodeInput(input, &in); err != nil {
-		return nil, err
-	}
-	g, err := s.goalFor(ctx, in)
+	in, g, err := s.inputGoal(ctx, input)
 	if err != nil {
 		return nil, err
 	}

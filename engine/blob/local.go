@@ -80,6 +80,15 @@ func notExist(op, uri string, err error) error {
 
 // Open implements Store.
 func (l Local) Open(_ context.Context, uri string) (io.ReadCloser, error) {
+	f, err := l.open(uri)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// open opens the file at uri for reading.
+func (l Local) open(uri string) (*os.File, error) {
 	p, err := l.Path(uri)
 	if err != nil {
 		return nil, err
@@ -100,13 +109,9 @@ func (s sectionReadCloser) Close() error { return s.f.Close() }
 
 // OpenRange implements Store.
 func (l Local) OpenRange(_ context.Context, uri string, offset, length int64) (io.ReadCloser, error) {
-	p, err := l.Path(uri)
+	f, err := l.open(uri)
 	if err != nil {
 		return nil, err
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, notExist("open", uri, err)
 	}
 	if length < 0 {
 		st, err := f.Stat()

@@ -107,6 +107,9 @@ type Doc struct {
 	Children []Child `json:"children,omitempty"`
 	// Mail is a mail's header fields (EML, MSG); nil for other documents.
 	Mail *MailHeader `json:"mail,omitempty"`
+	// spooled, when not nil, holds the Markdown out of memory instead of Markdown (an XML
+	// document converted for the handler; see convertSafely).
+	spooled *spooled
 }
 
 // MailHeader is a mail's header fields as people read them (decoded, on one line each).
@@ -237,6 +240,15 @@ func Convert(ctx context.Context, data []byte, name string, opt Options) (*Doc, 
 // or .zip) are reported as a damaged file of that type, not as an unsupported one, and a file of
 // 0 bytes fails as empty whatever its name.
 func ConvertKind(ctx context.Context, data []byte, name string, kind Kind, opt Options) (*Doc, error) {
+	return convertSafely(ctx, data, name, kind, opt, nil)
+}
+
+// convertSafely is ConvertKind. With file (the handler's Markdown file), a converter may stream
+// a Markdown too large to hold twice out of memory (Doc.spooled, XML only), into that file or a
+// temporary one, and the caller writes the Doc (writeMarkdown) and releases it. Nested
+// conversions (archive entries, attachments) go through ConvertKind and are never streamed:
+// their Markdown is joined into their parent's.
+func convertSafely(ctx context.Context, data []byte, name string, kind Kind, opt Options, file markdownFile) (*Doc, error) {
 	if len(data) == 0 {
 		return nil, errEmpty()
 	}
@@ -269,7 +281,7 @@ func ConvertKind(ctx context.Context, data []byte, name string, kind Kind, opt O
 			}
 			ch <- o
 		}()
-		o.d, o.err = convertKind(ctx, data, name, kind, opt)
+		o.d, o.err = convertKind(ctx, data, name, kind, opt, file)
 	}()
 	select {
 	case o := <-ch:
@@ -278,6 +290,7 @@ func ConvertKind(ctx context.Context, data []byte, name string, kind Kind, opt O
 		}
 		return o.d, nil
 	case <-ctx.Done():
+		go func() { (<-ch).d.release() }() // a document finished too late is not used
 		return nil, finishErr(ctx, kind, ctx.Err())
 	}
 }
@@ -305,7 +318,7 @@ func firstLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-func convertKind(ctx context.Context, data []byte, name string, kind Kind, opt Options) (*Doc, error) {
+func convertKind(ctx context.Context, data []byte, name string, kind Kind, opt Options, file markdownFile) (*Doc, error) {
 	switch kind {
 	case KindPDF:
 		return convertPDF(ctx, data, opt)
@@ -326,5 +339,5 @@ func convertKind(ctx context.Context, data []byte, name string, kind Kind, opt O
 	case KindOffice:
 		return nil, errPassword(kind)
 	}
-	return convertMore(ctx, data, name, kind, opt)
+	return convertMore(ctx, data, name, kind, opt, file)
 }

@@ -1,6 +1,7 @@
 package docjob
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
@@ -179,8 +180,9 @@ func xmlDecoder(data []byte) *xml.Decoder {
 }
 
 // convertXML renders an RSS or Atom feed as a list of its items, and any other XML
-// pretty-printed in a fenced block. XML that does not parse is a damaged file (E004).
-func convertXML(data []byte, kind Kind) (*Doc, error) {
+// pretty-printed in a fenced block. XML that does not parse is a damaged file (E004). With a
+// Markdown file to write, the pretty-printed document is streamed out of memory (spoolXML).
+func convertXML(data []byte, kind Kind, file markdownFile) (*Doc, error) {
 	if kind == KindFeed {
 		// A feed that cannot be read as one is shown as XML; the kind stays the detected one,
 		// so the stored result is found again for the same bytes.
@@ -188,13 +190,21 @@ func convertXML(data []byte, kind Kind) (*Doc, error) {
 			return d, nil
 		}
 	}
+	if file != nil {
+		if d, err := spoolXML(data, kind, file); !errors.Is(err, errNoSpool) {
+			return d, err
+		}
+		// Not to be written out (a full or read-only disk): made in memory instead.
+	}
 	// The document is written straight after the fence, so a large one is not copied again.
 	var b strings.Builder
 	b.Grow(indentedSize(data))
 	b.WriteString("```xml\n")
-	if err := indentXML(data, &b); err != nil {
+	w := bufio.NewWriterSize(&b, 64<<10)
+	if err := indentXML(data, w); err != nil {
 		return nil, errDamaged(KindXML, reason("the content is not well-formed XML"))
 	}
+	w.Flush() // a strings.Builder takes every write
 	if body := b.String()[len("```xml\n"):]; strings.Contains(body, "```") {
 		var f strings.Builder
 		fenced(&f, "xml", body)
@@ -204,6 +214,9 @@ func convertXML(data []byte, kind Kind) (*Doc, error) {
 	b.WriteString("\n```\n")
 	return &Doc{Kind: kind, Markdown: b.String(), Method: MethodNative, Pages: 1}, nil
 }
+
+// xmlIndent is the indentation of 32 levels, written in one piece.
+const xmlIndent = "                                                                "
 
 // gcStep is how much input indentXML reads between collections on a large document.
 const gcStep = 4 << 20
@@ -245,11 +258,12 @@ func indentedSize(data []byte) int {
 }
 
 // indentXML writes XML to b with one element per line, indented by depth; elements holding
-// only text stay on one line. Prefixes are kept as written.
-func indentXML(data []byte, b *strings.Builder) error {
+// only text stay on one line. Prefixes are kept as written. b is buffered over the Markdown in
+// memory or a file (a concrete type: its small writes are direct calls).
+func indentXML(data []byte, b *bufio.Writer) error {
 	d := xmlDecoder(data)
 	d.Strict = true
-	start := b.Len()
+	started := false // a line written: the next one starts with a new line
 	depth := 0
 	open := false // a start tag written, its line not ended
 	// text is the element's text so far, joined by spaces; a buffer reused for every element,
@@ -265,11 +279,12 @@ func indentXML(data []byte, b *strings.Builder) error {
 	}
 	esc := func(s []byte) { xml.EscapeText(b, s) } // straight into b
 	newline := func() {
-		if b.Len() > start {
+		if started {
 			b.WriteByte('\n')
 		}
-		for range depth {
-			b.WriteString("  ")
+		started = true
+		for n := 2 * depth; n > 0; n -= len(xmlIndent) {
+			b.WriteString(xmlIndent[:min(n, len(xmlIndent))])
 		}
 	}
 	// flushText writes the text read before a child element or a comment: after its parent's

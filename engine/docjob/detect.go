@@ -112,13 +112,8 @@ func Detect(data []byte, name string) Kind {
 		case isMSG(data):
 			return KindMSG
 		case bytes.Contains(data, oleEncryptionInfo):
-			switch ext {
-			case ".docx", ".docm":
-				return KindDOCX
-			case ".xlsx", ".xlsm":
-				return KindXLSX
-			case ".pptx", ".pptm":
-				return KindPPTX
+			if k := ooxmlByName(ext); k != "" {
+				return k
 			}
 			return KindOffice
 		case bytes.Contains(data, oleWordDocument):
@@ -160,6 +155,20 @@ func Detect(data []byte, name string) Kind {
 	return KindText
 }
 
+// ooxmlByName is the Office Open XML kind a file's extension (ext) claims, "" for another:
+// the kind of a package its bytes cannot tell (encrypted, or too damaged to open).
+func ooxmlByName(ext string) Kind {
+	switch ext {
+	case ".docx", ".docm":
+		return KindDOCX
+	case ".xlsx", ".xlsm":
+		return KindXLSX
+	case ".pptx", ".pptm":
+		return KindPPTX
+	}
+	return ""
+}
+
 // detectZip looks inside an archive to tell OOXML and OpenDocument packages from plain ZIPs.
 // A package too damaged to open keeps the kind its extension names, so the error says "damaged
 // Word file" rather than "damaged ZIP".
@@ -167,13 +176,8 @@ func detectZip(data []byte, ext string) Kind {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if zr == nil {
 		_ = err
-		switch ext {
-		case ".docx", ".docm":
-			return KindDOCX
-		case ".xlsx", ".xlsm":
-			return KindXLSX
-		case ".pptx", ".pptm":
-			return KindPPTX
+		if k := ooxmlByName(ext); k != "" {
+			return k
 		}
 		return KindZIP
 	}

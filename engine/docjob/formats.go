@@ -39,8 +39,9 @@ var moreSupported = map[Kind]bool{
 	KindEML: true, KindMSG: true, KindImage: true, KindMHTML: true,
 }
 
-// convertMore converts the kinds of this file; any other kind is unsupported.
-func convertMore(ctx context.Context, data []byte, name string, kind Kind, opt Options) (*Doc, error) {
+// convertMore converts the kinds of this file; any other kind is unsupported. file is as for
+// convertSafely.
+func convertMore(ctx context.Context, data []byte, name string, kind Kind, opt Options, file markdownFile) (*Doc, error) {
 	switch kind {
 	case KindHTML:
 		return convertHTML(data)
@@ -49,7 +50,7 @@ func convertMore(ctx context.Context, data []byte, name string, kind Kind, opt O
 	case KindJSON, KindNotebook:
 		return convertJSON(data, kind)
 	case KindXML, KindFeed:
-		return convertXML(data, kind)
+		return convertXML(data, kind, file)
 	case KindEML:
 		return convertEML(ctx, data, opt)
 	case KindMHTML:

@@ -220,7 +220,10 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 		opt.depth = in.Depth
 	}
 	opt.assetDir = AssetDir(in.Name, res.SHA256)
-	d, err := ConvertKind(ctx, data, in.Name, res.Kind, opt)
+	mdName := markdownName(in)
+	d, err := convertSafely(ctx, data, in.Name, res.Kind, opt, func() (blob.Writer, error) {
+		return c.blobs().Create(ctx, markdownURI(ctx, mdName, res.SHA256))
+	})
 	if err != nil {
 		je := job.AsError(err)
 		if je != nil && !je.Retryable && (je.Code == job.E003 || je.Code == job.E004 || je.Code == job.E005 || je.Code == job.E006) {
@@ -229,6 +232,7 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 		}
 		return nil, err
 	}
+	defer d.release()
 	res.fill(d)
 	for _, a := range d.Assets {
 		uri := outputURI(outputPrefix(ctx), "documents", opt.assetDir, a.Name)
@@ -236,7 +240,7 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 			return nil, job.Wrap(job.E009, err, "could not write a picture beside the Markdown file").WithJa("Markdownファイルの横に画像を書き込めませんでした。")
 		}
 	}
-	out, err := c.writeMarkdown(ctx, markdownName(in), res.SHA256, d.Markdown)
+	out, err := c.writeMarkdown(ctx, mdName, res.SHA256, d)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +252,7 @@ func (c *Converter) Handle(ctx context.Context, raw json.RawMessage, r job.Repor
 
 func (res *Result) fill(d *Doc) {
 	res.Kind, res.PageCount, res.Method = d.Kind, d.Pages, d.Method
-	res.TextLength = utf8.RuneCountInString(d.Markdown)
+	res.TextLength = d.chars()
 	res.Encoding, res.Rows, res.NoTextPages, res.OCRPages, res.DamagedPages = d.Encoding, d.Rows, d.NoTextPages, d.OCRPages, d.DamagedPages
 	res.Notes, res.Children, res.PageLimit = d.Notes, d.Children, d.PageLimit
 	res.Mail = d.Mail
@@ -431,11 +435,26 @@ func AssetDir(name, sha string) string {
 	return strings.TrimSuffix(OutputName(name, sha), ".md") + "_files"
 }
 
-// writeMarkdown writes md atomically as OUTPUT/documents/NAME_SHA8.md and returns its URI.
-func (c *Converter) writeMarkdown(ctx context.Context, name, sha, md string) (string, error) {
-	uri := outputURI(outputPrefix(ctx), "documents", OutputName(name, sha))
-	// Streamed from the string: []byte(md) would hold a second copy of a large document.
-	if _, err := blob.Copy(ctx, c.blobs(), uri, struct{ io.Reader }{strings.NewReader(md)}); err != nil {
+// markdownURI is where the Markdown of the file name (markdownName) with the bytes sha goes:
+// OUTPUT/documents/NAME_SHA8.md.
+func markdownURI(ctx context.Context, name, sha string) string {
+	return outputURI(outputPrefix(ctx), "documents", OutputName(name, sha))
+}
+
+// writeMarkdown writes d's Markdown atomically as OUTPUT/documents/NAME_SHA8.md and returns its
+// URI; a Markdown streamed into that file as it was made is committed.
+func (c *Converter) writeMarkdown(ctx context.Context, name, sha string, d *Doc) (string, error) {
+	uri := markdownURI(ctx, name, sha)
+	var err error
+	if sp := d.spooled; sp != nil && sp.out != nil {
+		err = sp.out.Commit()
+	} else {
+		var r io.Reader
+		if r, err = d.markdownReader(); err == nil {
+			_, err = blob.Copy(ctx, c.blobs(), uri, r)
+		}
+	}
+	if err != nil {
 		return "", job.Wrap(job.E009, err, "could not write the Markdown file").WithJa("Markdownファイルを書き込めませんでした。")
 	}
 	return uri, nil
@@ -542,7 +561,7 @@ func (c *Converter) collect(ctx context.Context, in Input, r job.Reporter) (json
 		s := sha256.Sum256([]byte(d.Markdown))
 		sha = hex.EncodeToString(s[:])
 	}
-	out, err := c.writeMarkdown(ctx, in.Name, sha, d.Markdown)
+	out, err := c.writeMarkdown(ctx, in.Name, sha, d)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,11 @@
 package docjob
 
 import (
-	"html"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"jobdesk/engine/mdtext"
 )
 
 // This file keeps a document's own text from being read as Markdown or HTML. A Word paragraph
@@ -17,6 +18,7 @@ import (
 // autolink becomes the entity "&lt;" (and the ">" closing it "&gt;"), "&" that would start an
 // entity "&amp;" (as HTML and the original Markdown read them), and markup punctuation gets a
 // backslash ("\*", "\_", "\`", "\[", "\]", "\#", "\>", "1\. "), CommonMark's escapes.
+// mdtext.Unescape reads such text back.
 
 // EscapeMarkdown escapes text so that a Markdown reader shows it as written when it stands as a
 // block of its own (each line may start a paragraph): the inline escapes of escapeInline plus
@@ -64,7 +66,7 @@ func escapeInline(s string) string {
 				continue
 			}
 		case '\\':
-			if i+1 == len(s) || s[i+1] == '\n' || isASCIIPunct(s[i+1]) {
+			if i+1 == len(s) || s[i+1] == '\n' || mdtext.IsPunct(s[i+1]) {
 				b.WriteString(`\\`)
 				continue
 			}
@@ -178,11 +180,6 @@ func entityAt(s string) bool {
 
 func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 
-// isASCIIPunct reports whether c is one of the characters a CommonMark backslash escapes.
-func isASCIIPunct(c byte) bool {
-	return c >= '!' && c <= '/' || c >= ':' && c <= '@' || c >= '[' && c <= '`' || c >= '{' && c <= '~'
-}
-
 func spaceBefore(s string, i int) bool {
 	if i == 0 {
 		return false
@@ -219,59 +216,4 @@ func wordAfter(s string, i int) bool {
 // as a Markdown table, each cell escaped; writeTable takes cells that are Markdown already.
 func writeTextTable(b *strings.Builder, rows [][]string) {
 	writeRows(b, rows, escapeInline)
-}
-
-// MarkdownText is the text a CommonMark reader shows for escaped text s, the inverse of
-// EscapeMarkdown for a line of text (a section's title): a backslash before ASCII punctuation
-// is dropped, entity and numeric character references closed by ";" become their characters.
-func MarkdownText(s string) string {
-	if !strings.ContainsAny(s, `\&`) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '\\' && i+1 < len(s) && isASCIIPunct(s[i+1]) {
-			b.WriteByte(s[i+1])
-			i++
-			continue
-		}
-		if c == '&' {
-			if j := strings.IndexByte(s[i:], ';'); j > 1 && j <= 40 {
-				ref := s[i : i+j+1]
-				if r := html.UnescapeString(ref); r != ref && validRef(ref) {
-					b.WriteString(r)
-					i += j
-					continue
-				}
-			}
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
-
-// validRef reports whether ref ("&…;") has a reference's shape: a name of letters and digits,
-// "#" and 1–7 digits, or "#x" and 1–6 hex digits.
-func validRef(ref string) bool {
-	body := ref[1 : len(ref)-1]
-	hex := strings.HasPrefix(body, "#x") || strings.HasPrefix(body, "#X")
-	switch {
-	case hex:
-		body = body[2:]
-	case strings.HasPrefix(body, "#"):
-		body = body[1:]
-	}
-	if body == "" || hex && len(body) > 6 || ref[1] == '#' && !hex && len(body) > 7 {
-		return false
-	}
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		ok := c >= '0' && c <= '9' || ref[1] != '#' && isASCIILetter(c) || hex && (c|0x20 >= 'a' && c|0x20 <= 'f')
-		if !ok {
-			return false
-		}
-	}
-	return true
 }

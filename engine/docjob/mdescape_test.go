@@ -14,6 +14,8 @@ import (
 	"github.com/xuri/excelize/v2"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
+
+	"jobdesk/engine/mdtext"
 )
 
 // markupLike are document texts that read as Markdown or HTML when written as they are.
@@ -49,8 +51,8 @@ func shownText(h string) string {
 func TestEscapeMarkdownReadsBack(t *testing.T) {
 	for _, s := range markupLike {
 		md := EscapeMarkdown(s)
-		if !strings.Contains(s, "\n") && MarkdownText(md) != s {
-			t.Errorf("MarkdownText(%q) = %q, want %q", md, MarkdownText(md), s)
+		if !strings.Contains(s, "\n") && mdtext.Unescape(md) != s {
+			t.Errorf("mdtext.Unescape(%q) = %q, want %q", md, mdtext.Unescape(md), s)
 		}
 		out := commonMark(t, md)
 		if got := strings.TrimSpace(shownText(out)); got != s {
@@ -302,7 +304,7 @@ func TestMailAndFeedTextLooksLikeMarkup(t *testing.T) {
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
 // FuzzEscapeMarkdown: any line of text, escaped, reads back as itself in CommonMark (as one
-// paragraph, or nothing for a blank line) and through MarkdownText.
+// paragraph, or nothing for a blank line) and through mdtext.Unescape.
 func FuzzEscapeMarkdown(f *testing.F) {
 	for _, s := range markupLike {
 		f.Add(s)
@@ -316,8 +318,8 @@ func FuzzEscapeMarkdown(f *testing.F) {
 			return // white space runs are the reader's to collapse
 		}
 		md := EscapeMarkdown(s)
-		if got := MarkdownText(md); got != s {
-			t.Fatalf("MarkdownText(%q) = %q, want %q", md, got, s)
+		if got := mdtext.Unescape(md); got != s {
+			t.Fatalf("mdtext.Unescape(%q) = %q, want %q", md, got, s)
 		}
 		out := commonMark(t, md)
 		if got := strings.TrimSpace(shownText(out)); got != s {

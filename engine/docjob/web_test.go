@@ -8,23 +8,20 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/japanese"
 
 	"jobdesk/engine/job"
 )
 
-func sjis(t *testing.T, s string) []byte {
-	t.Helper()
-	b, err := japanese.ShiftJIS.NewEncoder().Bytes([]byte(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func sjis(t *testing.T, s string) []byte { return encodeAs(t, japanese.ShiftJIS, s) }
 
-func eucjp(t *testing.T, s string) []byte {
+func eucjp(t *testing.T, s string) []byte { return encodeAs(t, japanese.EUCJP, s) }
+
+// encodeAs is s in the encoding e.
+func encodeAs(t *testing.T, e encoding.Encoding, s string) []byte {
 	t.Helper()
-	b, err := japanese.EUCJP.NewEncoder().Bytes([]byte(s))
+	b, err := e.NewEncoder().Bytes([]byte(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +242,7 @@ func FuzzHTML(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		convertHTML(data)
 		htmlStreamMarkdown(string(data))
-		convertXML(data, KindFeed)
+		convertXML(data, KindFeed, nil)
 		convertJSON(data, KindNotebook)
 	})
 }

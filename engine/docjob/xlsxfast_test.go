@@ -260,28 +260,9 @@ func TestFastReaderRandomFormats(t *testing.T) {
 // TestFastReaderStreamed: a workbook written by excelize's stream writer (as the benchmark's)
 // reads the same both ways and through the fast reader.
 func TestFastReaderStreamed(t *testing.T) {
-	f := excelize.NewFile()
-	sw, err := f.NewStreamWriter("Sheet1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dateStyle, _ := f.NewStyle(&excelize.Style{NumFmt: 14})
-	yen, _ := f.NewStyle(&excelize.Style{NumFmt: 164, CustomNumFmt: ptr(`"￥"#,##0`)})
-	sw.SetRow("A1", []any{"番号", "日付", "氏名", "金額"})
-	day := time.Date(2024, 4, 1, 0, 0, 0, 0, time.UTC)
-	for r := 2; r <= 3000; r++ {
-		cell, _ := excelize.CoordinatesToCellName(1, r)
-		sw.SetRow(cell, []any{r - 1, excelize.Cell{StyleID: dateStyle, Value: day.AddDate(0, 0, r%365)},
-			fmt.Sprintf("利用者%05d | <&>", r%50), excelize.Cell{StyleID: yen, Value: r * 37 % 100000}, r%3 == 0, float64(r) / 7})
-	}
-	if err := sw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := f.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	if n := compareReaders(t, "streamed", buf.Bytes()); n != 1 {
+	data := streamedWorkbook(t, 3000, func(r int) string { return fmt.Sprintf("利用者%05d | <&>", r%50) },
+		func(r int) []any { return []any{r%3 == 0, float64(r) / 7} })
+	if n := compareReaders(t, "streamed", data); n != 1 {
 		t.Errorf("fast reader took %d of 1 sheets", n)
 	}
 }

@@ -1,6 +1,7 @@
 package docjob
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,48 +15,46 @@ import (
 	"jobdesk/engine/job"
 )
 
-// bigXML writes an XML document of records just under size bytes to path: attributes, Japanese
-// text and numbers, as an export from an accounting system is.
-func bigXML(tb testing.TB, path string, size int) {
+// writeXML writes head, then rec(0), rec(1), … while they fit, then tail to path: a document
+// just under size bytes.
+func writeXML(tb testing.TB, path string, size int, head, tail string, rec func(i int) string) {
 	tb.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer f.Close()
-	const head, tail = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<records>\n", "</records>\n"
-	written, _ := f.WriteString(head)
+	w := bufio.NewWriter(f)
+	written, _ := w.WriteString(head)
 	for i := 0; ; i++ {
-		rec := fmt.Sprintf("<record id=\"%d\" type=\"invoice\"><name>利用者%05d</name><amount currency=\"JPY\">%d</amount><note>補助金の申請に必要な書類 item %d</note></record>\n",
-			i, i%50000, i*37%100000, i)
-		if written+len(rec)+len(tail) > size {
+		r := rec(i)
+		if written+len(r)+len(tail) > size {
 			break
 		}
-		n, _ := f.WriteString(rec)
+		n, _ := w.WriteString(r)
 		written += n
 	}
-	f.WriteString(tail)
+	w.WriteString(tail)
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// bigXML writes an XML document of records just under size bytes to path: attributes, Japanese
+// text and numbers, as an export from an accounting system is.
+func bigXML(tb testing.TB, path string, size int) {
+	writeXML(tb, path, size, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<records>\n", "</records>\n", func(i int) string {
+		return fmt.Sprintf("<record id=\"%d\" type=\"invoice\"><name>利用者%05d</name><amount currency=\"JPY\">%d</amount><note>補助金の申請に必要な書類 item %d</note></record>\n",
+			i, i%50000, i*37%100000, i)
+	})
 }
 
 // bigDeepXML writes an XML document just under size bytes whose elements nest ten deep around
 // short values: indenting it makes Markdown over three times its size.
 func bigDeepXML(tb testing.TB, path string, size int) {
-	tb.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	written, _ := f.WriteString("<?xml version=\"1.0\"?>\n<r>")
-	for i := 0; ; i++ {
-		rec := fmt.Sprintf(`<a><b><c><d><e><f><g><h k="%d">値</h><h/></g></f></e></d></c></b></a>`, i)
-		if written+len(rec)+5 > size {
-			break
-		}
-		n, _ := f.WriteString(rec)
-		written += n
-	}
-	f.WriteString("</r>\n")
+	writeXML(tb, path, size, "<?xml version=\"1.0\"?>\n<r>", "</r>\n", func(i int) string {
+		return fmt.Sprintf(`<a><b><c><d><e><f><g><h k="%d">値</h><h/></g></f></e></d></c></b></a>`, i)
+	})
 }
 
 // BenchmarkXMLLarge converts 49.9 MB XML files (records with attributes and Japanese text; ten

@@ -119,20 +119,11 @@ func (s *Store) RecordUsage(ctx context.Context, u aijob.UsageRecord) error {
 // call had one, the greatest model name (as the device's store reports it).
 func (s *Store) JobUsage(ctx context.Context, id int64) (aijob.Usage, error) {
 	var u aijob.Usage
-	dir := blob.Join("usage", strconv.FormatInt(id, 10))
-	names, err := s.names(ctx, dir)
+	recs, err := s.usageRecords(ctx, id)
 	if err != nil {
 		return u, err
 	}
-	for _, n := range names {
-		b, err := blob.ReadAll(ctx, s.Blob, blob.Join(s.Prefix, dir, n))
-		if err != nil {
-			return u, err
-		}
-		var r usageRecord
-		if err := json.Unmarshal(b, &r); err != nil {
-			return u, fmt.Errorf("usage record %s: %w", n, err)
-		}
+	for _, r := range recs {
 		u.Calls++
 		u.PromptTokens += r.PromptTokens
 		u.CompletionTokens += r.CompletionTokens
@@ -154,13 +145,30 @@ func (s *Store) JobUsage(ctx context.Context, id int64) (aijob.Usage, error) {
 // UsageRecords returns the model calls recorded for job id, oldest first (the device copies them
 // into its own usage log when a cloud job's results come home).
 func (s *Store) UsageRecords(ctx context.Context, id int64) ([]aijob.UsageRecord, error) {
+	recs, err := s.usageRecords(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]aijob.UsageRecord, 0, len(recs))
+	for _, r := range recs {
+		at, _ := time.Parse(time.RFC3339Nano, r.At)
+		out = append(out, aijob.UsageRecord{JobID: r.JobID, Purpose: r.Purpose, Provider: r.Provider, Model: r.Model,
+			PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Latency: time.Duration(r.LatencyMs) * time.Millisecond,
+			CostUSD: r.CostUSD, OK: r.OK, At: at})
+	}
+	return out, nil
+}
+
+// usageRecords reads the model calls recorded for job id in the order of their names (oldest
+// first).
+func (s *Store) usageRecords(ctx context.Context, id int64) ([]usageRecord, error) {
 	dir := blob.Join("usage", strconv.FormatInt(id, 10))
 	names, err := s.names(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
 	sort.Strings(names)
-	out := make([]aijob.UsageRecord, 0, len(names))
+	out := make([]usageRecord, 0, len(names))
 	for _, n := range names {
 		b, err := blob.ReadAll(ctx, s.Blob, blob.Join(s.Prefix, dir, n))
 		if err != nil {
@@ -170,10 +178,7 @@ func (s *Store) UsageRecords(ctx context.Context, id int64) ([]aijob.UsageRecord
 		if err := json.Unmarshal(b, &r); err != nil {
 			return nil, fmt.Errorf("usage record %s: %w", n, err)
 		}
-		at, _ := time.Parse(time.RFC3339Nano, r.At)
-		out = append(out, aijob.UsageRecord{JobID: r.JobID, Purpose: r.Purpose, Provider: r.Provider, Model: r.Model,
-			PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Latency: time.Duration(r.LatencyMs) * time.Millisecond,
-			CostUSD: r.CostUSD, OK: r.OK, At: at})
+		out = append(out, r)
 	}
 	return out, nil
 }

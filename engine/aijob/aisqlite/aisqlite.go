@@ -193,17 +193,27 @@ func (st *Store) ClearGoalFailure(ctx context.Context, id int64) error {
 	return err
 }
 
+// clearChildren makes room for new rows of parent id in table (its column parent names the
+// parent): with replace the old rows are deleted; without, rows already there are kept and ok
+// is false, so nothing is written.
+func clearChildren(ctx context.Context, tx *sql.Tx, table, parent string, id int64, replace bool) (ok bool, err error) {
+	if !replace {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table+` WHERE `+parent+`=?`, id).Scan(&n); err != nil || n > 0 {
+			return false, err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE `+parent+`=?`, id); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 // SaveSubgoals implements aijob.GoalStore in one transaction.
 func (st *Store) SaveSubgoals(ctx context.Context, goalID, jobID int64, sgs []aijob.GenSubgoal, replace bool) error {
 	now := nowMs()
 	return st.db.Tx(ctx, func(tx *sql.Tx) error {
-		if !replace {
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM subgoals WHERE goal_id=?`, goalID).Scan(&n); err != nil || n > 0 {
-				return err
-			}
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM subgoals WHERE goal_id=?`, goalID); err != nil {
+		if ok, err := clearChildren(ctx, tx, "subgoals", "goal_id", goalID, replace); !ok {
 			return err
 		}
 		for i, sg := range sgs {
@@ -221,13 +231,7 @@ func (st *Store) SaveSubgoals(ctx context.Context, goalID, jobID int64, sgs []ai
 func (st *Store) SaveActions(ctx context.Context, subgoalID, jobID int64, as []aijob.GenAction, replace bool) error {
 	now := nowMs()
 	return st.db.Tx(ctx, func(tx *sql.Tx) error {
-		if !replace {
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM goal_actions WHERE subgoal_id=?`, subgoalID).Scan(&n); err != nil || n > 0 {
-				return err
-			}
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM goal_actions WHERE subgoal_id=?`, subgoalID); err != nil {
+		if ok, err := clearChildren(ctx, tx, "goal_actions", "subgoal_id", subgoalID, replace); !ok {
 			return err
 		}
 		for i, a := range as {
@@ -286,6 +290,14 @@ func (st *Store) MarkActionFailed(ctx context.Context, actionID int64) error {
 
 // RecordUsage implements aijob.UsageLog: one llm_usage row.
 func (st *Store) RecordUsage(ctx context.Context, u aijob.UsageRecord) error {
+	return insertUsage(ctx, st.db.W, nullID(u.JobID), u)
+}
+
+// insertUsage writes u as an llm_usage row of job jobID (an id or nil) through db (the
+// database or a transaction).
+func insertUsage(ctx context.Context, db interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}, jobID any, u aijob.UsageRecord) error {
 	var cost any
 	if u.CostUSD != nil {
 		cost = *u.CostUSD
@@ -294,9 +306,9 @@ func (st *Store) RecordUsage(ctx context.Context, u aijob.UsageRecord) error {
 	if u.OK {
 		ok = 1
 	}
-	_, err := st.db.W.ExecContext(ctx, `INSERT INTO llm_usage(job_id, purpose, provider, model, prompt_tokens,
+	_, err := db.ExecContext(ctx, `INSERT INTO llm_usage(job_id, purpose, provider, model, prompt_tokens,
 		completion_tokens, latency_ms, cost_usd, ok, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		nullID(u.JobID), u.Purpose, u.Provider, u.Model, u.PromptTokens, u.CompletionTokens, u.Latency.Milliseconds(), cost, ok, u.At.UnixMilli())
+		jobID, u.Purpose, u.Provider, u.Model, u.PromptTokens, u.CompletionTokens, u.Latency.Milliseconds(), cost, ok, u.At.UnixMilli())
 	return err
 }
 

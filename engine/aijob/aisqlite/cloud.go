@@ -49,17 +49,7 @@ func (st *Store) ApplyCloudResult(ctx context.Context, jobID int64, r CloudResul
 			}
 		}
 		for _, u := range r.Usage {
-			var cost any
-			if u.CostUSD != nil {
-				cost = *u.CostUSD
-			}
-			ok := 0
-			if u.OK {
-				ok = 1
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO llm_usage(job_id, purpose, provider, model, prompt_tokens,
-				completion_tokens, latency_ms, cost_usd, ok, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-				jobID, u.Purpose, u.Provider, u.Model, u.PromptTokens, u.CompletionTokens, u.Latency.Milliseconds(), cost, ok, u.At.UnixMilli()); err != nil {
+			if err := insertUsage(ctx, tx, jobID, u); err != nil {
 				return err
 			}
 		}

@@ -217,6 +217,29 @@ func NewOpenAIAt(t testing.TB, addr string, script Script) *Server {
 	return s
 }
 
+// answer records call c and waits as its step says; a step that fails is answered here, in
+// the provider's form (writeErr, with the step's error type or typeOf its status). ok is
+// false when the request has been answered or its client is gone.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, c Call, typeOf func(status int) string,
+	writeErr func(w http.ResponseWriter, status int, typ, msg string)) (_ Call, _ Step, ok bool) {
+	c, st := s.record(c)
+	if !s.wait(w, r, st) {
+		return c, st, false
+	}
+	if st.Status != 0 && st.Status != 200 {
+		typ := st.ErrorType
+		if typ == "" {
+			typ = typeOf(st.Status)
+		}
+		if st.RetryAfter != "" {
+			w.Header().Set("Retry-After", st.RetryAfter)
+		}
+		writeErr(w, st.Status, typ, st.Message)
+		return c, st, false
+	}
+	return c, st, true
+}
+
 func (s *Server) openAI(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	var req struct {
@@ -262,19 +285,8 @@ func (s *Server) openAI(w http.ResponseWriter, r *http.Request) {
 	if req.ResponseFormat != nil && req.ResponseFormat.Type == "json_schema" {
 		c.SchemaName, c.Schema = req.ResponseFormat.JSONSchema.Name, req.ResponseFormat.JSONSchema.Schema
 	}
-	c, st := s.record(c)
-	if !s.wait(w, r, st) {
-		return
-	}
-	if st.Status != 0 && st.Status != 200 {
-		typ := st.ErrorType
-		if typ == "" {
-			typ = http.StatusText(st.Status)
-		}
-		if st.RetryAfter != "" {
-			w.Header().Set("Retry-After", st.RetryAfter)
-		}
-		writeOpenAIError(w, st.Status, typ, st.Message)
+	c, st, ok := s.answer(w, r, c, http.StatusText, writeOpenAIError)
+	if !ok {
 		return
 	}
 	model := req.Model
@@ -341,20 +353,8 @@ func (s *Server) bedrock(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	c.SchemaName = SchemaNameOf(c.System + c.Prompt)
-	c, st := s.record(c)
-	if !s.wait(w, r, st) {
-		return
-	}
-	if st.Status != 0 && st.Status != 200 {
-		typ := st.ErrorType
-		if typ == "" {
-			typ = map[int]string{429: "ThrottlingException", 503: "ServiceUnavailableException", 400: "ValidationException",
-				403: "AccessDeniedException", 500: "InternalServerException"}[st.Status]
-		}
-		if st.RetryAfter != "" {
-			w.Header().Set("Retry-After", st.RetryAfter)
-		}
-		writeBedrockError(w, st.Status, typ, st.Message)
+	c, st, ok := s.answer(w, r, c, func(status int) string { return bedrockErrorTypes[status] }, writeBedrockError)
+	if !ok {
 		return
 	}
 	in, out := tokens(c.Prompt, st.PromptTokens), tokens(st.Text, st.CompletionTokens)
@@ -366,6 +366,10 @@ func (s *Server) bedrock(w http.ResponseWriter, r *http.Request) {
 		"metrics":    map[string]int{"latencyMs": int(st.Delay.Milliseconds())},
 	})
 }
+
+// bedrockErrorTypes are Bedrock's error types by HTTP status.
+var bedrockErrorTypes = map[int]string{429: "ThrottlingException", 503: "ServiceUnavailableException", 400: "ValidationException",
+	403: "AccessDeniedException", 500: "InternalServerException"}
 
 func writeBedrockError(w http.ResponseWriter, status int, typ, msg string) {
 	if msg == "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"time"
 
 	"jobdesk/engine/docjob"
 )
@@ -18,17 +17,13 @@ func (c *Cache) ApplyCloudResult(ctx context.Context, jobID int64, k docjob.Key,
 	if err != nil {
 		return err
 	}
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
-	}
 	return c.DB.Tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO docjob_results
 			(sha256, version, options, name, status, result, output_path, job_id, created_at) VALUES (?,?,?,?,?,?,?,?,?)
 			ON CONFLICT (sha256, version, options) DO UPDATE SET name = excluded.name, status = excluded.status,
 			result = excluded.result, output_path = excluded.output_path, job_id = excluded.job_id, created_at = excluded.created_at
 			WHERE docjob_results.result IS NOT excluded.result OR docjob_results.job_id IS NOT excluded.job_id`,
-			k.SHA256, k.Version, k.Options, res.Name, string(res.Status), string(b), res.OutputPath, jobID, now().UTC().Format(time.RFC3339Nano))
+			k.SHA256, k.Version, k.Options, res.Name, string(res.Status), string(b), res.OutputPath, jobID, c.stamp())
 		return err
 	})
 }

@@ -56,15 +56,20 @@ func (c *Cache) Get(ctx context.Context, k docjob.Key) (docjob.Result, bool, err
 	return res, true, nil
 }
 
+// stamp is the time a row is written (Now, or the clock), as stored.
+func (c *Cache) stamp() string {
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	return now().UTC().Format(time.RFC3339Nano)
+}
+
 // Put implements docjob.Cache: it inserts the row, or replaces the row of the same key.
 func (c *Cache) Put(ctx context.Context, k docjob.Key, res docjob.Result) error {
 	b, err := json.Marshal(res)
 	if err != nil {
 		return err
-	}
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
 	}
 	var jobID int64
 	if info, ok := job.InfoFrom(ctx); ok {
@@ -74,6 +79,6 @@ func (c *Cache) Put(ctx context.Context, k docjob.Key, res docjob.Result) error 
 		(sha256, version, options, name, status, result, output_path, job_id, created_at) VALUES (?,?,?,?,?,?,?,?,?)
 		ON CONFLICT (sha256, version, options) DO UPDATE SET name = excluded.name, status = excluded.status,
 		result = excluded.result, output_path = excluded.output_path, job_id = excluded.job_id, created_at = excluded.created_at`,
-		k.SHA256, k.Version, k.Options, res.Name, string(res.Status), string(b), res.OutputPath, jobID, now().UTC().Format(time.RFC3339Nano))
+		k.SHA256, k.Version, k.Options, res.Name, string(res.Status), string(b), res.OutputPath, jobID, c.stamp())
 	return err
 }

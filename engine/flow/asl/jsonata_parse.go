@@ -28,14 +28,7 @@ func (p *parser) jsonataState(s *State, obj map[string]any, loc string) {
 	s.Catch = p.jcatchers(obj["Catch"], loc+"/Catch")
 	switch s.Type {
 	case "Task":
-		s.Resource = p.str(obj, "Resource", loc)
-		if s.Resource == "" {
-			p.errf(loc+"/Resource", "SCHEMA_VALIDATION_FAILED", "state %q: a Task needs a Resource", name)
-		} else if p.resolver != nil {
-			if err := p.resolver(s.Resource); err != nil {
-				p.errf(loc+"/Resource", "INVALID_RESOURCE", "state %q: %v", name, err)
-			}
-		}
+		s.Resource = p.resource(obj, loc, name)
 		s.TimeoutSeconds, j.TimeoutSeconds = p.jnumber(obj, "TimeoutSeconds", loc, 1)
 		s.HeartbeatSeconds, j.HeartbeatSeconds = p.jnumber(obj, "HeartbeatSeconds", loc, 1)
 		if s.HeartbeatSeconds > 0 && s.TimeoutSeconds > 0 && s.HeartbeatSeconds >= s.TimeoutSeconds {
@@ -82,18 +75,7 @@ func (p *parser) jsonataState(s *State, obj map[string]any, loc string) {
 		j.Error = p.jfield(obj, "Error", loc)
 		j.Cause = p.jfield(obj, "Cause", loc)
 	case "Parallel":
-		list, ok := obj["Branches"].([]any)
-		if !ok || len(list) == 0 {
-			p.errf(loc+"/Branches", "SCHEMA_VALIDATION_FAILED", "state %q: Branches must be a non-empty array", name)
-		}
-		for i, b := range list {
-			bo, ok := b.(map[string]any)
-			if !ok {
-				p.errf(fmt.Sprintf("%s/Branches/%d", loc, i), "SCHEMA_VALIDATION_FAILED", "a branch must be an object")
-				continue
-			}
-			s.Branches = append(s.Branches, p.machine(bo, fmt.Sprintf("%s/Branches/%d", loc, i)))
-		}
+		s.Branches = p.branches(obj, loc, name)
 	case "Map":
 		rest := map[string]any{}
 		for _, k := range []string{"ItemProcessor", "Iterator", "ItemReader", "ItemBatcher", "ResultWriter", "Label"} {
@@ -147,24 +129,15 @@ func (p *parser) jfield(obj map[string]any, key, loc string) JTemplate {
 // jnumber reads a numeric field that is a non-negative integer (at least min) or a JSONata
 // expression.
 func (p *parser) jnumber(obj map[string]any, key, loc string, min float64) (float64, JTemplate) {
-	v, ok := obj[key]
-	if !ok {
-		return 0, JTemplate{}
-	}
-	if str, isStr := v.(string); isStr {
-		if _, isExpr := Expression(str); isExpr {
-			return 0, p.jfield(obj, key, loc)
-		}
-	}
-	f := p.posNumber(v, loc+"/"+key, true)
-	if f < min {
-		p.errf(loc+"/"+key, "SCHEMA_VALIDATION_FAILED", "%s must be at least %v", key, min)
-	}
-	return f, JTemplate{}
+	return p.jnum(obj, key, loc, true, min)
 }
 
 // jnumberF is jnumber for a number that may have a fraction.
 func (p *parser) jnumberF(obj map[string]any, key, loc string) (float64, JTemplate) {
+	return p.jnum(obj, key, loc, false, 0)
+}
+
+func (p *parser) jnum(obj map[string]any, key, loc string, integer bool, min float64) (float64, JTemplate) {
 	v, ok := obj[key]
 	if !ok {
 		return 0, JTemplate{}
@@ -174,7 +147,11 @@ func (p *parser) jnumberF(obj map[string]any, key, loc string) (float64, JTempla
 			return 0, p.jfield(obj, key, loc)
 		}
 	}
-	return p.posNumber(v, loc+"/"+key, false), JTemplate{}
+	f := p.posNumber(v, loc+"/"+key, integer)
+	if f < min {
+		p.errf(loc+"/"+key, "SCHEMA_VALIDATION_FAILED", "%s must be at least %v", key, min)
+	}
+	return f, JTemplate{}
 }
 
 // jassign compiles a JSONata Assign field: an object of variable names and values.
@@ -197,22 +174,8 @@ func (p *parser) jassign(v any, loc string) JTemplate {
 }
 
 func (p *parser) jcatchers(v any, loc string) []Catcher {
-	if v == nil {
-		return nil
-	}
-	list, ok := v.([]any)
-	if !ok {
-		p.errf(loc, "SCHEMA_VALIDATION_FAILED", "Catch must be an array")
-		return nil
-	}
 	var out []Catcher
-	for i, x := range list {
-		l := fmt.Sprintf("%s/%d", loc, i)
-		o, ok := x.(map[string]any)
-		if !ok {
-			p.errf(l, "SCHEMA_VALIDATION_FAILED", "a catcher must be an object")
-			continue
-		}
+	p.objects(v, loc, "Catch", "a catcher", func(o map[string]any, l string, last bool) {
 		for k := range o {
 			switch k {
 			case "ErrorEquals", "Next", "Comment", "Output", "Assign":
@@ -220,20 +183,15 @@ func (p *parser) jcatchers(v any, loc string) []Catcher {
 				p.errf(l+"/"+k, "SCHEMA_VALIDATION_FAILED", "field %s is not allowed in a catcher of a JSONata state", k)
 			}
 		}
-		c := Catcher{ErrorEquals: p.errorEquals(o["ErrorEquals"], l+"/ErrorEquals"), ResultPath: "$"}
-		c.Next, _ = o["Next"].(string)
-		if c.Next == "" {
-			p.errf(l+"/Next", "SCHEMA_VALIDATION_FAILED", "a catcher needs Next")
-		}
+		c := p.catcher(o, l)
+		c.ResultPath = "$"
 		c.JOutput = p.jfield(o, "Output", l)
 		if a, ok := o["Assign"]; ok {
 			c.JAssign = p.jassign(a, l+"/Assign")
 		}
-		if i < len(list)-1 && len(c.ErrorEquals) == 1 && c.ErrorEquals[0] == "States.ALL" {
-			p.errf(l+"/ErrorEquals", "SCHEMA_VALIDATION_FAILED", "a catcher with States.ALL must be the last one")
-		}
+		p.allLast(c.ErrorEquals, last, l, "a catcher")
 		out = append(out, c)
-	}
+	})
 	return out
 }
 

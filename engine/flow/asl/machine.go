@@ -362,6 +362,37 @@ func (p *parser) posNumber(v any, loc string, integer bool) float64 {
 
 func lastPart(loc string) string { return loc[strings.LastIndex(loc, "/")+1:] }
 
+// resource reads a Task state's Resource, which must be given and, with a resolver, known.
+func (p *parser) resource(obj map[string]any, loc, name string) string {
+	r := p.str(obj, "Resource", loc)
+	if r == "" {
+		p.errf(loc+"/Resource", "SCHEMA_VALIDATION_FAILED", "state %q: a Task needs a Resource", name)
+	} else if p.resolver != nil {
+		if err := p.resolver(r); err != nil {
+			p.errf(loc+"/Resource", "INVALID_RESOURCE", "state %q: %v", name, err)
+		}
+	}
+	return r
+}
+
+// branches reads a Parallel state's Branches: a non-empty array of state machines.
+func (p *parser) branches(obj map[string]any, loc, name string) []*Machine {
+	list, ok := obj["Branches"].([]any)
+	if !ok || len(list) == 0 {
+		p.errf(loc+"/Branches", "SCHEMA_VALIDATION_FAILED", "state %q: Branches must be a non-empty array", name)
+	}
+	var out []*Machine
+	for i, b := range list {
+		bo, ok := b.(map[string]any)
+		if !ok {
+			p.errf(fmt.Sprintf("%s/Branches/%d", loc, i), "SCHEMA_VALIDATION_FAILED", "a branch must be an object")
+			continue
+		}
+		out = append(out, p.machine(bo, fmt.Sprintf("%s/Branches/%d", loc, i)))
+	}
+	return out
+}
+
 func (p *parser) str(obj map[string]any, key, loc string) string {
 	v, ok := obj[key]
 	if !ok {
@@ -551,14 +582,7 @@ func (p *parser) state(name string, obj map[string]any, loc string) *State {
 	s.Catch = p.catchers(obj["Catch"], loc+"/Catch")
 	switch typ {
 	case "Task":
-		s.Resource = p.str(obj, "Resource", loc)
-		if s.Resource == "" {
-			p.errf(loc+"/Resource", "SCHEMA_VALIDATION_FAILED", "state %q: a Task needs a Resource", name)
-		} else if p.resolver != nil {
-			if err := p.resolver(s.Resource); err != nil {
-				p.errf(loc+"/Resource", "INVALID_RESOURCE", "state %q: %v", name, err)
-			}
-		}
+		s.Resource = p.resource(obj, loc, name)
 		if v, ok := obj["TimeoutSeconds"]; ok {
 			s.TimeoutSeconds = p.posNumber(v, loc+"/TimeoutSeconds", true)
 			if s.TimeoutSeconds == 0 {
@@ -620,18 +644,7 @@ func (p *parser) state(name string, obj map[string]any, loc string) *State {
 		s.ErrorPath = p.exprField(obj, "ErrorPath", loc)
 		s.CausePath = p.exprField(obj, "CausePath", loc)
 	case "Parallel":
-		list, ok := obj["Branches"].([]any)
-		if !ok || len(list) == 0 {
-			p.errf(loc+"/Branches", "SCHEMA_VALIDATION_FAILED", "state %q: Branches must be a non-empty array", name)
-		}
-		for i, b := range list {
-			bo, ok := b.(map[string]any)
-			if !ok {
-				p.errf(fmt.Sprintf("%s/Branches/%d", loc, i), "SCHEMA_VALIDATION_FAILED", "a branch must be an object")
-				continue
-			}
-			s.Branches = append(s.Branches, p.machine(bo, fmt.Sprintf("%s/Branches/%d", loc, i)))
-		}
+		s.Branches = p.branches(obj, loc, name)
 	case "Map":
 		p.mapState(s, obj, loc)
 	}
@@ -782,23 +795,40 @@ func (p *parser) errorEquals(v any, loc string) []string {
 	return out
 }
 
-func (p *parser) retriers(v any, loc string) []Retrier {
+// objects calls f with each element of v, the value of field (Retry, Catch): an array of
+// objects, each given with its location and whether it is the array's last element. An
+// absent field (nil) has none; what names an element in errors ("a retrier").
+func (p *parser) objects(v any, loc, field, what string, f func(o map[string]any, l string, last bool)) {
 	if v == nil {
-		return nil
+		return
 	}
 	list, ok := v.([]any)
 	if !ok {
-		p.errf(loc, "SCHEMA_VALIDATION_FAILED", "Retry must be an array")
-		return nil
+		p.errf(loc, "SCHEMA_VALIDATION_FAILED", "%s must be an array", field)
+		return
 	}
-	var out []Retrier
 	for i, x := range list {
 		l := fmt.Sprintf("%s/%d", loc, i)
 		o, ok := x.(map[string]any)
 		if !ok {
-			p.errf(l, "SCHEMA_VALIDATION_FAILED", "a retrier must be an object")
+			p.errf(l, "SCHEMA_VALIDATION_FAILED", "%s must be an object", what)
 			continue
 		}
+		f(o, l, i == len(list)-1)
+	}
+}
+
+// allLast reports a retrier or catcher (what) matching States.ALL that is not the last: the
+// ones after it could never match.
+func (p *parser) allLast(errorEquals []string, last bool, l, what string) {
+	if !last && len(errorEquals) == 1 && errorEquals[0] == "States.ALL" {
+		p.errf(l+"/ErrorEquals", "SCHEMA_VALIDATION_FAILED", "%s with States.ALL must be the last one", what)
+	}
+}
+
+func (p *parser) retriers(v any, loc string) []Retrier {
+	var out []Retrier
+	p.objects(v, loc, "Retry", "a retrier", func(o map[string]any, l string, last bool) {
 		r := Retrier{IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2, JitterStrategy: "NONE"}
 		r.ErrorEquals = p.errorEquals(o["ErrorEquals"], l+"/ErrorEquals")
 		for k, f := range o {
@@ -827,45 +857,33 @@ func (p *parser) retriers(v any, loc string) []Retrier {
 				p.errf(l+"/"+k, "SCHEMA_VALIDATION_FAILED", "field %s is not allowed in a retrier", k)
 			}
 		}
-		if i < len(list)-1 && len(r.ErrorEquals) == 1 && r.ErrorEquals[0] == "States.ALL" {
-			p.errf(l+"/ErrorEquals", "SCHEMA_VALIDATION_FAILED", "a retrier with States.ALL must be the last one")
-		}
+		p.allLast(r.ErrorEquals, last, l, "a retrier")
 		out = append(out, r)
-	}
+	})
 	return out
 }
 
+// catcher reads what a catcher has in either query language: ErrorEquals and Next.
+func (p *parser) catcher(o map[string]any, l string) Catcher {
+	c := Catcher{ErrorEquals: p.errorEquals(o["ErrorEquals"], l+"/ErrorEquals")}
+	c.Next, _ = o["Next"].(string)
+	if c.Next == "" {
+		p.errf(l+"/Next", "SCHEMA_VALIDATION_FAILED", "a catcher needs Next")
+	}
+	return c
+}
+
 func (p *parser) catchers(v any, loc string) []Catcher {
-	if v == nil {
-		return nil
-	}
-	list, ok := v.([]any)
-	if !ok {
-		p.errf(loc, "SCHEMA_VALIDATION_FAILED", "Catch must be an array")
-		return nil
-	}
 	var out []Catcher
-	for i, x := range list {
-		l := fmt.Sprintf("%s/%d", loc, i)
-		o, ok := x.(map[string]any)
-		if !ok {
-			p.errf(l, "SCHEMA_VALIDATION_FAILED", "a catcher must be an object")
-			continue
-		}
-		c := Catcher{ErrorEquals: p.errorEquals(o["ErrorEquals"], l+"/ErrorEquals")}
-		c.Next, _ = o["Next"].(string)
-		if c.Next == "" {
-			p.errf(l+"/Next", "SCHEMA_VALIDATION_FAILED", "a catcher needs Next")
-		}
+	p.objects(v, loc, "Catch", "a catcher", func(o map[string]any, l string, last bool) {
+		c := p.catcher(o, l)
 		c.ResultPath = p.path(o, "ResultPath", l, true, true)
 		if v, ok := o["Assign"]; ok {
 			c.Assign = p.assign(v, l+"/Assign")
 		}
-		if i < len(list)-1 && len(c.ErrorEquals) == 1 && c.ErrorEquals[0] == "States.ALL" {
-			p.errf(l+"/ErrorEquals", "SCHEMA_VALIDATION_FAILED", "a catcher with States.ALL must be the last one")
-		}
+		p.allLast(c.ErrorEquals, last, l, "a catcher")
 		out = append(out, c)
-	}
+	})
 	return out
 }
 

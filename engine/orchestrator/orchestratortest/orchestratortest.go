@@ -117,11 +117,14 @@ func testRunCarriesTheCodedError(t *testing.T, newEnv NewEnv) {
 	}
 }
 
+// untilDone is a step's function that runs until its job is cancelled or out of time.
+func untilDone(ctx context.Context, _ json.RawMessage, _ job.Reporter) (json.RawMessage, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
 func testRunStopsTheExecutionOnCancelAndTimeout(t *testing.T, newEnv NewEnv) {
-	v := newEnv(t, func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
-		<-ctx.Done()
-		return nil, ctx.Err()
-	})
+	v := newEnv(t, untilDone)
 	for _, c := range []struct {
 		name string
 		code job.Code
@@ -198,10 +201,7 @@ func (c cutOff) Start(ctx context.Context, workflow, name string, in json.RawMes
 // A job cancelled, or out of time, while its execution's Start was under way (the execution
 // made, the answer cut off) still stops that execution: nothing runs on for a job that ended.
 func testRunStopsAnExecutionWhoseStartWasCutOff(t *testing.T, newEnv NewEnv) {
-	v := newEnv(t, func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
-		<-ctx.Done()
-		return nil, ctx.Err()
-	})
+	v := newEnv(t, untilDone)
 	for _, c := range []struct {
 		name string
 		code job.Code
