@@ -351,6 +351,8 @@ func (dr *docxReader) readStyles(root *node) {
 	if st == nil {
 		return
 	}
+	outline := map[string]int{}    // style id → its own w:outlineLvl
+	basedOn := map[string]string{} // style id → the style it is based on (styles not yet headings)
 	for _, s := range st.kids {
 		if s.name != "style" || s.a("type") != "paragraph" {
 			continue
@@ -362,15 +364,25 @@ func (dr *docxReader) readStyles(root *node) {
 		}
 		lvl := 0
 		if strings.HasPrefix(name, "heading ") {
-			lvl, _ = strconv.Atoi(strings.TrimPrefix(name, "heading "))
+			// "heading 2", also a variant named after it ("heading 2 invisible num")
+			lvl = leadingInt(strings.TrimPrefix(name, "heading "))
 		} else if name == "title" {
 			lvl = 1
-		} else if ppr := s.child("pPr"); ppr != nil {
-			if o := ppr.child("outlineLvl"); o != nil {
-				if v, err := strconv.Atoi(o.a("val")); err == nil && v < 9 {
-					lvl = v + 1
+		}
+		if lvl == 0 {
+			if ppr := s.child("pPr"); ppr != nil {
+				if o := ppr.child("outlineLvl"); o != nil {
+					if v, err := strconv.Atoi(o.a("val")); err == nil {
+						outline[id] = v
+					}
 				}
 			}
+			if bo := s.child("basedOn"); bo != nil {
+				basedOn[id] = bo.a("val")
+			}
+		}
+		if v, ok := outline[id]; ok && v < 9 {
+			lvl = v + 1
 		}
 		if name == "title" {
 			dr.titles[id] = true
@@ -399,6 +411,34 @@ func (dr *docxReader) readStyles(root *node) {
 			dr.headings[id] = lvl
 		}
 	}
+	// A style based on a heading is a heading of that level (Word shows it in the outline)
+	// unless it sets an outline level of its own ("TOC Heading": body text).
+	for id, base := range basedOn {
+		if _, own := outline[id]; own || dr.headings[id] > 0 {
+			continue
+		}
+		for i := 0; i < 16 && base != ""; i++ {
+			if l := dr.headings[base]; l > 0 {
+				if !dr.titles[base] {
+					dr.headings[id] = l
+				}
+				break
+			}
+			if _, own := outline[base]; own {
+				break
+			}
+			base = basedOn[base]
+		}
+	}
+}
+
+// leadingInt is the number s starts with (0 when none).
+func leadingInt(s string) int {
+	n := 0
+	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9' && n < 1000; i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	return n
 }
 
 func (dr *docxReader) readNumbering(root *node) {
@@ -504,8 +544,15 @@ func (dr *docxReader) blocksText(n *node) string {
 			switch k.name {
 			case "p":
 				t, boxes := dr.paraText(k)
+				before, t, after := pictureLines(t)
+				for _, pic := range before {
+					b.WriteString(pic + "\n")
+				}
 				if t = strings.TrimSpace(t); t != "" {
 					b.WriteString(dr.itemPrefix(k) + t + "\n")
+				}
+				for _, pic := range after {
+					b.WriteString(pic + "\n")
 				}
 				for _, bx := range boxes {
 					walk(bx.kids)
@@ -550,6 +597,10 @@ func (dr *docxReader) blocks(b *strings.Builder, ks []*node) {
 
 func (dr *docxReader) para(b *strings.Builder, p *node) {
 	text, boxes := dr.paraText(p)
+	picsBefore, text, picsAfter := pictureLines(text)
+	for _, pic := range picsBefore {
+		b.WriteString(pic + "\n\n")
+	}
 	text = strings.TrimSpace(checkboxes.Replace(text))
 	if m := mathOnly.FindAllString(text, -1); m != nil && strings.TrimSpace(mathOnly.ReplaceAllString(text, "")) == "" && !strings.HasPrefix(text, "$$") {
 		// a paragraph of equations only: each is a display equation
@@ -596,6 +647,11 @@ func (dr *docxReader) para(b *strings.Builder, p *node) {
 		if label != "" {
 			prefix += label + " "
 		}
+	case numID != "" && numID != "0" && text != "" && dr.levels[key].fmt == "none":
+		// a level numbered "none" shows no marker, only its fixed text when it has one
+		if t := dr.levels[key].text; t != "" && !strings.Contains(t, "%") {
+			text = escapeInline(t) + " " + text
+		}
 	case numID != "" && numID != "0" && text != "":
 		marker := "-"
 		if numbered {
@@ -641,6 +697,9 @@ func (dr *docxReader) para(b *strings.Builder, p *node) {
 		}
 		b.WriteString(prefix + text + "\n\n")
 	}
+	for _, pic := range picsAfter {
+		b.WriteString(pic + "\n\n")
+	}
 	for _, bx := range boxes {
 		dr.blocks(b, bx.kids)
 	}
@@ -671,7 +730,13 @@ func (dr *docxReader) itemPrefix(p *node) string {
 	if numID == "" || numID == "0" {
 		return ""
 	}
-	_, _, label, numbered := dr.numberOf(numID, ilvl, "", true)
+	numID, depth, label, numbered := dr.numberOf(numID, ilvl, "", true)
+	if lv := dr.levels[numID+"/"+strconv.Itoa(depth)]; lv.fmt == "none" {
+		if lv.text != "" && !strings.Contains(lv.text, "%") {
+			return escapeInline(lv.text) + " "
+		}
+		return ""
+	}
 	if numbered && label != "" {
 		return label + " "
 	}
@@ -911,9 +976,16 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 					b.WriteString("\n\n$$" + strings.Join(eqs, ` \\ `) + "$$\n\n")
 				}
 			case "drawing", "pict", "object":
-				if s := dr.picture(k); s != "" {
+				if pics := dr.pictures(k); len(pics) > 0 {
 					flush()
-					b.WriteString(s)
+					// marked, so the paragraph can set them on lines of their own (pictureLines)
+					open := picInline
+					if floating(k) {
+						open = picFloat
+					}
+					for _, s := range pics {
+						b.WriteString(open + s + picEnd)
+					}
 				}
 				walk(k.kids)
 			case "hyperlink":
@@ -974,11 +1046,49 @@ func (dr *docxReader) setPart(part string) {
 	}
 }
 
-// picture renders a w:drawing or VML picture: an image link to the extracted file with its alt
-// text, or a chart's cached data (written after the paragraph). "" when it holds neither.
-func (dr *docxReader) picture(k *node) string {
+// pictures renders a w:drawing or VML picture: each picture in it (a group holds several) as
+// an image link to the extracted file with its alt text; a chart's cached data or a diagram's
+// text is written after the paragraph instead.
+func (dr *docxReader) pictures(k *node) []string {
 	if dr.pkg == nil {
-		return ""
+		return nil
+	}
+	var pics []*node
+	if find(k, "chart") == nil && find(k, "relIds") == nil {
+		walk(k, func(n *node) {
+			if n.name == "pic" && find(n, "blip") != nil {
+				pics = append(pics, n)
+			}
+		})
+	}
+	if len(pics) < 2 {
+		if s := dr.picture(k, nil); s != "" {
+			return []string{s}
+		}
+		return nil
+	}
+	var out []string
+	for _, pic := range pics {
+		if s := dr.picture(k, pic); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// picture renders one picture of drawing k: pic, one pic:pic of a group (named and described
+// by its own cNvPr), or k's only picture when pic is nil; or a chart or diagram (see pictures).
+// "" when it holds none of them.
+func (dr *docxReader) picture(k, pic *node) string {
+	if pic != nil {
+		var alt, name string
+		if c := find(pic, "cNvPr"); c != nil {
+			alt, name = c.a("descr"), c.a("name")
+			if alt == "" {
+				alt = c.a("title")
+			}
+		}
+		return dr.blipPicture(find(pic, "blip"), alt, name)
 	}
 	if c := find(k, "chart"); c != nil {
 		if r, ok := dr.rels[relID(c, "id")]; ok {
@@ -1001,28 +1111,131 @@ func (dr *docxReader) picture(k *node) string {
 			alt = d.a("title")
 		}
 	}
-	id := ""
 	if blip := find(k, "blip"); blip != nil {
-		if id = relID(blip, "embed"); id == "" {
-			id = relID(blip, "link") // a picture linked to, not stored in the document
-		}
-	} else if im := find(k, "imagedata"); im != nil {
+		return dr.blipPicture(blip, alt, name)
+	}
+	id := ""
+	if im := find(k, "imagedata"); im != nil {
 		id = relID(im, "id")
 		if alt == "" {
 			alt = im.a("title")
 		}
 	}
+	return dr.relPicture(id, alt, name)
+}
+
+// blipPicture renders the picture an a:blip points at (embedded, or linked to).
+func (dr *docxReader) blipPicture(blip *node, alt, name string) string {
+	if blip == nil {
+		return ""
+	}
+	id := relID(blip, "embed")
+	if id == "" {
+		id = relID(blip, "link") // a picture linked to, not stored in the document
+	}
+	return dr.relPicture(id, alt, name)
+}
+
+// relPicture renders the picture of relationship id: extracted beside the Markdown, a web
+// address, or its alt text alone.
+func (dr *docxReader) relPicture(id, alt, name string) string {
 	if id == "" {
 		return ""
 	}
 	r, ok := dr.rels[id]
 	if ok && r.external && webLink(r.target) {
-		return " " + imageMarkdown(alt, r.target) + " " // a picture on the web, as in PPTX
+		return imageMarkdown(alt, r.target) // a picture on the web, as in PPTX
 	}
 	if !ok || r.external {
-		return " " + imageMarkdown(alt, "") + " "
+		return imageMarkdown(alt, "")
 	}
-	return " " + imageMarkdown(alt, dr.assets.add(dr.pkg, r.target, strings.ReplaceAll(name, " ", ""))) + " "
+	return imageMarkdown(alt, dr.assets.add(dr.pkg, r.target, strings.ReplaceAll(name, " ", "")))
+}
+
+// Marks around a picture's Markdown in a paragraph's text (paraText), resolved by pictureLines.
+const (
+	picInline = "\x00Pi\x00" // a picture in the line of text (wp:inline)
+	picFloat  = "\x00Pf\x00" // a picture placed on the page beside the text (wp:anchor, positioned VML)
+	picEnd    = "\x00Pe\x00"
+)
+
+// floating reports whether a w:drawing or VML picture floats on the page rather than standing
+// in the line of text.
+func floating(k *node) bool {
+	if find(k, "anchor") != nil {
+		return true
+	}
+	found := false
+	walk(k, func(n *node) {
+		if !found && (n.name == "shape" || n.name == "rect") && strings.Contains(strings.ReplaceAll(n.a("style"), " ", ""), "position:absolute") {
+			found = true
+		}
+	})
+	return found
+}
+
+// pictureLines takes the marked pictures out of a paragraph's text: pictures before the first
+// text and after the last, and floating pictures anywhere, stand on lines of their own (before
+// and after the text); a picture inside a sentence in the line of text stays where it is.
+func pictureLines(text string) (before []string, rest string, after []string) {
+	if !strings.Contains(text, picEnd) {
+		return nil, text, nil
+	}
+	type piece struct {
+		pic, float bool
+		s          string
+	}
+	var ps []piece
+	for text != "" {
+		i, fl := strings.Index(text, picInline), false
+		if j := strings.Index(text, picFloat); j >= 0 && (i < 0 || j < i) {
+			i, fl = j, true
+		}
+		if i < 0 {
+			ps = append(ps, piece{s: text})
+			break
+		}
+		if i > 0 {
+			ps = append(ps, piece{s: text[:i]})
+		}
+		text = text[i+len(picInline):]
+		e := strings.Index(text, picEnd)
+		if e < 0 {
+			e = len(text)
+		}
+		ps = append(ps, piece{pic: true, float: fl, s: text[:e]})
+		text = text[min(len(text), e+len(picEnd)):]
+	}
+	blank := func(p piece) bool { return !p.pic && strings.TrimSpace(p.s) == "" }
+	lo, hi := 0, len(ps)
+	for lo < hi && (ps[lo].pic || blank(ps[lo])) {
+		if ps[lo].pic {
+			before = append(before, ps[lo].s)
+		}
+		lo++
+	}
+	var tail []string
+	for hi > lo && (ps[hi-1].pic || blank(ps[hi-1])) {
+		if ps[hi-1].pic {
+			tail = append([]string{ps[hi-1].s}, tail...)
+		}
+		hi--
+	}
+	var b strings.Builder
+	for _, p := range ps[lo:hi] {
+		switch {
+		case p.pic && p.float:
+			after = append(after, p.s)
+		case p.pic:
+			if s := b.String(); s != "" && !strings.HasSuffix(s, " ") && !strings.HasSuffix(s, "\n") {
+				b.WriteByte(' ')
+			}
+			b.WriteString(p.s + " ")
+		default:
+			b.WriteString(p.s)
+		}
+	}
+	return before, b.String(), append(after, tail...)
 }
 
 // readComments reads word/comments.xml: each comment's author, date and text.

@@ -274,7 +274,7 @@ func webLink(target string) bool {
 // imageMarkdown is a picture's Markdown: a link when it was extracted, else its alt text in
 // brackets so the reader knows a picture stood there.
 func imageMarkdown(alt, link string) string {
-	alt = escapeInline(strings.NewReplacer("[", "(", "]", ")", "\n", " ").Replace(strings.TrimSpace(alt)))
+	alt = escapeInline(strings.NewReplacer("[", "(", "]", ")").Replace(strings.Join(strings.Fields(alt), " ")))
 	if link == "" {
 		if alt == "" {
 			return "[image]"

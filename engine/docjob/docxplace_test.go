@@ -1,0 +1,82 @@
+package docjob
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestDOCXHeadingVariants: a style named after a heading with words added ("heading 2
+// invisible num"), a style based on a heading and a style with an outline level of its own are
+// headings; a style based on a heading that sets body-text outline level is not; a numbering
+// level of format "none" shows no list marker (only its fixed text, when it has one).
+func TestDOCXHeadingVariants(t *testing.T) {
+	styles := `<w:styles ` + wNS + `>
+		<w:style w:type="paragraph" w:styleId="Heading1"><w:name w:val="heading 1"/></w:style>
+		<w:style w:type="paragraph" w:styleId="Heading2"><w:name w:val="heading 2"/></w:style>
+		<w:style w:type="paragraph" w:styleId="InvisNum"><w:name w:val="heading 2 invisible num"/><w:basedOn w:val="Heading2"/><w:pPr><w:numPr><w:ilvl w:val="0"/><w:numId w:val="9"/></w:numPr></w:pPr></w:style>
+		<w:style w:type="paragraph" w:styleId="Chapter"><w:name w:val="章見出し"/><w:basedOn w:val="Heading1"/></w:style>
+		<w:style w:type="paragraph" w:styleId="Outline3"><w:name w:val="節"/><w:pPr><w:outlineLvl w:val="2"/></w:pPr></w:style>
+		<w:style w:type="paragraph" w:styleId="TOCHeading"><w:name w:val="TOC Heading"/><w:basedOn w:val="Heading1"/><w:pPr><w:outlineLvl w:val="9"/></w:pPr></w:style>
+		</w:styles>`
+	numbering := `<w:numbering ` + wNS + `>
+		<w:abstractNum w:abstractNumId="8"><w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="none"/><w:lvlText w:val=""/><w:pStyle w:val="InvisNum"/></w:lvl></w:abstractNum>
+		<w:abstractNum w:abstractNumId="7"><w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="none"/><w:lvlText w:val="注記"/></w:lvl></w:abstractNum>
+		<w:num w:numId="9"><w:abstractNumId w:val="8"/></w:num><w:num w:numId="4"><w:abstractNumId w:val="7"/></w:num></w:numbering>`
+	body := wp("Chapter", wr("第一章")) + wp("Outline3", wr("細目")) + wp("InvisNum", wr("参考文献")) + wp("TOCHeading", wr("目次")) +
+		listPara(4, 0, "数値は速報値です。") + listPara(9, 0, "番号なしの段落")
+	d, err := Convert(context.Background(), makeDOCXParts(t, body, map[string]string{"word/styles.xml": styles, "word/numbering.xml": numbering}), "h.docx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# 第一章\n\n### 細目\n\n## 参考文献\n\n目次\n\n注記 数値は速報値です。\n\n番号なしの段落\n"
+	if d.Markdown != want {
+		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
+	}
+}
+
+// TestDOCXPicturePlacement: a picture before or after a paragraph's text stands on a line of
+// its own (not inside the sentence); a floating picture anchored inside the text follows the
+// paragraph; a small picture in the line of text, inside a sentence, stays where it is; each
+// picture of a group is given with its own alt text and file.
+func TestDOCXPicturePlacement(t *testing.T) {
+	inline := func(id, name, alt, rid string) string {
+		return `<w:r><w:drawing><wp:inline><wp:docPr id="` + id + `" name="` + name + `" descr="` + alt + `"/><a:graphic><a:graphicData><pic:pic><pic:blipFill><a:blip r:embed="` + rid + `"/></pic:blipFill></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`
+	}
+	anchor := func(id, name, alt, rid string) string {
+		return `<w:r><w:drawing><wp:anchor><wp:wrapTopAndBottom/><wp:docPr id="` + id + `" name="` + name + `" descr="` + alt + `"/><a:graphic><a:graphicData><pic:pic><pic:blipFill><a:blip r:embed="` + rid + `"/></pic:blipFill></pic:pic></a:graphicData></a:graphic></wp:anchor></w:drawing></w:r>`
+	}
+	gpic := func(name, alt, rid string) string {
+		return `<pic:pic><pic:nvPicPr><pic:cNvPr id="9" name="` + name + `" descr="` + alt + `"/></pic:nvPicPr><pic:blipFill><a:blip r:embed="` + rid + `"/></pic:blipFill></pic:pic>`
+	}
+	group := `<w:r><w:drawing><wp:anchor><wp:docPr id="7" name="Group 4"/><a:graphic><a:graphicData><wpg:wgp xmlns:wpg="http://schemas.microsoft.com/office/word/2010/wordprocessingGroup">` +
+		gpic("Picture 5", "工場の外観", "rId1") + gpic("Picture 6", "倉庫の内部", "rId2") + `</wpg:wgp></a:graphicData></a:graphic></wp:anchor></w:drawing></w:r>`
+	body := wp("", inline("1", "Picture 1", "社章", "rId1")+wr("会社概要")) +
+		wp("", wr("組織は次のとおり。")+inline("2", "Picture 2", "組織図", "rId2")) +
+		wp("", wr("前半の文")+anchor("3", "Picture 3", "地図", "rId3")+wr("後半の文。")) +
+		wp("", wr("記号")+inline("4", "Picture 4", "矢印", "rId3")+wr("を押す。")) +
+		wp("", group+wr("二枚の写真"))
+	rels := `<Relationships ` + relNS + `><Relationship Id="rId1" Type="` + relT + `image" Target="media/image1.png"/>` +
+		`<Relationship Id="rId2" Type="` + relT + `image" Target="media/image2.png"/><Relationship Id="rId3" Type="` + relT + `image" Target="media/image3.png"/></Relationships>`
+	parts := map[string]string{"word/_rels/document.xml.rels": rels, "word/media/image1.png": string(pngBytes),
+		"word/media/image2.png": string(pngBytes) + "2", "word/media/image3.png": string(pngBytes) + "3"}
+	d, err := ConvertKind(context.Background(), makeDOCXParts(t, body, parts), "p.docx", KindDOCX, Options{assetDir: "p_files"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "![社章](p_files/Picture1.png)\n\n会社概要\n\n" +
+		"組織は次のとおり。\n\n![組織図](p_files/Picture2.png)\n\n" +
+		"前半の文後半の文。\n\n![地図](p_files/Picture3.png)\n\n" +
+		"記号 ![矢印](p_files/Picture3.png) を押す。\n\n" +
+		"![工場の外観](p_files/Picture1.png)\n\n![倉庫の内部](p_files/Picture2.png)\n\n二枚の写真\n"
+	if d.Markdown != want {
+		t.Fatalf("got\n%s\nwant\n%s", d.Markdown, want)
+	}
+	// in a table cell the pictures take lines of their own too
+	cell := `<w:tbl><w:tr><w:tc>` + wp("", wr("写真")+inline("1", "Picture 1", "社章", "rId1")) + `</w:tc><w:tc>` + wp("", wr("説明")) + `</w:tc></w:tr>` +
+		`<w:tr><w:tc>` + wp("", wr("a")) + `</w:tc><w:tc>` + wp("", wr("b")) + `</w:tc></w:tr></w:tbl>`
+	d, err = ConvertKind(context.Background(), makeDOCXParts(t, cell, parts), "p.docx", KindDOCX, Options{assetDir: "p_files"})
+	if err != nil || !strings.Contains(d.Markdown, "| 写真<br>![社章](p_files/Picture1.png) | 説明 |") {
+		t.Fatalf("%v\n%s", err, d.Markdown)
+	}
+}
