@@ -220,7 +220,7 @@ func convertDOCX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	dr := &docxReader{ctx: ctx, opt: opt, headings: map[string]int{}, numFmt: map[string]string{},
 		footnotes: map[string]string{}, endnotes: map[string]string{}, counters: map[string]int{},
 		markerWidth: map[string]int{}, levels: map[string]numLevel{}, styleNum: map[string][2]string{},
-		titles: map[string]bool{}, comments: map[string]string{}, assets: &assets{dir: opt.assetDir}}
+		titles: map[string]bool{}, comments: map[string]string{}, assets: &assets{dir: opt.assetDir, off: opt.noAssets}}
 	dr.pkg, _ = newOPC(ctx, KindDOCX, data)
 	wrap := func(err error) error {
 		var je *job.Error

@@ -8,6 +8,8 @@ import (
 	"io"
 	"path"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // maxMediaTotal bounds the images and other binary parts one Office package may extract beside
@@ -182,22 +184,24 @@ func mediaExt(name string) string {
 	return ""
 }
 
-// assets collects the pictures a conversion extracts, each once, named after the part.
+// assets collects the pictures a conversion extracts, each once, named after the shape (as the
+// deck's or document's selection pane shows it) or else the part.
 type assets struct {
-	dir   string // folder the Markdown links into; "" when no files are written (archive entries)
+	dir   string // folder the Markdown links into; "" links the pictures by name alone (beside it)
+	off   bool   // no pictures are written (an archive's entry, a mail's attachment)
 	files []Asset
 	names map[string]string // part name → asset name
 }
 
-// add extracts picture part from p and returns the link for it (dir/name), or "" when the
-// picture cannot be written (no asset folder, missing or too large): the caller then keeps only
-// the alt text. name is the preferred file name stem.
+// add extracts picture part from p and returns the link for it (dir/name, or name when there is
+// no folder), or "" when the picture is not written (pictures off, missing or too large): the
+// caller then keeps only the alt text. name is the preferred file name stem.
 func (a *assets) add(p *opc, part, stem string) string {
-	if a.dir == "" {
+	if a.off {
 		return ""
 	}
 	if n, ok := a.names[part]; ok {
-		return a.dir + "/" + n
+		return a.link(n)
 	}
 	ext := mediaExt(part)
 	f := p.files[part]
@@ -222,6 +226,13 @@ func (a *assets) add(p *opc, part, stem string) string {
 	}
 	a.names[part] = name
 	a.files = append(a.files, Asset{Name: name, Data: data})
+	return a.link(name)
+}
+
+func (a *assets) link(name string) string {
+	if a.dir == "" {
+		return name
+	}
 	return a.dir + "/" + name
 }
 
@@ -234,19 +245,21 @@ func (a *assets) taken(name string) bool {
 	return false
 }
 
-// safeStem keeps letters, digits, '-' and '_' of s (spaces become '_'), at most 40 characters.
+// safeStem keeps letters (Japanese included), digits, '-' and '_' of s (spaces become '_'), at
+// most 40 bytes.
 func safeStem(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if b.Len() >= 40 {
+		if r == ' ' {
+			r = '_'
+		}
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_') {
+			continue
+		}
+		if b.Len()+utf8.RuneLen(r) > 40 {
 			break
 		}
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
-			b.WriteRune(r)
-		case r == ' ':
-			b.WriteByte('_')
-		}
+		b.WriteRune(r)
 	}
 	return b.String()
 }

@@ -57,7 +57,7 @@ func convertPPTX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 			}
 		}
 	}
-	pr := &pptxReader{p: p, ctx: ctx, assets: &assets{dir: opt.assetDir}, authors: map[string]string{},
+	pr := &pptxReader{p: p, ctx: ctx, assets: &assets{dir: opt.assetDir, off: opt.noAssets}, authors: map[string]string{},
 		layouts: map[string]map[string]pos{}}
 	pr.readAuthors()
 	d := &Doc{Kind: KindPPTX, Pages: len(slides), Method: MethodNative}
