@@ -352,7 +352,7 @@ func (pr *pptxReader) textBody(tb *node, bodyDefault bool) string {
 		if p.name != "p" {
 			continue
 		}
-		text := strings.TrimSpace(drawingParaText(p))
+		text := strings.TrimSpace(pr.paraMarkdown(p))
 		lvl := 0
 		bullet, number := bodyDefault, ""
 		if ppr := p.child("pPr"); ppr != nil {
@@ -430,6 +430,58 @@ func drawingParaText(p *node) string {
 	return escapeInline(t.String()) // the runs as one: a "<div>" may be split across them
 }
 
+// paraMarkdown is the text of an a:p like drawingParaText, with runs that link to a web page or
+// a mail address (a:hlinkClick) as Markdown links.
+func (pr *pptxReader) paraMarkdown(p *node) string {
+	var b, txt strings.Builder
+	link := ""
+	flush := func() {
+		if txt.Len() == 0 {
+			return
+		}
+		s := escapeInline(txt.String())
+		txt.Reset()
+		inner := strings.TrimSpace(s)
+		if link == "" || inner == "" || strings.ContainsAny(inner, "[]\n") {
+			b.WriteString(s)
+			return
+		}
+		lead, trail := s[:strings.Index(s, inner)], s[strings.Index(s, inner)+len(inner):]
+		b.WriteString(lead + "[" + inner + "](" + link + ")" + trail)
+	}
+	for _, r := range p.kids {
+		switch r.name {
+		case "r", "fld":
+			if l := pr.runLink(r); l != link {
+				flush()
+				link = l
+			}
+			txt.WriteString(textOf(r))
+		case "br":
+			txt.WriteString("\n")
+		}
+	}
+	flush()
+	return b.String()
+}
+
+// runLink is the address a run's a:hlinkClick points at when it is a web page or a mail
+// address ("" for none, a jump to another slide, or an address a Markdown link cannot hold).
+func (pr *pptxReader) runLink(r *node) string {
+	h := find(r.child("rPr"), "hlinkClick")
+	if h == nil {
+		return ""
+	}
+	rl, ok := pr.rels[relID(h, "id")]
+	if !ok || !rl.external {
+		return ""
+	}
+	if webLink(rl.target) || strings.HasPrefix(rl.target, "mailto:") && !strings.ContainsAny(rl.target, " ()<>") {
+		return rl.target
+	}
+	return ""
+}
+
 // autoNumFmt maps a:buAutoNum's scheme to the list marker style listMarker knows.
 func autoNumFmt(t string) string {
 	switch {
@@ -499,7 +551,7 @@ func (pr *pptxReader) table(tbl *node) string {
 			if tb := tc.child("txBody"); tb != nil {
 				for _, p := range tb.kids {
 					if p.name == "p" {
-						if s := strings.TrimSpace(escapeInline(textOf(p))); s != "" {
+						if s := strings.TrimSpace(pr.paraMarkdown(p)); s != "" {
 							paras = append(paras, s)
 						}
 					}
@@ -591,6 +643,9 @@ func (pr *pptxReader) notes(part string) string {
 	if !ok || err != nil {
 		return ""
 	}
+	slideRels := pr.rels
+	pr.rels = pr.p.rels(part) // the notes' links are the notes part's relationships
+	defer func() { pr.rels = slideRels }()
 	var parts []string
 	walk(root, func(k *node) {
 		if k.name != "sp" {
