@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"path"
+	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -301,7 +303,9 @@ func imageMarkdown(alt, link string) string {
 }
 
 // smartArt renders a SmartArt diagram (dgm:relIds pointing at its data part) as a list of its
-// nodes' text, in the data's order; "" when the data part is missing or has no text.
+// nodes' text, nested as the diagram's parent-child connections nest them (in each parent's
+// order); nodes no connection reaches follow in the data's order. "" when the data part is
+// missing or has no text.
 func smartArt(p *opc, rels map[string]rel, ids *node) string {
 	r, ok := rels[relID(ids, "dm")]
 	if !ok || r.external {
@@ -311,26 +315,78 @@ func smartArt(p *opc, rels map[string]rel, ids *node) string {
 	if !ok || err != nil {
 		return ""
 	}
-	var b strings.Builder
+	type kid struct {
+		ord int
+		id  string
+	}
+	text := map[string][]string{} // node model id → its paragraphs
+	var order []string            // node model ids in the data's order
+	doc := ""
+	kids := map[string][]kid{}
 	walk(root, func(k *node) {
-		if k.name != "pt" {
-			return
-		}
-		if t := k.a("type"); t != "" && t != "node" {
-			return // parent/sibling transitions, the document node, presentation points
-		}
-		tb := k.child("t")
-		if tb == nil {
-			return
-		}
-		for _, para := range tb.kids {
-			if para.name != "p" {
-				continue
+		switch k.name {
+		case "pt":
+			t := k.a("type")
+			if t == "doc" {
+				doc = k.a("modelId")
 			}
-			if s := strings.TrimSpace(oneLine(textOf(para))); s != "" {
-				b.WriteString("- " + escapeLineStarts(escapeInline(s)) + "\n")
+			if t != "" && t != "node" {
+				return // parent/sibling transitions, the document node, presentation points
 			}
+			id := k.a("modelId")
+			order = append(order, id)
+			if tb := k.child("t"); tb != nil {
+				for _, para := range tb.kids {
+					if para.name == "p" {
+						if s := strings.TrimSpace(oneLine(textOf(para))); s != "" {
+							text[id] = append(text[id], s)
+						}
+					}
+				}
+			}
+		case "cxn":
+			if t := k.a("type"); t != "" && t != "parOf" {
+				return // presentation links
+			}
+			ord, _ := strconv.Atoi(k.a("srcOrd"))
+			kids[k.a("srcId")] = append(kids[k.a("srcId")], kid{ord, k.a("destId")})
 		}
 	})
+	var b strings.Builder
+	done := map[string]bool{}
+	var write func(id string, depth int)
+	write = func(id string, depth int) {
+		if done[id] || depth > 8 {
+			return
+		}
+		done[id] = true
+		shown := false
+		for _, s := range text[id] {
+			b.WriteString(strings.Repeat("  ", depth) + "- " + escapeLineStarts(escapeInline(s)) + "\n")
+			shown = true
+		}
+		next := depth
+		if shown {
+			next++
+		}
+		ks := kids[id]
+		sort.SliceStable(ks, func(i, j int) bool { return ks[i].ord < ks[j].ord })
+		for _, k := range ks {
+			if _, isNode := text[k.id]; isNode || len(kids[k.id]) > 0 {
+				write(k.id, next)
+			}
+		}
+	}
+	if doc != "" {
+		done[doc] = true
+		ks := kids[doc]
+		sort.SliceStable(ks, func(i, j int) bool { return ks[i].ord < ks[j].ord })
+		for _, k := range ks {
+			write(k.id, 0)
+		}
+	}
+	for _, id := range order {
+		write(id, 0)
+	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -1,7 +1,10 @@
 package docjob
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
+	"io"
 	"testing"
 )
 
@@ -56,4 +59,56 @@ func TestPPTXLinks(t *testing.T) {
 	if d.Markdown != want {
 		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
 	}
+}
+
+// TestSmartArtNesting: a SmartArt diagram's text is a list nested as its parent-child
+// connections nest it, each parent's children in their order (not the data's order); a node
+// that no connection reaches is still listed.
+func TestSmartArtNesting(t *testing.T) {
+	pt := func(id, text string) string {
+		return `<dgm:pt modelId="` + id + `"><dgm:t><a:bodyPr/><a:p><a:r><a:t>` + text + `</a:t></a:r></a:p></dgm:t></dgm:pt>`
+	}
+	cxn := func(src, dest, ord string) string {
+		return `<dgm:cxn modelId="c` + dest + `" srcId="` + src + `" destId="` + dest + `" srcOrd="` + ord + `" destOrd="0"/>`
+	}
+	data := `<dgm:dataModel xmlns:dgm="http://schemas.openxmlformats.org/drawingml/2006/diagram" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><dgm:ptLst>` +
+		`<dgm:pt modelId="0" type="doc"><dgm:t><a:p/></dgm:t></dgm:pt>` + pt("5", "出荷") + pt("2", "検品") + pt("1", "受注") + pt("3", "在庫確認") + pt("4", "与信確認") + pt("9", "備考") +
+		`<dgm:pt modelId="7" type="pres"/></dgm:ptLst><dgm:cxnLst>` +
+		cxn("0", "5", "2") + cxn("0", "1", "0") + cxn("0", "2", "1") + cxn("1", "4", "1") + cxn("1", "3", "0") +
+		`<dgm:cxn modelId="p1" type="presOf" srcId="1" destId="7" srcOrd="0" destOrd="0"/></dgm:cxnLst></dgm:dataModel>`
+	shapes := `<p:graphicFrame><p:nvGraphicFramePr><p:cNvPr id="32" name="d"/><p:cNvGraphicFramePr/><p:nvPr/></p:nvGraphicFramePr><p:xfrm><a:off x="100" y="100"/></p:xfrm>` +
+		`<a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/diagram"><dgm:relIds xmlns:dgm="http://schemas.openxmlformats.org/drawingml/2006/diagram" r:dm="rId4"/></a:graphicData></a:graphic></p:graphicFrame>`
+	deck := oneSlideDeck(t, shapes, `<Relationship Id="rId4" Type="`+relT+`diagramData" Target="../diagrams/data1.xml"/>`, "", "")
+	deck = addZipEntry(t, deck, "ppt/diagrams/data1.xml", data)
+	d, err := ConvertKind(context.Background(), deck, "s.pptx", KindPPTX, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "## Slide 1\n\n- 受注\n  - 在庫確認\n  - 与信確認\n- 検品\n- 出荷\n- 備考\n"
+	if d.Markdown != want {
+		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
+	}
+}
+
+// addZipEntry returns the ZIP data with one more entry.
+func addZipEntry(t testing.TB, data []byte, name, body string) []byte {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []zipEntry
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, zipEntry{name: f.Name, data: b})
+	}
+	return makeZip(t, append(entries, zipEntry{name: name, data: []byte(body)}))
 }
