@@ -198,7 +198,8 @@ func (pr *pptxReader) slide(b *strings.Builder, num int, part string, d *Doc) er
 	return pr.ctx.Err()
 }
 
-// layout reads a slide layout's placeholder positions (key "type:idx"), cached per layout.
+// layout reads a slide layout's placeholder positions (key "type:idx", "idx:N", "type:T"), cached
+// per layout, with its slide master's positions by type where the layout gives none.
 func (pr *pptxReader) layout(part string) map[string]pos {
 	if m, ok := pr.layouts[part]; ok {
 		return m
@@ -209,6 +210,19 @@ func (pr *pptxReader) layout(part string) map[string]pos {
 	if !ok || err != nil {
 		return m
 	}
+	defer func() {
+		// a placeholder the layout does not place stands where the slide master puts its type
+		for _, r := range pr.p.rels(part) {
+			if r.typ != "slideMaster" || strings.HasPrefix(part, "ppt/slideMasters/") {
+				continue
+			}
+			for k, at := range pr.layout(r.target) {
+				if _, ok := m[k]; !ok && strings.HasPrefix(k, "type:") {
+					m[k] = at
+				}
+			}
+		}
+	}()
 	walk(root, func(k *node) {
 		if k.name != "sp" {
 			return

@@ -112,3 +112,23 @@ func addZipEntry(t testing.TB, data []byte, name, body string) []byte {
 	}
 	return makeZip(t, append(entries, zipEntry{name: name, data: []byte(body)}))
 }
+
+// TestPPTXMasterPositions: a body placeholder placed neither on the slide nor in its layout
+// stands where the slide master puts the body, so a text box above it reads first.
+func TestPPTXMasterPositions(t *testing.T) {
+	shapes := sp(`<p:ph type="title"/>`, "0", "0", para("工程表")) + sp(`<p:ph idx="1"/>`, "", "", para("本文の段落")) +
+		sp("", "100", "1000000", para("上の注記"))
+	deck := oneSlideDeck(t, shapes, `<Relationship Id="rIdL" Type="`+relT+`slideLayout" Target="../slideLayouts/slideLayout1.xml"/>`, "", "")
+	deck = addZipEntry(t, deck, "ppt/slideLayouts/slideLayout1.xml", `<p:sldLayout `+pNS+`><p:cSld><p:spTree>`+sp(`<p:ph type="body" idx="1"/>`, "", "", "")+`</p:spTree></p:cSld></p:sldLayout>`)
+	deck = addZipEntry(t, deck, "ppt/slideLayouts/_rels/slideLayout1.xml.rels", `<Relationships `+relNS+`><Relationship Id="rId1" Type="`+relT+`slideMaster" Target="../slideMasters/slideMaster1.xml"/></Relationships>`)
+	deck = addZipEntry(t, deck, "ppt/slideMasters/slideMaster1.xml", `<p:sldMaster `+pNS+`><p:cSld><p:spTree>`+sp(`<p:ph type="title"/>`, "100", "100", "")+sp(`<p:ph type="body" idx="1"/>`, "100", "5000000", "")+`</p:spTree></p:cSld></p:sldMaster>`)
+	deck = addZipEntry(t, deck, "ppt/slideMasters/_rels/slideMaster1.xml.rels", `<Relationships `+relNS+`><Relationship Id="rId1" Type="`+relT+`slideLayout" Target="../slideLayouts/slideLayout1.xml"/></Relationships>`)
+	d, err := ConvertKind(context.Background(), deck, "m.pptx", KindPPTX, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "## Slide 1: 工程表\n\n上の注記\n\n- 本文の段落\n"
+	if d.Markdown != want {
+		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
+	}
+}
