@@ -1004,6 +1004,29 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 					b.Reset()
 					b.WriteString(rest + "[" + inner + "](" + r.target + ")")
 				}
+			case "r":
+				// a superscript or subscript run (x², H₂O) keeps its position, as HTML the
+				// Markdown allows; a note reference is written as a note mark instead
+				tag := ""
+				if rpr := k.child("rPr"); rpr != nil && inField == 0 && k.child("footnoteReference") == nil && k.child("endnoteReference") == nil {
+					if va := rpr.child("vertAlign"); va != nil {
+						switch va.a("val") {
+						case "superscript":
+							tag = "sup"
+						case "subscript":
+							tag = "sub"
+						}
+					}
+				}
+				if tag == "" || strings.TrimSpace(textOf(k)) == "" {
+					walk(k.kids)
+					continue
+				}
+				flush()
+				b.WriteString("<" + tag + ">")
+				walk(k.kids)
+				flush()
+				b.WriteString("</" + tag + ">")
 			case "commentReference":
 				if id := k.a("id"); dr.comments[id] != "" {
 					dr.cmOrder = appendUnique(dr.cmOrder, id)
@@ -1020,7 +1043,12 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 		walk([]*node{k})
 	}
 	flush()
-	return b.String(), boxes
+	out := b.String()
+	if strings.Contains(out, "</su") {
+		// runs Word split inside one superscript read as one
+		out = strings.NewReplacer("</sup><sup>", "", "</sub><sub>", "").Replace(out)
+	}
+	return out, boxes
 }
 
 // checkboxes writes Word's checkbox glyphs as Markdown task-list boxes.

@@ -80,3 +80,22 @@ func TestDOCXPicturePlacement(t *testing.T) {
 		t.Fatalf("%v\n%s", err, d.Markdown)
 	}
 }
+
+// TestDOCXSuperSubscript: superscript and subscript runs keep their position (x², H₂O, 10⁻³ split
+// over runs read as one); a footnote mark is a note reference, not a superscript.
+func TestDOCXSuperSubscript(t *testing.T) {
+	va := func(v, text string) string {
+		return `<w:r><w:rPr><w:vertAlign w:val="` + v + `"/></w:rPr><w:t>` + text + `</w:t></w:r>`
+	}
+	body := wp("", wr("面積はx")+va("superscript", "2")+wr("、水はH")+va("subscript", "2")+wr("O、誤差は10")+va("superscript", "-")+va("superscript", "3")+wr("。")+
+		`<w:r><w:rPr><w:vertAlign w:val="superscript"/></w:rPr><w:footnoteReference w:id="1"/></w:r>`)
+	notes := `<w:footnotes ` + wNS + `><w:footnote w:id="1">` + wp("", wr("概算")) + `</w:footnote></w:footnotes>`
+	d, err := Convert(context.Background(), makeDOCXParts(t, body, map[string]string{"word/footnotes.xml": notes}), "s.docx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "面積はx<sup>2</sup>、水はH<sub>2</sub>O、誤差は10<sup>-3</sup>。[^1]\n\n\n[^1]: 概算\n"
+	if d.Markdown != want {
+		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
+	}
+}
