@@ -466,6 +466,12 @@ func (pr *pptxReader) paraMarkdown(p *node) string {
 	for _, r := range p.kids {
 		switch r.name {
 		case "r", "fld":
+			if tag := baselineTag(r); tag != "" && strings.TrimSpace(textOf(r)) != "" {
+				// superscript or subscript (x², H₂O), as HTML the Markdown allows
+				flush()
+				b.WriteString("<" + tag + ">" + escapeInline(textOf(r)) + "</" + tag + ">")
+				continue
+			}
 			if l := pr.runLink(r); l != link {
 				flush()
 				link = l
@@ -476,7 +482,28 @@ func (pr *pptxReader) paraMarkdown(p *node) string {
 		}
 	}
 	flush()
-	return b.String()
+	out := b.String()
+	if strings.Contains(out, "</su") {
+		out = strings.NewReplacer("</sup><sup>", "", "</sub><sub>", "").Replace(out)
+	}
+	return out
+}
+
+// baselineTag is "sup" for a run raised above the baseline (a:rPr baseline > 0), "sub" for one
+// lowered, else "".
+func baselineTag(r *node) string {
+	rpr := r.child("rPr")
+	if rpr == nil {
+		return ""
+	}
+	v, err := strconv.Atoi(rpr.a("baseline"))
+	switch {
+	case err != nil || v == 0:
+		return ""
+	case v > 0:
+		return "sup"
+	}
+	return "sub"
 }
 
 // runLink is the address a run's a:hlinkClick points at when it is a web page or a mail

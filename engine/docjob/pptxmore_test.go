@@ -132,3 +132,21 @@ func TestPPTXMasterPositions(t *testing.T) {
 		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
 	}
 }
+
+// TestPPTXSuperSubscript: runs raised or lowered from the baseline keep their position.
+func TestPPTXSuperSubscript(t *testing.T) {
+	run := func(text, baseline string) string {
+		if baseline == "" {
+			return `<a:r><a:t>` + text + `</a:t></a:r>`
+		}
+		return `<a:r><a:rPr baseline="` + baseline + `"/><a:t>` + text + `</a:t></a:r>`
+	}
+	shapes := sp("", "0", "0", `<a:p>`+run("面積m", "")+run("2", "30000")+run("、CO", "")+run("2", "-25000")+run("排出", "")+`</a:p>`)
+	d, err := ConvertKind(context.Background(), oneSlideDeck(t, shapes, "", "", ""), "s.pptx", KindPPTX, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "## Slide 1\n\n面積m<sup>2</sup>、CO<sub>2</sub>排出\n"; d.Markdown != want {
+		t.Fatalf("got %q want %q", d.Markdown, want)
+	}
+}
