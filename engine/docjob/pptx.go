@@ -556,6 +556,18 @@ func (pr *pptxReader) graphic(k *node) string {
 	if ids := gd.child("relIds"); ids != nil {
 		return smartArt(pr.p, pr.rels, ids)
 	}
+	if ole := find(gd, "oleObj"); ole != nil {
+		// an embedded object (a worksheet, a document): the picture of it the slide shows
+		var pic *node
+		walk(gd, func(n *node) {
+			if pic == nil && n.name == "pic" && find(n, "blip") != nil {
+				pic = n
+			}
+		})
+		if pic != nil {
+			return pr.pictureAlt(pic, ole.a("name"))
+		}
+	}
 	return ""
 }
 
@@ -623,13 +635,19 @@ func (pr *pptxReader) table(tbl *node) string {
 }
 
 // picture renders p:pic as an image link to the extracted file, with its alt text.
-func (pr *pptxReader) picture(k *node) string {
+func (pr *pptxReader) picture(k *node) string { return pr.pictureAlt(k, "") }
+
+// pictureAlt is picture with alt text def when the picture has none of its own.
+func (pr *pptxReader) pictureAlt(k *node, def string) string {
 	var alt, name string
 	if c := find(k.child("nvPicPr"), "cNvPr"); c != nil {
 		alt, name = c.a("descr"), c.a("name")
 		if alt == "" {
 			alt = c.a("title")
 		}
+	}
+	if alt == "" {
+		alt = def
 	}
 	link := ""
 	if blip := find(k.child("blipFill"), "blip"); blip != nil {

@@ -150,3 +150,22 @@ func TestPPTXSuperSubscript(t *testing.T) {
 		t.Fatalf("got %q want %q", d.Markdown, want)
 	}
 }
+
+// TestPPTXEmbeddedObject: an embedded object (here a worksheet) is given as the picture of it
+// the slide shows, named after the object when the picture has no alt text.
+func TestPPTXEmbeddedObject(t *testing.T) {
+	shapes := `<p:graphicFrame><p:nvGraphicFramePr><p:cNvPr id="4" name="Object 3"/><p:cNvGraphicFramePr/><p:nvPr/></p:nvGraphicFramePr><p:xfrm><a:off x="0" y="0"/></p:xfrm>` +
+		`<a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/presentationml/2006/ole"><mc:AlternateContent xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">` +
+		`<mc:Choice Requires="v"><p:oleObj spid="_x0000_s1026" name="Worksheet" r:id="rId2" progId="Excel.Sheet.12"><p:embed/></p:oleObj></mc:Choice>` +
+		`<mc:Fallback><p:oleObj name="Worksheet" r:id="rId2" progId="Excel.Sheet.12"><p:embed/><p:pic><p:nvPicPr><p:cNvPr id="0" name=""/><p:cNvPicPr/><p:nvPr/></p:nvPicPr>` +
+		`<p:blipFill><a:blip r:embed="rId3"/></p:blipFill><p:spPr/></p:pic></p:oleObj></mc:Fallback></mc:AlternateContent></a:graphicData></a:graphic></p:graphicFrame>`
+	rels := `<Relationship Id="rId2" Type="` + relT + `package" Target="../embeddings/Microsoft_Excel_Worksheet.xlsx"/><Relationship Id="rId3" Type="` + relT + `image" Target="../media/image1.emf"/>`
+	deck := addZipEntry(t, oneSlideDeck(t, shapes, rels, "", ""), "ppt/media/image1.emf", "EMF")
+	d, err := ConvertKind(context.Background(), deck, "o.pptx", KindPPTX, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "## Slide 1\n\n![Worksheet](image1.emf)\n"; d.Markdown != want || len(d.Assets) != 1 {
+		t.Fatalf("got %q want %q, assets %d", d.Markdown, want, len(d.Assets))
+	}
+}
