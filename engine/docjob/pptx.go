@@ -297,6 +297,11 @@ func (pr *pptxReader) shapes(ks []*node, title *string) []slideItem {
 			}
 			body := ph != nil && (phType(ph) == "body" || ph.a("type") == "obj")
 			it.text = pr.textBody(k.child("txBody"), body)
+			if fill := find(k.child("spPr"), "blipFill"); fill != nil && fill.child("blip") != nil {
+				// a shape filled with a picture (a photo cut to a circle): the picture, then
+				// the shape's own text
+				it.text = strings.TrimSpace(pr.blipPicture(find(nv, "cNvPr"), fill.child("blip"), "") + "\n\n" + it.text)
+			}
 		case "grpSp":
 			it.at = offset(k.child("grpSpPr"))
 			var parts []string
@@ -639,8 +644,14 @@ func (pr *pptxReader) picture(k *node) string { return pr.pictureAlt(k, "") }
 
 // pictureAlt is picture with alt text def when the picture has none of its own.
 func (pr *pptxReader) pictureAlt(k *node, def string) string {
+	return pr.blipPicture(find(k.child("nvPicPr"), "cNvPr"), find(k.child("blipFill"), "blip"), def)
+}
+
+// blipPicture renders the picture blip points at, named and described by the shape's cNvPr
+// (def: the alt text when it has none).
+func (pr *pptxReader) blipPicture(c, blip *node, def string) string {
 	var alt, name string
-	if c := find(k.child("nvPicPr"), "cNvPr"); c != nil {
+	if c != nil {
 		alt, name = c.a("descr"), c.a("name")
 		if alt == "" {
 			alt = c.a("title")
@@ -650,7 +661,7 @@ func (pr *pptxReader) pictureAlt(k *node, def string) string {
 		alt = def
 	}
 	link := ""
-	if blip := find(k.child("blipFill"), "blip"); blip != nil {
+	if blip != nil {
 		if r, ok := pr.rels[relID(blip, "embed")]; ok && !r.external {
 			link = pr.assets.add(pr.p, r.target, strings.ReplaceAll(name, " ", ""))
 		} else if r, ok := pr.rels[relID(blip, "link")]; ok && r.external && webLink(r.target) {

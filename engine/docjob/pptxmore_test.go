@@ -169,3 +169,19 @@ func TestPPTXEmbeddedObject(t *testing.T) {
 		t.Fatalf("got %q want %q, assets %d", d.Markdown, want, len(d.Assets))
 	}
 }
+
+// TestPPTXPictureFill: a shape filled with a picture gives the picture (named after the shape,
+// with its alt text) before the shape's own text; a shape with no properties is no error.
+func TestPPTXPictureFill(t *testing.T) {
+	shapes := `<p:sp><p:nvSpPr><p:cNvPr id="5" name="Oval 4" descr="担当者の顔写真"/><p:cNvSpPr/><p:nvPr/></p:nvSpPr><p:spPr><a:xfrm><a:off x="0" y="0"/></a:xfrm>` +
+		`<a:blipFill><a:blip r:embed="rId3"/><a:stretch/></a:blipFill><a:prstGeom prst="ellipse"/></p:spPr><p:txBody><a:bodyPr/>` + para("山田") + `</p:txBody></p:sp>` +
+		`<p:sp><p:nvSpPr><p:cNvPr id="6" name="x"/><p:cNvSpPr/><p:nvPr/></p:nvSpPr><p:txBody><a:bodyPr/>` + para("営業部") + `</p:txBody></p:sp>`
+	deck := addZipEntry(t, oneSlideDeck(t, shapes, `<Relationship Id="rId3" Type="`+relT+`image" Target="../media/image1.png"/>`, "", ""), "ppt/media/image1.png", string(pngBytes))
+	d, err := ConvertKind(context.Background(), deck, "f.pptx", KindPPTX, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "## Slide 1\n\n![担当者の顔写真](Oval4.png)\n\n山田\n\n営業部\n"; d.Markdown != want || len(d.Assets) != 1 {
+		t.Fatalf("got %q want %q, assets %d", d.Markdown, want, len(d.Assets))
+	}
+}
