@@ -99,3 +99,26 @@ func TestDOCXSuperSubscript(t *testing.T) {
 		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
 	}
 }
+
+// TestDOCXFractionKinds: a fraction without a bar (a binomial coefficient) is stacked with no
+// line, not written as a division; a linear or skewed fraction reads a/b.
+func TestDOCXFractionKinds(t *testing.T) {
+	mr := func(s string) string { return `<m:r><m:t>` + s + `</m:t></m:r>` }
+	frac := func(typ, n, d string) string {
+		pr := ""
+		if typ != "" {
+			pr = `<m:fPr><m:type m:val="` + typ + `"/></m:fPr>`
+		}
+		return `<m:f>` + pr + `<m:num>` + mr(n) + `</m:num><m:den>` + mr(d) + `</m:den></m:f>`
+	}
+	body := wp("", `<m:oMath><m:d><m:e>`+frac("noBar", "n", "k")+`</m:e></m:d></m:oMath>`) +
+		wp("", wr("比は")+`<m:oMath>`+frac("skw", "a", "b")+mr("+")+frac("", "1", "2")+`</m:oMath>`)
+	d, err := Convert(context.Background(), makeDOCXParts(t, body, nil), "f.docx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "$$\\left(\\genfrac{}{}{0pt}{}{n}{k}\\right)$$\n\n比は $a/b+\\frac{1}{2}$\n"
+	if d.Markdown != want {
+		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
+	}
+}

@@ -108,9 +108,16 @@ func ommlNode(b *strings.Builder, k *node) {
 	case "f":
 		num, den := ommlArg(k.child("num")), ommlArg(k.child("den"))
 		if pr := k.child("fPr"); pr != nil {
-			if t := pr.child("type"); t != nil && t.a("val") == "lin" {
-				b.WriteString(num + "/" + den)
-				return
+			if t := pr.child("type"); t != nil {
+				switch t.a("val") {
+				case "lin", "skw":
+					b.WriteString(num + "/" + den)
+					return
+				case "noBar":
+					// stacked without a line (a binomial coefficient inside its brackets)
+					b.WriteString(`\genfrac{}{}{0pt}{}{` + num + `}{` + den + `}`)
+					return
+				}
 			}
 		}
 		b.WriteString(`\frac{` + num + `}{` + den + `}`)
