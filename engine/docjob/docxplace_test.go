@@ -122,3 +122,23 @@ func TestDOCXFractionKinds(t *testing.T) {
 		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
 	}
 }
+
+// TestDOCXMathWords: runs Word split inside one word read as one (a label "group with
+// braces" under a brace keeps its spaces as text); an upright function name Word does not know
+// is an operator name; contour double and triple integrals are commands.
+func TestDOCXMathWords(t *testing.T) {
+	mr := func(s string) string { return `<m:r><m:t xml:space="preserve">` + s + `</m:t></m:r>` }
+	up := func(s string) string { return `<m:r><m:rPr><m:sty m:val="p"/></m:rPr><m:t>` + s + `</m:t></m:r>` }
+	brace := `<m:limLow><m:e><m:groupChr><m:e>` + mr("a+b") + `</m:e></m:groupChr></m:e><m:lim>` + mr("group ") + mr("wit") + mr("h ") + mr("braces") + `</m:lim></m:limLow>`
+	fn := `<m:func><m:fName><m:limLow><m:e>` + up("arg") + up("max") + `</m:e><m:lim>` + mr("x") + `</m:lim></m:limLow></m:fName><m:e>` + mr("f") + `</m:e></m:func>`
+	ct := `<m:nary><m:naryPr><m:chr m:val="∯"/></m:naryPr><m:sub/><m:sup/><m:e>` + mr("F") + `</m:e></m:nary>`
+	body := wp("", `<m:oMath>`+brace+`</m:oMath>`) + wp("", `<m:oMath>`+fn+`</m:oMath>`) + wp("", `<m:oMath>`+ct+`</m:oMath>`)
+	d, err := Convert(context.Background(), makeDOCXParts(t, body, nil), "m.docx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "$$\\underbrace{a+b}_{\\text{group with braces}}$$\n\n$$\\operatorname{argmax}_{x}(f)$$\n\n$$\\oiint F$$\n"
+	if d.Markdown != want {
+		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
+	}
+}
