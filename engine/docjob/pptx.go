@@ -231,6 +231,11 @@ func (pr *pptxReader) layout(part string) map[string]pos {
 		if ph == nil {
 			return
 		}
+		if set, bullet := lstBullet(k.child("txBody")); set && !bullet {
+			// the layout takes the bullets off this placeholder (a section header's text)
+			m["nobullet:"+phKey(ph)] = pos{ok: true}
+			m["nobullet:idx:"+ph.a("idx")] = pos{ok: true}
+		}
 		if at := offset(k.child("spPr")); at.ok {
 			m[phKey(ph)] = at
 			m["type:"+phType(ph)] = at
@@ -296,6 +301,12 @@ func (pr *pptxReader) shapes(ks []*node, title *string) []slideItem {
 				}
 			}
 			body := ph != nil && (phType(ph) == "body" || ph.a("type") == "obj")
+			if body && pr.place != nil && (pr.place["nobullet:"+phKey(ph)].ok || ph.a("idx") != "" && pr.place["nobullet:idx:"+ph.a("idx")].ok) {
+				body = false
+			}
+			if set, bullet := lstBullet(k.child("txBody")); set {
+				body = bullet // the shape's own list style
+			}
 			it.text = pr.textBody(k.child("txBody"), body)
 			if fill := find(k.child("spPr"), "blipFill"); fill != nil && fill.child("blip") != nil {
 				// a shape filled with a picture (a photo cut to a circle): the picture, then
@@ -383,6 +394,12 @@ func (pr *pptxReader) textBody(tb *node, bodyDefault bool) string {
 				bullet = false
 			case ppr.child("buAutoNum") != nil:
 				bullet = true
+				if _, ok := counters[lvl]; !ok {
+					// a list numbered from startAt (a continued list: 4, 5, 6)
+					if v, err := strconv.Atoi(ppr.child("buAutoNum").a("startAt")); err == nil && v > 1 && v < 100000 {
+						counters[lvl] = v - 1
+					}
+				}
 				counters[lvl]++
 				for l := lvl + 1; l < 9; l++ {
 					delete(counters, l)
@@ -419,6 +436,28 @@ func (pr *pptxReader) textBody(tb *node, bodyDefault bool) string {
 		out = append(out, l)
 	}
 	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// lstBullet reads the first level of a text body's list style: set when it says whether its
+// paragraphs are bulleted (a:buNone, or a:buChar / a:buAutoNum), and which.
+func lstBullet(tb *node) (set, bullet bool) {
+	if tb == nil {
+		return false, false
+	}
+	l1 := tb.child("lstStyle")
+	if l1 != nil {
+		l1 = l1.child("lvl1pPr")
+	}
+	if l1 == nil {
+		return false, false
+	}
+	switch {
+	case l1.child("buNone") != nil:
+		return true, false
+	case l1.child("buChar") != nil || l1.child("buAutoNum") != nil:
+		return true, true
+	}
+	return false, false
 }
 
 // paragraphsText joins the text of txBody's paragraphs with sep.

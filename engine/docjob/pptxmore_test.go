@@ -185,3 +185,31 @@ func TestPPTXPictureFill(t *testing.T) {
 		t.Fatalf("got %q want %q, assets %d", d.Markdown, want, len(d.Assets))
 	}
 }
+
+// TestPPTXListStyles: a numbered list that starts at 4 reads 4, 5; a body placeholder whose
+// layout takes the bullets off reads as plain paragraphs; a text box whose own list style is
+// bulleted reads as a list.
+func TestPPTXListStyles(t *testing.T) {
+	num := func(text, start string) string {
+		at := ""
+		if start != "" {
+			at = ` startAt="` + start + `"`
+		}
+		return `<a:p><a:pPr><a:buAutoNum type="arabicPeriod"` + at + `/></a:pPr><a:r><a:t>` + text + `</a:t></a:r></a:p>`
+	}
+	shapes := sp(`<p:ph type="title"/>`, "0", "0", para("第2部")) +
+		sp(`<p:ph type="body" idx="1"/>`, "0", "1000000", para("各部の方針")) +
+		sp("", "0", "2000000", num("在庫", "4")+num("物流", "4")) +
+		sp("", "0", "3000000", `<a:lstStyle><a:lvl1pPr><a:buChar char="•"/></a:lvl1pPr></a:lstStyle>`+para("項目甲")+para("項目乙"))
+	deck := oneSlideDeck(t, shapes, `<Relationship Id="rIdL" Type="`+relT+`slideLayout" Target="../slideLayouts/slideLayout1.xml"/>`, "", "")
+	deck = addZipEntry(t, deck, "ppt/slideLayouts/slideLayout1.xml", `<p:sldLayout `+pNS+`><p:cSld><p:spTree>`+
+		sp(`<p:ph type="body" idx="1"/>`, "0", "1000000", `<a:lstStyle><a:lvl1pPr><a:buNone/></a:lvl1pPr></a:lstStyle>`)+`</p:spTree></p:cSld></p:sldLayout>`)
+	d, err := ConvertKind(context.Background(), deck, "l.pptx", KindPPTX, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "## Slide 1: 第2部\n\n各部の方針\n\n4. 在庫\n5. 物流\n\n- 項目甲\n- 項目乙\n"
+	if d.Markdown != want {
+		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
+	}
+}
