@@ -334,13 +334,21 @@ func (pr *pptxReader) shapes(ks []*node, title *string) []slideItem {
 		case "cxnSp":
 			continue
 		case "AlternateContent":
+			// the first choice's shapes (all of them), else the fallback's
+			var sub []slideItem
 			if c := k.child("Choice"); c != nil {
-				sub := pr.shapes(c.kids, title)
-				if len(sub) > 0 {
-					it = sub[0]
-					it.order = i
+				sub = pr.shapes(c.kids, title)
+			}
+			if len(sub) == 0 {
+				if f := k.child("Fallback"); f != nil {
+					sub = pr.shapes(f.kids, title)
 				}
 			}
+			for _, s := range sub {
+				s.order = i
+				items = append(items, s)
+			}
+			continue
 		default:
 			continue
 		}

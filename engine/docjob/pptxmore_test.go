@@ -213,3 +213,19 @@ func TestPPTXListStyles(t *testing.T) {
 		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
 	}
 }
+
+// TestPPTXAlternateContent: every shape of an alternate content's first choice is read (not
+// only the first), and a choice with no shape gives way to the fallback's.
+func TestPPTXAlternateContent(t *testing.T) {
+	mc := `xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"`
+	shapes := `<mc:AlternateContent ` + mc + `><mc:Choice Requires="p14">` + sp("", "0", "0", para("一つ目")) + sp("", "0", "1000000", para("二つ目")) +
+		`</mc:Choice><mc:Fallback>` + sp("", "0", "0", para("代替")) + `</mc:Fallback></mc:AlternateContent>` +
+		`<mc:AlternateContent ` + mc + `><mc:Choice Requires="p15"><p:contentPart r:id="rId9"/></mc:Choice><mc:Fallback>` + sp("", "0", "2000000", para("予備の図形")) + `</mc:Fallback></mc:AlternateContent>`
+	d, err := ConvertKind(context.Background(), oneSlideDeck(t, shapes, "", "", ""), "a.pptx", KindPPTX, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "## Slide 1\n\n一つ目\n\n二つ目\n\n予備の図形\n"; d.Markdown != want {
+		t.Fatalf("got %q want %q", d.Markdown, want)
+	}
+}
