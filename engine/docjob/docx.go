@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"jobdesk/engine/job"
 )
@@ -589,9 +591,55 @@ func (dr *docxReader) blocks(b *strings.Builder, ks []*node) {
 			dr.para(b, k)
 		case "tbl":
 			dr.table(b, k)
+		case "altChunk":
+			dr.altChunk(b, k)
 		case "sdt", "sdtContent", "customXml", "ins", "moveTo", "smartTag":
 			dr.blocks(b, k.kids)
 		}
+	}
+}
+
+// altChunk renders content imported into the document as a part of another format (w:altChunk:
+// HTML, MHTML, plain text or a Word document), which Word shows in place.
+func (dr *docxReader) altChunk(b *strings.Builder, k *node) {
+	if dr.pkg == nil {
+		return
+	}
+	r, ok := dr.rels[relID(k, "id")]
+	if !ok || r.external {
+		return
+	}
+	data, ok, err := dr.pkg.raw(r.target, maxXMLPart)
+	if !ok || err != nil {
+		logDetail(KindDOCX, fmt.Sprintf("imported part %s: %v", r.target, err))
+		return
+	}
+	md := ""
+	switch strings.ToLower(path.Ext(r.target)) {
+	case ".htm", ".html", ".xhtml":
+		if s, _, ok := decodeHTML(data); ok {
+			md = htmlMarkdown(s, false)
+		}
+	case ".mht", ".mhtml":
+		if d, err := convertMHTML(data); err == nil {
+			md = d.Markdown
+		}
+	case ".txt":
+		if utf8.Valid(data) {
+			md = EscapeMarkdown(Clean(string(data)))
+		}
+	case ".docx":
+		if dr.opt.depth < MaxZipDepth {
+			opt := dr.opt
+			opt.depth++
+			opt.noAssets = true // its pictures are not written: their alt text stands in
+			if d, err := convertDOCX(dr.ctx, data, opt); err == nil {
+				md = d.Markdown
+			}
+		}
+	}
+	if md = strings.TrimSpace(md); md != "" {
+		b.WriteString(md + "\n\n")
 	}
 }
 

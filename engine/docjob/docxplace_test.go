@@ -142,3 +142,27 @@ func TestDOCXMathWords(t *testing.T) {
 		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
 	}
 }
+
+// TestDOCXImportedParts: content imported into a document as a part of another format
+// (w:altChunk) reads in place: HTML as Markdown, plain text, and a Word document.
+func TestDOCXImportedParts(t *testing.T) {
+	inner := makeDOCXParts(t, wp("", wr("差し込まれた文書の本文")), nil)
+	body := wp("", wr("前の段落")) + `<w:altChunk r:id="rId1"/>` + `<w:altChunk r:id="rId2"/>` + `<w:altChunk r:id="rId3"/>` + `<w:altChunk r:id="rId4"/>` + wp("", wr("後の段落"))
+	rels := `<Relationships ` + relNS + `><Relationship Id="rId1" Type="` + relT + `aFChunk" Target="afchunk.htm"/>` +
+		`<Relationship Id="rId2" Type="` + relT + `aFChunk" Target="afchunk2.txt"/><Relationship Id="rId3" Type="` + relT + `aFChunk" Target="afchunk3.docx"/>` +
+		`<Relationship Id="rId4" Type="` + relT + `aFChunk" Target="missing.htm"/></Relationships>`
+	parts := map[string]string{
+		"word/_rels/document.xml.rels": rels,
+		"word/afchunk.htm":             `<html><head><meta charset="utf-8"></head><body><h2>取り込んだ表</h2><table><tr><th>品名</th><th>数量</th></tr><tr><td>ねじ</td><td>10</td></tr></table></body></html>`,
+		"word/afchunk2.txt":            "# 見出しではない行\n",
+		"word/afchunk3.docx":           string(inner),
+	}
+	d, err := Convert(context.Background(), makeDOCXParts(t, body, parts), "c.docx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "前の段落\n\n## 取り込んだ表\n\n| 品名 | 数量 |\n| --- | --- |\n| ねじ | 10 |\n\n\\# 見出しではない行\n\n差し込まれた文書の本文\n\n後の段落\n"
+	if d.Markdown != want {
+		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
+	}
+}
