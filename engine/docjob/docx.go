@@ -950,6 +950,7 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 	}
 	var boxes []*node
 	inField := 0
+	var fields []*field // the fields open in the paragraph, innermost last
 	var walk func(ks []*node)
 	walk = func(ks []*node) {
 		for _, k := range ks {
@@ -967,15 +968,49 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 			case "noBreakHyphen":
 				txt.WriteByte('-')
 			case "fldChar":
+				// a field: its code (begin … separate) is not shown, its result (… end) is; a
+				// HYPERLINK field's result links to its address
 				switch k.a("fldCharType") {
 				case "begin":
 					inField++
+					fields = append(fields, &field{start: -1})
 				case "separate":
-					if inField > 0 {
+					if len(fields) > 0 && !fields[len(fields)-1].separated {
+						f := fields[len(fields)-1]
+						f.separated = true
 						inField--
+						if url := hyperlinkInstr(f.instr.String()); url != "" && inField == 0 {
+							flush()
+							f.link, f.start = url, b.Len()
+						}
+					}
+				case "end":
+					if len(fields) > 0 {
+						f := fields[len(fields)-1]
+						fields = fields[:len(fields)-1]
+						if !f.separated {
+							inField-- // a field with no result (an index entry)
+						}
+						if f.start >= 0 && f.start <= b.Len() {
+							flush()
+							linkFrom(&b, f.start, f.link)
+						}
 					}
 				}
-			case "del", "moveFrom", "delText", "instrText", "rPr", "pPr", "Fallback", "fallback",
+			case "instrText":
+				if len(fields) > 0 && !fields[len(fields)-1].separated {
+					fields[len(fields)-1].instr.WriteString(k.text)
+				}
+			case "fldSimple":
+				url := hyperlinkInstr(k.a("instr"))
+				flush()
+				start := b.Len()
+				walk(k.kids)
+				if url != "" {
+					flush()
+					linkFrom(&b, start, url)
+				}
+			case "del", "moveFrom", "delText", "rPr", "pPr", "Fallback", "fallback",
 				"commentRangeStart", "commentRangeEnd", "rt":
 				// deleted text, field codes, properties, duplicate VML: not content
 			case "ruby":
@@ -1097,6 +1132,48 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 		out = strings.NewReplacer("</sup><sup>", "", "</sub><sub>", "").Replace(out)
 	}
 	return out, boxes
+}
+
+// field is a Word field open in a paragraph (w:fldChar begin … end).
+type field struct {
+	instr     strings.Builder // its code
+	separated bool            // its result has begun
+	link      string          // a HYPERLINK field's address
+	start     int             // where its result starts in the paragraph's text; -1 when not a link
+}
+
+// hyperlinkInstr is the web or mail address of a HYPERLINK field code (HYPERLINK "https://…"),
+// "" for other fields and for a jump inside the document (\l) alone.
+func hyperlinkInstr(instr string) string {
+	f := strings.Fields(instr)
+	if len(f) < 2 || !strings.EqualFold(f[0], "HYPERLINK") {
+		return ""
+	}
+	rest := strings.TrimSpace(instr[strings.Index(instr, f[0])+len(f[0]):])
+	var url string
+	if strings.HasPrefix(rest, `"`) {
+		if end := strings.Index(rest[1:], `"`); end >= 0 {
+			url = rest[1 : 1+end]
+		}
+	} else if !strings.HasPrefix(rest, `\`) {
+		url = strings.Fields(rest)[0]
+	}
+	if webLink(url) || strings.HasPrefix(url, "mailto:") && !strings.ContainsAny(url, " ()<>") {
+		return url
+	}
+	return ""
+}
+
+// linkFrom makes the text b holds from start on a Markdown link to url, when it is text a link
+// can hold (not empty, no brackets or line breaks).
+func linkFrom(b *strings.Builder, start int, url string) {
+	s := b.String()
+	inner := s[start:]
+	if strings.TrimSpace(inner) == "" || strings.ContainsAny(inner, "[]\n\x00") {
+		return
+	}
+	b.Reset()
+	b.WriteString(s[:start] + "[" + inner + "](" + url + ")")
 }
 
 // checkboxes writes Word's checkbox glyphs as Markdown task-list boxes.

@@ -166,3 +166,24 @@ func TestDOCXImportedParts(t *testing.T) {
 		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
 	}
 }
+
+// TestDOCXFields: a HYPERLINK field's result links to its address (complex and simple fields);
+// a field with no result (an index entry) hides only its code, not the text after it; other
+// fields give their result.
+func TestDOCXFields(t *testing.T) {
+	fc := func(typ string) string { return `<w:r><w:fldChar w:fldCharType="` + typ + `"/></w:r>` }
+	instr := func(s string) string { return `<w:r><w:instrText xml:space="preserve">` + s + `</w:instrText></w:r>` }
+	body := wp("", wr("詳細は")+fc("begin")+instr(` HYPERLINK "https://example.jp/guide" `)+fc("separate")+wr("案内")+fc("end")+wr("を参照。")) +
+		wp("", wr("索引語")+fc("begin")+instr(` XE "索引語" `)+fc("end")+wr("の説明が続く。")) +
+		wp("", `<w:fldSimple w:instr=" HYPERLINK &quot;mailto:info@example.jp&quot; ">`+wr("窓口")+`</w:fldSimple>`+wr("へ。")) +
+		wp("", wr("頁 ")+fc("begin")+instr(" PAGE ")+fc("separate")+wr("3")+fc("end")) +
+		wp("", fc("begin")+instr(` HYPERLINK \l "_Toc1" `)+fc("separate")+wr("第1章")+fc("end"))
+	d, err := Convert(context.Background(), makeDOCXParts(t, body, nil), "f.docx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "詳細は[案内](https://example.jp/guide)を参照。\n\n索引語の説明が続く。\n\n[窓口](mailto:info@example.jp)へ。\n\n頁 3\n\n第1章\n"
+	if d.Markdown != want {
+		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
+	}
+}
