@@ -646,6 +646,11 @@ func (dr *docxReader) altChunk(b *strings.Builder, k *node) {
 func (dr *docxReader) para(b *strings.Builder, p *node) {
 	text, boxes := dr.paraText(p)
 	picsBefore, text, picsAfter := pictureLines(text)
+	if strings.TrimSpace(text) == "" && len(picsBefore)+len(picsAfter) > 0 && dr.numbered(p) {
+		// a list item holding only pictures keeps them as its text, so it keeps its number
+		text = strings.Join(append(picsBefore, picsAfter...), " ")
+		picsBefore, picsAfter = nil, nil
+	}
 	for _, pic := range picsBefore {
 		b.WriteString(pic + "\n\n")
 	}
@@ -755,6 +760,25 @@ func (dr *docxReader) para(b *strings.Builder, p *node) {
 		b.WriteString(a + "\n")
 	}
 	dr.after = dr.after[:0]
+}
+
+// numbered reports whether paragraph p carries list numbering, its own or its style's (headings
+// aside).
+func (dr *docxReader) numbered(p *node) bool {
+	ppr := p.child("pPr")
+	if ppr == nil {
+		return false
+	}
+	if np := ppr.child("numPr"); np != nil {
+		if x := np.child("numId"); x != nil && x.a("val") != "" && x.a("val") != "0" {
+			return true
+		}
+	}
+	if ps := ppr.child("pStyle"); ps != nil && dr.headings[ps.a("val")] == 0 {
+		_, ok := dr.styleNum[ps.a("val")]
+		return ok
+	}
+	return false
 }
 
 // itemPrefix is the list marker of a paragraph inside a cell, note or header ("- ", "1. ",
