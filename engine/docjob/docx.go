@@ -750,8 +750,13 @@ func (dr *docxReader) para(b *strings.Builder, p *node) {
 		}
 		b.WriteString(prefix + text + "\n\n")
 	}
+	indent := ""
+	if text != "" && prefix != "" && !strings.HasPrefix(prefix, "\x00") {
+		// under a list item, its pictures stay in the item (indented to its text)
+		indent = strings.Repeat(" ", len(prefix))
+	}
 	for _, pic := range picsAfter {
-		b.WriteString(pic + "\n\n")
+		b.WriteString(indent + pic + "\n\n")
 	}
 	for _, bx := range boxes {
 		dr.blocks(b, bx.kids)

@@ -189,7 +189,8 @@ func TestDOCXFields(t *testing.T) {
 }
 
 // TestDOCXPictureListItem: a numbered list item holding only a picture keeps the picture as its
-// text, so the items after it keep their numbers.
+// text, so the items after it keep their numbers; a picture after an item's text is indented
+// into the item.
 func TestDOCXPictureListItem(t *testing.T) {
 	pic := `<w:r><w:drawing><wp:inline><wp:docPr id="1" name="Picture 1" descr="手順図"/><a:graphic><a:graphicData><pic:pic><pic:blipFill><a:blip r:embed="rId1"/></pic:blipFill></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`
 	item := func(inner string) string {
@@ -198,11 +199,12 @@ func TestDOCXPictureListItem(t *testing.T) {
 	numbering := `<w:numbering ` + wNS + `><w:abstractNum w:abstractNumId="0"><w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="decimal"/><w:lvlText w:val="%1."/></w:lvl></w:abstractNum><w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num></w:numbering>`
 	parts := map[string]string{"word/numbering.xml": numbering, "word/media/image1.png": string(pngBytes),
 		"word/_rels/document.xml.rels": `<Relationships ` + relNS + `><Relationship Id="rId1" Type="` + relT + `image" Target="media/image1.png"/></Relationships>`}
-	d, err := Convert(context.Background(), makeDOCXParts(t, item(wr("準備する"))+item(pic)+item(wr("確認する")), parts), "l.docx", Options{})
+	d, err := Convert(context.Background(), makeDOCXParts(t, item(wr("準備する"))+item(pic)+item(wr("確認する")+pic), parts), "l.docx", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "1. 準備する\n\n2. ![手順図](Picture1.png)\n\n3. 確認する\n"
+	// a picture after an item's text stays in the item, indented to its text
+	want := "1. 準備する\n\n2. ![手順図](Picture1.png)\n\n3. 確認する\n\n   ![手順図](Picture1.png)\n"
 	if d.Markdown != want {
 		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
 	}
