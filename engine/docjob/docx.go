@@ -15,6 +15,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"golang.org/x/text/width"
+
 	"jobdesk/engine/job"
 )
 
@@ -928,6 +930,9 @@ func (dr *docxReader) headingMarks(md string) string {
 // listMarker is the marker of the n-th item (1-based) of a numbered level in Word's numFmt:
 // a. b. … z. aa. for letters, i. ii. for roman numerals, 1. 2. for decimal and every other format.
 func listMarker(numFmt string, n int) string {
+	if s := eastAsianNumber(numFmt, n); s != "" {
+		return s + "."
+	}
 	switch numFmt {
 	case "lowerLetter", "upperLetter":
 		s := strings.Repeat(string(rune('a'+(n-1)%26)), (n-1)/26+1)
@@ -943,6 +948,82 @@ func listMarker(numFmt string, n int) string {
 		return s + "."
 	}
 	return strconv.Itoa(n) + "."
+}
+
+// Japanese numbering sequences Word offers (numFmt aiueo, iroha, ideographTraditional, …).
+var (
+	aiueoSeq  = []rune("アイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワヲン")
+	irohaSeq  = []rune("イロハニホヘトチリヌルヲワカヨタレソツネナラムウヰノオクヤマケフコエテアサキユメミシヱヒモセスン")
+	jikkanSeq = []rune("甲乙丙丁戊己庚辛壬癸")
+	junishi   = []rune("子丑寅卯辰巳午未申酉戌亥")
+	kanjiNum  = []rune("〇一二三四五六七八九")
+)
+
+// eastAsianNumber writes n in one of Word's Japanese numbering formats as Word shows it
+// (一, 十二 for japaneseCounting; ア, イ for aiueo; ① for decimalEnclosedCircle; １ for
+// decimalFullWidth; 01 for decimalZero), "" for other formats and numbers a format cannot show.
+func eastAsianNumber(numFmt string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	seq := func(s []rune) string { return string(s[(n-1)%len(s)]) }
+	switch numFmt {
+	case "decimalFullWidth", "decimalFullWidth2":
+		return width.Widen.String(strconv.Itoa(n))
+	case "decimalHalfWidth":
+		return strconv.Itoa(n)
+	case "decimalZero":
+		if n < 10 {
+			return "0" + strconv.Itoa(n)
+		}
+		return strconv.Itoa(n)
+	case "decimalEnclosedCircle", "decimalEnclosedCircleChinese":
+		switch {
+		case n <= 20:
+			return string(rune(0x2460 + n - 1))
+		case n <= 35:
+			return string(rune(0x3251 + n - 21))
+		case n <= 50:
+			return string(rune(0x32B1 + n - 36))
+		}
+		return ""
+	case "aiueoFullWidth":
+		return seq(aiueoSeq)
+	case "aiueo":
+		return width.Narrow.String(seq(aiueoSeq))
+	case "irohaFullWidth":
+		return seq(irohaSeq)
+	case "iroha":
+		return width.Narrow.String(seq(irohaSeq))
+	case "ideographTraditional":
+		return seq(jikkanSeq)
+	case "ideographZodiac":
+		return seq(junishi)
+	case "ideographDigital":
+		var b strings.Builder
+		for _, d := range strconv.Itoa(n) {
+			b.WriteRune(kanjiNum[d-'0'])
+		}
+		return b.String()
+	case "japaneseCounting", "japaneseDigitalTenThousand", "chineseCounting", "chineseCountingThousand", "taiwaneseCounting", "taiwaneseCountingThousand":
+		if n >= 10000 {
+			return ""
+		}
+		var b strings.Builder
+		for i, unit := range []string{"千", "百", "十", ""} {
+			p := []int{1000, 100, 10, 1}[i]
+			d := n / p % 10
+			switch {
+			case d == 0:
+			case d == 1 && unit != "":
+				b.WriteString(unit) // 十, not 一十
+			default:
+				b.WriteString(string(kanjiNum[d]) + unit)
+			}
+		}
+		return b.String()
+	}
+	return ""
 }
 
 // roman writes n (1–3999; others as digits) in roman numerals.

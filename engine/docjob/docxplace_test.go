@@ -209,3 +209,47 @@ func TestDOCXPictureListItem(t *testing.T) {
 		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
 	}
 }
+
+// TestJapaneseNumbering: Word's Japanese numbering formats read as Word shows them — 第一章 and
+// 第十二章 for kanji counting, (ア) (イ) for katakana, ① for circled numbers, full-width digits —
+// in a document's headings and lists and in a deck's numbered paragraphs.
+func TestJapaneseNumbering(t *testing.T) {
+	for _, c := range []struct {
+		f    string
+		n    int
+		want string
+	}{{"japaneseCounting", 1, "一"}, {"japaneseCounting", 12, "十二"}, {"japaneseCounting", 2045, "二千四十五"}, {"japaneseCounting", 110, "百十"},
+		{"aiueoFullWidth", 2, "イ"}, {"aiueo", 1, "ｱ"}, {"irohaFullWidth", 3, "ハ"}, {"decimalEnclosedCircle", 3, "③"}, {"decimalEnclosedCircle", 21, "㉑"},
+		{"decimalFullWidth", 12, "１２"}, {"ideographTraditional", 2, "乙"}, {"decimalZero", 7, "07"}, {"ideographDigital", 105, "一〇五"}, {"decimal", 3, ""}} {
+		if got := eastAsianNumber(c.f, c.n); got != c.want {
+			t.Errorf("eastAsianNumber(%s, %d) = %q, want %q", c.f, c.n, got, c.want)
+		}
+	}
+	styles := `<w:styles ` + wNS + `><w:style w:type="paragraph" w:styleId="Heading1"><w:name w:val="heading 1"/><w:pPr><w:numPr><w:numId w:val="2"/></w:numPr></w:pPr></w:style></w:styles>`
+	numbering := `<w:numbering ` + wNS + `>
+		<w:abstractNum w:abstractNumId="0"><w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="aiueoFullWidth"/><w:lvlText w:val="(%1)"/></w:lvl>
+		<w:lvl w:ilvl="1"><w:start w:val="1"/><w:numFmt w:val="decimalEnclosedCircle"/><w:lvlText w:val="%2"/></w:lvl></w:abstractNum>
+		<w:abstractNum w:abstractNumId="1"><w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="japaneseCounting"/><w:lvlText w:val="第%1章"/><w:pStyle w:val="Heading1"/></w:lvl></w:abstractNum>
+		<w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num><w:num w:numId="2"><w:abstractNumId w:val="1"/></w:num></w:numbering>`
+	body := wp("Heading1", wr("総則")) + listPara(1, 0, "目的") + listPara(1, 1, "範囲") + listPara(1, 0, "定義") + wp("Heading1", wr("手続"))
+	d, err := Convert(context.Background(), makeDOCXParts(t, body, map[string]string{"word/styles.xml": styles, "word/numbering.xml": numbering}), "j.docx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# 第一章 総則\n\n- (ア) 目的\n\n  - ① 範囲\n\n- (イ) 定義\n\n# 第二章 手続\n"
+	if d.Markdown != want {
+		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
+	}
+	auto := func(typ, text string) string {
+		return `<a:p><a:pPr><a:buAutoNum type="` + typ + `"/></a:pPr><a:r><a:t>` + text + `</a:t></a:r></a:p>`
+	}
+	shapes := sp("", "0", "0", auto("circleNumDbPlain", "受付")+auto("circleNumDbPlain", "審査")) +
+		sp("", "0", "1000000", auto("arabicParenBoth", "甲")+auto("arabicParenBoth", "乙")) + sp("", "0", "2000000", auto("alphaLcParenR", "丙"))
+	d, err = ConvertKind(context.Background(), oneSlideDeck(t, shapes, "", "", ""), "j.pptx", KindPPTX, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "## Slide 1\n\n- ① 受付\n- ② 審査\n\n- (1) 甲\n- (2) 乙\n\na) 丙\n"; d.Markdown != want {
+		t.Fatalf("deck: got %q want %q", d.Markdown, want)
+	}
+}

@@ -412,7 +412,7 @@ func (pr *pptxReader) textBody(tb *node, bodyDefault bool) string {
 				for l := lvl + 1; l < 9; l++ {
 					delete(counters, l)
 				}
-				number = listMarker(autoNumFmt(ppr.child("buAutoNum").a("type")), counters[lvl])
+				number = autoNumMarker(ppr.child("buAutoNum").a("type"), counters[lvl])
 			case ppr.child("buChar") != nil || ppr.child("buBlip") != nil:
 				bullet = true
 			}
@@ -428,6 +428,9 @@ func (pr *pptxReader) textBody(tb *node, bodyDefault bool) string {
 			marker := "-"
 			if number != "" {
 				marker = number
+				if !isListMarker(number) {
+					marker = "- " + number // (1), ①: not a Markdown list marker
+				}
 			}
 			text = strings.Repeat("  ", lvl) + marker + " " + escapeLineStarts(strings.ReplaceAll(text, "\n", " "))
 			lines = append(lines, text)
@@ -575,6 +578,22 @@ func (pr *pptxReader) runLink(r *node) string {
 	return ""
 }
 
+// autoNumMarker is the n-th marker of a:buAutoNum scheme t as PowerPoint shows it: the number
+// in its style with its punctuation (arabicPeriod 1., arabicParenR 1), alphaLcParenBoth (a),
+// circleNumDbPlain ①).
+func autoNumMarker(t string, n int) string {
+	core := strings.TrimSuffix(listMarker(autoNumFmt(t), n), ".")
+	switch {
+	case strings.HasSuffix(t, "ParenBoth"):
+		return "(" + core + ")"
+	case strings.HasSuffix(t, "ParenR"):
+		return core + ")"
+	case strings.HasSuffix(t, "Plain"):
+		return core
+	}
+	return core + "."
+}
+
 // autoNumFmt maps a:buAutoNum's scheme to the list marker style listMarker knows.
 func autoNumFmt(t string) string {
 	switch {
@@ -586,6 +605,12 @@ func autoNumFmt(t string) string {
 		return "lowerRoman"
 	case strings.HasPrefix(t, "romanUc"):
 		return "upperRoman"
+	case strings.HasPrefix(t, "circleNum"):
+		return "decimalEnclosedCircle"
+	case strings.HasPrefix(t, "arabicDb"), strings.HasPrefix(t, "ea1JpnChsDb"):
+		return "decimalFullWidth"
+	case strings.HasPrefix(t, "ea1JpnKor"):
+		return "japaneseCounting"
 	}
 	return "decimal"
 }
