@@ -960,18 +960,15 @@ var (
 )
 
 // eastAsianNumber writes n in one of Word's Japanese numbering formats as Word shows it
-// (一, 十二 for japaneseCounting; ア, イ for aiueo; ① for decimalEnclosedCircle; １ for
-// decimalFullWidth; 01 for decimalZero), "" for other formats and numbers a format cannot show.
+// (一, 十二 for japaneseCounting; ア, イ for aiueo; ① for decimalEnclosedCircle; 01 for
+// decimalZero), "" for other formats and numbers a format cannot show. Full-width digits are
+// written as digits, which Markdown reads as an ordered list.
 func eastAsianNumber(numFmt string, n int) string {
 	if n <= 0 {
 		return ""
 	}
 	seq := func(s []rune) string { return string(s[(n-1)%len(s)]) }
 	switch numFmt {
-	case "decimalFullWidth", "decimalFullWidth2":
-		return width.Widen.String(strconv.Itoa(n))
-	case "decimalHalfWidth":
-		return strconv.Itoa(n)
 	case "decimalZero":
 		if n < 10 {
 			return "0" + strconv.Itoa(n)
