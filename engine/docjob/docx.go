@@ -613,6 +613,9 @@ func (dr *docxReader) altChunk(b *strings.Builder, k *node) {
 	}
 	data, ok, err := dr.pkg.raw(r.target, maxXMLPart)
 	if !ok || err != nil {
+		if err == nil {
+			err = errors.New("the part is missing")
+		}
 		logDetail(KindDOCX, fmt.Sprintf("imported part %s: %v", r.target, err))
 		return
 	}
