@@ -201,6 +201,7 @@ type docxReader struct {
 	comments   map[string]string // comment id → "author, date: text"
 	cmOrder    []string
 	after      []string // blocks to write after the current paragraph (charts)
+	damaged    bool     // content imported into the document could not be read
 }
 
 // numLevel is one level of a numbering definition.
@@ -343,7 +344,11 @@ func convertDOCX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	if md != "" {
 		md += "\n"
 	}
-	return &Doc{Kind: KindDOCX, Markdown: md, Pages: 1, Method: MethodNative, Assets: dr.assets.files}, nil
+	d := &Doc{Kind: KindDOCX, Markdown: md, Pages: 1, Method: MethodNative, Assets: dr.assets.files}
+	if dr.damaged {
+		d.DamagedPages = []int{1}
+	}
+	return d, nil
 }
 
 func oneLine(s string) string {
@@ -612,25 +617,32 @@ func (dr *docxReader) altChunk(b *strings.Builder, k *node) {
 		return
 	}
 	data, ok, err := dr.pkg.raw(r.target, maxXMLPart)
+	unread := func(why error) {
+		// the document holds content this conversion does not give: it says so, and is partial
+		logDetail(KindDOCX, fmt.Sprintf("imported part %s: %v", r.target, why))
+		b.WriteString("> (imported content that could not be read: " + escapeInline(path.Base(r.target)) + ")\n\n")
+		dr.damaged = true
+	}
 	if !ok || err != nil {
 		if err == nil {
 			err = errors.New("the part is missing")
 		}
-		logDetail(KindDOCX, fmt.Sprintf("imported part %s: %v", r.target, err))
+		unread(err)
 		return
 	}
-	md := ""
+	md, read := "", false
 	switch strings.ToLower(path.Ext(r.target)) {
 	case ".htm", ".html", ".xhtml":
-		if s, _, ok := decodeHTML(data); ok {
+		var s string
+		if s, _, read = decodeHTML(data); read {
 			md = htmlMarkdown(s, false)
 		}
 	case ".mht", ".mhtml":
 		if d, err := convertMHTML(data); err == nil {
-			md = d.Markdown
+			md, read = d.Markdown, true
 		}
 	case ".txt":
-		if utf8.Valid(data) {
+		if read = utf8.Valid(data); read {
 			md = EscapeMarkdown(Clean(string(data)))
 		}
 	case ".docx":
@@ -639,9 +651,14 @@ func (dr *docxReader) altChunk(b *strings.Builder, k *node) {
 			opt.depth++
 			opt.noAssets = true // its pictures are not written: their alt text stands in
 			if d, err := convertDOCX(dr.ctx, data, opt); err == nil {
-				md = d.Markdown
+				md, read = d.Markdown, true
+				dr.damaged = dr.damaged || len(d.DamagedPages) > 0
 			}
 		}
+	}
+	if !read {
+		unread(errors.New("a format or encoding that is not read, or damaged"))
+		return
 	}
 	if md = strings.TrimSpace(md); md != "" {
 		b.WriteString(md + "\n\n")

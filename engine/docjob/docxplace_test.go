@@ -144,7 +144,8 @@ func TestDOCXMathWords(t *testing.T) {
 }
 
 // TestDOCXImportedParts: content imported into a document as a part of another format
-// (w:altChunk) reads in place: HTML as Markdown, plain text, and a Word document.
+// (w:altChunk) reads in place: HTML as Markdown, plain text, and a Word document; a part that
+// cannot be read is named where it stands and the conversion is partial.
 func TestDOCXImportedParts(t *testing.T) {
 	inner := makeDOCXParts(t, wp("", wr("差し込まれた文書の本文")), nil)
 	body := wp("", wr("前の段落")) + `<w:altChunk r:id="rId1"/>` + `<w:altChunk r:id="rId2"/>` + `<w:altChunk r:id="rId3"/>` + `<w:altChunk r:id="rId4"/>` + wp("", wr("後の段落"))
@@ -161,9 +162,19 @@ func TestDOCXImportedParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "前の段落\n\n## 取り込んだ表\n\n| 品名 | 数量 |\n| --- | --- |\n| ねじ | 10 |\n\n\\# 見出しではない行\n\n差し込まれた文書の本文\n\n後の段落\n"
+	want := "前の段落\n\n## 取り込んだ表\n\n| 品名 | 数量 |\n| --- | --- |\n| ねじ | 10 |\n\n\\# 見出しではない行\n\n差し込まれた文書の本文\n\n" +
+		"> (imported content that could not be read: missing.htm)\n\n後の段落\n"
 	if d.Markdown != want {
 		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
+	}
+	// content that cannot be read (a missing part) makes the conversion partial
+	if st, why := d.Status(); st != StatusPartial || why == "" || d.ReasonJa() == "" {
+		t.Fatalf("status %s %q", st, why)
+	}
+	d, err = Convert(context.Background(), makeDOCXParts(t, body, map[string]string{"word/_rels/document.xml.rels": rels,
+		"word/afchunk.htm": parts["word/afchunk.htm"], "word/afchunk2.txt": "", "word/afchunk3.docx": string(inner), "word/missing.htm": "<p></p>"}), "c.docx", Options{})
+	if st, _ := d.Status(); err != nil || st != StatusReady {
+		t.Fatalf("every part read: %v %s\n%s", err, st, d.Markdown)
 	}
 }
 
