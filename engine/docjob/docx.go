@@ -620,7 +620,7 @@ func (dr *docxReader) altChunk(b *strings.Builder, k *node) {
 	unread := func(why error) {
 		// the document holds content this conversion does not give: it says so, and is partial
 		logDetail(KindDOCX, fmt.Sprintf("imported part %s: %v", r.target, why))
-		b.WriteString("> (imported content that could not be read: " + escapeInline(path.Base(r.target)) + ")\n\n")
+		b.WriteString("> (imported content that could not be read / 読み取れなかった取り込み部分: " + escapeInline(path.Base(r.target)) + ")\n\n")
 		dr.damaged = true
 	}
 	if !ok || err != nil {

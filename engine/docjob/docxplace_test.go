@@ -163,7 +163,7 @@ func TestDOCXImportedParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "前の段落\n\n## 取り込んだ表\n\n| 品名 | 数量 |\n| --- | --- |\n| ねじ | 10 |\n\n\\# 見出しではない行\n\n差し込まれた文書の本文\n\n" +
-		"> (imported content that could not be read: missing.htm)\n\n後の段落\n"
+		"> (imported content that could not be read / 読み取れなかった取り込み部分: missing.htm)\n\n後の段落\n"
 	if d.Markdown != want {
 		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
 	}
