@@ -109,8 +109,8 @@ func streamXML(ctx context.Context, r io.Reader, done func(ancestors []*node, n 
 		case xml.CharData:
 			top := stack[len(stack)-1]
 			switch top.name {
-			case "t", "delText", "instrText", "v", "text":
-				top.text += string(t) // v: chart caches; text: presentation comments
+			case "t", "delText", "instrText", "v", "text", "pt":
+				top.text += string(t) // v, pt: chart caches; text: presentation comments
 			}
 		}
 	}

@@ -229,3 +229,27 @@ func TestPPTXAlternateContent(t *testing.T) {
 		t.Fatalf("got %q want %q", d.Markdown, want)
 	}
 }
+
+// TestPPTXChartEx: an Office 2016 chart (here a waterfall) gives its title, kind and cached
+// points as a table, not the fallback shape older versions show in its place.
+func TestPPTXChartEx(t *testing.T) {
+	mc := `xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"`
+	shapes := `<mc:AlternateContent ` + mc + `><mc:Choice Requires="cx1"><p:graphicFrame><p:nvGraphicFramePr><p:cNvPr id="4" name="Chart 3"/><p:cNvGraphicFramePr/><p:nvPr/></p:nvGraphicFramePr><p:xfrm><a:off x="0" y="0"/></p:xfrm>` +
+		`<a:graphic><a:graphicData uri="http://schemas.microsoft.com/office/drawing/2014/chartex"><cx:chart xmlns:cx="http://schemas.microsoft.com/office/drawing/2014/chartex" r:id="rId2"/></a:graphicData></a:graphic></p:graphicFrame></mc:Choice>` +
+		`<mc:Fallback>` + sp("", "0", "0", para("This chart isn't available in your version of PowerPoint")) + `</mc:Fallback></mc:AlternateContent>`
+	chart := `<cx:chartSpace xmlns:cx="http://schemas.microsoft.com/office/drawing/2014/chartex" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><cx:chartData>` +
+		`<cx:data id="0"><cx:strDim type="cat"><cx:f>Sheet1!$A$2:$A$4</cx:f><cx:lvl ptCount="3"><cx:pt idx="0">期首</cx:pt><cx:pt idx="1">増加</cx:pt><cx:pt idx="2">期末</cx:pt></cx:lvl></cx:strDim>` +
+		`<cx:numDim type="val"><cx:f>Sheet1!$B$2:$B$4</cx:f><cx:lvl ptCount="3" formatCode="General"><cx:pt idx="0">100</cx:pt><cx:pt idx="1">25.100000000000001</cx:pt><cx:pt idx="2">125.1</cx:pt></cx:lvl></cx:numDim></cx:data></cx:chartData>` +
+		`<cx:chart><cx:title><cx:tx><cx:txData><cx:v>売上の増減</cx:v></cx:txData></cx:tx></cx:title><cx:plotArea><cx:plotAreaRegion>` +
+		`<cx:series layoutId="waterfall" uniqueId="{1}"><cx:tx><cx:txData><cx:f>Sheet1!$B$1</cx:f><cx:v>金額</cx:v></cx:txData></cx:tx><cx:dataId val="0"/></cx:series>` +
+		`</cx:plotAreaRegion></cx:plotArea></cx:chart></cx:chartSpace>`
+	deck := addZipEntry(t, oneSlideDeck(t, shapes, `<Relationship Id="rId2" Type="http://schemas.microsoft.com/office/2014/relationships/chartEx" Target="../charts/chartEx1.xml"/>`, "", ""), "ppt/charts/chartEx1.xml", chart)
+	d, err := ConvertKind(context.Background(), deck, "c.pptx", KindPPTX, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "## Slide 1\n\n**売上の増減** (Waterfall chart)\n\n|  | 金額 |\n| --- | --- |\n| 期首 | 100 |\n| 増加 | 25.1 |\n| 期末 | 125.1 |\n"
+	if d.Markdown != want {
+		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
+	}
+}
