@@ -86,10 +86,15 @@ func streamXML(ctx context.Context, r io.Reader, done func(ancestors []*node, n 
 			if len(t.Attr) > 0 {
 				n.attr = make(map[string]string, len(t.Attr))
 				for _, a := range t.Attr {
-					n.attr[a.Name.Local] = a.Value
-					if a.Name.Space != "" {
-						// also under prefix:name, where one element carries both id and r:id
-						n.attr[a.Name.Space+":"+a.Name.Local] = a.Value
+					if a.Name.Space == "" {
+						n.attr[a.Name.Local] = a.Value
+						continue
+					}
+					// also under prefix:name, where one element carries both id and r:id (the
+					// name alone is the attribute without a prefix when there is one)
+					n.attr[a.Name.Space+":"+a.Name.Local] = a.Value
+					if _, ok := n.attr[a.Name.Local]; !ok || !hasPlainAttr(t.Attr, a.Name.Local) {
+						n.attr[a.Name.Local] = a.Value
 					}
 				}
 			}
@@ -115,6 +120,16 @@ func streamXML(ctx context.Context, r io.Reader, done func(ancestors []*node, n 
 		}
 	}
 	return root, nil
+}
+
+// hasPlainAttr reports whether attrs hold local without a prefix.
+func hasPlainAttr(attrs []xml.Attr, local string) bool {
+	for _, a := range attrs {
+		if a.Name.Space == "" && a.Name.Local == local {
+			return true
+		}
+	}
+	return false
 }
 
 // zipPart opens a package part by name and parses it, refusing parts whose declared or actual

@@ -44,11 +44,13 @@ func convertPPTX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	}
 	prels := p.rels("ppt/presentation.xml")
 	var slides []string // part names; "" for a listed slide whose part is missing
+	var slideIDs []string
 	if lst := find(pres, "sldIdLst"); lst != nil {
 		for _, s := range lst.kids {
 			if s.name != "sldId" {
 				continue
 			}
+			slideIDs = append(slideIDs, s.a("id"))
 			r, ok := prels[relID(s, "id")]
 			if ok && p.has(r.target) {
 				slides = append(slides, r.target)
@@ -61,10 +63,14 @@ func convertPPTX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 		layouts: map[string]map[string]pos{}}
 	pr.readAuthors()
 	d := &Doc{Kind: KindPPTX, Pages: len(slides), Method: MethodNative}
+	sections := sectionStarts(pres)
 	var b strings.Builder
 	for i, s := range slides {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if name, ok := sections[slideIDs[i]]; ok && name != "" {
+			b.WriteString("# " + escapeInline(oneLine(name)) + "\n\n")
 		}
 		var err error
 		if s == "" {
@@ -92,6 +98,32 @@ func convertPPTX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	d.Markdown = strings.TrimSpace(Clean(b.String())) + "\n"
 	d.Assets = pr.assets.files
 	return d, nil
+}
+
+// sectionStarts maps the id of each section's first slide to the section's name (the sections
+// PowerPoint shows in its slide list, p14:sectionLst); empty for a deck without sections.
+func sectionStarts(pres *node) map[string]string {
+	out := map[string]string{}
+	lst := find(pres, "sectionLst")
+	if lst == nil {
+		return out
+	}
+	for _, sec := range lst.kids {
+		if sec.name != "section" {
+			continue
+		}
+		if ids := sec.child("sldIdLst"); ids != nil {
+			for _, id := range ids.kids {
+				if id.name == "sldId" {
+					if _, dup := out[id.a("id")]; !dup {
+						out[id.a("id")] = sec.a("name")
+					}
+					break
+				}
+			}
+		}
+	}
+	return out
 }
 
 // relID is the relationship id attribute name of n (r:id, r:embed, …) whatever the prefix.

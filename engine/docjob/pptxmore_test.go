@@ -253,3 +253,34 @@ func TestPPTXChartEx(t *testing.T) {
 		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
 	}
 }
+
+// TestPPTXSections: a deck's sections (as PowerPoint's slide list shows them) head their
+// slides; a deck without sections has none.
+func TestPPTXSections(t *testing.T) {
+	slide := func(title string) []byte {
+		return []byte(`<p:sld ` + pNS + `><p:cSld><p:spTree>` + sp(`<p:ph type="title"/>`, "0", "0", para(title)) + `</p:spTree></p:cSld></p:sld>`)
+	}
+	sections := `<p:extLst><p:ext uri="{521415D9-36F7-43E2-AB2F-B90AF26B5E84}"><p14:sectionLst xmlns:p14="http://schemas.microsoft.com/office/powerpoint/2010/main">` +
+		`<p14:section name="導入" id="{A}"><p14:sldIdLst><p14:sldId id="256"/></p14:sldIdLst></p14:section>` +
+		`<p14:section name="結果" id="{B}"><p14:sldIdLst><p14:sldId id="257"/><p14:sldId id="258"/></p14:sldIdLst></p14:section>` +
+		`<p14:section name="空の節" id="{C}"><p14:sldIdLst/></p14:section></p14:sectionLst></p:ext></p:extLst>`
+	deck := func(ext string) []byte {
+		return makeZip(t, []zipEntry{
+			{name: "[Content_Types].xml", data: []byte(`<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>`)},
+			{name: "ppt/presentation.xml", data: []byte(`<p:presentation ` + pNS + `><p:sldIdLst><p:sldId id="256" r:id="rId1"/><p:sldId id="257" r:id="rId2"/><p:sldId id="258" r:id="rId3"/></p:sldIdLst>` + ext + `</p:presentation>`)},
+			{name: "ppt/_rels/presentation.xml.rels", data: []byte(`<Relationships ` + relNS + `><Relationship Id="rId1" Type="` + relT + `slide" Target="slides/slide1.xml"/><Relationship Id="rId2" Type="` + relT + `slide" Target="slides/slide2.xml"/><Relationship Id="rId3" Type="` + relT + `slide" Target="slides/slide3.xml"/></Relationships>`)},
+			{name: "ppt/slides/slide1.xml", data: slide("目的")}, {name: "ppt/slides/slide2.xml", data: slide("売上")}, {name: "ppt/slides/slide3.xml", data: slide("費用")},
+		})
+	}
+	d, err := ConvertKind(context.Background(), deck(sections), "s.pptx", KindPPTX, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# 導入\n\n## Slide 1: 目的\n\n# 結果\n\n## Slide 2: 売上\n\n## Slide 3: 費用\n"
+	if d.Markdown != want {
+		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
+	}
+	if d, err = ConvertKind(context.Background(), deck(""), "s.pptx", KindPPTX, Options{}); err != nil || d.Markdown != "## Slide 1: 目的\n\n## Slide 2: 売上\n\n## Slide 3: 費用\n" {
+		t.Fatalf("no sections: %v %q", err, d.Markdown)
+	}
+}
