@@ -264,3 +264,27 @@ func TestJapaneseNumbering(t *testing.T) {
 		t.Fatalf("deck: got %q want %q", d.Markdown, want)
 	}
 }
+
+// FuzzDOCXBody: any body XML (pictures, fields, imported parts, equations, numbering) converts
+// to a result or a coded error, never a panic.
+func FuzzDOCXBody(f *testing.F) {
+	f.Add(wp("", wr("a")+`<w:r><w:fldChar w:fldCharType="end"/></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r>`+`<w:fldSimple w:instr="HYPERLINK">`+wr("b")+`</w:fldSimple>`))
+	f.Add(wp("", `<w:r><w:drawing><wp:anchor><wp:docPr id="1" name="p"/><a:graphic><a:graphicData><pic:pic><pic:blipFill><a:blip r:embed="rId1"/></pic:blipFill></pic:pic><pic:pic/></a:graphicData></a:graphic></wp:anchor></w:drawing></w:r>`+wr("t")) + `<w:altChunk r:id="rId2"/>`)
+	f.Add(wp("", `<m:oMath><m:f><m:fPr><m:type m:val="noBar"/></m:fPr></m:f><m:r><m:rPr><m:sty m:val="p"/></m:rPr><m:t>ab</m:t></m:r></m:oMath>`) + listPara(1, 0, "x"))
+	parts := map[string]string{
+		"word/_rels/document.xml.rels": `<Relationships ` + relNS + `><Relationship Id="rId1" Type="` + relT + `image" Target="media/image1.png"/><Relationship Id="rId2" Type="` + relT + `aFChunk" Target="afchunk.docx"/></Relationships>`,
+		"word/media/image1.png":        string(pngBytes),
+		"word/numbering.xml":           `<w:numbering ` + wNS + `><w:abstractNum w:abstractNumId="0"><w:lvl w:ilvl="0"><w:numFmt w:val="japaneseCounting"/><w:lvlText w:val="%1%2"/></w:lvl></w:abstractNum><w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num></w:numbering>`,
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		p := map[string]string{}
+		for k, v := range parts {
+			p[k] = v
+		}
+		p["word/afchunk.docx"] = string(makeDOCXParts(t, body, parts))
+		d, err := Convert(context.Background(), makeDOCXParts(t, body, p), "f.docx", Options{})
+		if err == nil && d == nil {
+			t.Fatal("no result and no error")
+		}
+	})
+}

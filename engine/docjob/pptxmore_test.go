@@ -284,3 +284,22 @@ func TestPPTXSections(t *testing.T) {
 		t.Fatalf("no sections: %v %q", err, d.Markdown)
 	}
 }
+
+// FuzzPPTXSlideXML: any slide, notes or diagram XML converts to a result or a coded error,
+// never a panic.
+func FuzzPPTXSlideXML(f *testing.F) {
+	f.Add(sp(`<p:ph type="title"/>`, "0", "0", para("題")) + `<p:grpSp><p:grpSpPr/>` + sp("", "1", "2", `<a:p><a:r><a:rPr baseline="30000"><a:hlinkClick r:id="rId2"/></a:rPr><a:t>x</a:t></a:r></a:p>`) + `</p:grpSp>`)
+	f.Add(`<mc:AlternateContent xmlns:mc="m"><mc:Choice><p:graphicFrame><a:graphic><a:graphicData><p:oleObj name="o"><p:pic><p:blipFill><a:blip r:embed="rId3"/></p:blipFill></p:pic></p:oleObj></a:graphicData></a:graphic></p:graphicFrame></mc:Choice><mc:Fallback/></mc:AlternateContent>`)
+	f.Add(`<p:sp><p:nvSpPr><p:cNvPr id="1" name="s"/><p:nvPr><p:ph idx="1"/></p:nvPr></p:nvSpPr><p:spPr><a:blipFill><a:blip r:embed="rId3"/></a:blipFill></p:spPr><p:txBody><a:lstStyle><a:lvl1pPr><a:buAutoNum type="circleNumDbPlain" startAt="99999"/></a:lvl1pPr></a:lstStyle><a:p><a:pPr><a:buAutoNum type="ea1JpnKorPeriod" startAt="3"/></a:pPr><a:r><a:t>a</a:t></a:r></a:p></p:txBody></p:sp>`)
+	rels := `<Relationship Id="rId2" Type="` + relT + `hyperlink" Target="https://example.jp/" TargetMode="External"/><Relationship Id="rId3" Type="` + relT + `image" Target="../media/image1.png"/>` +
+		`<Relationship Id="rId4" Type="` + relT + `diagramData" Target="../diagrams/data1.xml"/>`
+	f.Fuzz(func(t *testing.T, shapes string) {
+		deck := oneSlideDeck(t, shapes, rels, shapes, rels)
+		deck = addZipEntry(t, deck, "ppt/media/image1.png", string(pngBytes))
+		deck = addZipEntry(t, deck, "ppt/diagrams/data1.xml", `<dgm:dataModel xmlns:dgm="d"><dgm:ptLst>`+shapes+`</dgm:ptLst><dgm:cxnLst><dgm:cxn srcId="1" destId="1"/></dgm:cxnLst></dgm:dataModel>`)
+		d, err := ConvertKind(context.Background(), deck, "f.pptx", KindPPTX, Options{})
+		if err == nil && d == nil {
+			t.Fatal("no result and no error")
+		}
+	})
+}
