@@ -283,8 +283,8 @@ func FuzzDOCXBody(f *testing.F) {
 		}
 		p["word/afchunk.docx"] = string(makeDOCXParts(t, body, parts))
 		d, err := Convert(context.Background(), makeDOCXParts(t, body, p), "f.docx", Options{})
-		if err == nil && d == nil {
-			t.Fatal("no result and no error")
+		if err == nil && d == nil || converterPanicked(err) {
+			t.Fatalf("no result and no error, or a panic: %v", err)
 		}
 	})
 }
