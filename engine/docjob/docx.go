@@ -1109,6 +1109,10 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 				}
 			case "noBreakHyphen":
 				txt.WriteByte('-')
+			case "sym":
+				if inField == 0 {
+					txt.WriteString(symbolChar(k.a("font"), k.a("char")))
+				}
 			case "fldChar":
 				// a field: its code (begin … separate) is not shown, its result (… end) is; a
 				// HYPERLINK field's result links to its address
@@ -1274,6 +1278,57 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 		out = strings.NewReplacer("</sup><sup>", "", "</sub><sub>", "").Replace(out)
 	}
 	return out, boxes
+}
+
+// symbolGreek maps the letters of the Symbol font to the Greek letters it draws.
+var symbolGreek = map[byte]rune{
+	'a': 'α', 'b': 'β', 'c': 'χ', 'd': 'δ', 'e': 'ε', 'f': 'φ', 'g': 'γ', 'h': 'η', 'i': 'ι', 'j': 'ϕ',
+	'k': 'κ', 'l': 'λ', 'm': 'μ', 'n': 'ν', 'o': 'ο', 'p': 'π', 'q': 'θ', 'r': 'ρ', 's': 'σ', 't': 'τ',
+	'u': 'υ', 'v': 'ϖ', 'w': 'ω', 'x': 'ξ', 'y': 'ψ', 'z': 'ζ',
+	'A': 'Α', 'B': 'Β', 'C': 'Χ', 'D': 'Δ', 'E': 'Ε', 'F': 'Φ', 'G': 'Γ', 'H': 'Η', 'I': 'Ι', 'K': 'Κ',
+	'L': 'Λ', 'M': 'Μ', 'N': 'Ν', 'O': 'Ο', 'P': 'Π', 'Q': 'Θ', 'R': 'Ρ', 'S': 'Σ', 'T': 'Τ', 'U': 'Υ',
+	'W': 'Ω', 'X': 'Ξ', 'Y': 'Ψ', 'Z': 'Ζ',
+	0xA3: '≤', 0xA5: '∞', 0xAE: '→', 0xB0: '°', 0xB1: '±', 0xB3: '≥', 0xB4: '×', 0xB7: '•', 0xB9: '≠',
+	0xBA: '≡', 0xBB: '≈', 0xD6: '√', 0xDE: '⇒', 0xE5: '∑', 0xF2: '∫', 0xB6: '∂', 0xC6: '∅', 0xCE: '∈',
+	'J': 'ϑ', 'V': 'ς', 0x22: '∀', 0x24: '∃', 0x27: '∋', 0x2A: '∗', 0x2D: '−', 0x40: '≅', 0x5C: '∴',
+	0x5E: '⊥', 0x7E: '∼',
+}
+
+// symbolWingdings maps the Wingdings characters forms use (boxes, checks, arrows) to Unicode.
+var symbolWingdings = map[byte]rune{
+	0xFC: '✓', 0xFB: '✗', 0xFE: '☑', 0xFD: '☒', 0xA8: '☐', 0x6F: '☐', 0x6C: '●', 0xA1: '○',
+	0x9F: '•', 0xA7: '▪', 0xD8: '➢', 0xE0: '→', 0xE8: '→', 0x4A: '☺',
+}
+
+// symbolChar is the character a w:sym (Insert Symbol: a font and a character code, F000+c for a
+// symbol font) draws: Greek letters and math signs of Symbol, boxes and checks of Wingdings, the
+// character itself in other fonts; "" when it has no meaning outside its font.
+func symbolChar(font, code string) string {
+	v, err := strconv.ParseUint(code, 16, 32)
+	if err != nil || v == 0 {
+		return ""
+	}
+	if v >= 0xF000 && v <= 0xF0FF {
+		c := byte(v - 0xF000)
+		switch f := strings.ToLower(font); {
+		case f == "symbol":
+			if r, ok := symbolGreek[c]; ok {
+				return string(r)
+			}
+			if c >= 0x20 && c < 0x7F && !isASCIILetter(c) {
+				return string(rune(c)) // digits and punctuation are themselves
+			}
+		case strings.HasPrefix(f, "wingdings"):
+			if r, ok := symbolWingdings[c]; ok && f == "wingdings" {
+				return string(r)
+			}
+		}
+		return ""
+	}
+	if v < 0x20 || v > 0x10FFFF || v >= 0xD800 && v <= 0xDFFF {
+		return ""
+	}
+	return string(rune(v))
 }
 
 // field is a Word field open in a paragraph (w:fldChar begin … end).

@@ -288,3 +288,23 @@ func FuzzDOCXBody(f *testing.F) {
 		}
 	})
 }
+
+// TestDOCXSymbols: characters inserted as symbols read as what they draw — Greek letters and
+// signs of the Symbol font, boxes and checks of Wingdings (a box is a task-list box), a symbol
+// of any other font as itself; a Wingdings picture-character with no meaning elsewhere is left out.
+func TestDOCXSymbols(t *testing.T) {
+	sym := func(font, char string) string {
+		return `<w:r><w:sym w:font="` + font + `" w:char="` + char + `"/></w:r>`
+	}
+	body := wp("", sym("Symbol", "F061")+wr("-ヘリックスは")+sym("Symbol", "F0B3")+wr("3")+sym("Symbol", "F06D")+wr("m")) +
+		wp("", sym("Wingdings", "F0FE")+wr(" 確認済み")) + wp("", sym("Wingdings", "F0A8")+wr(" 未確認")) +
+		wp("", wr("合否")+sym("Wingdings", "F0FC")+sym("Wingdings", "F04E")) + wp("", sym("MS Gothic", "2605")+wr("重要"))
+	d, err := Convert(context.Background(), makeDOCXParts(t, body, nil), "s.docx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "α-ヘリックスは≥3μm\n\n- [x] 確認済み\n\n- [ ] 未確認\n\n合否✓\n\n★重要\n"
+	if d.Markdown != want {
+		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
+	}
+}
