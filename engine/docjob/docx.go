@@ -1109,6 +1109,14 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 				}
 			case "noBreakHyphen":
 				txt.WriteByte('-')
+			case "textpath":
+				// WordArt drawn in VML (a "社外秘" or "DRAFT" watermark): its text
+				if t := strings.TrimSpace(k.a("string")); t != "" && inField == 0 {
+					if s := txt.String(); s != "" && !strings.HasSuffix(s, " ") {
+						txt.WriteByte(' ')
+					}
+					txt.WriteString(t + " ")
+				}
 			case "sym":
 				if inField == 0 {
 					txt.WriteString(symbolChar(k.a("font"), k.a("char")))

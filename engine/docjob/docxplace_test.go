@@ -308,3 +308,16 @@ func TestDOCXSymbols(t *testing.T) {
 		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
 	}
 }
+
+// TestDOCXWordArt: WordArt drawn in VML (a watermark in the header) gives its text.
+func TestDOCXWordArt(t *testing.T) {
+	wordArt := `<w:r><w:pict><v:shape xmlns:v="urn:schemas-microsoft-com:vml" id="PowerPlusWaterMarkObject" style="position:absolute;width:400pt;height:100pt" type="#_x0000_t136"><v:textpath style="font-family:&quot;MS Gothic&quot;" string="社外秘"/></v:shape></w:pict></w:r>`
+	parts := map[string]string{"word/header1.xml": `<w:hdr ` + wNS + `>` + wp("", wordArt) + `</w:hdr>`}
+	d, err := Convert(context.Background(), makeDOCXParts(t, wp("", wr("本文")), parts), "w.docx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "> Header: 社外秘\n\n本文\n"; d.Markdown != want {
+		t.Fatalf("got %q want %q", d.Markdown, want)
+	}
+}
