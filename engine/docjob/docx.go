@@ -1463,14 +1463,22 @@ func (dr *docxReader) picture(k, pic *node) string {
 		return ""
 	}
 	var alt, name string
-	if d := find(k, "docPr"); d != nil {
+	d := find(k, "docPr")
+	if d != nil {
 		alt, name = d.a("descr"), d.a("name")
 		if alt == "" {
 			alt = d.a("title")
 		}
 	}
 	if blip := find(k, "blip"); blip != nil {
-		return dr.blipPicture(blip, alt, name)
+		md := dr.blipPicture(blip, alt, name)
+		if h := find(d, "hlinkClick"); h != nil && strings.HasPrefix(md, "![") {
+			// a picture one clicks to open a page: the picture links there
+			if r, ok := dr.rels[relID(h, "id")]; ok && r.external && (webLink(r.target) || strings.HasPrefix(r.target, "mailto:") && !strings.ContainsAny(r.target, " ()<>")) {
+				md = "[" + md + "](" + r.target + ")"
+			}
+		}
+		return md
 	}
 	id := ""
 	if im := find(k, "imagedata"); im != nil {

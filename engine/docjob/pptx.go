@@ -600,7 +600,13 @@ func (pr *pptxReader) runLink(r *node) string {
 	if h == nil {
 		return ""
 	}
-	rl, ok := pr.rels[relID(h, "id")]
+	return pr.linkTarget(relID(h, "id"))
+}
+
+// linkTarget is the web or mail address relationship id points at ("" for none, another slide,
+// or an address a Markdown link cannot hold).
+func (pr *pptxReader) linkTarget(id string) string {
+	rl, ok := pr.rels[id]
 	if !ok || !rl.external {
 		return ""
 	}
@@ -772,7 +778,16 @@ func (pr *pptxReader) blipPicture(c, blip *node, def string) string {
 			link = r.target // a picture linked from the web, not stored in the deck
 		}
 	}
-	return imageMarkdown(alt, link)
+	md := imageMarkdown(alt, link)
+	if c != nil {
+		if h := c.child("hlinkClick"); h != nil {
+			// a picture one clicks to open a page: the picture links there
+			if to := pr.linkTarget(relID(h, "id")); to != "" && link != "" {
+				md = "[" + md + "](" + to + ")"
+			}
+		}
+	}
+	return md
 }
 
 // comments renders a slide's comments part (legacy p:cm or modern p188:cm with replies) as

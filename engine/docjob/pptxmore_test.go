@@ -312,3 +312,29 @@ func FuzzPPTXSlideXML(f *testing.F) {
 func converterPanicked(err error) bool {
 	return err != nil && strings.Contains(fmt.Sprint(errors.Unwrap(err)), "converter panic")
 }
+
+// TestPictureLinks: a picture one clicks to open a web page links there, in a deck and in a
+// document.
+func TestPictureLinks(t *testing.T) {
+	shapes := `<p:pic><p:nvPicPr><p:cNvPr id="4" name="Picture 3" descr="申込QR"><a:hlinkClick r:id="rId5"/></p:cNvPr><p:cNvPicPr/><p:nvPr/></p:nvPicPr>` +
+		`<p:blipFill><a:blip r:embed="rId3"/></p:blipFill><p:spPr><a:xfrm><a:off x="0" y="0"/></a:xfrm></p:spPr></p:pic>`
+	rels := `<Relationship Id="rId3" Type="` + relT + `image" Target="../media/image1.png"/><Relationship Id="rId5" Type="` + relT + `hyperlink" Target="https://example.jp/apply" TargetMode="External"/>`
+	deck := addZipEntry(t, oneSlideDeck(t, shapes, rels, "", ""), "ppt/media/image1.png", string(pngBytes))
+	d, err := ConvertKind(context.Background(), deck, "q.pptx", KindPPTX, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "## Slide 1\n\n[![申込QR](Picture3.png)](https://example.jp/apply)\n"; d.Markdown != want {
+		t.Fatalf("deck: got %q want %q", d.Markdown, want)
+	}
+	pic := `<w:r><w:drawing><wp:inline><wp:docPr id="1" name="Picture 1" descr="申込QR"><a:hlinkClick r:id="rId5"/></wp:docPr><a:graphic><a:graphicData><pic:pic><pic:blipFill><a:blip r:embed="rId1"/></pic:blipFill></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`
+	parts := map[string]string{"word/media/image1.png": string(pngBytes),
+		"word/_rels/document.xml.rels": `<Relationships ` + relNS + `><Relationship Id="rId1" Type="` + relT + `image" Target="media/image1.png"/><Relationship Id="rId5" Type="` + relT + `hyperlink" Target="https://example.jp/apply" TargetMode="External"/></Relationships>`}
+	d, err = Convert(context.Background(), makeDOCXParts(t, wp("", wr("申込はこちら")+pic), parts), "q.docx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "申込はこちら\n\n[![申込QR](Picture1.png)](https://example.jp/apply)\n"; d.Markdown != want {
+		t.Fatalf("document: got %q want %q", d.Markdown, want)
+	}
+}
