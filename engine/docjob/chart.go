@@ -31,6 +31,9 @@ var chartKinds = map[string]string{
 
 // readChart reads a chart part's cached data; nil when root is no chart.
 func readChart(root *node) *chartData {
+	if cd := readChartEx(root); cd != nil {
+		return cd
+	}
 	cs := find(root, "chart")
 	if cs == nil {
 		return nil

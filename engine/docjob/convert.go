@@ -65,8 +65,12 @@ type Options struct {
 	Progress func(percent float64, message string)
 
 	// assetDir is the folder, relative to the Markdown, that pictures are extracted into and
-	// linked from (set by the handler); empty: pictures are named by their alt text only.
+	// linked from (set by the handler); empty: they are linked by name alone, as files beside
+	// the Markdown (Doc.Assets).
 	assetDir string
+	// noAssets: no pictures are extracted (an archive's entry, a mail's attachment, whose
+	// Markdown goes into their container's); a picture's alt text stands in for it.
+	noAssets bool
 
 	depth  int    // archive nesting level of this file (0 = top level)
 	budget *int64 // remaining expanded bytes shared by an archive and its nested archives
@@ -101,7 +105,8 @@ type Doc struct {
 	// Notes are remarks for people: OCR not available, hidden sheets, skipped entries.
 	Notes []string `json:"notes,omitempty"`
 	// Assets are the pictures extracted beside the Markdown (PPTX, DOCX), linked from it as
-	// assetDir/Name; written by the handler.
+	// assetDir/Name (the handler's folder, which it writes them into), or as Name alone when
+	// Convert is called without one.
 	Assets []Asset `json:"-"`
 	// Children are an archive's entries and how each converted.
 	Children []Child `json:"children,omitempty"`

@@ -8,10 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/width"
 
 	"jobdesk/engine/job"
 )
@@ -82,10 +86,15 @@ func streamXML(ctx context.Context, r io.Reader, done func(ancestors []*node, n 
 			if len(t.Attr) > 0 {
 				n.attr = make(map[string]string, len(t.Attr))
 				for _, a := range t.Attr {
-					n.attr[a.Name.Local] = a.Value
-					if a.Name.Space != "" {
-						// also under prefix:name, where one element carries both id and r:id
-						n.attr[a.Name.Space+":"+a.Name.Local] = a.Value
+					if a.Name.Space == "" {
+						n.attr[a.Name.Local] = a.Value
+						continue
+					}
+					// also under prefix:name, where one element carries both id and r:id (the
+					// name alone is the attribute without a prefix when there is one)
+					n.attr[a.Name.Space+":"+a.Name.Local] = a.Value
+					if _, ok := n.attr[a.Name.Local]; !ok || !hasPlainAttr(t.Attr, a.Name.Local) {
+						n.attr[a.Name.Local] = a.Value
 					}
 				}
 			}
@@ -105,12 +114,22 @@ func streamXML(ctx context.Context, r io.Reader, done func(ancestors []*node, n 
 		case xml.CharData:
 			top := stack[len(stack)-1]
 			switch top.name {
-			case "t", "delText", "instrText", "v", "text":
-				top.text += string(t) // v: chart caches; text: presentation comments
+			case "t", "delText", "instrText", "v", "text", "pt":
+				top.text += string(t) // v, pt: chart caches; text: presentation comments
 			}
 		}
 	}
 	return root, nil
+}
+
+// hasPlainAttr reports whether attrs hold local without a prefix.
+func hasPlainAttr(attrs []xml.Attr, local string) bool {
+	for _, a := range attrs {
+		if a.Name.Space == "" && a.Name.Local == local {
+			return true
+		}
+	}
+	return false
 }
 
 // zipPart opens a package part by name and parses it, refusing parts whose declared or actual
@@ -197,6 +216,7 @@ type docxReader struct {
 	comments   map[string]string // comment id → "author, date: text"
 	cmOrder    []string
 	after      []string // blocks to write after the current paragraph (charts)
+	damaged    bool     // content imported into the document could not be read
 }
 
 // numLevel is one level of a numbering definition.
@@ -220,7 +240,7 @@ func convertDOCX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	dr := &docxReader{ctx: ctx, opt: opt, headings: map[string]int{}, numFmt: map[string]string{},
 		footnotes: map[string]string{}, endnotes: map[string]string{}, counters: map[string]int{},
 		markerWidth: map[string]int{}, levels: map[string]numLevel{}, styleNum: map[string][2]string{},
-		titles: map[string]bool{}, comments: map[string]string{}, assets: &assets{dir: opt.assetDir}}
+		titles: map[string]bool{}, comments: map[string]string{}, assets: &assets{dir: opt.assetDir, off: opt.noAssets}}
 	dr.pkg, _ = newOPC(ctx, KindDOCX, data)
 	wrap := func(err error) error {
 		var je *job.Error
@@ -339,7 +359,11 @@ func convertDOCX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	if md != "" {
 		md += "\n"
 	}
-	return &Doc{Kind: KindDOCX, Markdown: md, Pages: 1, Method: MethodNative, Assets: dr.assets.files}, nil
+	d := &Doc{Kind: KindDOCX, Markdown: md, Pages: 1, Method: MethodNative, Assets: dr.assets.files}
+	if dr.damaged {
+		d.DamagedPages = []int{1}
+	}
+	return d, nil
 }
 
 func oneLine(s string) string {
@@ -351,6 +375,8 @@ func (dr *docxReader) readStyles(root *node) {
 	if st == nil {
 		return
 	}
+	outline := map[string]int{}    // style id → its own w:outlineLvl
+	basedOn := map[string]string{} // style id → the style it is based on (styles not yet headings)
 	for _, s := range st.kids {
 		if s.name != "style" || s.a("type") != "paragraph" {
 			continue
@@ -362,15 +388,25 @@ func (dr *docxReader) readStyles(root *node) {
 		}
 		lvl := 0
 		if strings.HasPrefix(name, "heading ") {
-			lvl, _ = strconv.Atoi(strings.TrimPrefix(name, "heading "))
+			// "heading 2", also a variant named after it ("heading 2 invisible num")
+			lvl = leadingInt(strings.TrimPrefix(name, "heading "))
 		} else if name == "title" {
 			lvl = 1
-		} else if ppr := s.child("pPr"); ppr != nil {
-			if o := ppr.child("outlineLvl"); o != nil {
-				if v, err := strconv.Atoi(o.a("val")); err == nil && v < 9 {
-					lvl = v + 1
+		}
+		if lvl == 0 {
+			if ppr := s.child("pPr"); ppr != nil {
+				if o := ppr.child("outlineLvl"); o != nil {
+					if v, err := strconv.Atoi(o.a("val")); err == nil {
+						outline[id] = v
+					}
 				}
 			}
+			if bo := s.child("basedOn"); bo != nil {
+				basedOn[id] = bo.a("val")
+			}
+		}
+		if v, ok := outline[id]; ok && v < 9 {
+			lvl = v + 1
 		}
 		if name == "title" {
 			dr.titles[id] = true
@@ -399,6 +435,34 @@ func (dr *docxReader) readStyles(root *node) {
 			dr.headings[id] = lvl
 		}
 	}
+	// A style based on a heading is a heading of that level (Word shows it in the outline)
+	// unless it sets an outline level of its own ("TOC Heading": body text).
+	for id, base := range basedOn {
+		if _, own := outline[id]; own || dr.headings[id] > 0 {
+			continue
+		}
+		for i := 0; i < 16 && base != ""; i++ {
+			if l := dr.headings[base]; l > 0 {
+				if !dr.titles[base] {
+					dr.headings[id] = l
+				}
+				break
+			}
+			if _, own := outline[base]; own {
+				break
+			}
+			base = basedOn[base]
+		}
+	}
+}
+
+// leadingInt is the number s starts with (0 when none).
+func leadingInt(s string) int {
+	n := 0
+	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9' && n < 1000; i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	return n
 }
 
 func (dr *docxReader) readNumbering(root *node) {
@@ -504,8 +568,15 @@ func (dr *docxReader) blocksText(n *node) string {
 			switch k.name {
 			case "p":
 				t, boxes := dr.paraText(k)
+				before, t, after := pictureLines(t)
+				for _, pic := range before {
+					b.WriteString(pic + "\n")
+				}
 				if t = strings.TrimSpace(t); t != "" {
 					b.WriteString(dr.itemPrefix(k) + t + "\n")
+				}
+				for _, pic := range after {
+					b.WriteString(pic + "\n")
 				}
 				for _, bx := range boxes {
 					walk(bx.kids)
@@ -542,14 +613,84 @@ func (dr *docxReader) blocks(b *strings.Builder, ks []*node) {
 			dr.para(b, k)
 		case "tbl":
 			dr.table(b, k)
+		case "altChunk":
+			dr.altChunk(b, k)
 		case "sdt", "sdtContent", "customXml", "ins", "moveTo", "smartTag":
 			dr.blocks(b, k.kids)
 		}
 	}
 }
 
+// altChunk renders content imported into the document as a part of another format (w:altChunk:
+// HTML, MHTML, plain text or a Word document), which Word shows in place.
+func (dr *docxReader) altChunk(b *strings.Builder, k *node) {
+	if dr.pkg == nil {
+		return
+	}
+	r, ok := dr.rels[relID(k, "id")]
+	if !ok || r.external {
+		return
+	}
+	data, ok, err := dr.pkg.raw(r.target, maxXMLPart)
+	unread := func(why error) {
+		// the document holds content this conversion does not give: it says so, and is partial
+		logDetail(KindDOCX, fmt.Sprintf("imported part %s: %v", r.target, why))
+		b.WriteString("> (imported content that could not be read / 読み取れなかった取り込み部分: " + escapeInline(path.Base(r.target)) + ")\n\n")
+		dr.damaged = true
+	}
+	if !ok || err != nil {
+		if err == nil {
+			err = errors.New("the part is missing")
+		}
+		unread(err)
+		return
+	}
+	md, read := "", false
+	switch strings.ToLower(path.Ext(r.target)) {
+	case ".htm", ".html", ".xhtml":
+		var s string
+		if s, _, read = decodeHTML(data); read {
+			md = htmlMarkdown(s, false)
+		}
+	case ".mht", ".mhtml":
+		if d, err := convertMHTML(data); err == nil {
+			md, read = d.Markdown, true
+		}
+	case ".txt":
+		if read = utf8.Valid(data); read {
+			md = EscapeMarkdown(Clean(string(data)))
+		}
+	case ".docx":
+		if dr.opt.depth < MaxZipDepth {
+			opt := dr.opt
+			opt.depth++
+			opt.noAssets = true // its pictures are not written: their alt text stands in
+			if d, err := convertDOCX(dr.ctx, data, opt); err == nil {
+				md, read = d.Markdown, true
+				dr.damaged = dr.damaged || len(d.DamagedPages) > 0
+			}
+		}
+	}
+	if !read {
+		unread(errors.New("a format or encoding that is not read, or damaged"))
+		return
+	}
+	if md = strings.TrimSpace(md); md != "" {
+		b.WriteString(md + "\n\n")
+	}
+}
+
 func (dr *docxReader) para(b *strings.Builder, p *node) {
 	text, boxes := dr.paraText(p)
+	picsBefore, text, picsAfter := pictureLines(text)
+	if strings.TrimSpace(text) == "" && len(picsBefore)+len(picsAfter) > 0 && dr.numbered(p) {
+		// a list item holding only pictures keeps them as its text, so it keeps its number
+		text = strings.Join(append(picsBefore, picsAfter...), " ")
+		picsBefore, picsAfter = nil, nil
+	}
+	for _, pic := range picsBefore {
+		b.WriteString(pic + "\n\n")
+	}
 	text = strings.TrimSpace(checkboxes.Replace(text))
 	if m := mathOnly.FindAllString(text, -1); m != nil && strings.TrimSpace(mathOnly.ReplaceAllString(text, "")) == "" && !strings.HasPrefix(text, "$$") {
 		// a paragraph of equations only: each is a display equation
@@ -596,6 +737,11 @@ func (dr *docxReader) para(b *strings.Builder, p *node) {
 		if label != "" {
 			prefix += label + " "
 		}
+	case numID != "" && numID != "0" && text != "" && dr.levels[key].fmt == "none":
+		// a level numbered "none" shows no marker, only its fixed text when it has one
+		if t := dr.levels[key].text; t != "" && !strings.Contains(t, "%") {
+			text = escapeInline(t) + " " + text
+		}
 	case numID != "" && numID != "0" && text != "":
 		marker := "-"
 		if numbered {
@@ -641,6 +787,14 @@ func (dr *docxReader) para(b *strings.Builder, p *node) {
 		}
 		b.WriteString(prefix + text + "\n\n")
 	}
+	indent := ""
+	if text != "" && prefix != "" && !strings.HasPrefix(prefix, "\x00") {
+		// under a list item, its pictures stay in the item (indented to its text)
+		indent = strings.Repeat(" ", len(prefix))
+	}
+	for _, pic := range picsAfter {
+		b.WriteString(indent + pic + "\n\n")
+	}
 	for _, bx := range boxes {
 		dr.blocks(b, bx.kids)
 	}
@@ -648,6 +802,25 @@ func (dr *docxReader) para(b *strings.Builder, p *node) {
 		b.WriteString(a + "\n")
 	}
 	dr.after = dr.after[:0]
+}
+
+// numbered reports whether paragraph p carries list numbering, its own or its style's (headings
+// aside).
+func (dr *docxReader) numbered(p *node) bool {
+	ppr := p.child("pPr")
+	if ppr == nil {
+		return false
+	}
+	if np := ppr.child("numPr"); np != nil {
+		if x := np.child("numId"); x != nil && x.a("val") != "" && x.a("val") != "0" {
+			return true
+		}
+	}
+	if ps := ppr.child("pStyle"); ps != nil && dr.headings[ps.a("val")] == 0 {
+		_, ok := dr.styleNum[ps.a("val")]
+		return ok
+	}
+	return false
 }
 
 // itemPrefix is the list marker of a paragraph inside a cell, note or header ("- ", "1. ",
@@ -671,7 +844,13 @@ func (dr *docxReader) itemPrefix(p *node) string {
 	if numID == "" || numID == "0" {
 		return ""
 	}
-	_, _, label, numbered := dr.numberOf(numID, ilvl, "", true)
+	numID, depth, label, numbered := dr.numberOf(numID, ilvl, "", true)
+	if lv := dr.levels[numID+"/"+strconv.Itoa(depth)]; lv.fmt == "none" {
+		if lv.text != "" && !strings.Contains(lv.text, "%") {
+			return escapeInline(lv.text) + " "
+		}
+		return ""
+	}
 	if numbered && label != "" {
 		return label + " "
 	}
@@ -786,6 +965,9 @@ func (dr *docxReader) headingMarks(md string) string {
 // listMarker is the marker of the n-th item (1-based) of a numbered level in Word's numFmt:
 // a. b. … z. aa. for letters, i. ii. for roman numerals, 1. 2. for decimal and every other format.
 func listMarker(numFmt string, n int) string {
+	if s := eastAsianNumber(numFmt, n); s != "" {
+		return s + "."
+	}
 	switch numFmt {
 	case "lowerLetter", "upperLetter":
 		s := strings.Repeat(string(rune('a'+(n-1)%26)), (n-1)/26+1)
@@ -801,6 +983,79 @@ func listMarker(numFmt string, n int) string {
 		return s + "."
 	}
 	return strconv.Itoa(n) + "."
+}
+
+// Japanese numbering sequences Word offers (numFmt aiueo, iroha, ideographTraditional, …).
+var (
+	aiueoSeq  = []rune("アイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワヲン")
+	irohaSeq  = []rune("イロハニホヘトチリヌルヲワカヨタレソツネナラムウヰノオクヤマケフコエテアサキユメミシヱヒモセスン")
+	jikkanSeq = []rune("甲乙丙丁戊己庚辛壬癸")
+	junishi   = []rune("子丑寅卯辰巳午未申酉戌亥")
+	kanjiNum  = []rune("〇一二三四五六七八九")
+)
+
+// eastAsianNumber writes n in one of Word's Japanese numbering formats as Word shows it
+// (一, 十二 for japaneseCounting; ア, イ for aiueo; ① for decimalEnclosedCircle; 01 for
+// decimalZero), "" for other formats and numbers a format cannot show. Full-width digits are
+// written as digits, which Markdown reads as an ordered list.
+func eastAsianNumber(numFmt string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	seq := func(s []rune) string { return string(s[(n-1)%len(s)]) }
+	switch numFmt {
+	case "decimalZero":
+		if n < 10 {
+			return "0" + strconv.Itoa(n)
+		}
+		return strconv.Itoa(n)
+	case "decimalEnclosedCircle", "decimalEnclosedCircleChinese":
+		switch {
+		case n <= 20:
+			return string(rune(0x2460 + n - 1))
+		case n <= 35:
+			return string(rune(0x3251 + n - 21))
+		case n <= 50:
+			return string(rune(0x32B1 + n - 36))
+		}
+		return ""
+	case "aiueoFullWidth":
+		return seq(aiueoSeq)
+	case "aiueo":
+		return width.Narrow.String(seq(aiueoSeq))
+	case "irohaFullWidth":
+		return seq(irohaSeq)
+	case "iroha":
+		return width.Narrow.String(seq(irohaSeq))
+	case "ideographTraditional":
+		return seq(jikkanSeq)
+	case "ideographZodiac":
+		return seq(junishi)
+	case "ideographDigital":
+		var b strings.Builder
+		for _, d := range strconv.Itoa(n) {
+			b.WriteRune(kanjiNum[d-'0'])
+		}
+		return b.String()
+	case "japaneseCounting", "japaneseDigitalTenThousand", "chineseCounting", "chineseCountingThousand", "taiwaneseCounting", "taiwaneseCountingThousand":
+		if n >= 10000 {
+			return ""
+		}
+		var b strings.Builder
+		for i, unit := range []string{"千", "百", "十", ""} {
+			p := []int{1000, 100, 10, 1}[i]
+			d := n / p % 10
+			switch {
+			case d == 0:
+			case d == 1 && unit != "":
+				b.WriteString(unit) // 十, not 一十
+			default:
+				b.WriteString(string(kanjiNum[d]) + unit)
+			}
+		}
+		return b.String()
+	}
+	return ""
 }
 
 // roman writes n (1–3999; others as digits) in roman numerals.
@@ -837,6 +1092,7 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 	}
 	var boxes []*node
 	inField := 0
+	var fields []*field // the fields open in the paragraph, innermost last
 	var walk func(ks []*node)
 	walk = func(ks []*node) {
 		for _, k := range ks {
@@ -853,16 +1109,62 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 				}
 			case "noBreakHyphen":
 				txt.WriteByte('-')
+			case "textpath":
+				// WordArt drawn in VML (a "社外秘" or "DRAFT" watermark): its text
+				if t := strings.TrimSpace(k.a("string")); t != "" && inField == 0 {
+					if s := txt.String(); s != "" && !strings.HasSuffix(s, " ") {
+						txt.WriteByte(' ')
+					}
+					txt.WriteString(t + " ")
+				}
+			case "sym":
+				if inField == 0 {
+					txt.WriteString(symbolChar(k.a("font"), k.a("char")))
+				}
 			case "fldChar":
+				// a field: its code (begin … separate) is not shown, its result (… end) is; a
+				// HYPERLINK field's result links to its address
 				switch k.a("fldCharType") {
 				case "begin":
 					inField++
+					fields = append(fields, &field{start: -1})
 				case "separate":
-					if inField > 0 {
+					if len(fields) > 0 && !fields[len(fields)-1].separated {
+						f := fields[len(fields)-1]
+						f.separated = true
 						inField--
+						if url := hyperlinkInstr(f.instr.String()); url != "" && inField == 0 {
+							flush()
+							f.link, f.start = url, b.Len()
+						}
+					}
+				case "end":
+					if len(fields) > 0 {
+						f := fields[len(fields)-1]
+						fields = fields[:len(fields)-1]
+						if !f.separated {
+							inField-- // a field with no result (an index entry)
+						}
+						if f.start >= 0 && f.start <= b.Len() {
+							flush()
+							linkFrom(&b, f.start, f.link)
+						}
 					}
 				}
-			case "del", "moveFrom", "delText", "instrText", "rPr", "pPr", "Fallback", "fallback",
+			case "instrText":
+				if len(fields) > 0 && !fields[len(fields)-1].separated {
+					fields[len(fields)-1].instr.WriteString(k.text)
+				}
+			case "fldSimple":
+				url := hyperlinkInstr(k.a("instr"))
+				flush()
+				start := b.Len()
+				walk(k.kids)
+				if url != "" {
+					flush()
+					linkFrom(&b, start, url)
+				}
+			case "del", "moveFrom", "delText", "rPr", "pPr", "Fallback", "fallback",
 				"commentRangeStart", "commentRangeEnd", "rt":
 				// deleted text, field codes, properties, duplicate VML: not content
 			case "ruby":
@@ -911,9 +1213,16 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 					b.WriteString("\n\n$$" + strings.Join(eqs, ` \\ `) + "$$\n\n")
 				}
 			case "drawing", "pict", "object":
-				if s := dr.picture(k); s != "" {
+				if pics := dr.pictures(k); len(pics) > 0 {
 					flush()
-					b.WriteString(s)
+					// marked, so the paragraph can set them on lines of their own (pictureLines)
+					open := picInline
+					if floating(k) {
+						open = picFloat
+					}
+					for _, s := range pics {
+						b.WriteString(open + s + picEnd)
+					}
 				}
 				walk(k.kids)
 			case "hyperlink":
@@ -932,6 +1241,29 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 					b.Reset()
 					b.WriteString(rest + "[" + inner + "](" + r.target + ")")
 				}
+			case "r":
+				// a superscript or subscript run (x², H₂O) keeps its position, as HTML the
+				// Markdown allows; a note reference is written as a note mark instead
+				tag := ""
+				if rpr := k.child("rPr"); rpr != nil && inField == 0 && k.child("footnoteReference") == nil && k.child("endnoteReference") == nil {
+					if va := rpr.child("vertAlign"); va != nil {
+						switch va.a("val") {
+						case "superscript":
+							tag = "sup"
+						case "subscript":
+							tag = "sub"
+						}
+					}
+				}
+				if tag == "" || strings.TrimSpace(textOf(k)) == "" {
+					walk(k.kids)
+					continue
+				}
+				flush()
+				b.WriteString("<" + tag + ">")
+				walk(k.kids)
+				flush()
+				b.WriteString("</" + tag + ">")
 			case "commentReference":
 				if id := k.a("id"); dr.comments[id] != "" {
 					dr.cmOrder = appendUnique(dr.cmOrder, id)
@@ -948,7 +1280,105 @@ func (dr *docxReader) paraText(p *node) (string, []*node) {
 		walk([]*node{k})
 	}
 	flush()
-	return b.String(), boxes
+	out := b.String()
+	if strings.Contains(out, "</su") {
+		// runs Word split inside one superscript read as one
+		out = strings.NewReplacer("</sup><sup>", "", "</sub><sub>", "").Replace(out)
+	}
+	return out, boxes
+}
+
+// symbolGreek maps the letters of the Symbol font to the Greek letters it draws.
+var symbolGreek = map[byte]rune{
+	'a': 'α', 'b': 'β', 'c': 'χ', 'd': 'δ', 'e': 'ε', 'f': 'φ', 'g': 'γ', 'h': 'η', 'i': 'ι', 'j': 'ϕ',
+	'k': 'κ', 'l': 'λ', 'm': 'μ', 'n': 'ν', 'o': 'ο', 'p': 'π', 'q': 'θ', 'r': 'ρ', 's': 'σ', 't': 'τ',
+	'u': 'υ', 'v': 'ϖ', 'w': 'ω', 'x': 'ξ', 'y': 'ψ', 'z': 'ζ',
+	'A': 'Α', 'B': 'Β', 'C': 'Χ', 'D': 'Δ', 'E': 'Ε', 'F': 'Φ', 'G': 'Γ', 'H': 'Η', 'I': 'Ι', 'K': 'Κ',
+	'L': 'Λ', 'M': 'Μ', 'N': 'Ν', 'O': 'Ο', 'P': 'Π', 'Q': 'Θ', 'R': 'Ρ', 'S': 'Σ', 'T': 'Τ', 'U': 'Υ',
+	'W': 'Ω', 'X': 'Ξ', 'Y': 'Ψ', 'Z': 'Ζ',
+	0xA3: '≤', 0xA5: '∞', 0xAE: '→', 0xB0: '°', 0xB1: '±', 0xB3: '≥', 0xB4: '×', 0xB7: '•', 0xB9: '≠',
+	0xBA: '≡', 0xBB: '≈', 0xD6: '√', 0xDE: '⇒', 0xE5: '∑', 0xF2: '∫', 0xB6: '∂', 0xC6: '∅', 0xCE: '∈',
+	'J': 'ϑ', 'V': 'ς', 0x22: '∀', 0x24: '∃', 0x27: '∋', 0x2A: '∗', 0x2D: '−', 0x40: '≅', 0x5C: '∴',
+	0x5E: '⊥', 0x7E: '∼',
+}
+
+// symbolWingdings maps the Wingdings characters forms use (boxes, checks, arrows) to Unicode.
+var symbolWingdings = map[byte]rune{
+	0xFC: '✓', 0xFB: '✗', 0xFE: '☑', 0xFD: '☒', 0xA8: '☐', 0x6F: '☐', 0x6C: '●', 0xA1: '○',
+	0x9F: '•', 0xA7: '▪', 0xD8: '➢', 0xE0: '→', 0xE8: '→', 0x4A: '☺',
+}
+
+// symbolChar is the character a w:sym (Insert Symbol: a font and a character code, F000+c for a
+// symbol font) draws: Greek letters and math signs of Symbol, boxes and checks of Wingdings, the
+// character itself in other fonts; "" when it has no meaning outside its font.
+func symbolChar(font, code string) string {
+	v, err := strconv.ParseUint(code, 16, 32)
+	if err != nil || v == 0 {
+		return ""
+	}
+	if v >= 0xF000 && v <= 0xF0FF {
+		c := byte(v - 0xF000)
+		switch f := strings.ToLower(font); {
+		case f == "symbol":
+			if r, ok := symbolGreek[c]; ok {
+				return string(r)
+			}
+			if c >= 0x20 && c < 0x7F && !isASCIILetter(c) {
+				return string(rune(c)) // digits and punctuation are themselves
+			}
+		case strings.HasPrefix(f, "wingdings"):
+			if r, ok := symbolWingdings[c]; ok && f == "wingdings" {
+				return string(r)
+			}
+		}
+		return ""
+	}
+	if v < 0x20 || v > 0x10FFFF || v >= 0xD800 && v <= 0xDFFF {
+		return ""
+	}
+	return string(rune(v))
+}
+
+// field is a Word field open in a paragraph (w:fldChar begin … end).
+type field struct {
+	instr     strings.Builder // its code
+	separated bool            // its result has begun
+	link      string          // a HYPERLINK field's address
+	start     int             // where its result starts in the paragraph's text; -1 when not a link
+}
+
+// hyperlinkInstr is the web or mail address of a HYPERLINK field code (HYPERLINK "https://…"),
+// "" for other fields and for a jump inside the document (\l) alone.
+func hyperlinkInstr(instr string) string {
+	f := strings.Fields(instr)
+	if len(f) < 2 || !strings.EqualFold(f[0], "HYPERLINK") {
+		return ""
+	}
+	rest := strings.TrimSpace(instr[strings.Index(instr, f[0])+len(f[0]):])
+	var url string
+	if strings.HasPrefix(rest, `"`) {
+		if end := strings.Index(rest[1:], `"`); end >= 0 {
+			url = rest[1 : 1+end]
+		}
+	} else if !strings.HasPrefix(rest, `\`) {
+		url = strings.Fields(rest)[0]
+	}
+	if webLink(url) || strings.HasPrefix(url, "mailto:") && !strings.ContainsAny(url, " ()<>") {
+		return url
+	}
+	return ""
+}
+
+// linkFrom makes the text b holds from start on a Markdown link to url, when it is text a link
+// can hold (not empty, no brackets or line breaks).
+func linkFrom(b *strings.Builder, start int, url string) {
+	s := b.String()
+	inner := s[start:]
+	if strings.TrimSpace(inner) == "" || strings.ContainsAny(inner, "[]\n\x00") {
+		return
+	}
+	b.Reset()
+	b.WriteString(s[:start] + "[" + inner + "](" + url + ")")
 }
 
 // checkboxes writes Word's checkbox glyphs as Markdown task-list boxes.
@@ -974,11 +1404,49 @@ func (dr *docxReader) setPart(part string) {
 	}
 }
 
-// picture renders a w:drawing or VML picture: an image link to the extracted file with its alt
-// text, or a chart's cached data (written after the paragraph). "" when it holds neither.
-func (dr *docxReader) picture(k *node) string {
+// pictures renders a w:drawing or VML picture: each picture in it (a group holds several) as
+// an image link to the extracted file with its alt text; a chart's cached data or a diagram's
+// text is written after the paragraph instead.
+func (dr *docxReader) pictures(k *node) []string {
 	if dr.pkg == nil {
-		return ""
+		return nil
+	}
+	var pics []*node
+	if find(k, "chart") == nil && find(k, "relIds") == nil {
+		walk(k, func(n *node) {
+			if n.name == "pic" && find(n, "blip") != nil {
+				pics = append(pics, n)
+			}
+		})
+	}
+	if len(pics) < 2 {
+		if s := dr.picture(k, nil); s != "" {
+			return []string{s}
+		}
+		return nil
+	}
+	var out []string
+	for _, pic := range pics {
+		if s := dr.picture(k, pic); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// picture renders one picture of drawing k: pic, one pic:pic of a group (named and described
+// by its own cNvPr), or k's only picture when pic is nil; or a chart or diagram (see pictures).
+// "" when it holds none of them.
+func (dr *docxReader) picture(k, pic *node) string {
+	if pic != nil {
+		var alt, name string
+		if c := find(pic, "cNvPr"); c != nil {
+			alt, name = c.a("descr"), c.a("name")
+			if alt == "" {
+				alt = c.a("title")
+			}
+		}
+		return dr.blipPicture(find(pic, "blip"), alt, name)
 	}
 	if c := find(k, "chart"); c != nil {
 		if r, ok := dr.rels[relID(c, "id")]; ok {
@@ -995,34 +1463,145 @@ func (dr *docxReader) picture(k *node) string {
 		return ""
 	}
 	var alt, name string
-	if d := find(k, "docPr"); d != nil {
+	d := find(k, "docPr")
+	if d != nil {
 		alt, name = d.a("descr"), d.a("name")
 		if alt == "" {
 			alt = d.a("title")
 		}
 	}
-	id := ""
 	if blip := find(k, "blip"); blip != nil {
-		if id = relID(blip, "embed"); id == "" {
-			id = relID(blip, "link") // a picture linked to, not stored in the document
+		md := dr.blipPicture(blip, alt, name)
+		if h := find(d, "hlinkClick"); h != nil && strings.HasPrefix(md, "![") {
+			// a picture one clicks to open a page: the picture links there
+			if r, ok := dr.rels[relID(h, "id")]; ok && r.external && (webLink(r.target) || strings.HasPrefix(r.target, "mailto:") && !strings.ContainsAny(r.target, " ()<>")) {
+				md = "[" + md + "](" + r.target + ")"
+			}
 		}
-	} else if im := find(k, "imagedata"); im != nil {
+		return md
+	}
+	id := ""
+	if im := find(k, "imagedata"); im != nil {
 		id = relID(im, "id")
 		if alt == "" {
 			alt = im.a("title")
 		}
 	}
+	return dr.relPicture(id, alt, name)
+}
+
+// blipPicture renders the picture an a:blip points at (embedded, or linked to).
+func (dr *docxReader) blipPicture(blip *node, alt, name string) string {
+	if blip == nil {
+		return ""
+	}
+	id := relID(blip, "embed")
+	if id == "" {
+		id = relID(blip, "link") // a picture linked to, not stored in the document
+	}
+	return dr.relPicture(id, alt, name)
+}
+
+// relPicture renders the picture of relationship id: extracted beside the Markdown, a web
+// address, or its alt text alone.
+func (dr *docxReader) relPicture(id, alt, name string) string {
 	if id == "" {
 		return ""
 	}
 	r, ok := dr.rels[id]
 	if ok && r.external && webLink(r.target) {
-		return " " + imageMarkdown(alt, r.target) + " " // a picture on the web, as in PPTX
+		return imageMarkdown(alt, r.target) // a picture on the web, as in PPTX
 	}
 	if !ok || r.external {
-		return " " + imageMarkdown(alt, "") + " "
+		return imageMarkdown(alt, "")
 	}
-	return " " + imageMarkdown(alt, dr.assets.add(dr.pkg, r.target, strings.ReplaceAll(name, " ", ""))) + " "
+	return imageMarkdown(alt, dr.assets.add(dr.pkg, r.target, strings.ReplaceAll(name, " ", "")))
+}
+
+// Marks around a picture's Markdown in a paragraph's text (paraText), resolved by pictureLines.
+const (
+	picInline = "\x00Pi\x00" // a picture in the line of text (wp:inline)
+	picFloat  = "\x00Pf\x00" // a picture placed on the page beside the text (wp:anchor, positioned VML)
+	picEnd    = "\x00Pe\x00"
+)
+
+// floating reports whether a w:drawing or VML picture floats on the page rather than standing
+// in the line of text.
+func floating(k *node) bool {
+	if find(k, "anchor") != nil {
+		return true
+	}
+	found := false
+	walk(k, func(n *node) {
+		if !found && (n.name == "shape" || n.name == "rect") && strings.Contains(strings.ReplaceAll(n.a("style"), " ", ""), "position:absolute") {
+			found = true
+		}
+	})
+	return found
+}
+
+// pictureLines takes the marked pictures out of a paragraph's text: pictures before the first
+// text and after the last, and floating pictures anywhere, stand on lines of their own (before
+// and after the text); a picture inside a sentence in the line of text stays where it is.
+func pictureLines(text string) (before []string, rest string, after []string) {
+	if !strings.Contains(text, picEnd) {
+		return nil, text, nil
+	}
+	type piece struct {
+		pic, float bool
+		s          string
+	}
+	var ps []piece
+	for text != "" {
+		i, fl := strings.Index(text, picInline), false
+		if j := strings.Index(text, picFloat); j >= 0 && (i < 0 || j < i) {
+			i, fl = j, true
+		}
+		if i < 0 {
+			ps = append(ps, piece{s: text})
+			break
+		}
+		if i > 0 {
+			ps = append(ps, piece{s: text[:i]})
+		}
+		text = text[i+len(picInline):]
+		e := strings.Index(text, picEnd)
+		if e < 0 {
+			e = len(text)
+		}
+		ps = append(ps, piece{pic: true, float: fl, s: text[:e]})
+		text = text[min(len(text), e+len(picEnd)):]
+	}
+	blank := func(p piece) bool { return !p.pic && strings.TrimSpace(p.s) == "" }
+	lo, hi := 0, len(ps)
+	for lo < hi && (ps[lo].pic || blank(ps[lo])) {
+		if ps[lo].pic {
+			before = append(before, ps[lo].s)
+		}
+		lo++
+	}
+	var tail []string
+	for hi > lo && (ps[hi-1].pic || blank(ps[hi-1])) {
+		if ps[hi-1].pic {
+			tail = append([]string{ps[hi-1].s}, tail...)
+		}
+		hi--
+	}
+	var b strings.Builder
+	for _, p := range ps[lo:hi] {
+		switch {
+		case p.pic && p.float:
+			after = append(after, p.s)
+		case p.pic:
+			if s := b.String(); s != "" && !strings.HasSuffix(s, " ") && !strings.HasSuffix(s, "\n") {
+				b.WriteByte(' ')
+			}
+			b.WriteString(p.s + " ")
+		default:
+			b.WriteString(p.s)
+		}
+	}
+	return before, b.String(), append(after, tail...)
 }
 
 // readComments reads word/comments.xml: each comment's author, date and text.

@@ -122,7 +122,7 @@ func TestDOCXPicturesCommentsCharts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"体制は次のとおり。 ![組織図](体制_files/Picture2.png)",
+		"体制は次のとおり。\n\n![組織図](体制_files/Picture2.png)",
 		"**Line chart**\n\n| | 売上 |\n| --- | --- |\n| 上期 | 4.3 |\n| 下期 | 2.5 |",
 		"[申請サイト](https://example.jp/shinsei)",
 		"- 枠の中の項目\n\n| A | B |",
@@ -245,5 +245,5 @@ func TestDOCXWebPicture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantIn(t, d.Markdown, []string{"前 ![社章](https://example.jp/logo.png)", "![](http://example.jp/a.gif)", "[image: 手元の図]"}, []string{"file:"})
+	wantIn(t, d.Markdown, []string{"前\n\n![社章](https://example.jp/logo.png)", "![](http://example.jp/a.gif)", "[image: 手元の図]"}, []string{"file:"})
 }

@@ -108,6 +108,7 @@ func renderMail(ctx context.Context, m *mailMessage, kind Kind, opt Options) (*D
 			child.Kind = Detect(a.Data, name)
 			copt := opt
 			copt.depth, copt.Progress = depth, nil
+			copt.noAssets = true // an attachment's pictures are not written: their alt text stands in
 			cd, err = ConvertKind(ctx, a.Data, name, child.Kind, copt)
 		}
 		if err != nil {

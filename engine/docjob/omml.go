@@ -20,12 +20,12 @@ var ommlSymbols = map[rune]string{
 	'φ': `\phi `, 'χ': `\chi `, 'ψ': `\psi `, 'ω': `\omega `, 'Γ': `\Gamma `, 'Δ': `\Delta `,
 	'Θ': `\Theta `, 'Λ': `\Lambda `, 'Ξ': `\Xi `, 'Π': `\Pi `, 'Σ': `\Sigma `, 'Φ': `\Phi `,
 	'Ψ': `\Psi `, 'Ω': `\Omega `, '…': `\ldots `, '⋯': `\cdots `, '′': `'`, '∝': `\propto `,
-	'∑': `\sum `, '∏': `\prod `, '∫': `\int `, '∬': `\iint `, '∮': `\oint `, '√': `\sqrt `,
+	'∑': `\sum `, '∏': `\prod `, '∫': `\int `, '∬': `\iint `, '∮': `\oint `, '∯': `\oiint `, '∰': `\oiiint `, '√': `\sqrt `,
 	'{': `\{`, '}': `\}`, '%': `\%`, '#': `\#`, '&': `\&`, '_': `\_`, '$': `\$`,
 }
 
 var naryOps = map[string]string{
-	"∑": `\sum`, "∏": `\prod`, "∫": `\int`, "∬": `\iint`, "∭": `\iiint`, "∮": `\oint`,
+	"∑": `\sum`, "∏": `\prod`, "∫": `\int`, "∬": `\iint`, "∭": `\iiint`, "∮": `\oint`, "∯": `\oiint`, "∰": `\oiiint`,
 	"⋃": `\bigcup`, "⋂": `\bigcap`, "∐": `\coprod`, "⋁": `\bigvee`, "⋀": `\bigwedge`,
 }
 
@@ -50,9 +50,47 @@ func ommlKids(b *strings.Builder, n *node) {
 	if n == nil {
 		return
 	}
-	for _, k := range n.kids {
-		ommlNode(b, k)
+	for i := 0; i < len(n.kids); i++ {
+		k := n.kids[i]
+		if k.name != "r" {
+			ommlNode(b, k)
+			continue
+		}
+		// runs of one style read as one text: Word splits "group with" into "group ", "wit", "h"
+		var text strings.Builder
+		text.WriteString(ommlRunText(k))
+		for i+1 < len(n.kids) && n.kids[i+1].name == "r" && ommlRunStyle(n.kids[i+1]) == ommlRunStyle(k) {
+			i++
+			text.WriteString(ommlRunText(n.kids[i]))
+		}
+		ommlText(b, text.String(), k.child("rPr"))
 	}
+}
+
+// ommlRunStyle is what of an m:r's properties changes how its text is written.
+func ommlRunStyle(r *node) string {
+	pr := r.child("rPr")
+	if pr == nil {
+		return ""
+	}
+	st := ""
+	if pr.child("nor") != nil {
+		st = "nor"
+	}
+	if s := pr.child("sty"); s != nil {
+		st += "/" + s.a("val")
+	}
+	return st
+}
+
+func ommlRunText(r *node) string {
+	var text strings.Builder
+	for _, k := range r.kids {
+		if k.name == "t" {
+			text.WriteString(k.text)
+		}
+	}
+	return text.String()
 }
 
 func ommlArg(n *node) string {
@@ -108,9 +146,16 @@ func ommlNode(b *strings.Builder, k *node) {
 	case "f":
 		num, den := ommlArg(k.child("num")), ommlArg(k.child("den"))
 		if pr := k.child("fPr"); pr != nil {
-			if t := pr.child("type"); t != nil && t.a("val") == "lin" {
-				b.WriteString(num + "/" + den)
-				return
+			if t := pr.child("type"); t != nil {
+				switch t.a("val") {
+				case "lin", "skw":
+					b.WriteString(num + "/" + den)
+					return
+				case "noBar":
+					// stacked without a line (a binomial coefficient inside its brackets)
+					b.WriteString(`\genfrac{}{}{0pt}{}{` + num + `}{` + den + `}`)
+					return
+				}
 			}
 		}
 		b.WriteString(`\frac{` + num + `}{` + den + `}`)
@@ -258,19 +303,29 @@ func ommlGroup(s string) string {
 // ommlRun writes an m:r's text, with symbols as LaTeX commands; plain-text runs (m:nor or a
 // w:t inside) are kept as words.
 func ommlRun(b *strings.Builder, r *node) {
-	var text strings.Builder
-	for _, k := range r.kids {
-		if k.name == "t" {
-			text.WriteString(k.text)
-		}
-	}
-	s := text.String()
-	if pr := r.child("rPr"); pr != nil && pr.child("nor") != nil {
+	ommlText(b, ommlRunText(r), r.child("rPr"))
+}
+
+// ommlText writes the text of runs with properties pr (see ommlRun).
+func ommlText(b *strings.Builder, s string, pr *node) {
+	if pr != nil && pr.child("nor") != nil {
 		b.WriteString(`\text{` + s + `}`)
 		return
 	}
 	if mathFuncs[strings.TrimSpace(s)] {
 		b.WriteString(`\` + strings.TrimSpace(s) + " ")
+		return
+	}
+	if w := strings.TrimSpace(s); len(w) > 1 && asciiWord(w) {
+		if pr != nil && pr.child("sty") != nil && pr.child("sty").a("val") == "p" {
+			// an upright word (a function name Word does not know: argmax)
+			b.WriteString(`\operatorname{` + w + `} `)
+			return
+		}
+	}
+	if words := strings.Fields(s); len(words) > 1 && allWords(words) {
+		// words with spaces between them (a label under a brace): spaces in math are dropped
+		b.WriteString(`\text{` + strings.Join(words, " ") + `}`)
 		return
 	}
 	for _, c := range s {
@@ -280,4 +335,23 @@ func ommlRun(b *strings.Builder, r *node) {
 		}
 		b.WriteRune(c)
 	}
+}
+
+// asciiWord reports whether s is ASCII letters only.
+func asciiWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isASCIILetter(s[i]) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func allWords(ws []string) bool {
+	for _, w := range ws {
+		if !asciiWord(w) {
+			return false
+		}
+	}
+	return true
 }

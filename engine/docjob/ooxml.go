@@ -7,7 +7,11 @@ import (
 	"errors"
 	"io"
 	"path"
+	"sort"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // maxMediaTotal bounds the images and other binary parts one Office package may extract beside
@@ -182,22 +186,24 @@ func mediaExt(name string) string {
 	return ""
 }
 
-// assets collects the pictures a conversion extracts, each once, named after the part.
+// assets collects the pictures a conversion extracts, each once, named after the shape (as the
+// deck's or document's selection pane shows it) or else the part.
 type assets struct {
-	dir   string // folder the Markdown links into; "" when no files are written (archive entries)
+	dir   string // folder the Markdown links into; "" links the pictures by name alone (beside it)
+	off   bool   // no pictures are written (an archive's entry, a mail's attachment)
 	files []Asset
 	names map[string]string // part name → asset name
 }
 
-// add extracts picture part from p and returns the link for it (dir/name), or "" when the
-// picture cannot be written (no asset folder, missing or too large): the caller then keeps only
-// the alt text. name is the preferred file name stem.
+// add extracts picture part from p and returns the link for it (dir/name, or name when there is
+// no folder), or "" when the picture is not written (pictures off, missing or too large): the
+// caller then keeps only the alt text. name is the preferred file name stem.
 func (a *assets) add(p *opc, part, stem string) string {
-	if a.dir == "" {
+	if a.off {
 		return ""
 	}
 	if n, ok := a.names[part]; ok {
-		return a.dir + "/" + n
+		return a.link(n)
 	}
 	ext := mediaExt(part)
 	f := p.files[part]
@@ -222,6 +228,13 @@ func (a *assets) add(p *opc, part, stem string) string {
 	}
 	a.names[part] = name
 	a.files = append(a.files, Asset{Name: name, Data: data})
+	return a.link(name)
+}
+
+func (a *assets) link(name string) string {
+	if a.dir == "" {
+		return name
+	}
 	return a.dir + "/" + name
 }
 
@@ -234,19 +247,21 @@ func (a *assets) taken(name string) bool {
 	return false
 }
 
-// safeStem keeps letters, digits, '-' and '_' of s (spaces become '_'), at most 40 characters.
+// safeStem keeps letters (Japanese included), digits, '-' and '_' of s (spaces become '_'), at
+// most 40 bytes.
 func safeStem(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if b.Len() >= 40 {
+		if r == ' ' {
+			r = '_'
+		}
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_') {
+			continue
+		}
+		if b.Len()+utf8.RuneLen(r) > 40 {
 			break
 		}
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
-			b.WriteRune(r)
-		case r == ' ':
-			b.WriteByte('_')
-		}
+		b.WriteRune(r)
 	}
 	return b.String()
 }
@@ -274,7 +289,7 @@ func webLink(target string) bool {
 // imageMarkdown is a picture's Markdown: a link when it was extracted, else its alt text in
 // brackets so the reader knows a picture stood there.
 func imageMarkdown(alt, link string) string {
-	alt = escapeInline(strings.NewReplacer("[", "(", "]", ")", "\n", " ").Replace(strings.TrimSpace(alt)))
+	alt = escapeInline(strings.NewReplacer("[", "(", "]", ")").Replace(strings.Join(strings.Fields(alt), " ")))
 	if link == "" {
 		if alt == "" {
 			return "[image]"
@@ -288,7 +303,9 @@ func imageMarkdown(alt, link string) string {
 }
 
 // smartArt renders a SmartArt diagram (dgm:relIds pointing at its data part) as a list of its
-// nodes' text, in the data's order; "" when the data part is missing or has no text.
+// nodes' text, nested as the diagram's parent-child connections nest them (in each parent's
+// order); nodes no connection reaches follow in the data's order. "" when the data part is
+// missing or has no text.
 func smartArt(p *opc, rels map[string]rel, ids *node) string {
 	r, ok := rels[relID(ids, "dm")]
 	if !ok || r.external {
@@ -298,26 +315,78 @@ func smartArt(p *opc, rels map[string]rel, ids *node) string {
 	if !ok || err != nil {
 		return ""
 	}
-	var b strings.Builder
+	type kid struct {
+		ord int
+		id  string
+	}
+	text := map[string][]string{} // node model id → its paragraphs
+	var order []string            // node model ids in the data's order
+	doc := ""
+	kids := map[string][]kid{}
 	walk(root, func(k *node) {
-		if k.name != "pt" {
-			return
-		}
-		if t := k.a("type"); t != "" && t != "node" {
-			return // parent/sibling transitions, the document node, presentation points
-		}
-		tb := k.child("t")
-		if tb == nil {
-			return
-		}
-		for _, para := range tb.kids {
-			if para.name != "p" {
-				continue
+		switch k.name {
+		case "pt":
+			t := k.a("type")
+			if t == "doc" {
+				doc = k.a("modelId")
 			}
-			if s := strings.TrimSpace(oneLine(textOf(para))); s != "" {
-				b.WriteString("- " + escapeLineStarts(escapeInline(s)) + "\n")
+			if t != "" && t != "node" {
+				return // parent/sibling transitions, the document node, presentation points
 			}
+			id := k.a("modelId")
+			order = append(order, id)
+			if tb := k.child("t"); tb != nil {
+				for _, para := range tb.kids {
+					if para.name == "p" {
+						if s := strings.TrimSpace(oneLine(textOf(para))); s != "" {
+							text[id] = append(text[id], s)
+						}
+					}
+				}
+			}
+		case "cxn":
+			if t := k.a("type"); t != "" && t != "parOf" {
+				return // presentation links
+			}
+			ord, _ := strconv.Atoi(k.a("srcOrd"))
+			kids[k.a("srcId")] = append(kids[k.a("srcId")], kid{ord, k.a("destId")})
 		}
 	})
+	var b strings.Builder
+	done := map[string]bool{}
+	var write func(id string, depth int)
+	write = func(id string, depth int) {
+		if done[id] || depth > 8 {
+			return
+		}
+		done[id] = true
+		shown := false
+		for _, s := range text[id] {
+			b.WriteString(strings.Repeat("  ", depth) + "- " + escapeLineStarts(escapeInline(s)) + "\n")
+			shown = true
+		}
+		next := depth
+		if shown {
+			next++
+		}
+		ks := kids[id]
+		sort.SliceStable(ks, func(i, j int) bool { return ks[i].ord < ks[j].ord })
+		for _, k := range ks {
+			if _, isNode := text[k.id]; isNode || len(kids[k.id]) > 0 {
+				write(k.id, next)
+			}
+		}
+	}
+	if doc != "" {
+		done[doc] = true
+		ks := kids[doc]
+		sort.SliceStable(ks, func(i, j int) bool { return ks[i].ord < ks[j].ord })
+		for _, k := range ks {
+			write(k.id, 0)
+		}
+	}
+	for _, id := range order {
+		write(id, 0)
+	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -44,11 +44,13 @@ func convertPPTX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	}
 	prels := p.rels("ppt/presentation.xml")
 	var slides []string // part names; "" for a listed slide whose part is missing
+	var slideIDs []string
 	if lst := find(pres, "sldIdLst"); lst != nil {
 		for _, s := range lst.kids {
 			if s.name != "sldId" {
 				continue
 			}
+			slideIDs = append(slideIDs, s.a("id"))
 			r, ok := prels[relID(s, "id")]
 			if ok && p.has(r.target) {
 				slides = append(slides, r.target)
@@ -57,14 +59,18 @@ func convertPPTX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 			}
 		}
 	}
-	pr := &pptxReader{p: p, ctx: ctx, assets: &assets{dir: opt.assetDir}, authors: map[string]string{},
+	pr := &pptxReader{p: p, ctx: ctx, assets: &assets{dir: opt.assetDir, off: opt.noAssets}, authors: map[string]string{},
 		layouts: map[string]map[string]pos{}}
 	pr.readAuthors()
 	d := &Doc{Kind: KindPPTX, Pages: len(slides), Method: MethodNative}
+	sections := sectionStarts(pres)
 	var b strings.Builder
 	for i, s := range slides {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if name, ok := sections[slideIDs[i]]; ok && name != "" {
+			b.WriteString("# " + escapeInline(oneLine(name)) + "\n\n")
 		}
 		var err error
 		if s == "" {
@@ -92,6 +98,32 @@ func convertPPTX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	d.Markdown = strings.TrimSpace(Clean(b.String())) + "\n"
 	d.Assets = pr.assets.files
 	return d, nil
+}
+
+// sectionStarts maps the id of each section's first slide to the section's name (the sections
+// PowerPoint shows in its slide list, p14:sectionLst); empty for a deck without sections.
+func sectionStarts(pres *node) map[string]string {
+	out := map[string]string{}
+	lst := find(pres, "sectionLst")
+	if lst == nil {
+		return out
+	}
+	for _, sec := range lst.kids {
+		if sec.name != "section" {
+			continue
+		}
+		if ids := sec.child("sldIdLst"); ids != nil {
+			for _, id := range ids.kids {
+				if id.name == "sldId" {
+					if _, dup := out[id.a("id")]; !dup {
+						out[id.a("id")] = sec.a("name")
+					}
+					break
+				}
+			}
+		}
+	}
+	return out
 }
 
 // relID is the relationship id attribute name of n (r:id, r:embed, …) whatever the prefix.
@@ -198,7 +230,8 @@ func (pr *pptxReader) slide(b *strings.Builder, num int, part string, d *Doc) er
 	return pr.ctx.Err()
 }
 
-// layout reads a slide layout's placeholder positions (key "type:idx"), cached per layout.
+// layout reads a slide layout's placeholder positions (key "type:idx", "idx:N", "type:T"), cached
+// per layout, with its slide master's positions by type where the layout gives none.
 func (pr *pptxReader) layout(part string) map[string]pos {
 	if m, ok := pr.layouts[part]; ok {
 		return m
@@ -209,6 +242,19 @@ func (pr *pptxReader) layout(part string) map[string]pos {
 	if !ok || err != nil {
 		return m
 	}
+	defer func() {
+		// a placeholder the layout does not place stands where the slide master puts its type
+		for _, r := range pr.p.rels(part) {
+			if r.typ != "slideMaster" || strings.HasPrefix(part, "ppt/slideMasters/") {
+				continue
+			}
+			for k, at := range pr.layout(r.target) {
+				if _, ok := m[k]; !ok && strings.HasPrefix(k, "type:") {
+					m[k] = at
+				}
+			}
+		}
+	}()
 	walk(root, func(k *node) {
 		if k.name != "sp" {
 			return
@@ -216,6 +262,11 @@ func (pr *pptxReader) layout(part string) map[string]pos {
 		ph := find(k.child("nvSpPr"), "ph")
 		if ph == nil {
 			return
+		}
+		if set, bullet := lstBullet(k.child("txBody")); set && !bullet {
+			// the layout takes the bullets off this placeholder (a section header's text)
+			m["nobullet:"+phKey(ph)] = pos{ok: true}
+			m["nobullet:idx:"+ph.a("idx")] = pos{ok: true}
 		}
 		if at := offset(k.child("spPr")); at.ok {
 			m[phKey(ph)] = at
@@ -282,7 +333,18 @@ func (pr *pptxReader) shapes(ks []*node, title *string) []slideItem {
 				}
 			}
 			body := ph != nil && (phType(ph) == "body" || ph.a("type") == "obj")
+			if body && pr.place != nil && (pr.place["nobullet:"+phKey(ph)].ok || ph.a("idx") != "" && pr.place["nobullet:idx:"+ph.a("idx")].ok) {
+				body = false
+			}
+			if set, bullet := lstBullet(k.child("txBody")); set {
+				body = bullet // the shape's own list style
+			}
 			it.text = pr.textBody(k.child("txBody"), body)
+			if fill := find(k.child("spPr"), "blipFill"); fill != nil && fill.child("blip") != nil {
+				// a shape filled with a picture (a photo cut to a circle): the picture, then
+				// the shape's own text
+				it.text = strings.TrimSpace(pr.blipPicture(find(nv, "cNvPr"), fill.child("blip"), "") + "\n\n" + it.text)
+			}
 		case "grpSp":
 			it.at = offset(k.child("grpSpPr"))
 			var parts []string
@@ -304,13 +366,21 @@ func (pr *pptxReader) shapes(ks []*node, title *string) []slideItem {
 		case "cxnSp":
 			continue
 		case "AlternateContent":
+			// the first choice's shapes (all of them), else the fallback's
+			var sub []slideItem
 			if c := k.child("Choice"); c != nil {
-				sub := pr.shapes(c.kids, title)
-				if len(sub) > 0 {
-					it = sub[0]
-					it.order = i
+				sub = pr.shapes(c.kids, title)
+			}
+			if len(sub) == 0 {
+				if f := k.child("Fallback"); f != nil {
+					sub = pr.shapes(f.kids, title)
 				}
 			}
+			for _, s := range sub {
+				s.order = i
+				items = append(items, s)
+			}
+			continue
 		default:
 			continue
 		}
@@ -352,7 +422,7 @@ func (pr *pptxReader) textBody(tb *node, bodyDefault bool) string {
 		if p.name != "p" {
 			continue
 		}
-		text := strings.TrimSpace(drawingParaText(p))
+		text := strings.TrimSpace(pr.paraMarkdown(p))
 		lvl := 0
 		bullet, number := bodyDefault, ""
 		if ppr := p.child("pPr"); ppr != nil {
@@ -364,11 +434,17 @@ func (pr *pptxReader) textBody(tb *node, bodyDefault bool) string {
 				bullet = false
 			case ppr.child("buAutoNum") != nil:
 				bullet = true
+				if _, ok := counters[lvl]; !ok {
+					// a list numbered from startAt (a continued list: 4, 5, 6)
+					if v, err := strconv.Atoi(ppr.child("buAutoNum").a("startAt")); err == nil && v > 1 && v < 100000 {
+						counters[lvl] = v - 1
+					}
+				}
 				counters[lvl]++
 				for l := lvl + 1; l < 9; l++ {
 					delete(counters, l)
 				}
-				number = listMarker(autoNumFmt(ppr.child("buAutoNum").a("type")), counters[lvl])
+				number = autoNumMarker(ppr.child("buAutoNum").a("type"), counters[lvl])
 			case ppr.child("buChar") != nil || ppr.child("buBlip") != nil:
 				bullet = true
 			}
@@ -384,6 +460,9 @@ func (pr *pptxReader) textBody(tb *node, bodyDefault bool) string {
 			marker := "-"
 			if number != "" {
 				marker = number
+				if !isListMarker(number) {
+					marker = "- " + number // (1), ①: not a Markdown list marker
+				}
 			}
 			text = strings.Repeat("  ", lvl) + marker + " " + escapeLineStarts(strings.ReplaceAll(text, "\n", " "))
 			lines = append(lines, text)
@@ -400,6 +479,28 @@ func (pr *pptxReader) textBody(tb *node, bodyDefault bool) string {
 		out = append(out, l)
 	}
 	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// lstBullet reads the first level of a text body's list style: set when it says whether its
+// paragraphs are bulleted (a:buNone, or a:buChar / a:buAutoNum), and which.
+func lstBullet(tb *node) (set, bullet bool) {
+	if tb == nil {
+		return false, false
+	}
+	l1 := tb.child("lstStyle")
+	if l1 != nil {
+		l1 = l1.child("lvl1pPr")
+	}
+	if l1 == nil {
+		return false, false
+	}
+	switch {
+	case l1.child("buNone") != nil:
+		return true, false
+	case l1.child("buChar") != nil || l1.child("buAutoNum") != nil:
+		return true, true
+	}
+	return false, false
 }
 
 // paragraphsText joins the text of txBody's paragraphs with sep.
@@ -430,6 +531,107 @@ func drawingParaText(p *node) string {
 	return escapeInline(t.String()) // the runs as one: a "<div>" may be split across them
 }
 
+// paraMarkdown is the text of an a:p like drawingParaText, with runs that link to a web page or
+// a mail address (a:hlinkClick) as Markdown links.
+func (pr *pptxReader) paraMarkdown(p *node) string {
+	var b, txt strings.Builder
+	link := ""
+	flush := func() {
+		if txt.Len() == 0 {
+			return
+		}
+		s := escapeInline(txt.String())
+		txt.Reset()
+		inner := strings.TrimSpace(s)
+		if link == "" || inner == "" || strings.ContainsAny(inner, "[]\n") {
+			b.WriteString(s)
+			return
+		}
+		lead, trail := s[:strings.Index(s, inner)], s[strings.Index(s, inner)+len(inner):]
+		b.WriteString(lead + "[" + inner + "](" + link + ")" + trail)
+	}
+	for _, r := range p.kids {
+		switch r.name {
+		case "r", "fld":
+			if tag := baselineTag(r); tag != "" && strings.TrimSpace(textOf(r)) != "" {
+				// superscript or subscript (x², H₂O), as HTML the Markdown allows
+				flush()
+				b.WriteString("<" + tag + ">" + escapeInline(textOf(r)) + "</" + tag + ">")
+				continue
+			}
+			if l := pr.runLink(r); l != link {
+				flush()
+				link = l
+			}
+			txt.WriteString(textOf(r))
+		case "br":
+			txt.WriteString("\n")
+		}
+	}
+	flush()
+	out := b.String()
+	if strings.Contains(out, "</su") {
+		out = strings.NewReplacer("</sup><sup>", "", "</sub><sub>", "").Replace(out)
+	}
+	return out
+}
+
+// baselineTag is "sup" for a run raised above the baseline (a:rPr baseline > 0), "sub" for one
+// lowered, else "".
+func baselineTag(r *node) string {
+	rpr := r.child("rPr")
+	if rpr == nil {
+		return ""
+	}
+	v, err := strconv.Atoi(rpr.a("baseline"))
+	switch {
+	case err != nil || v == 0:
+		return ""
+	case v > 0:
+		return "sup"
+	}
+	return "sub"
+}
+
+// runLink is the address a run's a:hlinkClick points at when it is a web page or a mail
+// address ("" for none, a jump to another slide, or an address a Markdown link cannot hold).
+func (pr *pptxReader) runLink(r *node) string {
+	h := find(r.child("rPr"), "hlinkClick")
+	if h == nil {
+		return ""
+	}
+	return pr.linkTarget(relID(h, "id"))
+}
+
+// linkTarget is the web or mail address relationship id points at ("" for none, another slide,
+// or an address a Markdown link cannot hold).
+func (pr *pptxReader) linkTarget(id string) string {
+	rl, ok := pr.rels[id]
+	if !ok || !rl.external {
+		return ""
+	}
+	if webLink(rl.target) || strings.HasPrefix(rl.target, "mailto:") && !strings.ContainsAny(rl.target, " ()<>") {
+		return rl.target
+	}
+	return ""
+}
+
+// autoNumMarker is the n-th marker of a:buAutoNum scheme t as PowerPoint shows it: the number
+// in its style with its punctuation (arabicPeriod 1., arabicParenR 1), alphaLcParenBoth (a),
+// circleNumDbPlain ①).
+func autoNumMarker(t string, n int) string {
+	core := strings.TrimSuffix(listMarker(autoNumFmt(t), n), ".")
+	switch {
+	case strings.HasSuffix(t, "ParenBoth"):
+		return "(" + core + ")"
+	case strings.HasSuffix(t, "ParenR"):
+		return core + ")"
+	case strings.HasSuffix(t, "Plain"):
+		return core
+	}
+	return core + "."
+}
+
 // autoNumFmt maps a:buAutoNum's scheme to the list marker style listMarker knows.
 func autoNumFmt(t string) string {
 	switch {
@@ -441,6 +643,12 @@ func autoNumFmt(t string) string {
 		return "lowerRoman"
 	case strings.HasPrefix(t, "romanUc"):
 		return "upperRoman"
+	case strings.HasPrefix(t, "circleNum"):
+		return "decimalEnclosedCircle"
+	case strings.HasPrefix(t, "arabicDb"), strings.HasPrefix(t, "ea1JpnChsDb"):
+		return "decimalFullWidth"
+	case strings.HasPrefix(t, "ea1JpnKor"):
+		return "japaneseCounting"
 	}
 	return "decimal"
 }
@@ -462,6 +670,18 @@ func (pr *pptxReader) graphic(k *node) string {
 	}
 	if ids := gd.child("relIds"); ids != nil {
 		return smartArt(pr.p, pr.rels, ids)
+	}
+	if ole := find(gd, "oleObj"); ole != nil {
+		// an embedded object (a worksheet, a document): the picture of it the slide shows
+		var pic *node
+		walk(gd, func(n *node) {
+			if pic == nil && n.name == "pic" && find(n, "blip") != nil {
+				pic = n
+			}
+		})
+		if pic != nil {
+			return pr.pictureAlt(pic, ole.a("name"))
+		}
 	}
 	return ""
 }
@@ -499,7 +719,7 @@ func (pr *pptxReader) table(tbl *node) string {
 			if tb := tc.child("txBody"); tb != nil {
 				for _, p := range tb.kids {
 					if p.name == "p" {
-						if s := strings.TrimSpace(escapeInline(textOf(p))); s != "" {
+						if s := strings.TrimSpace(pr.paraMarkdown(p)); s != "" {
 							paras = append(paras, s)
 						}
 					}
@@ -530,23 +750,44 @@ func (pr *pptxReader) table(tbl *node) string {
 }
 
 // picture renders p:pic as an image link to the extracted file, with its alt text.
-func (pr *pptxReader) picture(k *node) string {
+func (pr *pptxReader) picture(k *node) string { return pr.pictureAlt(k, "") }
+
+// pictureAlt is picture with alt text def when the picture has none of its own.
+func (pr *pptxReader) pictureAlt(k *node, def string) string {
+	return pr.blipPicture(find(k.child("nvPicPr"), "cNvPr"), find(k.child("blipFill"), "blip"), def)
+}
+
+// blipPicture renders the picture blip points at, named and described by the shape's cNvPr
+// (def: the alt text when it has none).
+func (pr *pptxReader) blipPicture(c, blip *node, def string) string {
 	var alt, name string
-	if c := find(k.child("nvPicPr"), "cNvPr"); c != nil {
+	if c != nil {
 		alt, name = c.a("descr"), c.a("name")
 		if alt == "" {
 			alt = c.a("title")
 		}
 	}
+	if alt == "" {
+		alt = def
+	}
 	link := ""
-	if blip := find(k.child("blipFill"), "blip"); blip != nil {
+	if blip != nil {
 		if r, ok := pr.rels[relID(blip, "embed")]; ok && !r.external {
 			link = pr.assets.add(pr.p, r.target, strings.ReplaceAll(name, " ", ""))
 		} else if r, ok := pr.rels[relID(blip, "link")]; ok && r.external && webLink(r.target) {
 			link = r.target // a picture linked from the web, not stored in the deck
 		}
 	}
-	return imageMarkdown(alt, link)
+	md := imageMarkdown(alt, link)
+	if c != nil {
+		if h := c.child("hlinkClick"); h != nil {
+			// a picture one clicks to open a page: the picture links there
+			if to := pr.linkTarget(relID(h, "id")); to != "" && link != "" {
+				md = "[" + md + "](" + to + ")"
+			}
+		}
+	}
+	return md
 }
 
 // comments renders a slide's comments part (legacy p:cm or modern p188:cm with replies) as
@@ -591,6 +832,9 @@ func (pr *pptxReader) notes(part string) string {
 	if !ok || err != nil {
 		return ""
 	}
+	slideRels := pr.rels
+	pr.rels = pr.p.rels(part) // the notes' links are the notes part's relationships
+	defer func() { pr.rels = slideRels }()
 	var parts []string
 	walk(root, func(k *node) {
 		if k.name != "sp" {

@@ -132,10 +132,15 @@ func TestPPTX(t *testing.T) {
 	if st, _ := d.Status(); st != StatusReady {
 		t.Fatalf("status %s", st)
 	}
-	// without an asset folder (an archive's entry) the picture keeps its alt text only
+	// without an asset folder the picture is linked by name, to be written beside the Markdown
 	d, err = ConvertKind(context.Background(), data, "deck.pptx", KindPPTX, Options{})
-	if err != nil || !strings.Contains(d.Markdown, "[image: 倉庫の写真]") || len(d.Assets) != 0 {
+	if err != nil || !strings.Contains(d.Markdown, "![倉庫の写真](Picture4.png)") || len(d.Assets) != 1 || d.Assets[0].Name != "Picture4.png" {
 		t.Fatalf("no asset dir: %v %+v\n%s", err, d.Assets, d.Markdown)
+	}
+	// with pictures off (an archive's entry) it keeps its alt text only
+	d, err = ConvertKind(context.Background(), data, "deck.pptx", KindPPTX, Options{noAssets: true})
+	if err != nil || !strings.Contains(d.Markdown, "[image: 倉庫の写真]") || len(d.Assets) != 0 {
+		t.Fatalf("pictures off: %v %+v\n%s", err, d.Assets, d.Markdown)
 	}
 }
 
@@ -197,7 +202,7 @@ func TestHandlerWritesPictures(t *testing.T) {
 }
 
 func TestSafeStem(t *testing.T) {
-	for in, want := range map[string]string{"Picture 4": "Picture_4", "図 1": "_1", "../../etc": "etc",
+	for in, want := range map[string]string{"Picture 4": "Picture_4", "図 1": "図_1", "<写真>/1": "写真1", "../../etc": "etc",
 		strings.Repeat("a", 60): strings.Repeat("a", 40)} {
 		if got := safeStem(in); got != want {
 			t.Errorf("safeStem(%q) = %q, want %q", in, got, want)
@@ -236,6 +241,23 @@ func TestPPTXInZip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(d.Markdown, "[image: 倉庫の写真]") || strings.Contains(d.Markdown, "a_files/") || len(d.Assets) != 0 {
+		t.Fatalf("assets %+v\n%s", d.Assets, d.Markdown)
+	}
+}
+
+// TestPPTXInMail: a deck attached to a mail keeps its pictures' alt text and links to no file
+// (the mail's Markdown holds the attachment's; before, it linked pictures that were never
+// written).
+func TestPPTXInMail(t *testing.T) {
+	mail := "From: a@example.jp\r\nTo: b@example.jp\r\nSubject: deck\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=B\r\n\r\n" +
+		"--B\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n資料を送ります。\r\n" +
+		"--B\r\nContent-Type: application/vnd.openxmlformats-officedocument.presentationml.presentation\r\nContent-Disposition: attachment; filename=deck.pptx\r\nContent-Transfer-Encoding: base64\r\n\r\n" +
+		b64lines(makePPTX(t)) + "\r\n--B--\r\n"
+	d, err := ConvertKind(context.Background(), []byte(mail), "m.eml", KindEML, Options{assetDir: "m_files"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.Markdown, "[image: 倉庫の写真]") || strings.Contains(d.Markdown, "m_files/") || len(d.Assets) != 0 {
 		t.Fatalf("assets %+v\n%s", d.Assets, d.Markdown)
 	}
 }

@@ -278,7 +278,7 @@ func ConvertZip(ctx context.Context, data []byte, name string, opt Options) (*Do
 			copt := opt
 			copt.depth = depth
 			copt.Progress = nil
-			copt.assetDir = "" // an entry's pictures are not written: their alt text stands in
+			copt.noAssets = true // an entry's pictures are not written: their alt text stands in
 			cd, err = ConvertKind(ctx, body, e.Name, child.Kind, copt)
 		}
 		if err != nil {
