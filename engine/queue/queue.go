@@ -108,6 +108,9 @@ type Queue struct {
 	// waiters are the orchestrator types of this process's workers (Reap's poison limit
 	// leaves their jobs alone).
 	waiters map[string]bool
+	// takers are the started workers of this process, which jobs enqueued alone may be handed
+	// to (handoff.go).
+	takers []*Worker
 
 	// Statements prepared once on the writer connection: parsing one (and the history trigger
 	// it fires) costs more than running it. Those a …Tx verb uses are prepared in Open, because
@@ -115,6 +118,7 @@ type Queue struct {
 	insert     *sql.Stmt   // insertSQL
 	insertRows []*sql.Stmt // insertRowsSQL(blockSizes[i]): plain jobs in blocks, for EnqueueBatch
 	complete   *sql.Stmt   // completeSQL
+	handed     handoffStmts
 	stmtMu     sync.Mutex
 	claims     map[claimKey]*sql.Stmt // claimSQL(n, f), by number of types and crash filter
 	dueReads   map[dueKey]*sql.Stmt   // anyDueSQL(n) and nextDueSQL(n) on the readers, by number of types
@@ -184,6 +188,10 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 		q.closeStmts()
 		return nil, q.dbError(err)
 	}
+	if err = q.handed.prepare(db.W); err != nil {
+		q.closeStmts()
+		return nil, q.dbError(err)
+	}
 	q.watchOnce.Do(func() { go q.watch() })
 	return q, nil
 }
@@ -209,6 +217,7 @@ func (q *Queue) closeStmts() {
 	if q.complete != nil {
 		q.complete.Close()
 	}
+	q.handed.close()
 	q.stmtMu.Lock()
 	defer q.stmtMu.Unlock()
 	for k, st := range q.claims {

@@ -1,0 +1,151 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"jobdesk/engine/job"
+)
+
+// kindsOf returns the history's events as "kind status progress message detail", without times.
+func kindsOf(t *testing.T, q *Queue, id int64) []string {
+	t.Helper()
+	h, err := q.History(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range h {
+		out = append(out, fmt.Sprintf("%s %s %q %q %g", e.Kind, e.Status, e.Message, e.Detail, e.Progress))
+	}
+	return out
+}
+
+// A job enqueued alone while a worker has a free slot and nothing else is due is written
+// claimed: running when EnqueueWatched returns, with the lease, attempt and history a claim
+// gives, and it ends as a claimed job does.
+func TestHandOffWritesTheClaim(t *testing.T) {
+	q := openQueue(t, t.TempDir())
+	ctx := context.Background()
+	release := make(chan struct{})
+	w := startWorker(t, q, WorkerOptions{Workers: 2}, func(w *Worker) {
+		w.Handle("x", func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+			<-release
+			return in, nil
+		}, TypeOptions{})
+	})
+	// The reference: a job claimed by the worker's claim loop.
+	ref, _, err := q.Enqueue(ctx, Params{Type: "x", Input: json.RawMessage(`{"n":0}`), MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if j, _ := q.Get(ctx, ref.ID); j.Status == job.Running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the reference job was not claimed")
+		}
+	}
+
+	id, existed, events, stop, err := q.EnqueueWatched(ctx, Params{Type: "x", Input: json.RawMessage(`{"n":1}`), MaxAttempts: 1, ParentID: ref.ID})
+	if err != nil || existed {
+		t.Fatal(err, existed)
+	}
+	defer stop()
+	j, err := q.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status != job.Running || j.Attempts != 1 || j.StartedAt == nil || j.StartedAt.UnixMilli() != j.CreatedAt.UnixMilli() {
+		t.Fatalf("handed-off job = %+v; want RUNNING, attempt 1, started as it was created", j)
+	}
+	var owner string
+	var receives int
+	var until int64
+	if err := q.db.R.QueryRow(`SELECT lease_owner, receives, lease_until FROM jobs WHERE id=?`, id).Scan(&owner, &receives, &until); err != nil {
+		t.Fatal(err)
+	}
+	if owner != w.Owner() || receives != 1 || until <= time.Now().UnixMilli() {
+		t.Fatalf("lease owner %q receives %d until %d; want the worker's, 1, in the future", owner, receives, until)
+	}
+	if e := nextEvent(t, events); e.Kind != job.EventStarted || e.Status != job.Running {
+		t.Fatalf("first event %+v; want TaskStarted", e)
+	}
+
+	close(release)
+	for _, jid := range []int64{ref.ID, id} {
+		if j := wait(t, q, jid); j.Status != job.Succeeded {
+			t.Fatalf("job %d ended %s", jid, j.Status)
+		}
+	}
+	if a, b := kindsOf(t, q, ref.ID), kindsOf(t, q, id); !reflect.DeepEqual(a, b) {
+		t.Fatalf("history of the handed-off job\n%q\ndiffers from the claimed one's\n%q", b, a)
+	}
+}
+
+// A job is handed off only when the worker would claim it now: not while another job for the
+// target is due (it might come first), nor with no free slot, nor once the worker stops.
+func TestHandOffOnlyWhenTheClaimWouldTakeIt(t *testing.T) {
+	q := openQueue(t, t.TempDir())
+	ctx := context.Background()
+	release := make(chan struct{})
+	w := startWorker(t, q, WorkerOptions{Workers: 1}, func(w *Worker) {
+		w.Handle("x", func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+			<-release
+			return in, nil
+		}, TypeOptions{})
+	})
+	try := func() *handoff {
+		t.Helper()
+		var h *handoff
+		err := q.db.Tx(ctx, func(tx *sql.Tx) error {
+			p := Params{Type: "x"}
+			if err := p.normalize(); err != nil {
+				return err
+			}
+			var err error
+			h, err = q.handOff(ctx, tx, &p, q.nowMs())
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+
+	// A job of a type no worker here handles is due: it may be claimed first elsewhere.
+	other, _, err := q.Enqueue(ctx, Params{Type: "elsewhere"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := try(); h != nil {
+		t.Fatal("handed off while another job was due")
+	}
+	if err := q.Cancel(ctx, other.ID); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing due: handed off, and it takes the worker's only slot.
+	h := try()
+	if h == nil {
+		t.Fatal("not handed off with a free slot and nothing due")
+	}
+	h.begin()
+	if h2 := try(); h2 != nil {
+		t.Fatal("handed off with no free slot")
+	}
+	close(release)
+	if j := wait(t, q, h.lease.Info.ID); j.Status != job.Succeeded {
+		t.Fatalf("handed-off job ended %s", j.Status)
+	}
+	w.Stop()
+	if h := try(); h != nil {
+		t.Fatal("handed off to a stopped worker")
+	}
+	// Stopped without waiting for ever on a slot taken and given back.
+}
