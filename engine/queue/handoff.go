@@ -143,7 +143,7 @@ func (q *Queue) handOff(ctx context.Context, tx *sql.Tx, p *Params, now int64) (
 		return nil, err
 	}
 	l := Lease{Info: job.Info{ID: id, Type: p.Type, Name: p.Name, Attempt: 1, MaxAttempts: p.MaxAttempts, ParentID: p.ParentID,
-		Output: q.opts.DataDir}, Input: p.Input, Token: token, Visibility: vis}
+		Output: q.opts.DataDir}, Input: p.Input, Token: token, Visibility: vis, started: now}
 	return &handoff{w: w, lease: l}, nil
 }
 

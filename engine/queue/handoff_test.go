@@ -149,3 +149,44 @@ func TestHandOffOnlyWhenTheClaimWouldTakeIt(t *testing.T) {
 	}
 	// Stopped without waiting for ever on a slot taken and given back.
 }
+
+// The outcome a waiter is given from a finished job's event (Ended) is the one Outcome reads.
+func TestEndedIsTheOutcome(t *testing.T) {
+	q := openQueue(t, t.TempDir())
+	ctx := context.Background()
+	startWorker(t, q, WorkerOptions{Workers: 2}, func(w *Worker) {
+		w.Handle("ok", func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+			return json.RawMessage(`{"done":true}`), nil
+		}, TypeOptions{})
+		w.Handle("bad", func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+			return nil, job.Errorf(job.E006, "bad input").WithJa("入力が正しくありません。").WithName("Bad").Permanent()
+		}, TypeOptions{})
+	})
+	for _, typ := range []string{"ok", "bad"} {
+		id, _, events, stop, err := q.EnqueueWatched(ctx, Params{Type: typ, MaxAttempts: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var final job.Event
+		for final.JobID == 0 {
+			if e := nextEvent(t, events); e.Status.Final() {
+				final = e
+			}
+		}
+		got, ok := q.Ended(final)
+		stop()
+		if !ok {
+			t.Fatalf("%s: no outcome kept for the final event %+v", typ, final)
+		}
+		want, err := q.Outcome(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: Ended = %+v (error %+v)\nOutcome = %+v (error %+v)", typ, got, got.Error, want, want.Error)
+		}
+		if _, again := q.Ended(final); again {
+			t.Fatalf("%s: the outcome was given twice", typ)
+		}
+	}
+}

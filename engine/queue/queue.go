@@ -103,6 +103,8 @@ type Queue struct {
 	// watchers receive one job's events (Watch), by job id.
 	watchers map[int64][]chan job.Event
 	watching int // how many watchers there are, for the events that go to all of them
+	// ended are the final outcomes of watched jobs finished in this process (keepEnded).
+	ended map[int64]endedJob
 	// running maps a job id leased by a worker of this process to the cancel of its context.
 	running map[int64]context.CancelFunc
 	// waiters are the orchestrator types of this process's workers (Reap's poison limit
