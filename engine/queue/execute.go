@@ -46,6 +46,12 @@ func (w *Worker) start(ctx context.Context, l Lease) {
 		if !e.o.Orchestrator && e.o.Concurrency <= 0 {
 			w.quickRun = 0.8*w.quickRun + 0.2*time.Since(began).Seconds()
 		}
+		// The claim loop waits for this slot only when the slots were all taken (the global
+		// ones, or the type's own), when a suspect ran alone, or when it may claim a suspect
+		// now that nothing runs (leaseSuspect); otherwise its last claims took every due job
+		// there was, and a freed slot changes nothing.
+		wake := (e.o.Concurrency > 0 && e.active >= e.o.Concurrency) || w.soloID == id ||
+			(!e.o.Orchestrator && (w.active >= w.opts.Workers || w.active == 1))
 		e.active--
 		if !e.o.Orchestrator {
 			w.active--
@@ -60,9 +66,11 @@ func (w *Worker) start(ctx context.Context, l Lease) {
 		w.q.mu.Unlock()
 		cancel(nil)
 		w.startReady(ctx)
-		select {
-		case w.freed <- struct{}{}:
-		default:
+		if wake {
+			select {
+			case w.freed <- struct{}{}:
+			default:
+			}
 		}
 	}()
 }
