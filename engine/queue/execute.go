@@ -19,8 +19,18 @@ import (
 
 // start runs l's handler in its own goroutine; the caller has taken its slots.
 func (w *Worker) start(ctx context.Context, l Lease) {
+	w.launch(ctx, l, false)
+}
+
+// launch is start; unlessStopping makes it start nothing once Stop has begun, and return
+// false: a run started then could be missed by the completer's last drain (drainOnStop).
+func (w *Worker) launch(ctx context.Context, l Lease, unlessStopping bool) bool {
 	id := l.Info.ID
 	w.mu.Lock()
+	if unlessStopping && w.stopping {
+		w.mu.Unlock()
+		return false
+	}
 	e := w.types[l.Info.Type]
 	hctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r := &run{lease: l, cancel: cancel, lastBeat: w.q.now()}
@@ -73,6 +83,7 @@ func (w *Worker) start(ctx context.Context, l Lease) {
 			}
 		}
 	}()
+	return true
 }
 
 type handlerResult struct {

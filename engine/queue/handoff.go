@@ -197,8 +197,16 @@ func (w *Worker) unreserve(typ string) {
 	}
 }
 
-// begin starts a handed-off job in the slot reserve took.
+// begin starts a handed-off job in the slot reserve took. Should the worker be stopping, the
+// job is given back to the queue instead, as the jobs claimed ahead are (releaseReady), from a
+// goroutine of its own: begin runs after the commit, maybe in the goroutine writing the group.
 func (w *Worker) begin(l Lease) {
-	w.start(w.runCtx, l)
-	w.wg.Done()
+	if w.launch(w.runCtx, l, true) {
+		w.wg.Done()
+		return
+	}
+	go func() {
+		defer w.unreserve(l.Info.Type)
+		w.commit([]Outcome{l.Released(w.stoppedMessage())})
+	}()
 }

@@ -190,3 +190,56 @@ func TestEndedIsTheOutcome(t *testing.T) {
 		}
 	}
 }
+
+// A job handed off as its worker stops is given back to the queue (PENDING, the attempt not
+// counted), not left RUNNING with an outcome nobody commits.
+func TestHandOffAsTheWorkerStops(t *testing.T) {
+	q := openQueue(t, t.TempDir())
+	ctx := context.Background()
+	w := startWorker(t, q, WorkerOptions{Workers: 1}, func(w *Worker) {
+		w.Handle("x", func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+			return in, nil
+		}, TypeOptions{})
+	})
+	var h *handoff
+	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
+		p := Params{Type: "x"}
+		if err := p.normalize(); err != nil {
+			return err
+		}
+		var err error
+		h, err = q.handOff(ctx, tx, &p, q.nowMs())
+		return err
+	})
+	if err != nil || h == nil {
+		t.Fatalf("not handed off: %v", err)
+	}
+	stopped := make(chan struct{})
+	go func() { w.Stop(); close(stopped) }()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		w.mu.Lock()
+		stopping := w.stopping
+		w.mu.Unlock()
+		if stopping {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the worker did not begin to stop")
+		}
+	}
+	select {
+	case <-stopped:
+		t.Fatal("Stop returned while a handed-off job was not begun")
+	case <-time.After(50 * time.Millisecond):
+	}
+	h.begin()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Stop did not return")
+	}
+	j, err := q.Get(ctx, h.lease.Info.ID)
+	if err != nil || j.Status != job.Pending || j.Attempts != 0 || j.Message != stoppedMessage {
+		t.Fatalf("job after the stop: %+v %v; want PENDING, no attempt, %q", j, err, stoppedMessage)
+	}
+}
