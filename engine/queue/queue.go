@@ -20,7 +20,9 @@
 // queue (reaper.go). The Worker (worker.go, claimloop.go, execute.go) is the device's consumer,
 // built on those verbs: it claims job.TargetDevice jobs and runs their handlers; a cloud
 // dispatcher claims job.TargetCloud jobs the same way. Finish, Claim and EnqueueBatch calls made
-// at the same moment share one transaction (group commit, groupcommit.go). This file holds the Queue and the reads
+// at the same moment share one transaction (group commit, groupcommit.go), and a job enqueued
+// alone while a worker of this process would claim it at once is written claimed by that
+// worker (hand-off, handoff.go). This file holds the Queue and the reads
 // and changes people ask for (get, list, counts, history, cancel, retry); events.go tells
 // subscribers and consumers what changed.
 package queue
