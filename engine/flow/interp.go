@@ -847,10 +847,23 @@ func (r *run) dedupKey(key string) string {
 
 // succeededBefore returns the job of this task that succeeded before a redrive (0 when none), so
 // that a redriven execution does not run a finished task again, however deep in Parallel
-// branches it is. It asks the queue by dedup key.
+// branches it is. It asks the queue by dedup key. A job of an earlier try that has not ended
+// (its iteration or branch was stopped while it ran, and it was asked to cancel) is waited
+// for: if it ends SUCCEEDED after all, its work is done and is not done again.
 func (r *run) succeededBefore(ctx context.Context, key string) int64 {
 	for n := r.redrive - 1; n >= 0; n-- {
-		if id, err := r.e.q.SucceededByKey(ctx, fmt.Sprintf("flow:%d:%d:%s", r.execID, n, key)); err == nil && id != 0 {
+		id, st, err := r.e.q.ByKey(ctx, fmt.Sprintf("flow:%d:%d:%s", r.execID, n, key))
+		if err != nil || id == 0 {
+			continue
+		}
+		if !st.Final() {
+			j, err := r.e.waitJob(ctx, id)
+			if err != nil {
+				return 0
+			}
+			st = j.Status
+		}
+		if st == job.Succeeded || st == job.Partial {
 			return id
 		}
 	}

@@ -103,6 +103,18 @@ func (q *Queue) SucceededByKey(ctx context.Context, key string) (int64, error) {
 	return id, err
 }
 
+// ByKey returns the id and status of the job holding dedup key (0 when none does): a redriven
+// workflow asks it for a task's job of an earlier try that may still be ending.
+func (q *Queue) ByKey(ctx context.Context, key string) (int64, job.Status, error) {
+	var id int64
+	var st job.Status
+	err := q.db.R.QueryRowContext(ctx, `SELECT id, status FROM jobs WHERE dedup_key=? AND dedup_key > ''`, key).Scan(&id, &st)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, "", nil
+	}
+	return id, st, err
+}
+
 // endedJob is a job's final outcome as the Finish that committed it wrote it, with the event
 // that tells it.
 type endedJob struct {
