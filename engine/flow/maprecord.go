@@ -524,7 +524,7 @@ const historyPerStatement = 400
 // newHistoryWriter returns a writer for tx using the prepared statements of rs (nil: only the
 // engine's full-block statement is prepared).
 func (e *Engine) newHistoryWriter(tx *sql.Tx, rs *recordStmts) *historyWriter {
-	h := &historyWriter{tx: tx, args: make([]any, 0, 6*historyPerStatement)}
+	h := &historyWriter{tx: tx} // args grow with the events added (often a handful)
 	if rs != nil {
 		h.stmts = rs.history
 	} else {
