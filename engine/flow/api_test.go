@@ -806,3 +806,28 @@ func TestParallelHistoryInTimeOrder(t *testing.T) {
 		}
 	}
 }
+
+// A task whose branch was stopped while its job ran (another branch failed) may still finish
+// that job; redriven at once, the execution waits for it and, as it succeeded, does not run the
+// task's work again.
+func TestRedriveWaitsForAStoppedTaskStillEnding(t *testing.T) {
+	v := newEnv(t)
+	ctx := context.Background()
+	arn := v.machine(t, "redrive-ending", `{"StartAt":"P","States":{"P":{"Type":"Parallel","End":true,"Branches":[
+		{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"λstubborn","Parameters":{"key":"ending-a","ms":120},"End":true}}},
+		{"StartAt":"B","States":{"B":{"Type":"Task","Resource":"λflaky","Parameters":{"key":"ending-b","times":1},"End":true}}}]}}}`)
+	x := v.run(t, arn, "e1", `{}`)
+	if x.Status != StatusFailed {
+		t.Fatalf("%+v", x)
+	}
+	if _, err := v.e.RedriveExecution(ctx, x.ARN); err != nil {
+		t.Fatal(err)
+	}
+	x, err := v.e.Wait(ctx, x.ARN)
+	if err != nil || x.Status != StatusSucceeded {
+		t.Fatalf("after redrive: %+v %v", x, err)
+	}
+	if n := v.count("ending-a"); n != 1 {
+		t.Fatalf("the stopped task's work ran %d times; its job succeeded after the stop, want 1", n)
+	}
+}

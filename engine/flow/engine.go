@@ -179,6 +179,11 @@ func (e *Engine) followWatched(ctx context.Context, id int64, w *watched, progre
 			select {
 			case ev := <-events:
 				switch {
+				case ev.Status.Final() && ev.JobID == id:
+					if j, ok := e.q.Ended(ev); ok {
+						return j, nil // as this process's worker committed it: no need to read it
+					}
+					break wait
 				case ev.Status.Final() || ev.Kind == job.EventExternalChange:
 					break wait // it ended, or another process changed it: read it again
 				case ev.Kind == job.EventProgress && progress != nil && ev.JobID == id:

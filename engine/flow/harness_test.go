@@ -163,6 +163,15 @@ func (v *env) register() {
 		}
 		return map[string]any{"slept": ms}, nil
 	}), o)
+	// stubborn sleeps ms, cancelled or not, then counts its key as count does.
+	v.e.RegisterFunction("stubborn", h(func(ctx context.Context, in map[string]any, r job.Reporter) (any, error) {
+		ms, _ := in["ms"].(float64)
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		v.mu.Lock()
+		v.calls[fmt.Sprint(in["key"])]++
+		v.mu.Unlock()
+		return in, nil
+	}), o)
 	v.e.RegisterFunction("count", h(func(ctx context.Context, in map[string]any, r job.Reporter) (any, error) {
 		key := fmt.Sprint(in["key"])
 		v.mu.Lock()

@@ -847,10 +847,23 @@ func (r *run) dedupKey(key string) string {
 
 // succeededBefore returns the job of this task that succeeded before a redrive (0 when none), so
 // that a redriven execution does not run a finished task again, however deep in Parallel
-// branches it is. It asks the queue by dedup key.
+// branches it is. It asks the queue by dedup key. A job of an earlier try that has not ended
+// (its iteration or branch was stopped while it ran, and it was asked to cancel) is waited
+// for: if it ends SUCCEEDED after all, its work is done and is not done again.
 func (r *run) succeededBefore(ctx context.Context, key string) int64 {
 	for n := r.redrive - 1; n >= 0; n-- {
-		if id, err := r.e.q.SucceededByKey(ctx, fmt.Sprintf("flow:%d:%d:%s", r.execID, n, key)); err == nil && id != 0 {
+		id, st, err := r.e.q.ByKey(ctx, fmt.Sprintf("flow:%d:%d:%s", r.execID, n, key))
+		if err != nil || id == 0 {
+			continue
+		}
+		if !st.Final() {
+			j, err := r.e.waitJob(ctx, id)
+			if err != nil {
+				return 0
+			}
+			st = j.Status
+		}
+		if st == job.Succeeded || st == job.Partial {
 			return id
 		}
 	}
@@ -1027,7 +1040,7 @@ func (r *run) taskOutcome(fr *frame, s *asl.State, j job.Job, name, resType, res
 	case job.Succeeded, job.Partial:
 		var out any = map[string]any{}
 		if len(j.Result) > 0 {
-			v, err := asl.Decode(j.Result)
+			v, err := decodeResult(j.Result)
 			if err != nil {
 				return nil, fail("States.Runtime", "the function %s returned invalid JSON: %v", name, err)
 			}
@@ -1059,6 +1072,17 @@ func (r *run) taskOutcome(fr *frame, s *asl.State, j job.Job, name, resType, res
 	}
 	fr.add(typ, map[string]any{det: map[string]any{"resourceType": resType, "resource": resName, "error": name2, "cause": cause}})
 	return nil, &asl.Error{Name: name2, Cause: cause, Foreign: true}
+}
+
+// decodeResult decodes a task's result as asl.Decode does, with json.Unmarshal when the
+// result is valid JSON (it allocates a fraction of what a decoder does for a small result),
+// and with asl.Decode otherwise, so that an invalid result gets the same error.
+func decodeResult(b []byte) (any, error) {
+	var v any
+	if json.Unmarshal(b, &v) == nil {
+		return v, nil
+	}
+	return asl.Decode(b)
 }
 
 // taskCause is the Cause of a failed function task: the job's coded error as JSON

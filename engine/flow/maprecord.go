@@ -3,6 +3,7 @@ package flow
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +25,8 @@ var recordBlocks = [...]int{256, 64, 16, 4, 1}
 // the writer connection. A nil statement (its preparation failed) is parsed on each use.
 type recordStmts struct {
 	items, starts, ends, clear [len(recordBlocks)]*sql.Stmt
+	// firsts insert child executions recorded for the first time (endsInsert).
+	firsts [len(recordBlocks)]*sql.Stmt
 	// history inserts historyBlocks[k] events.
 	history [len(historyBlocks)]*sql.Stmt
 }
@@ -53,6 +56,15 @@ func endsUpsert(n int) string {
 		last_event_id=excluded.last_event_id RETURNING id, arn`
 }
 
+// endsInsert is endsUpsert of child executions never recorded before: a plain insert, whose
+// rows take consecutive ids (each the table's largest plus one), so that it need not return
+// them.
+func endsInsert(n int) string {
+	return `INSERT INTO flow_executions(arn, name, sm_arn, definition, status, input, output, error, cause,
+		start_date, stop_date, map_run_arn, last_event_id) VALUES ` +
+		strings.Repeat(`(?,?,?,'',?,?,?,?,?,?,?,?,?),`, n-1) + `(?,?,?,'',?,?,?,?,?,?,?,?,?)`
+}
+
 func historyClear(n int) string {
 	return `DELETE FROM flow_history WHERE exec_id IN (SELECT id FROM flow_executions WHERE arn IN (` + placeholders(n) + `))`
 }
@@ -78,6 +90,7 @@ func (e *Engine) recordStatements() *recordStmts {
 		rs.starts[k] = prep(startsUpsert(n))
 		rs.ends[k] = prep(endsUpsert(n))
 		rs.clear[k] = prep(historyClear(n))
+		rs.firsts[k] = prep(endsInsert(n))
 	}
 	rs.history[0] = e.historyFull
 	for k := 1; k < len(historyBlocks); k++ {
@@ -122,7 +135,12 @@ type mapRecorder struct {
 	key         string
 	mapRunARN   string
 	distributed bool
-	parent      *frame
+	// fresh is set for a new map run (not resumed, not redriven): a child execution whose
+	// start was not written (startWritten, the writer's goroutine only) is recorded for the
+	// first time when it ends, with nothing to replace.
+	fresh        bool
+	startWritten map[int64]bool
+	parent       *frame
 
 	// Held in the Map's own mutex (passed to start).
 	starts []childStart
@@ -194,13 +212,14 @@ func (m *mapRecorder) start(mu *sync.Mutex, counts func() mapRunItems) (stop fun
 func (m *mapRecorder) write(starts []childStart, ends []itemResult, n mapRunItems) {
 	r := m.r
 	rs := r.e.recordStatements()
-	r.e.db.Tx(context.Background(), func(tx *sql.Tx) error {
+	var open []childStart
+	err := r.e.db.Tx(context.Background(), func(tx *sql.Tx) error {
 		if m.distributed {
 			ended := make(map[int64]bool, len(ends))
 			for _, it := range ends {
 				ended[it.idx] = true
 			}
-			open := starts[:0:0]
+			open = starts[:0:0]
 			for _, c := range starts {
 				if !ended[c.idx] {
 					open = append(open, c)
@@ -226,7 +245,19 @@ func (m *mapRecorder) write(starts []childStart, ends []itemResult, n mapRunItem
 		if err != nil || !m.distributed {
 			return err
 		}
-		if err := inBlocks(len(ends), func(k, i, j int) error { return r.recordEnds(tx, rs, k, h, m.mapRunARN, ends[i:j]) }); err != nil {
+		// The children recorded for the first time, then those replacing a record.
+		var firsts, again []itemResult
+		for _, it := range ends {
+			if m.fresh && !m.startWritten[it.idx] {
+				firsts = append(firsts, it)
+			} else {
+				again = append(again, it)
+			}
+		}
+		if err := inBlocks(len(firsts), func(k, i, j int) error { return r.recordFirsts(tx, rs, k, h, m.mapRunARN, firsts[i:j]) }); err != nil {
+			return err
+		}
+		if err := inBlocks(len(again), func(k, i, j int) error { return r.recordEnds(tx, rs, k, h, m.mapRunARN, again[i:j]) }); err != nil {
 			return err
 		}
 		if err := h.flush(); err != nil {
@@ -236,6 +267,14 @@ func (m *mapRecorder) write(starts []childStart, ends []itemResult, n mapRunItem
 			n.total, n.succeeded, n.failed, n.running, n.total, n.succeeded, n.failed, n.running, m.mapRunARN)
 		return err
 	})
+	if err == nil && m.fresh && len(open) > 0 {
+		if m.startWritten == nil {
+			m.startWritten = map[int64]bool{}
+		}
+		for _, c := range open {
+			m.startWritten[c.idx] = true
+		}
+	}
 	if !m.distributed && len(ends) > 0 {
 		var evs []event
 		for _, it := range ends {
@@ -331,25 +370,79 @@ func (r *run) recordEnds(tx *sql.Tx, rs *recordStmts, b int, h *historyWriter, m
 	args := make([]any, 0, 12*len(ends))
 	for k, it := range ends {
 		arn := arns[k].(string)
-		status, output := StatusSucceeded, sql.NullString{String: it.outJSON, Valid: true}
-		if !it.ok {
-			status, output = StatusFailed, sql.NullString{}
-		}
-		args = append(args, arn, arn[strings.LastIndexByte(arn, ':')+1:], smARN, status, it.started.input, output,
-			it.errName, it.cause, it.started.start, now, mapRunARN, 1+len(it.events))
+		args = append(args, arn, arn[strings.LastIndexByte(arn, ':')+1:], smARN)
+		args = appendEnd(args, it, now, mapRunARN)
 	}
 	ids, err := returnedIDs(tx, rs.ends[b], func() string { return endsUpsert(len(ends)) }, args, row)
 	if err != nil {
 		return err
 	}
 	for k, it := range ends {
-		if err := h.add(ids[k], 1, it.started.event); err != nil {
+		if err := addChildHistory(h, ids[k], it); err != nil {
 			return err
 		}
-		for j, ev := range it.events {
-			if err := h.add(ids[k], int64(j+2), ev); err != nil {
-				return err
-			}
+	}
+	return nil
+}
+
+// recordFirsts is recordEnds of child executions recorded for the first time (a fresh map run,
+// their start not written): inserted, with no history to clear.
+func (r *run) recordFirsts(tx *sql.Tx, rs *recordStmts, b int, h *historyWriter, mapRunARN string, ends []itemResult) error {
+	if len(ends) == 0 {
+		return nil
+	}
+	label := r.smName + "/" + r.name
+	smARN := r.e.arn("stateMachine", label)
+	now := time.Now().UnixMilli()
+	args := make([]any, 0, 12*len(ends))
+	for _, it := range ends {
+		arn := r.childARN(mapRunARN, it.idx)
+		args = append(args, arn, arn[strings.LastIndexByte(arn, ':')+1:], smARN)
+		args = appendEnd(args, it, now, mapRunARN)
+	}
+	var res sql.Result
+	var err error
+	if st := inTx(tx, rs.firsts[b]); st != nil {
+		res, err = st.Exec(args...)
+	} else {
+		res, err = tx.Exec(endsInsert(len(ends)), args...)
+	}
+	if err != nil {
+		return err
+	}
+	last, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != int64(len(ends)) {
+		return fmt.Errorf("recorded %d of %d child executions", n, len(ends))
+	}
+	for k, it := range ends {
+		if err := addChildHistory(h, last-int64(len(ends)-1-k), it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendEnd appends the columns of a closed child execution after its arn, name and state
+// machine (status … last_event_id of endsUpsert and endsInsert).
+func appendEnd(args []any, it itemResult, now int64, mapRunARN string) []any {
+	status, output := StatusSucceeded, sql.NullString{String: it.outJSON, Valid: true}
+	if !it.ok {
+		status, output = StatusFailed, sql.NullString{}
+	}
+	return append(args, status, it.started.input, output, it.errName, it.cause, it.started.start, now, mapRunARN, 1+len(it.events))
+}
+
+// addChildHistory queues the whole history of the closed child execution id.
+func addChildHistory(h *historyWriter, id int64, it itemResult) error {
+	if err := h.add(id, 1, it.started.event); err != nil {
+		return err
+	}
+	for j, ev := range it.events {
+		if err := h.add(id, int64(j+2), ev); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -431,7 +524,7 @@ const historyPerStatement = 400
 // newHistoryWriter returns a writer for tx using the prepared statements of rs (nil: only the
 // engine's full-block statement is prepared).
 func (e *Engine) newHistoryWriter(tx *sql.Tx, rs *recordStmts) *historyWriter {
-	h := &historyWriter{tx: tx, args: make([]any, 0, 6*historyPerStatement)}
+	h := &historyWriter{tx: tx} // args grow with the events added (often a handful)
 	if rs != nil {
 		h.stmts = rs.history
 	} else {

@@ -363,10 +363,16 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 	})
 
 	var mapRunARN string
+	fresh := false // the map run is new: none of its child executions was recorded before
 	if distributed {
 		mapRunARN = r.e.arn("mapRun", r.smName+"/"+r.name+":"+hashName(r.arn+"/"+key))
 		now := time.Now().UnixMilli()
 		err := r.e.db.Tx(ctx, func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRow(`SELECT count(*) FROM flow_map_runs WHERE arn=?`, mapRunARN).Scan(&n); err != nil {
+				return err
+			}
+			fresh = n == 0
 			_, err := tx.Exec(`INSERT INTO flow_map_runs(arn, exec_id, map_key, status, max_concurrency, tolerated_pct, tolerated_count, start_date)
 				VALUES(?,?,?,'RUNNING',?,?,?,?) ON CONFLICT(arn) DO UPDATE SET status='RUNNING', stop_date=NULL`,
 				mapRunARN, r.execID, key, maxConc, tolPct, tolCount, now)
@@ -391,7 +397,7 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 		running           int64
 		firstErr          *asl.Error
 	)
-	rec := &mapRecorder{r: r, key: key, mapRunARN: mapRunARN, distributed: distributed, parent: fr}
+	rec := &mapRecorder{r: r, key: key, mapRunARN: mapRunARN, distributed: distributed, fresh: fresh, parent: fr}
 	// The counters the map run shows, read with the batch they go with (mu held).
 	counts := func() mapRunItems {
 		return mapRunItems{total: total, succeeded: succeeded, failed: failed, running: running}

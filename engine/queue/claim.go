@@ -91,6 +91,10 @@ type Lease struct {
 	// CancelRequested is set when a person asked to cancel the job before this claim: end the
 	// attempt with Cancelled.
 	CancelRequested bool
+
+	// started is when the job first started (Unix milliseconds; 0: not known), for the outcome
+	// its waiters are given (Queue.Ended).
+	started int64
 }
 
 // claimSQL leases up to ?5 due jobs of the n types ?7… for target ?6, with crash filter f, in
@@ -102,7 +106,7 @@ func claimSQL(n int, f crashFilter) string {
 			lease_token=?1, lease_until=?2, lease_owner=?3, started_at=coalesce(started_at, ?4), updated_at=?4, message=''
 		WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_ready WHERE status IN ('PENDING','RETRYING') AND target=?6 AND run_at<=?4
 			AND type IN (` + numbered(7, n) + `)` + f.sql() + ` ORDER BY priority DESC, run_at, id LIMIT ?5+0)
-		RETURNING id, type, name, input, attempts, max_attempts, coalesce(parent_id, 0), cancel_requested`
+		RETURNING id, type, name, input, attempts, max_attempts, coalesce(parent_id, 0), cancel_requested, started_at`
 }
 
 // Claim leases up to p.Max due jobs (PENDING or RETRYING, run time reached) of p.Types for
@@ -194,7 +198,7 @@ func (q *Queue) claim(ctx context.Context, st *sql.Stmt, p ClaimParams) ([]Lease
 		var input []byte
 		var cancel int
 		if err := rows.Scan(&l.Info.ID, &l.Info.Type, &l.Info.Name, &input, &l.Info.Attempt, &l.Info.MaxAttempts,
-			&l.Info.ParentID, &cancel); err != nil {
+			&l.Info.ParentID, &cancel, &l.started); err != nil {
 			return nil, err
 		}
 		l.Input = input

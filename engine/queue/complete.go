@@ -28,10 +28,11 @@ type Outcome struct {
 	message string
 	delay   time.Duration // until the job may run again (RETRYING, or PENDING when released)
 	release bool          // back to PENDING without counting the attempt
+	started int64         // the lease's started
 }
 
 func (l *Lease) outcome(st job.Status, message string) Outcome {
-	return Outcome{id: l.Info.ID, typ: l.Info.Type, token: l.Token, status: st, message: message}
+	return Outcome{id: l.Info.ID, typ: l.Info.Type, token: l.Token, status: st, message: message, started: l.started}
 }
 
 // Succeeded ends the attempt SUCCEEDED with result; message is what people last saw (the final
@@ -144,6 +145,7 @@ func (q *Queue) FinishTx(ctx context.Context, tx *sql.Tx, outs ...Outcome) ([]in
 	now := q.nowMs()
 	var lost []int64
 	events := make([]job.Event, 0, len(outs))
+	var ended []endedJob // the final outcomes, for their waiters (Ended)
 	var wake []string
 	later := false
 	for _, o := range outs {
@@ -172,6 +174,9 @@ func (q *Queue) FinishTx(ctx context.Context, tx *sql.Tx, outs ...Outcome) ([]in
 				ev.Progress = 100
 			}
 			events = append(events, ev)
+			if o.status.Final() && o.started > 0 {
+				ended = append(ended, endedJob{event: ev, err: o.err, result: o.result, started: o.started})
+			}
 		}
 		if o.status == job.Pending || o.status == job.Retrying {
 			wake = append(wake, o.typ)
@@ -182,6 +187,7 @@ func (q *Queue) FinishTx(ctx context.Context, tx *sql.Tx, outs ...Outcome) ([]in
 		wake = []string{} // a lease made without its type: wake the consumers of every type
 	}
 	return lost, func() {
+		q.keepEnded(ended)
 		for _, e := range events {
 			q.publish(e)
 		}

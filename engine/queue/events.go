@@ -155,6 +155,7 @@ func (q *Queue) Watch(id int64) (<-chan job.Event, func()) {
 			}
 			if len(ws) == 0 {
 				delete(q.watchers, id)
+				delete(q.ended, id)
 			} else {
 				q.watchers[id] = ws
 			}

@@ -19,8 +19,18 @@ import (
 
 // start runs l's handler in its own goroutine; the caller has taken its slots.
 func (w *Worker) start(ctx context.Context, l Lease) {
+	w.launch(ctx, l, false)
+}
+
+// launch is start; unlessStopping makes it start nothing once Stop has begun, and return
+// false: a run started then could be missed by the completer's last drain (drainOnStop).
+func (w *Worker) launch(ctx context.Context, l Lease, unlessStopping bool) bool {
 	id := l.Info.ID
 	w.mu.Lock()
+	if unlessStopping && w.stopping {
+		w.mu.Unlock()
+		return false
+	}
 	e := w.types[l.Info.Type]
 	hctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r := &run{lease: l, cancel: cancel, lastBeat: w.q.now()}
@@ -46,6 +56,12 @@ func (w *Worker) start(ctx context.Context, l Lease) {
 		if !e.o.Orchestrator && e.o.Concurrency <= 0 {
 			w.quickRun = 0.8*w.quickRun + 0.2*time.Since(began).Seconds()
 		}
+		// The claim loop waits for this slot only when the slots were all taken (the global
+		// ones, or the type's own), when a suspect ran alone, or when it may claim a suspect
+		// now that nothing runs (leaseSuspect); otherwise its last claims took every due job
+		// there was, and a freed slot changes nothing.
+		wake := (e.o.Concurrency > 0 && e.active >= e.o.Concurrency) || w.soloID == id ||
+			(!e.o.Orchestrator && (w.active >= w.opts.Workers || w.active == 1))
 		e.active--
 		if !e.o.Orchestrator {
 			w.active--
@@ -60,11 +76,14 @@ func (w *Worker) start(ctx context.Context, l Lease) {
 		w.q.mu.Unlock()
 		cancel(nil)
 		w.startReady(ctx)
-		select {
-		case w.freed <- struct{}{}:
-		default:
+		if wake {
+			select {
+			case w.freed <- struct{}{}:
+			default:
+			}
 		}
 	}()
+	return true
 }
 
 type handlerResult struct {

@@ -20,7 +20,9 @@
 // queue (reaper.go). The Worker (worker.go, claimloop.go, execute.go) is the device's consumer,
 // built on those verbs: it claims job.TargetDevice jobs and runs their handlers; a cloud
 // dispatcher claims job.TargetCloud jobs the same way. Finish, Claim and EnqueueBatch calls made
-// at the same moment share one transaction (group commit, groupcommit.go). This file holds the Queue and the reads
+// at the same moment share one transaction (group commit, groupcommit.go), and a job enqueued
+// alone while a worker of this process would claim it at once is written claimed by that
+// worker (hand-off, handoff.go). This file holds the Queue and the reads
 // and changes people ask for (get, list, counts, history, cancel, retry); events.go tells
 // subscribers and consumers what changed.
 package queue
@@ -103,11 +105,16 @@ type Queue struct {
 	// watchers receive one job's events (Watch), by job id.
 	watchers map[int64][]chan job.Event
 	watching int // how many watchers there are, for the events that go to all of them
+	// ended are the final outcomes of watched jobs finished in this process (keepEnded).
+	ended map[int64]endedJob
 	// running maps a job id leased by a worker of this process to the cancel of its context.
 	running map[int64]context.CancelFunc
 	// waiters are the orchestrator types of this process's workers (Reap's poison limit
 	// leaves their jobs alone).
 	waiters map[string]bool
+	// takers are the started workers of this process, which jobs enqueued alone may be handed
+	// to (handoff.go).
+	takers []*Worker
 
 	// Statements prepared once on the writer connection: parsing one (and the history trigger
 	// it fires) costs more than running it. Those a …Tx verb uses are prepared in Open, because
@@ -115,6 +122,7 @@ type Queue struct {
 	insert     *sql.Stmt   // insertSQL
 	insertRows []*sql.Stmt // insertRowsSQL(blockSizes[i]): plain jobs in blocks, for EnqueueBatch
 	complete   *sql.Stmt   // completeSQL
+	handed     handoffStmts
 	stmtMu     sync.Mutex
 	claims     map[claimKey]*sql.Stmt // claimSQL(n, f), by number of types and crash filter
 	dueReads   map[dueKey]*sql.Stmt   // anyDueSQL(n) and nextDueSQL(n) on the readers, by number of types
@@ -184,6 +192,10 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 		q.closeStmts()
 		return nil, q.dbError(err)
 	}
+	if err = q.handed.prepare(db.W); err != nil {
+		q.closeStmts()
+		return nil, q.dbError(err)
+	}
 	q.watchOnce.Do(func() { go q.watch() })
 	return q, nil
 }
@@ -209,6 +221,7 @@ func (q *Queue) closeStmts() {
 	if q.complete != nil {
 		q.complete.Close()
 	}
+	q.handed.close()
 	q.stmtMu.Lock()
 	defer q.stmtMu.Unlock()
 	for k, st := range q.claims {

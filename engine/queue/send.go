@@ -253,7 +253,29 @@ func (q *Queue) enqueueBatch(ctx context.Context, ps []Params, inserted func(ids
 			return nil, err
 		}
 	}
+	// handed is the job of a batch of one written claimed by a worker of this process
+	// (handoff.go), started once the write is committed; a write tried again (group commit)
+	// gives back the slot its earlier try took.
+	var handed *handoff
 	insert := func(ctx context.Context, tx *sql.Tx) error {
+		if handed != nil {
+			handed.cancel()
+			handed = nil
+		}
+		if len(ps) == 1 {
+			h, err := q.handOff(ctx, tx, &ps[0], q.nowMs())
+			if err != nil {
+				return err
+			}
+			if h != nil {
+				handed = h
+				ids[0] = h.lease.Info.ID
+				if inserted != nil {
+					inserted(ids, []bool{false})
+				}
+				return nil
+			}
+		}
 		stmt := tx.StmtContext(ctx, q.insert)
 		defer stmt.Close()
 		blocks := make([]*sql.Stmt, len(q.insertRows))
@@ -324,6 +346,13 @@ func (q *Queue) enqueueBatch(ctx context.Context, ps []Params, inserted func(ids
 		if hasSubs {
 			q.announceSubmitted(ids)
 		}
+		if handed != nil {
+			// Claimed already: no consumer need look for it.
+			h := handed
+			handed = nil
+			h.begin()
+			return
+		}
 		q.signal(anyLater(ps), typesOf(ps)...)
 	}
 	err := q.do(&write{ctx: ctx, rows: len(ps),
@@ -336,6 +365,9 @@ func (q *Queue) enqueueBatch(ctx context.Context, ps []Params, inserted func(ids
 			return nil
 		}})
 	if err != nil {
+		if handed != nil {
+			handed.cancel()
+		}
 		return nil, err
 	}
 	return ids, nil

@@ -102,3 +102,73 @@ func (q *Queue) SucceededByKey(ctx context.Context, key string) (int64, error) {
 	}
 	return id, err
 }
+
+// ByKey returns the id and status of the job holding dedup key (0 when none does): a redriven
+// workflow asks it for a task's job of an earlier try that may still be ending.
+func (q *Queue) ByKey(ctx context.Context, key string) (int64, job.Status, error) {
+	var id int64
+	var st job.Status
+	err := q.db.R.QueryRowContext(ctx, `SELECT id, status FROM jobs WHERE dedup_key=? AND dedup_key > ''`, key).Scan(&id, &st)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, "", nil
+	}
+	return id, st, err
+}
+
+// endedJob is a job's final outcome as the Finish that committed it wrote it, with the event
+// that tells it.
+type endedJob struct {
+	event   job.Event
+	err     *job.Error
+	result  json.RawMessage
+	started int64
+}
+
+// keepEnded keeps the final outcomes of the watched jobs among ended for their waiters (Ended),
+// before their events are published. They go when the job's last watcher stops watching.
+func (q *Queue) keepEnded(ended []endedJob) {
+	if len(ended) == 0 {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, e := range ended {
+		if len(q.watchers[e.event.JobID]) == 0 {
+			continue
+		}
+		if q.ended == nil {
+			q.ended = map[int64]endedJob{}
+		}
+		q.ended[e.event.JobID] = e
+	}
+}
+
+// Ended returns the outcome (as Outcome reads it) of the job whose final event ev a watcher
+// received (Watch, EnqueueWatched), when the Finish that committed it is known to this process;
+// false otherwise, and the caller reads it with Outcome. A workflow waiting on the tasks of
+// thousands of map items is so spared a read for each.
+func (q *Queue) Ended(ev job.Event) (job.Job, bool) {
+	q.mu.Lock()
+	e, ok := q.ended[ev.JobID]
+	if ok {
+		delete(q.ended, ev.JobID)
+	}
+	q.mu.Unlock()
+	if !ok || e.event.Status != ev.Status || !e.event.At.Equal(ev.At) || e.event.Kind != ev.Kind {
+		return job.Job{}, false
+	}
+	j := job.Job{ID: ev.JobID, Status: ev.Status}
+	if len(e.result) > 0 {
+		j.Result = e.result
+	}
+	if e.err != nil {
+		// As stored and read back (Outcome).
+		var je job.Error
+		if b, isStr := errorJSON(e.err).(string); isStr && json.Unmarshal([]byte(b), &je) == nil {
+			j.Error = &je
+		}
+	}
+	t := time.UnixMilli(e.started)
+	j.StartedAt = &t
+	return j, true
+}

@@ -185,3 +185,19 @@ func TestEnqueueWatchedSeesEveryChange(t *testing.T) {
 	}
 	stop2()
 }
+
+// ByKey finds a dedup key's job whatever its status, and no job for a key nobody holds.
+func TestByKey(t *testing.T) {
+	q := openQueue(t, t.TempDir())
+	ctx := context.Background()
+	j, _, err := q.Enqueue(ctx, Params{Type: "x", DedupKey: "k-by"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, st, err := q.ByKey(ctx, "k-by"); err != nil || id != j.ID || st != job.Pending {
+		t.Fatalf("ByKey = %d %s %v; want %d PENDING", id, st, err, j.ID)
+	}
+	if id, st, err := q.ByKey(ctx, "k-none"); err != nil || id != 0 || st != "" {
+		t.Fatalf("ByKey of a key nobody holds = %d %q %v", id, st, err)
+	}
+}

@@ -103,6 +103,11 @@ type Worker struct {
 	dueMark      uint64
 	dueTypes     map[string]bool
 
+	// runCtx is the context of the started worker's jobs; stopping is set as Stop begins (w.mu
+	// held): no job is handed to the worker from then on (handoff.go).
+	runCtx   context.Context
+	stopping bool
+
 	stopOnce sync.Once
 	cancel   context.CancelFunc
 	done     chan struct{} // closed by Stop
@@ -192,6 +197,10 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.q.keepReserve()
 	wake, unsubscribe := w.q.Wakeups()
 	ctx, w.cancel = context.WithCancel(ctx)
+	w.mu.Lock()
+	w.runCtx = ctx
+	w.mu.Unlock()
+	w.q.addTaker(w)
 	w.wg.Add(3)
 	go func() { defer w.wg.Done(); defer unsubscribe(); w.claimLoop(ctx, wake) }()
 	go func() { defer w.wg.Done(); w.completer() }()
@@ -206,6 +215,10 @@ func (w *Worker) Stop() {
 		if w.cancel == nil {
 			return
 		}
+		w.q.removeTaker(w)
+		w.mu.Lock()
+		w.stopping = true
+		w.mu.Unlock()
 		w.cancel()
 		close(w.done)
 		w.wg.Wait()
