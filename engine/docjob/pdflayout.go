@@ -16,7 +16,10 @@ import (
 //   - split into columns read one after the other, when both sides hold running text (wide
 //     columns whose lines mostly fill them; a list's numbers or a form's labels do not), or
 //   - written as a Markdown table, when it shares two gaps or more and at least three of its
-//     rows have text in every column.
+//     rows, a third of them at least, have text in every column. A row whose cells are set at
+//     different heights (a number set between the two lines it stands for) is one row, and so
+//     is a row and the lines its cells wrap onto; a gap wider than maxCellGapEm parts two
+//     pages side by side, not cells.
 // The parts above, below and inside are cut again (a header above two columns, columns inside
 // columns). Text inside a part keeps stream order and spansText's joining, and a page where no
 // such band is found reads exactly as in stream order. Vertical writing (a -V CMap) and rotated
@@ -30,6 +33,13 @@ const (
 	fullShare      = 0.5     // share of a text column's lines that fill it
 	columnMinRows  = 4       // rows with text on each side of a gutter between text columns
 	tableMinRows   = 3       // rows with text in every column of a table
+	overlapEm      = 0.9     // table rows closer than this (of their font size) are one row
+	wrapPitch      = 0.85    // a wrapped cell's next line follows this closer than the rows
+	spanEm         = 1.6     // a table row set at several heights spans less than this
+	minTableShare  = 1.0 / 3 // share of a table's rows that fill every column
+	maxCellGapEm   = 20.0    // widest gap between two columns of a table
+	farRowsEm      = 3.0     // a row at the end of a table this far from the next (and...
+	farPitches     = 2.5     // ...this many times the rows' usual distance) is not part of it
 	maxLayoutRows  = 4000    // a page with more rows keeps stream order
 	layoutBudget   = 400_000 // gap comparisons per page
 	maxLayoutDepth = 16      // nested cuts
@@ -404,6 +414,11 @@ func (l *layout) table(band []row, holes []interval) (a, b int, cols []interval,
 		if len(cols) < 2 {
 			return 0, 0, nil, false
 		}
+		for _, h := range cols {
+			if h.b-h.a > maxCellGapEm*l.em {
+				return 0, 0, nil, false // two pages side by side, not the cells of a table
+			}
+		}
 		filled := make([]int, b-a)
 		seen := make([]bool, len(cols)+1)
 		for r, rw := range band[a:b] {
@@ -415,21 +430,53 @@ func (l *layout) table(band []row, holes []interval) (a, b int, cols []interval,
 				}
 			}
 		}
+		// Rows at either end are left out when they fill one column only (a caption, a line
+		// of the paragraph above), or when they stand far from the rest and do not fill every
+		// column (a heading below, a page's header or footer); a row at the bottom that
+		// continues the row above (a wrapped cell) stays.
+		wrap, join := l.joins(band[a:b], cols, true), l.joins(band[a:b], cols, false)
+		far := max(farRowsEm*l.em, farPitches*medianPitch(band[a:b]))
+		apart := func(r, s int) bool { return band[a+r].y-band[a+s].y > far }
 		a2, b2 := 0, len(filled)
-		for a2 < b2 && filled[a2] < 2 {
+		for a2 < b2 && (filled[a2] < 2 || a2+1 < b2 && filled[a2] <= len(cols) && apart(a2, a2+1)) {
 			a2++
 		}
-		for b2 > a2 && filled[b2-1] < 2 {
+		for b2 > a2 && (filled[b2-1] < 2 && !wrap[b2-1] || b2-1 > a2 && filled[b2-1] <= len(cols) && apart(b2-2, b2-1)) {
 			b2--
 		}
 		if a2 == 0 && b2 == len(filled) {
+			// Every column filled, in tableMinRows rows of the table (a row and the rows that
+			// continue it).
 			full := 0
-			for _, f := range filled {
-				if f == len(cols)+1 {
+			for r := 0; r < len(filled); {
+				e := r + 1
+				for e < len(filled) && join[e] {
+					e++
+				}
+				clear(seen)
+				n := 0
+				for _, rw := range band[a+r : a+e] {
+					for _, k := range rw.items {
+						if c := l.column(k, cols); !seen[c] {
+							seen[c] = true
+							n++
+						}
+					}
+				}
+				if n == len(cols)+1 {
 					full++
 				}
+				r = e
 			}
-			return a, b, cols, full >= tableMinRows
+			// and those rows are a third of the table's rows at least: text set in columns
+			// side by side, each with a line of a table here and there, is no table.
+			rows := 0
+			for r := range wrap {
+				if !wrap[r] {
+					rows++
+				}
+			}
+			return a, b, cols, full >= tableMinRows && minTableShare*float64(rows) <= float64(full)
 		}
 		a, b = a+a2, a+b2
 		if b-a < tableMinRows {
@@ -474,24 +521,106 @@ func (l *layout) group(idx []int) int {
 	return g
 }
 
-// tablePart makes rows a table part, one group per cell.
+// tablePart makes rows a table part, one group per cell: a row and the rows that continue it
+// (joins) are one row of the table.
 func (l *layout) tablePart(rows []row, cols []interval) {
-	cells := make([][]int, len(rows))
-	for r, rw := range rows {
+	join := l.joins(rows, cols, true)
+	var cells [][]int
+	for r := 0; r < len(rows); {
+		e := r + 1
+		for e < len(rows) && join[e] {
+			e++
+		}
 		byCol := make([][]int, len(cols)+1)
+		for _, rw := range rows[r:e] {
+			for _, k := range rw.items {
+				c := l.column(k, cols)
+				byCol[c] = append(byCol[c], k)
+			}
+		}
+		cell := make([]int, len(byCol))
+		for c, ks := range byCol {
+			cell[c] = -1
+			if len(ks) > 0 {
+				cell[c] = l.group(ks)
+			}
+		}
+		cells = append(cells, cell)
+		r = e
+	}
+	l.parts = append(l.parts, part{group: -1, table: cells})
+}
+
+// joins reports for each row of a table whether it continues the row above rather than
+// starting a row of its own: a cell's text wraps onto it, or it holds a cell set between two
+// lines (a number that stands for both). A row continues the one above when
+//   - its baseline lies less than overlapEm of the font size below the row above, it has no
+//     text in a column of that row, and the row it continues began less than spanEm above:
+//     lines that close are no two rows of text but one row whose cells sit at different
+//     heights (set): or, when wrapped is true,
+//   - its first column is empty and it follows the row above more closely than the table's
+//     rows follow each other: by at most wrapPitch of the median distance above the rows whose
+//     first column holds text (a table whose rows are all one line has none such).
+//
+// Only the first kind counts when deciding whether rows are a table; both are rendered.
+func (l *layout) joins(rows []row, cols []interval, wrapped bool) []bool {
+	join := make([]bool, len(rows))
+	first := make([]bool, len(rows)) // the first column holds text
+	used := make([]bool, 2*(len(cols)+1))
+	var pitches []float64
+	start := 0 // the row the current one continues
+	for r, rw := range rows {
+		above, here := used[:len(cols)+1], used[len(cols)+1:]
+		copy(above, here)
+		clear(here)
+		shared := false
 		for _, k := range rw.items {
 			c := l.column(k, cols)
-			byCol[c] = append(byCol[c], k)
+			here[c] = true
+			shared = shared || above[c]
+			first[r] = first[r] || c == 0
 		}
-		cells[r] = make([]int, len(byCol))
-		for c, ks := range byCol {
-			cells[r][c] = -1
-			if len(ks) > 0 {
-				cells[r][c] = l.group(ks)
+		if r == 0 {
+			continue
+		}
+		size := max(rows[r-1].size, rw.size)
+		pitch := rows[r-1].y - rw.y
+		if pitch < overlapEm*size && !shared && rows[start].y-rw.y < spanEm*size {
+			join[r] = true
+			continue
+		}
+		start = r
+		if first[r] {
+			pitches = append(pitches, pitch)
+		}
+	}
+	// Rows set at several heights stand apart from the rows around them: where a row
+	// follows such a group as closely as its own lines do, the lines are interleaved
+	// rather than grouped (two pages side by side), and are rows of their own.
+	for r := 1; r < len(rows); r++ {
+		if join[r] {
+			continue
+		}
+		if rows[r-1].y-rows[r].y < overlapEm*max(rows[r-1].size, rows[r].size) {
+			for s := r - 1; s > 0 && join[s]; s-- {
+				join[s] = false
+			}
+			for s := r + 1; s < len(rows) && join[s]; s++ {
+				join[s] = false
 			}
 		}
 	}
-	l.parts = append(l.parts, part{group: -1, table: cells})
+	if !wrapped || len(pitches) == 0 {
+		return join
+	}
+	slices.Sort(pitches)
+	usual := pitches[len(pitches)/2]
+	for r := 1; r < len(rows); r++ {
+		if !first[r] && rows[r-1].y-rows[r].y <= wrapPitch*usual {
+			join[r] = true
+		}
+	}
+	return join
 }
 
 // render writes the parts. Each group's spans are read by spansText in stream order; a span
@@ -547,7 +676,7 @@ func (l *layout) render() string {
 			rows[r] = make([]string, len(cells))
 			for c, g := range cells {
 				if g >= 0 {
-					rows[r][c] = strings.Join(strings.Fields(spansText(members[g])), " ")
+					rows[r][c] = pdfCellText(spansText(members[g]))
 				}
 			}
 		}
@@ -654,4 +783,39 @@ func verticalOrder(spans []span) (out []span, ok bool) {
 		i = j
 	}
 	return out, true
+}
+
+// pdfCellText is a table cell's text on one line: its lines joined by a space, a word broken
+// with a hyphen at the end of a line joined again.
+func pdfCellText(s string) string {
+	var out string
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.Join(strings.Fields(line), " ")
+		switch {
+		case line == "":
+		case out == "":
+			out = line
+		default:
+			if joined, rest, ok := dehyphenate(out, line); ok {
+				out = strings.TrimSpace(joined + " " + rest)
+			} else {
+				out += " " + line
+			}
+		}
+	}
+	return out
+}
+
+// medianPitch is the median distance between the baselines of consecutive rows (0 for one
+// row).
+func medianPitch(rows []row) float64 {
+	if len(rows) < 2 {
+		return 0
+	}
+	d := make([]float64, len(rows)-1)
+	for r := 1; r < len(rows); r++ {
+		d[r-1] = rows[r-1].y - rows[r].y
+	}
+	slices.Sort(d)
+	return d[len(d)/2]
 }

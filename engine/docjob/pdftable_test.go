@@ -1,0 +1,137 @@
+package docjob
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestLayoutTableWrappedCells: a table whose description cells wrap onto a second line, set
+// closer than the table's rows follow each other, the last row's too, reads one Markdown row per
+// table row, each cell's lines joined (a word broken with a hyphen joined again), and the
+// paragraph below comes after the whole table.
+func TestLayoutTableWrappedCells(t *testing.T) {
+	var d layoutDrawing
+	d.at(56, 780, 10, "Table 2 Function usage view")
+	rows := [][]string{
+		{"Column", "Type", "Description"},
+		{"FUNCTION_ID", "VARCHAR(30)", "ID of the function."},
+		{"USER_NAME", "VARCHAR(10)", "Name of the user profile that has", "a usage setting for this function."},
+		{"USAGE", "VARCHAR(7)", "Usage setting: the profile is al-", "lowed or denied the function."},
+		{"USER_TYPE", "VARCHAR(5)", "Type of user profile: a user", "or a group."},
+	}
+	y := 760.0
+	for _, r := range rows {
+		d.at(56, y, 10, r[0])
+		d.at(170, y, 10, r[1])
+		for _, line := range r[2:] {
+			d.at(260, y, 10, line)
+			y -= 12
+		}
+		y -= 8
+	}
+	d.at(56, y-14, 10, "The view lists every function usage ID.")
+	doc, err := Convert(context.Background(), d.pdf(), "wrapped.pdf", Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Table 2 Function usage view\n\n" +
+		"| Column | Type | Description |\n| --- | --- | --- |\n" +
+		"| FUNCTION_ID | VARCHAR(30) | ID of the function. |\n" +
+		"| USER_NAME | VARCHAR(10) | Name of the user profile that has a usage setting for this function. |\n" +
+		"| USAGE | VARCHAR(7) | Usage setting: the profile is allowed or denied the function. |\n" +
+		"| USER_TYPE | VARCHAR(5) | Type of user profile: a user or a group. |\n\n" +
+		"The view lists every function usage ID."
+	if !strings.Contains(doc.Markdown, want) {
+		t.Errorf("got\n%s\nwant\n%s", doc.Markdown, want)
+	}
+}
+
+// TestLayoutTableCellsSetBetweenRows: a table whose rows come in pairs, the number of layers set
+// once between the two lines of its pair (as a cell spanning two rows is), reads one Markdown row
+// per pair, each cell's two lines joined; the numbered heading set apart below the table is no
+// row of it.
+func TestLayoutTableCellsSetBetweenRows(t *testing.T) {
+	var d layoutDrawing
+	d.at(56, 790, 10, "Table 1. Scores of both representations.")
+	header := []string{"Layers", "Language", "Score", "Time"}
+	xs := []float64{56, 150, 260, 340}
+	for c, s := range header {
+		d.at(xs[c], 760, 10, s)
+	}
+	groups := []struct{ layers, s1, t1, s2, t2 string }{
+		{"6", "0.965", "2.73", "0.969", "5.39"},
+		{"4", "0.938", "1.97", "0.952", "3.77"},
+		{"2", "0.923", "1.91", "0.945", "3.81"},
+	}
+	for g, r := range groups {
+		y := 740 - 30*float64(g)
+		d.at(xs[1], y, 10, "OTSL")
+		d.at(xs[2], y, 10, r.s1)
+		d.at(xs[3], y, 10, r.t1)
+		d.at(xs[0], y-6.5, 10, r.layers)
+		d.at(xs[1], y-13, 10, "HTML")
+		d.at(xs[2], y-13, 10, r.s2)
+		d.at(xs[3], y-13, 10, r.t2)
+	}
+	d.at(56, 620, 10, "5.2")
+	d.at(90, 620, 10, "Results")
+	d.at(56, 600, 10, "The model trained on OTSL reads tables faster.")
+	doc, err := Convert(context.Background(), d.pdf(), "pairs.pdf", Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	want.WriteString("| Layers | Language | Score | Time |\n| --- | --- | --- | --- |\n")
+	for _, r := range groups {
+		fmt.Fprintf(&want, "| %s | OTSL HTML | %s %s | %s %s |\n", r.layers, r.s1, r.s2, r.t1, r.t2)
+	}
+	want.WriteString("\n5.2 Results\nThe model trained on OTSL reads tables faster.")
+	if !strings.Contains(doc.Markdown, want.String()) {
+		t.Errorf("got\n%s\nwant\n%s", doc.Markdown, want.String())
+	}
+}
+
+// TestLayoutSpreadIsNoTable: two pages printed side by side on one sheet, the left one a list,
+// the right one a small table whose rows share the list's baselines, with the page numbers at
+// the foot. The wide gap between the pages parts no table's cells: the list is not read into
+// the table's first column, and each page reads whole, the left before the right.
+func TestLayoutSpreadIsNoTable(t *testing.T) {
+	var d layoutDrawing
+	left := []string{"Question 25. Does it have", "specialized units?"}
+	for i, s := range left {
+		d.at(20, 420-12*float64(i), 6, s)
+	}
+	answers := []string{"Yes, national level", "Yes, regional level", "Yes, local level", "No"}
+	for i, s := range answers {
+		d.at(20, 380-18*float64(i), 6, s)
+	}
+	d.at(20, 40, 6, "208")
+	right := []string{"Question 28. Which groups", "are served? (Select all)"}
+	for i, s := range right {
+		d.at(320, 420-12*float64(i), 6, s)
+	}
+	d.at(420, 398, 6, "State")
+	d.at(480, 398, 6, "CSOs")
+	groups := []string{"Children", "Women", "Migrants", "The elderly"}
+	for i, s := range groups {
+		y := 380 - 18*float64(i)
+		d.at(320, y, 6, s)
+		d.at(425, y, 6, "*")
+		d.at(485, y, 6, "*")
+	}
+	d.at(560, 40, 6, "209")
+	doc, err := Convert(context.Background(), d.pdf(), "spread.pdf", Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(doc.Markdown, "\n") {
+		if strings.HasPrefix(line, "|") && strings.Contains(line, "Yes,") {
+			t.Fatalf("the left page's list is read into a table:\n%s", doc.Markdown)
+		}
+	}
+	if l, r := strings.Index(doc.Markdown, "No"), strings.Index(doc.Markdown, "Question 28"); l < 0 || r < 0 || l > r {
+		t.Errorf("the left page does not read before the right one:\n%s", doc.Markdown)
+	}
+}
