@@ -135,3 +135,34 @@ func TestLayoutSpreadIsNoTable(t *testing.T) {
 		t.Errorf("the left page does not read before the right one:\n%s", doc.Markdown)
 	}
 }
+
+// TestPDFFieldValuesBesideLabels: a filled-in form whose values are drawn by its fields'
+// appearances (widget annotations, listed in another order than the page shows them) reads
+// each value on its label's line, not after the whole page.
+func TestPDFFieldValuesBesideLabels(t *testing.T) {
+	field := func(x, y float64, ap int) string {
+		return fmt.Sprintf("<< /Type /Annot /Subtype /Widget /FT /Tx /Rect [%g %g %g %g] /AP << /N %d 0 R >> >>", x, y-4, x+200, y+12, ap)
+	}
+	value := func(s string) string {
+		return formStream("/BBox [0 0 200 16] /Resources << /Font << /H1 4 0 R >> >>", "BT /H1 10 Tf 2 4 Td ("+s+") Tj ET")
+	}
+	data := rawPDF(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R /Annots [8 0 R 6 0 R] >>",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+		pdfStream([]byte("BT /F1 10 Tf 72 760 Td (Application for leave) Tj 0 -40 Td (Name:) Tj 0 -30 Td (Date:) Tj 0 -30 Td (Signature of the applicant) Tj ET")),
+		field(150, 720, 7),
+		value("Hanako Yamada"),
+		field(150, 690, 9),
+		value("2026-11-28"),
+	)
+	d, err := convertPDF(context.Background(), data, Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Application for leave\nName: Hanako Yamada\nDate: 2026-11-28\nSignature of the applicant"
+	if !strings.Contains(d.Markdown, want) {
+		t.Errorf("got\n%s\nwant\n%s", d.Markdown, want)
+	}
+}

@@ -350,8 +350,12 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 	if p.V.Key("Contents").Kind() != pdf.Null {
 		interpretContent(contentReader(p.V.Key("Contents")), handle)
 	}
-	// Filled-in form fields and text boxes are drawn by their annotations' appearances.
+	// Filled-in form fields and text boxes are drawn by their annotations' appearances. Each
+	// one's strings are read where it sits on the page (placeAnnot), not after the page's
+	// text: a field's value beside its label.
 	annots := p.V.Key("Annots")
+	content := len(out)
+	var chunks [][2]int // where each annotation's strings start and end in out
 	for i := 0; i < annots.Len() && i < maxPageForms; i++ {
 		a := annots.Index(i)
 		if st := a.Key("Subtype").Name(); st != "Widget" && st != "FreeText" {
@@ -380,9 +384,73 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 		ts = textState{ctm: identity, size: 1, scale: 1}
 		tm, tlm, stack = identity, identity, nil
 		fonts, pres = map[string]*pageFont{}, pageFonts{res: res}
+		from := len(out)
 		drawForm(ap, mat{sx, 0, 0, sy, rx0 - bx0*sx, ry0 - by0*sy})
+		if len(out) > from {
+			chunks = append(chunks, [2]int{from, len(out)})
+		}
 	}
-	return out, nil
+	return placeAnnots(out, content, chunks), nil
+}
+
+// placeAnnots returns spans with each chunk of annotation strings (spans[c[0]:c[1]], all after
+// the page's own strings spans[:content]) moved to where it sits on the page: after the last
+// of the page's strings, in stream order, that lies before it in reading order (above it, or
+// on its line to its left). An annotation before all of them goes first; one whose place cannot
+// be told (no position, turned text) stays at the end.
+func placeAnnots(spans []span, content int, chunks [][2]int) []span {
+	if len(chunks) == 0 || content == 0 {
+		return spans
+	}
+	at := make([]int, len(chunks)) // the page string each chunk follows (-1: none)
+	moved := false
+	for i, c := range chunks {
+		at[i] = content - 1
+		var a *span
+		for k := c[0]; k < c[1]; k++ {
+			if s := &spans[k]; !math.IsNaN(s.x) && strings.TrimSpace(s.text) != "" {
+				a = s
+				break
+			}
+		}
+		if a == nil || !a.upright || math.IsNaN(a.y) || math.IsInf(a.y, 0) || math.IsInf(a.x, 0) {
+			continue
+		}
+		tol := 0.4 * max(a.size, 1)
+		at[i] = -1
+		for k := content - 1; k >= 0; k-- {
+			s := &spans[k]
+			if math.IsNaN(s.x) || !s.upright || strings.TrimSpace(s.text) == "" {
+				continue
+			}
+			if s.y > a.y+tol || math.Abs(s.y-a.y) <= tol && s.x <= a.x {
+				at[i] = k
+				break
+			}
+		}
+		moved = moved || at[i] != content-1
+	}
+	if !moved {
+		return spans
+	}
+	out := make([]span, 0, len(spans))
+	k := 0
+	emit := func(upto int) { // the page's strings up to and including upto
+		for ; k <= upto; k++ {
+			out = append(out, spans[k])
+		}
+	}
+	order := make([]int, len(chunks))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return at[x] - at[y] })
+	for _, i := range order {
+		emit(at[i])
+		out = append(out, spans[chunks[i][0]:chunks[i][1]]...)
+	}
+	emit(content - 1)
+	return out
 }
 
 // wideTracking is the character spacing (Tc), in ems, from which every glyph of a string is a
