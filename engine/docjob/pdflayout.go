@@ -38,6 +38,7 @@ const (
 	spanEm         = 1.6     // a table row set at several heights spans less than this
 	minTableShare  = 1.0 / 3 // share of a table's rows that fill every column
 	maxCellGapEm   = 20.0    // widest gap between two columns of a table
+	narrowGapEm    = 0.6     // narrowest gap between a table's columns that no row crosses
 	farRowsEm      = 3.0     // a row at the end of a table this far from the next (and...
 	farPitches     = 2.5     // ...this many times the rows' usual distance) is not part of it
 	maxLayoutRows  = 4000    // a page with more rows keeps stream order
@@ -265,7 +266,7 @@ func (l *layout) cut(idx []int, depth int) {
 		if ok {
 			l.found = true
 			l.cut(rowItems(rows[:i+a]), depth+1)
-			l.tablePart(band[a:b], cols)
+			l.tablePart(band[a:b], l.splitColumns(band[a:b], cols))
 			l.cut(rowItems(rows[i+b:]), depth+1)
 		}
 		return ok
@@ -818,4 +819,90 @@ func medianPitch(rows []row) float64 {
 	}
 	slices.Sort(d)
 	return d[len(d)/2]
+}
+
+// splitColumns returns cols with the gaps added, narrower than gutterEm but at least
+// narrowGapEm, that no string of any of the table's rows crosses inside one of its columns,
+// where both sides hold text in at least half of the table's rows (tableMinRows at least):
+// columns set closer than the gaps that found the table (a paper's tight tabular), which
+// would otherwise read as one column of two values a cell.
+func (l *layout) splitColumns(rows []row, cols []interval) []interval {
+	join := l.joins(rows, cols, true)
+	n := 0 // the table's rows
+	for _, j := range join {
+		if !j {
+			n++
+		}
+	}
+	need := max(tableMinRows, (n+1)/2)
+	var out []interval
+	var ext []interval
+	for c := 0; c <= len(cols); c++ {
+		if c > 0 {
+			out = append(out, cols[c-1])
+		}
+		ext = ext[:0]
+		for _, rw := range rows {
+			for _, k := range rw.items {
+				if l.column(k, cols) == c {
+					ext = append(ext, interval{l.items[k].x0, l.items[k].x1})
+				}
+			}
+		}
+		slices.SortFunc(ext, func(a, b interval) int { return cmpFloat(a.a, b.a) })
+		for i := 1; i < len(ext); i++ {
+			if ext[i].a < ext[i-1].b {
+				ext[i].b = max(ext[i].b, ext[i-1].b)
+				continue
+			}
+			g := interval{ext[i-1].b, ext[i].a}
+			if g.b-g.a < narrowGapEm*l.em {
+				ext[i].b = max(ext[i].b, ext[i-1].b)
+				continue
+			}
+			// Rows with text on each side of g.
+			left, right := 0, 0
+			for r := 0; r < len(rows); {
+				e := r + 1
+				for e < len(rows) && join[e] {
+					e++
+				}
+				lft, rgt := false, false
+				for _, rw := range rows[r:e] {
+					for _, k := range rw.items {
+						if l.column(k, cols) != c {
+							continue
+						}
+						if l.items[k].x1 <= g.a {
+							lft = true
+						} else {
+							rgt = true
+						}
+					}
+				}
+				if lft {
+					left++
+				}
+				if rgt {
+					right++
+				}
+				r = e
+			}
+			if left >= need && right >= need {
+				out = append(out, g)
+			}
+			ext[i].b = max(ext[i].b, ext[i-1].b)
+		}
+	}
+	return out
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }

@@ -166,3 +166,38 @@ func TestPDFFieldValuesBesideLabels(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", d.Markdown, want)
 	}
 }
+
+// TestLayoutTableTightColumns: two columns of a table set closer than the gaps that part its
+// other columns (less than an em apart, as a tight tabular sets them) are two columns, not one
+// column of two values a cell.
+func TestLayoutTableTightColumns(t *testing.T) {
+	var d layoutDrawing
+	rows := [][]string{
+		{"Model", "Layers", "Low", "High"},
+		{"alpha", "6", "0.955", "0.880"},
+		{"beta", "4", "0.927", "0.853"},
+		{"gamma", "2", "0.915", "0.859"},
+		{"delta", "4", "0.942", "0.857"},
+	}
+	xs := []float64{56, 150, 250, 287} // "0.955" ends at 280: 7 points to the next column
+	for r, row := range rows {
+		for c, cell := range row {
+			d.at(xs[c], 760-18*float64(r), 10, cell)
+		}
+	}
+	d.at(56, 650, 10, "Scores of each model.")
+	doc, err := Convert(context.Background(), d.pdf(), "tight.pdf", Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	for r, row := range rows {
+		want.WriteString("| " + strings.Join(row, " | ") + " |\n")
+		if r == 0 {
+			want.WriteString("|" + strings.Repeat(" --- |", 4) + "\n")
+		}
+	}
+	if !strings.Contains(doc.Markdown, want.String()) {
+		t.Errorf("got\n%s\nwant\n%s", doc.Markdown, want.String())
+	}
+}
