@@ -35,7 +35,7 @@ const (
 	tableMinRows   = 3       // rows with text in every column of a table
 	overlapEm      = 0.9     // table rows closer than this (of their font size) are one row
 	wrapPitch      = 0.85    // a wrapped cell's next line follows this closer than the rows
-	spanEm         = 1.6     // a table row set at several heights spans less than this
+	centreEm       = 0.25    // a cell set between two lines lies this close to halfway
 	minTableShare  = 1.0 / 3 // share of a table's rows that fill every column
 	maxCellGapEm   = 20.0    // widest gap between two columns of a table
 	narrowGapEm    = 0.6     // narrowest gap between a table's columns that no row crosses
@@ -555,10 +555,11 @@ func (l *layout) tablePart(rows []row, cols []interval) {
 // joins reports for each row of a table whether it continues the row above rather than
 // starting a row of its own: a cell's text wraps onto it, or it holds a cell set between two
 // lines (a number that stands for both). A row continues the one above when
-//   - its baseline lies less than overlapEm of the font size below the row above, it has no
-//     text in a column of that row, and the row it continues began less than spanEm above:
-//     lines that close are no two rows of text but one row whose cells sit at different
-//     heights (set): or, when wrapped is true,
+//   - it is the middle one of three lines, each less than overlapEm of the font size from the
+//     next, the middle one about halfway (within centreEm), its text in columns the other two
+//     leave empty, the other two sharing a column, and the lines above and below the three
+//     further away: a row whose cells are set at different heights, such as a label centred
+//     beside a cell of two lines (or the third of those three lines), or, when wrapped is true,
 //   - its first column is empty and it follows the row above more closely than the table's
 //     rows follow each other: by at most wrapPitch of the median distance above the rows whose
 //     first column holds text (a table whose rows are all one line has none such).
@@ -567,48 +568,38 @@ func (l *layout) tablePart(rows []row, cols []interval) {
 func (l *layout) joins(rows []row, cols []interval, wrapped bool) []bool {
 	join := make([]bool, len(rows))
 	first := make([]bool, len(rows)) // the first column holds text
-	used := make([]bool, 2*(len(cols)+1))
-	var pitches []float64
-	start := 0 // the row the current one continues
+	in := make([][]bool, len(rows))  // the columns each row has text in
 	for r, rw := range rows {
-		above, here := used[:len(cols)+1], used[len(cols)+1:]
-		copy(above, here)
-		clear(here)
-		shared := false
+		in[r] = make([]bool, len(cols)+1)
 		for _, k := range rw.items {
-			c := l.column(k, cols)
-			here[c] = true
-			shared = shared || above[c]
-			first[r] = first[r] || c == 0
+			in[r][l.column(k, cols)] = true
 		}
-		if r == 0 {
-			continue
-		}
-		size := max(rows[r-1].size, rw.size)
-		pitch := rows[r-1].y - rw.y
-		if pitch < overlapEm*size && !shared && rows[start].y-rw.y < spanEm*size {
-			join[r] = true
-			continue
-		}
-		start = r
-		if first[r] {
-			pitches = append(pitches, pitch)
-		}
+		first[r] = in[r][0]
 	}
-	// Rows set at several heights stand apart from the rows around them: where a row
-	// follows such a group as closely as its own lines do, the lines are interleaved
-	// rather than grouped (two pages side by side), and are rows of their own.
-	for r := 1; r < len(rows); r++ {
-		if join[r] {
+	shares := func(a, b int) bool {
+		for c := range in[a] {
+			if in[a][c] && in[b][c] {
+				return true
+			}
+		}
+		return false
+	}
+	size := func(a, b int) float64 { return max(rows[a].size, rows[b].size) }
+	near := func(a, b int) bool { return rows[a].y-rows[b].y < overlapEm*size(a, b) }
+	for t := 0; t+2 < len(rows); t++ {
+		m, b := t+1, t+2
+		if !near(t, m) || !near(m, b) || shares(t, m) || shares(m, b) || !shares(t, b) ||
+			math.Abs(rows[m].y-(rows[t].y+rows[b].y)/2) > centreEm*size(t, b) ||
+			t > 0 && near(t-1, t) || b+1 < len(rows) && near(b, b+1) {
 			continue
 		}
-		if rows[r-1].y-rows[r].y < overlapEm*max(rows[r-1].size, rows[r].size) {
-			for s := r - 1; s > 0 && join[s]; s-- {
-				join[s] = false
-			}
-			for s := r + 1; s < len(rows) && join[s]; s++ {
-				join[s] = false
-			}
+		join[m], join[b] = true, true
+		t = b
+	}
+	var pitches []float64
+	for r := 1; r < len(rows); r++ {
+		if first[r] && !join[r] {
+			pitches = append(pitches, rows[r-1].y-rows[r].y)
 		}
 	}
 	if !wrapped || len(pitches) == 0 {
