@@ -22,8 +22,9 @@ import (
 //     pages side by side, not cells.
 // The parts above, below and inside are cut again (a header above two columns, columns inside
 // columns). Text inside a part keeps stream order and spansText's joining, and a page where no
-// such band is found reads exactly as in stream order. Vertical writing (a -V CMap) and rotated
-// text are left in stream order.
+// such band is found reads exactly as in stream order, but for a page shown in no reading order
+// at all (jumbled: a drawing's labels and values), which is first put in page order, line by
+// line from the top. Vertical writing (a -V CMap) and rotated text are left in stream order.
 
 // Thresholds, in ems of the page's median font size where they are lengths.
 const (
@@ -52,6 +53,9 @@ func layoutText(spans []span) string {
 		return spansText(v)
 	}
 	spans = verticalRuns(spans)
+	if jumbled(spans) {
+		spans = pageOrder(spans)
+	}
 	l := newLayout(spans)
 	if l == nil {
 		return spansText(spans)
@@ -896,4 +900,110 @@ func cmpFloat(a, b float64) int {
 		return 1
 	}
 	return 0
+}
+
+// Jumbled pages. Some producers (drawing programs, reports laid out as loose boxes) show a
+// page's strings in no reading order at all: a label, then a value at the other end of the
+// page, then the line above. jumbled tells such a page by its moves up: where at least
+// jumbledShare of the moves from one line to another go up the page by more than a line, and
+// there are jumbledMoves of them or more, stream order is no reading order, and pageOrder
+// reads the page as pdftotext does, line by line from the top, each line left to right.
+// Columns drawn one after the other move up once a column, a table drawn column by column once
+// a column of its rows, and keep stream order.
+const (
+	jumbledMoves = 8
+	jumbledShare = 1.0 / 3
+)
+
+// jumbled reports whether spans, every one upright, move up the page between lines often
+// enough that their stream order is no reading order (see above).
+func jumbled(spans []span) bool {
+	up, moves := 0, 0
+	var last *span
+	for i := range spans {
+		s := &spans[i]
+		if math.IsNaN(s.x) {
+			continue
+		}
+		if !s.upright || s.rot != 0 || math.IsInf(s.x, 0) || math.IsNaN(s.y) || math.IsInf(s.y, 0) {
+			return false
+		}
+		if strings.TrimSpace(s.text) == "" {
+			continue
+		}
+		if last != nil {
+			size := max(s.size, last.size, 1)
+			if dy := s.y - last.y; math.Abs(dy) > 0.4*size {
+				moves++
+				if dy > 1.5*size {
+					up++
+				}
+			}
+		}
+		last = s
+	}
+	return up >= jumbledMoves && float64(up) >= jumbledShare*float64(moves)
+}
+
+// pageOrder returns spans in page order: lines top to bottom (strings whose baselines lie
+// within 0.4 of their size of the line's first), each left to right. A word break goes with the
+// string after it, blank text with the string before it.
+func pageOrder(spans []span) []span {
+	type unit struct{ x, y, size float64 }
+	var units []unit
+	owner := make([]int, len(spans)) // the unit of each span
+	var pending []int                // word breaks waiting for the next string
+	for i := range spans {
+		s := &spans[i]
+		switch {
+		case math.IsNaN(s.x):
+			pending = append(pending, i)
+		case strings.TrimSpace(s.text) == "":
+			if len(units) > 0 {
+				owner[i] = len(units) - 1
+			} else {
+				pending = append(pending, i)
+			}
+		default:
+			for _, p := range pending {
+				owner[p] = len(units)
+			}
+			pending = pending[:0]
+			owner[i] = len(units)
+			units = append(units, unit{s.x, s.y, max(s.size, 1)})
+		}
+	}
+	if len(units) == 0 {
+		return spans
+	}
+	for _, p := range pending {
+		owner[p] = len(units) - 1
+	}
+	order := make([]int, len(units))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(units[b].y, units[a].y) })
+	for i := 0; i < len(order); {
+		j := i + 1
+		for j < len(order) && units[order[i]].y-units[order[j]].y <= 0.4*max(units[order[i]].size, units[order[j]].size) {
+			j++
+		}
+		slices.SortStableFunc(order[i:j], func(a, b int) int { return cmpFloat(units[a].x, units[b].x) })
+		i = j
+	}
+	rank := make([]int, len(units))
+	for r, u := range order {
+		rank[u] = r
+	}
+	idx := make([]int, len(spans))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return rank[owner[a]] - rank[owner[b]] })
+	out := make([]span, len(spans))
+	for i, k := range idx {
+		out[i] = spans[k]
+	}
+	return out
 }

@@ -201,3 +201,35 @@ func TestLayoutTableTightColumns(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", doc.Markdown, want.String())
 	}
 }
+
+// TestLayoutJumbledStream: a drawing's title block whose producer shows the values from the
+// bottom up and then the labels from the top down (no reading order at all) reads as the page
+// shows it: line by line from the top, each label with its value.
+func TestLayoutJumbledStream(t *testing.T) {
+	fields := [][2]string{
+		{"Company:", "Hokuto Works"}, {"Title:", "Power board"}, {"Drawn by:", "Sato"},
+		{"Checked by:", "Ito"}, {"Approved by:", "Kato"}, {"Scale:", "1:2"},
+		{"Sheet:", "1 of 1"}, {"Size:", "A3"}, {"Revision:", "C"},
+	}
+	var d layoutDrawing
+	for i := len(fields) - 1; i >= 0; i-- {
+		d.at(200, 700-20*float64(i), 10, fields[i][1])
+	}
+	for i, f := range fields {
+		d.at(56, 700-20*float64(i), 10, f[0])
+	}
+	doc, err := Convert(context.Background(), d.pdf(), "titleblock.pdf", Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	for i, f := range fields {
+		if i > 0 {
+			want.WriteByte('\n')
+		}
+		want.WriteString(f[0] + " " + f[1])
+	}
+	if !strings.Contains(doc.Markdown, want.String()) {
+		t.Errorf("got\n%s\nwant\n%s", doc.Markdown, want.String())
+	}
+}
