@@ -40,6 +40,7 @@ const (
 	minTableShare  = 1.0 / 3 // share of a table's rows that fill every column
 	maxCellGapEm   = 20.0    // widest gap between two columns of a table
 	narrowGapEm    = 0.6     // narrowest gap between a table's columns that no row crosses
+	maxHeaderRows  = 4       // lines of a table's heading set closer than its gaps
 	farRowsEm      = 3.0     // a row at the end of a table this far from the next (and...
 	farPitches     = 2.5     // ...this many times the rows' usual distance) is not part of it
 	maxLayoutRows  = 4000    // a page with more rows keeps stream order
@@ -269,8 +270,10 @@ func (l *layout) cut(idx []int, depth int) {
 		a, b, cols, ok := l.table(band, common)
 		if ok {
 			l.found = true
-			l.cut(rowItems(rows[:i+a]), depth+1)
-			l.tablePart(band[a:b], l.splitColumns(band[a:b], cols))
+			cols = l.splitColumns(band[a:b], cols)
+			h, cols := l.header(rows[:i+a], band[a:b], cols)
+			l.cut(rowItems(rows[:i+a-h]), depth+1)
+			l.tablePart(rows[i+a-h:i+b], cols)
 			l.cut(rowItems(rows[i+b:]), depth+1)
 		}
 		return ok
@@ -1006,4 +1009,90 @@ func pageOrder(spans []span) []span {
 		out[i] = spans[k]
 	}
 	return out
+}
+
+// header returns how many of the rows above a table (the last rows of above) are its heading,
+// set with narrower gaps between its columns than the gaps that found the table (a paper's
+// heading cells wider than the numbers below them), and the table's gaps narrowed to let them
+// in. A row above belongs to the heading when it lies no further above the next than a row
+// at the table's end may (see table), none of its strings crosses a gap of the table whole or
+// is as long as a line of running text (columnMinEm), and each gap keeps narrowGapEm at least;
+// at most maxHeaderRows rows, and the top ones are left
+// out while they fill one column only (a caption's short last line).
+func (l *layout) header(above, rows []row, cols []interval) (int, []interval) {
+	if len(above) == 0 || len(cols) == 0 {
+		return 0, cols
+	}
+	far := max(farRowsEm*l.em, farPitches*medianPitch(rows))
+	cur := slices.Clone(cols)
+	next := make([]interval, len(cols))
+	var filled []int // columns filled by each heading row, bottom up
+	y := rows[0].y
+	for r := len(above) - 1; r >= 0 && len(filled) < maxHeaderRows; r-- {
+		if above[r].y-y > far {
+			break
+		}
+		copy(next, cur)
+		fits := true
+		seen := make([]bool, len(cols)+1)
+		for _, k := range above[r].items {
+			it := &l.items[k]
+			if it.x1-it.x0 >= columnMinEm*l.em {
+				fits = false // a line of running text, no heading cell
+			}
+			for g := range next {
+				switch gp := &next[g]; {
+				case it.x1 <= gp.a || it.x0 >= gp.b:
+				case it.x0 <= gp.a && it.x1 >= gp.b, it.x0 > gp.a && it.x1 < gp.b:
+					fits = false // across a gap, or inside one
+				case it.x0 <= gp.a:
+					gp.a = it.x1
+				default:
+					gp.b = it.x0
+				}
+			}
+		}
+		for _, h := range next {
+			fits = fits && h.b-h.a >= narrowGapEm*l.em
+		}
+		if !fits {
+			break
+		}
+		for _, k := range above[r].items {
+			seen[l.column(k, next)] = true
+		}
+		n := 0
+		for _, s := range seen {
+			if s {
+				n++
+			}
+		}
+		filled = append(filled, n)
+		cur, next = next, cur
+		y = above[r].y
+	}
+	h := len(filled)
+	for h > 0 && filled[h-1] < 2 {
+		h--
+	}
+	if h == 0 {
+		return 0, cols
+	}
+	// The gaps as the rows kept narrow them.
+	cur = slices.Clone(cols)
+	for r := len(above) - h; r < len(above); r++ {
+		for _, k := range above[r].items {
+			it := &l.items[k]
+			for g := range cur {
+				switch gp := &cur[g]; {
+				case it.x1 <= gp.a || it.x0 >= gp.b:
+				case it.x0 <= gp.a:
+					gp.a = it.x1
+				default:
+					gp.b = it.x0
+				}
+			}
+		}
+	}
+	return h, cur
 }

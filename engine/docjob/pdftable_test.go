@@ -233,3 +233,35 @@ func TestLayoutJumbledStream(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", doc.Markdown, want.String())
 	}
 }
+
+// TestLayoutTableHeadingSetClose: a table whose heading cells, wider than the numbers below
+// them, stand less than an em apart reads with its heading as the table's first row, not as a
+// line of text above a table that has none.
+func TestLayoutTableHeadingSetClose(t *testing.T) {
+	var d layoutDrawing
+	d.at(56, 780, 10, "Table 4. Layers and inference time.")
+	d.at(56, 750, 10, "Enc-layers") // ends at 116
+	d.at(124, 750, 10, "Dec-layers")
+	d.at(192, 750, 10, "Time (s)")
+	rows := [][]string{{"6", "6", "2.73"}, {"4", "4", "1.97"}, {"2", "4", "1.91"}, {"4", "2", "1.22"}}
+	for r, row := range rows {
+		y := 730 - 18*float64(r)
+		d.at(83, y, 10, row[0])
+		d.at(151, y, 10, row[1])
+		d.at(204, y, 10, row[2])
+	}
+	d.at(56, 620, 10, "Fewer layers run faster.")
+	doc, err := Convert(context.Background(), d.pdf(), "heading.pdf", Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	want.WriteString("Table 4. Layers and inference time.\n\n| Enc-layers | Dec-layers | Time (s) |\n| --- | --- | --- |\n")
+	for _, row := range rows {
+		want.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	}
+	want.WriteString("\nFewer layers run faster.")
+	if !strings.Contains(doc.Markdown, want.String()) {
+		t.Errorf("got\n%s\nwant\n%s", doc.Markdown, want.String())
+	}
+}
