@@ -442,20 +442,45 @@ func (l *layout) table(band []row, holes []interval) (a, b int, cols []interval,
 		// of the paragraph above), or when they stand far from the rest and do not fill every
 		// column (a heading below, a page's header or footer); a row at the bottom that
 		// continues the row above (a wrapped cell) stays.
-		wrap, join := l.joins(band[a:b], cols, true), l.joins(band[a:b], cols, false)
-		far := max(farRowsEm*l.em, farPitches*medianPitch(band[a:b]))
-		apart := func(r, s int) bool { return band[a+r].y-band[a+s].y > far }
+		// (Both are found only when needed: table runs for many bands of a page.)
+		var wrap []bool
+		wrapped := func(r int) bool {
+			if wrap == nil {
+				wrap = l.joins(band[a:b], cols, true)
+			}
+			return wrap[r]
+		}
+		far := -1.0
+		apart := func(r, s int) bool {
+			if far < 0 {
+				far = max(farRowsEm*l.em, farPitches*medianPitch(band[a:b]))
+			}
+			return band[a+r].y-band[a+s].y > far
+		}
 		a2, b2 := 0, len(filled)
 		for a2 < b2 && (filled[a2] < 2 || a2+1 < b2 && filled[a2] <= len(cols) && apart(a2, a2+1)) {
 			a2++
 		}
-		for b2 > a2 && (filled[b2-1] < 2 && !wrap[b2-1] || b2-1 > a2 && filled[b2-1] <= len(cols) && apart(b2-2, b2-1)) {
+		for b2 > a2 && (filled[b2-1] < 2 && !wrapped(b2-1) || b2-1 > a2 && filled[b2-1] <= len(cols) && apart(b2-2, b2-1)) {
 			b2--
 		}
 		if a2 == 0 && b2 == len(filled) {
 			// Every column filled, in tableMinRows rows of the table (a row and the rows that
-			// continue it).
+			// continue it), and those rows are a third of the table's rows at least: text set
+			// in columns side by side, each with a line of a table here and there, is no table.
+			// Rows that fill every column are never joined to others (see joins), so where
+			// they alone are enough, joins need not be found.
 			full := 0
+			for _, f := range filled {
+				if f == len(cols)+1 {
+					full++
+				}
+			}
+			if full >= tableMinRows && minTableShare*float64(len(filled)) <= float64(full) {
+				return a, b, cols, true
+			}
+			join := l.joins(band[a:b], cols, false)
+			full = 0
 			for r := 0; r < len(filled); {
 				e := r + 1
 				for e < len(filled) && join[e] {
@@ -476,15 +501,16 @@ func (l *layout) table(band []row, holes []interval) (a, b int, cols []interval,
 				}
 				r = e
 			}
-			// and those rows are a third of the table's rows at least: text set in columns
-			// side by side, each with a line of a table here and there, is no table.
+			if full < tableMinRows {
+				return a, b, cols, false
+			}
 			rows := 0
-			for r := range wrap {
-				if !wrap[r] {
+			for r := range filled {
+				if !wrapped(r) {
 					rows++
 				}
 			}
-			return a, b, cols, full >= tableMinRows && minTableShare*float64(rows) <= float64(full)
+			return a, b, cols, minTableShare*float64(rows) <= float64(full)
 		}
 		a, b = a+a2, a+b2
 		if b-a < tableMinRows {
@@ -575,17 +601,17 @@ func (l *layout) tablePart(rows []row, cols []interval) {
 func (l *layout) joins(rows []row, cols []interval, wrapped bool) []bool {
 	join := make([]bool, len(rows))
 	first := make([]bool, len(rows)) // the first column holds text
-	in := make([][]bool, len(rows))  // the columns each row has text in
+	nc := len(cols) + 1
+	in := make([]bool, len(rows)*nc) // the columns each row has text in, row after row
 	for r, rw := range rows {
-		in[r] = make([]bool, len(cols)+1)
 		for _, k := range rw.items {
-			in[r][l.column(k, cols)] = true
+			in[r*nc+l.column(k, cols)] = true
 		}
-		first[r] = in[r][0]
+		first[r] = in[r*nc]
 	}
 	shares := func(a, b int) bool {
-		for c := range in[a] {
-			if in[a][c] && in[b][c] {
+		for c := range nc {
+			if in[a*nc+c] && in[b*nc+c] {
 				return true
 			}
 		}
