@@ -3,6 +3,7 @@ package docjob
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -263,5 +264,65 @@ func TestLayoutTableHeadingSetClose(t *testing.T) {
 	want.WriteString("\nFewer layers run faster.")
 	if !strings.Contains(doc.Markdown, want.String()) {
 		t.Errorf("got\n%s\nwant\n%s", doc.Markdown, want.String())
+	}
+}
+
+// TestLayoutKeepsEveryWord: pages of words set on random grids (rows at random heights, some
+// set between two others, columns close or far, drawn in order or shuffled) read every word
+// once, whatever structure the layout finds in them: tables, joined rows, columns, page order.
+func TestLayoutKeepsEveryWord(t *testing.T) {
+	words := []string{"alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "lambda", "theta", "zeta", "iota", "rho"}
+	rng := rand.New(rand.NewPCG(23, 5))
+	tables := 0 // pages read with a table
+	for page := range 120 {
+		var d layoutDrawing
+		type cell struct {
+			x, y, size float64
+			word       string
+		}
+		var cells []cell
+		rows, cols := 3+rng.IntN(12), 2+rng.IntN(4)
+		pitch := 12 + 10*rng.Float64()
+		width := 60 + 30*rng.Float64()
+		for r := range rows {
+			y := 780 - pitch*float64(r)
+			if rng.IntN(4) == 0 {
+				y -= pitch / 2 // set between this row and the next
+			}
+			for c := range cols {
+				if rng.IntN(5) == 0 {
+					continue
+				}
+				size := 8 + 2*rng.Float64()
+				cells = append(cells, cell{40 + width*float64(c) + 4*rng.Float64(), y, size, words[rng.IntN(len(words))]})
+			}
+		}
+		if rng.IntN(2) == 0 {
+			rng.Shuffle(len(cells), func(i, j int) { cells[i], cells[j] = cells[j], cells[i] })
+		}
+		want := map[string]int{}
+		for _, c := range cells {
+			d.at(c.x, c.y, c.size, c.word)
+			want[c.word]++
+		}
+		doc, err := Convert(context.Background(), d.pdf(), "grid.pdf", Options{NoOCR: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(doc.Markdown, "| --- |") {
+			tables++
+		}
+		got := map[string]int{}
+		for _, w := range strings.FieldsFunc(doc.Markdown, func(r rune) bool { return r < 'a' || r > 'z' }) {
+			got[w]++
+		}
+		for _, w := range words {
+			if got[w] != want[w] {
+				t.Fatalf("page %d: %q read %d times, drawn %d:\n%s", page, w, got[w], want[w], doc.Markdown)
+			}
+		}
+	}
+	if tables < 10 {
+		t.Errorf("only %d of the pages read with a table: the grids no longer test the tables", tables)
 	}
 }
