@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ledongthuc/pdf"
+	"golang.org/x/text/encoding"
 )
 
 // span is one shown string with its position on the page (device space), where it ends
@@ -679,6 +680,15 @@ func spansText(spans []span) string {
 				cont, vertical = true, true
 			}
 		}
+		if cont && segs == nil && lastRune == ' ' && lend > 0 && s.x < lend-0.1*size && b.Len() > 1 {
+			// A space the next string is drawn over, between CJK characters (a producer that
+			// shows each character followed by a space and places the next one on it): no gap.
+			prev, _ := utf8.DecodeLastRune(b.Bytes()[:b.Len()-1])
+			if first, _ := utf8.DecodeRuneInString(s.text); isJapanese(prev) && isJapanese(first) {
+				b.Truncate(b.Len() - 1)
+				lastRune = prev
+			}
+		}
 		if cont {
 			gap := !vertical && lend > 0 && s.x-lend > size*spaceGap(lastFont, lastRune, s.text)
 			if pendingSpace && pendingGap <= 0.25 && pendingGap < spaceGap(pendingFont, lastRune, s.text) {
@@ -881,7 +891,10 @@ type pageFont struct {
 	cidWidths map[int]float64
 	dw        float64
 	spaceEm   float64 // the width of a simple font's space (code 32) in ems, 0 when not given
-	vy        float64 // a vertical font's advance in ems (DW2's second number; -1 by default)
+	// codepage: a simple CJK font, not embedded, with no ToUnicode, whose strings are text in
+	// this code page (see decode); nil otherwise.
+	codepage encoding.Encoding
+	vy       float64 // a vertical font's advance in ems (DW2's second number; -1 by default)
 }
 
 // metrics measures raw (its text s) for its advance: the sum of its glyphs' widths in ems, from
@@ -1077,7 +1090,8 @@ func newPageFont(f pdf.Font) *pageFont {
 	encName := f.V.Key("Encoding").Name()
 	pf := &pageFont{vertical: encName == "V" || strings.HasSuffix(encName, "-V")}
 	defer pf.readVertical(f.V)
-	pf.name = baseFontName(f.V.Key("BaseFont").Name())
+	name, cp := fontDisplayName(baseFontName(f.V.Key("BaseFont").Name()))
+	pf.name, pf.cjk = name, cp != nil
 	pf.symbol = symbolFontName(pf.name)
 	pf.readWidths(f.V)
 	if f.V.Key("Subtype").Name() == "Type0" {
@@ -1105,6 +1119,9 @@ func newPageFont(f pdf.Font) *pageFont {
 	pf.enc = f.Encoder()
 	switch f.V.Key("Subtype").Name() {
 	case "TrueType", "Type1", "MMType1":
+		if cp != nil && !pf.symbol && f.V.Key("ToUnicode").Kind() != pdf.Stream && !embedded(f.V.Key("FontDescriptor")) {
+			pf.codepage = cp
+		}
 		if e := newSimpleEncoding(f.V, pf.symbol, pf.enc); e != nil {
 			pf.enc = e
 		}
@@ -1128,6 +1145,13 @@ var cacheCodes = true
 func (f *pageFont) decode(raw string) string {
 	if f == nil || f.enc == nil {
 		return ""
+	}
+	if f.codepage != nil && !isASCII7(raw) {
+		// A CJK font that is not embedded and has no ToUnicode: its bytes are its code page's
+		// (宋体 showing GBK), not single-byte codes, where they decode as such to CJK text.
+		if s, ok := strictDecode(f.codepage, []byte(raw)); ok && codePageText(s) {
+			return s
+		}
 	}
 	if f.width == 0 || len(raw)%f.width != 0 {
 		return f.enc.Decode(raw)
@@ -1186,4 +1210,37 @@ func (f *pageFont) readVertical(v pdf.Value) {
 			f.vy = y
 		}
 	}
+}
+
+// embedded reports whether a font descriptor holds the font's program.
+func embedded(desc pdf.Value) bool {
+	return desc.Key("FontFile").Kind() == pdf.Stream || desc.Key("FontFile2").Kind() == pdf.Stream ||
+		desc.Key("FontFile3").Kind() == pdf.Stream
+}
+
+// isASCII7 reports whether s holds bytes below 0x80 only.
+func isASCII7(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// codePageText reports whether s, decoded from a CJK code page, reads as such: every character
+// beyond ASCII a CJK one (ideographs, kana, Hangul, CJK and full-width punctuation, general
+// punctuation such as …), none a Latin-1 or Latin Extended letter.
+func codePageText(s string) bool {
+	some := false
+	for _, r := range s {
+		switch {
+		case r < 0x80:
+		case r < 0x2000:
+			return false
+		default:
+			some = true
+		}
+	}
+	return some
 }
