@@ -227,9 +227,8 @@ func symbolFontName(name string) bool {
 // those languages write the name in their own code page (宋体 as GBK bytes, ＭＳ 明朝 as
 // Shift_JIS): a name that is not UTF-8 is decoded as GBK, Shift_JIS or Big5, the first that
 // gives CJK characters (else its bytes are shown as Latin-1). A name holding CJK characters, or
-// one of the usual CJK font families (SimSun, MS-Mincho, Batang, …), names a CJK font: its text
-// shown as accented Latin letters is its code page read byte by byte, the soup the plausibility
-// check looks for even in a simple font.
+// one of the usual CJK font families (SimSun, MS-Mincho, Batang, …), names a CJK font, whose
+// strings, in a simple font that is not embedded, may be its code page's text (see decode).
 func fontDisplayName(name string) (string, encoding.Encoding) {
 	if !utf8.ValidString(name) {
 		for _, cp := range []encoding.Encoding{simplifiedchinese.GBK, japanese.ShiftJIS, traditionalchinese.Big5} {

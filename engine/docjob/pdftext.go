@@ -1091,7 +1091,7 @@ func newPageFont(f pdf.Font) *pageFont {
 	pf := &pageFont{vertical: encName == "V" || strings.HasSuffix(encName, "-V")}
 	defer pf.readVertical(f.V)
 	name, cp := fontDisplayName(baseFontName(f.V.Key("BaseFont").Name()))
-	pf.name, pf.cjk = name, cp != nil
+	pf.name = name
 	pf.symbol = symbolFontName(pf.name)
 	pf.readWidths(f.V)
 	if f.V.Key("Subtype").Name() == "Type0" {
@@ -1146,9 +1146,10 @@ func (f *pageFont) decode(raw string) string {
 	if f == nil || f.enc == nil {
 		return ""
 	}
-	if f.codepage != nil && !isASCII7(raw) {
+	if f.codepage != nil && !isASCII7(raw) && !latinWords(raw) {
 		// A CJK font that is not embedded and has no ToUnicode: its bytes are its code page's
-		// (宋体 showing GBK), not single-byte codes, where they decode as such to CJK text.
+		// (宋体 showing GBK), not single-byte codes, where they decode as such to CJK text
+		// and do not read as Latin words with a few accented letters ("Pérez").
 		if s, ok := strictDecode(f.codepage, []byte(raw)); ok && codePageText(s) {
 			return s
 		}
@@ -1243,4 +1244,19 @@ func codePageText(s string) bool {
 		}
 	}
 	return some
+}
+
+// latinWords reports whether raw, read byte by byte, is mostly Latin letters: more than twice
+// as many ASCII letters as bytes that would be accented letters (0xC0 and up).
+func latinWords(raw string) bool {
+	letters, accented := 0, 0
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c >= 0xC0:
+			accented++
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+			letters++
+		}
+	}
+	return letters > 2*accented
 }
