@@ -16,11 +16,15 @@ import (
 //   - split into columns read one after the other, when both sides hold running text (wide
 //     columns whose lines mostly fill them; a list's numbers or a form's labels do not), or
 //   - written as a Markdown table, when it shares two gaps or more and at least three of its
-//     rows have text in every column.
+//     rows, a third of them at least, have text in every column. A row whose cells are set at
+//     different heights (a number set between the two lines it stands for) is one row, and so
+//     is a row and the lines its cells wrap onto; a gap wider than maxCellGapEm parts two
+//     pages side by side, not cells.
 // The parts above, below and inside are cut again (a header above two columns, columns inside
 // columns). Text inside a part keeps stream order and spansText's joining, and a page where no
-// such band is found reads exactly as in stream order. Vertical writing (a -V CMap) and rotated
-// text are left in stream order.
+// such band is found reads exactly as in stream order, but for a page shown in no reading order
+// at all (jumbled: a drawing's labels and values), which is first put in page order, line by
+// line from the top. Vertical writing (a -V CMap) and rotated text are left in stream order.
 
 // Thresholds, in ems of the page's median font size where they are lengths.
 const (
@@ -30,6 +34,15 @@ const (
 	fullShare      = 0.5     // share of a text column's lines that fill it
 	columnMinRows  = 4       // rows with text on each side of a gutter between text columns
 	tableMinRows   = 3       // rows with text in every column of a table
+	overlapEm      = 0.9     // table rows closer than this (of their font size) are one row
+	wrapPitch      = 0.85    // a wrapped cell's next line follows this closer than the rows
+	centreEm       = 0.25    // a cell set between two lines lies this close to halfway
+	minTableShare  = 1.0 / 3 // share of a table's rows that fill every column
+	maxCellGapEm   = 20.0    // widest gap between two columns of a table
+	narrowGapEm    = 0.6     // narrowest gap between a table's columns that no row crosses
+	maxHeaderRows  = 4       // lines of a table's heading set closer than its gaps
+	farRowsEm      = 3.0     // a row at the end of a table this far from the next (and...
+	farPitches     = 2.5     // ...this many times the rows' usual distance) is not part of it
 	maxLayoutRows  = 4000    // a page with more rows keeps stream order
 	layoutBudget   = 400_000 // gap comparisons per page
 	maxLayoutDepth = 16      // nested cuts
@@ -41,6 +54,9 @@ func layoutText(spans []span) string {
 		return spansText(v)
 	}
 	spans = verticalRuns(spans)
+	if jumbled(spans) {
+		spans = pageOrder(spans)
+	}
 	l := newLayout(spans)
 	if l == nil {
 		return spansText(spans)
@@ -254,8 +270,10 @@ func (l *layout) cut(idx []int, depth int) {
 		a, b, cols, ok := l.table(band, common)
 		if ok {
 			l.found = true
-			l.cut(rowItems(rows[:i+a]), depth+1)
-			l.tablePart(band[a:b], cols)
+			cols = l.splitColumns(band[a:b], cols)
+			h, cols := l.header(rows[:i+a], band[a:b], cols)
+			l.cut(rowItems(rows[:i+a-h]), depth+1)
+			l.tablePart(rows[i+a-h:i+b], cols)
 			l.cut(rowItems(rows[i+b:]), depth+1)
 		}
 		return ok
@@ -404,6 +422,11 @@ func (l *layout) table(band []row, holes []interval) (a, b int, cols []interval,
 		if len(cols) < 2 {
 			return 0, 0, nil, false
 		}
+		for _, h := range cols {
+			if h.b-h.a > maxCellGapEm*l.em {
+				return 0, 0, nil, false // two pages side by side, not the cells of a table
+			}
+		}
 		filled := make([]int, b-a)
 		seen := make([]bool, len(cols)+1)
 		for r, rw := range band[a:b] {
@@ -415,21 +438,79 @@ func (l *layout) table(band []row, holes []interval) (a, b int, cols []interval,
 				}
 			}
 		}
+		// Rows at either end are left out when they fill one column only (a caption, a line
+		// of the paragraph above), or when they stand far from the rest and do not fill every
+		// column (a heading below, a page's header or footer); a row at the bottom that
+		// continues the row above (a wrapped cell) stays.
+		// (Both are found only when needed: table runs for many bands of a page.)
+		var wrap []bool
+		wrapped := func(r int) bool {
+			if wrap == nil {
+				wrap = l.joins(band[a:b], cols, true)
+			}
+			return wrap[r]
+		}
+		far := -1.0
+		apart := func(r, s int) bool {
+			if far < 0 {
+				far = max(farRowsEm*l.em, farPitches*medianPitch(band[a:b]))
+			}
+			return band[a+r].y-band[a+s].y > far
+		}
 		a2, b2 := 0, len(filled)
-		for a2 < b2 && filled[a2] < 2 {
+		for a2 < b2 && (filled[a2] < 2 || a2+1 < b2 && filled[a2] <= len(cols) && apart(a2, a2+1)) {
 			a2++
 		}
-		for b2 > a2 && filled[b2-1] < 2 {
+		for b2 > a2 && (filled[b2-1] < 2 && !wrapped(b2-1) || b2-1 > a2 && filled[b2-1] <= len(cols) && apart(b2-2, b2-1)) {
 			b2--
 		}
 		if a2 == 0 && b2 == len(filled) {
+			// Every column filled, in tableMinRows rows of the table (a row and the rows that
+			// continue it), and those rows are a third of the table's rows at least: text set
+			// in columns side by side, each with a line of a table here and there, is no table.
+			// Rows that fill every column are never joined to others (see joins), so where
+			// they alone are enough, joins need not be found.
 			full := 0
 			for _, f := range filled {
 				if f == len(cols)+1 {
 					full++
 				}
 			}
-			return a, b, cols, full >= tableMinRows
+			if full >= tableMinRows && minTableShare*float64(len(filled)) <= float64(full) {
+				return a, b, cols, true
+			}
+			join := l.joins(band[a:b], cols, false)
+			full = 0
+			for r := 0; r < len(filled); {
+				e := r + 1
+				for e < len(filled) && join[e] {
+					e++
+				}
+				clear(seen)
+				n := 0
+				for _, rw := range band[a+r : a+e] {
+					for _, k := range rw.items {
+						if c := l.column(k, cols); !seen[c] {
+							seen[c] = true
+							n++
+						}
+					}
+				}
+				if n == len(cols)+1 {
+					full++
+				}
+				r = e
+			}
+			if full < tableMinRows {
+				return a, b, cols, false
+			}
+			rows := 0
+			for r := range filled {
+				if !wrapped(r) {
+					rows++
+				}
+			}
+			return a, b, cols, minTableShare*float64(rows) <= float64(full)
 		}
 		a, b = a+a2, a+b2
 		if b-a < tableMinRows {
@@ -474,24 +555,97 @@ func (l *layout) group(idx []int) int {
 	return g
 }
 
-// tablePart makes rows a table part, one group per cell.
+// tablePart makes rows a table part, one group per cell: a row and the rows that continue it
+// (joins) are one row of the table.
 func (l *layout) tablePart(rows []row, cols []interval) {
-	cells := make([][]int, len(rows))
-	for r, rw := range rows {
-		byCol := make([][]int, len(cols)+1)
-		for _, k := range rw.items {
-			c := l.column(k, cols)
-			byCol[c] = append(byCol[c], k)
+	join := l.joins(rows, cols, true)
+	var cells [][]int
+	for r := 0; r < len(rows); {
+		e := r + 1
+		for e < len(rows) && join[e] {
+			e++
 		}
-		cells[r] = make([]int, len(byCol))
-		for c, ks := range byCol {
-			cells[r][c] = -1
-			if len(ks) > 0 {
-				cells[r][c] = l.group(ks)
+		byCol := make([][]int, len(cols)+1)
+		for _, rw := range rows[r:e] {
+			for _, k := range rw.items {
+				c := l.column(k, cols)
+				byCol[c] = append(byCol[c], k)
 			}
 		}
+		cell := make([]int, len(byCol))
+		for c, ks := range byCol {
+			cell[c] = -1
+			if len(ks) > 0 {
+				cell[c] = l.group(ks)
+			}
+		}
+		cells = append(cells, cell)
+		r = e
 	}
 	l.parts = append(l.parts, part{group: -1, table: cells})
+}
+
+// joins reports for each row of a table whether it continues the row above rather than
+// starting a row of its own: a cell's text wraps onto it, or it holds a cell set between two
+// lines (a number that stands for both). A row continues the one above when
+//   - it is the middle one of three lines, each less than overlapEm of the font size from the
+//     next, the middle one about halfway (within centreEm), its text in columns the other two
+//     leave empty, the other two sharing a column, and the lines above and below the three
+//     further away: a row whose cells are set at different heights, such as a label centred
+//     beside a cell of two lines (or the third of those three lines), or, when wrapped is true,
+//   - its first column is empty and it follows the row above more closely than the table's
+//     rows follow each other: by at most wrapPitch of the median distance above the rows whose
+//     first column holds text (a table whose rows are all one line has none such).
+//
+// Only the first kind counts when deciding whether rows are a table; both are rendered.
+func (l *layout) joins(rows []row, cols []interval, wrapped bool) []bool {
+	join := make([]bool, len(rows))
+	first := make([]bool, len(rows)) // the first column holds text
+	nc := len(cols) + 1
+	in := make([]bool, len(rows)*nc) // the columns each row has text in, row after row
+	for r, rw := range rows {
+		for _, k := range rw.items {
+			in[r*nc+l.column(k, cols)] = true
+		}
+		first[r] = in[r*nc]
+	}
+	shares := func(a, b int) bool {
+		for c := range nc {
+			if in[a*nc+c] && in[b*nc+c] {
+				return true
+			}
+		}
+		return false
+	}
+	size := func(a, b int) float64 { return max(rows[a].size, rows[b].size) }
+	near := func(a, b int) bool { return rows[a].y-rows[b].y < overlapEm*size(a, b) }
+	for t := 0; t+2 < len(rows); t++ {
+		m, b := t+1, t+2
+		if !near(t, m) || !near(m, b) || shares(t, m) || shares(m, b) || !shares(t, b) ||
+			math.Abs(rows[m].y-(rows[t].y+rows[b].y)/2) > centreEm*size(t, b) ||
+			t > 0 && near(t-1, t) || b+1 < len(rows) && near(b, b+1) {
+			continue
+		}
+		join[m], join[b] = true, true
+		t = b
+	}
+	var pitches []float64
+	for r := 1; r < len(rows); r++ {
+		if first[r] && !join[r] {
+			pitches = append(pitches, rows[r-1].y-rows[r].y)
+		}
+	}
+	if !wrapped || len(pitches) == 0 {
+		return join
+	}
+	slices.Sort(pitches)
+	usual := pitches[len(pitches)/2]
+	for r := 1; r < len(rows); r++ {
+		if !first[r] && rows[r-1].y-rows[r].y <= wrapPitch*usual {
+			join[r] = true
+		}
+	}
+	return join
 }
 
 // render writes the parts. Each group's spans are read by spansText in stream order; a span
@@ -547,7 +701,7 @@ func (l *layout) render() string {
 			rows[r] = make([]string, len(cells))
 			for c, g := range cells {
 				if g >= 0 {
-					rows[r][c] = strings.Join(strings.Fields(spansText(members[g])), " ")
+					rows[r][c] = pdfCellText(spansText(members[g]))
 				}
 			}
 		}
@@ -654,4 +808,317 @@ func verticalOrder(spans []span) (out []span, ok bool) {
 		i = j
 	}
 	return out, true
+}
+
+// pdfCellText is a table cell's text on one line: its lines joined by a space, a word broken
+// with a hyphen at the end of a line joined again.
+func pdfCellText(s string) string {
+	var out string
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.Join(strings.Fields(line), " ")
+		switch {
+		case line == "":
+		case out == "":
+			out = line
+		default:
+			if joined, rest, ok := dehyphenate(out, line); ok {
+				out = strings.TrimSpace(joined + " " + rest)
+			} else {
+				out += " " + line
+			}
+		}
+	}
+	return out
+}
+
+// medianPitch is the median distance between the baselines of consecutive rows (0 for one
+// row).
+func medianPitch(rows []row) float64 {
+	if len(rows) < 2 {
+		return 0
+	}
+	d := make([]float64, len(rows)-1)
+	for r := 1; r < len(rows); r++ {
+		d[r-1] = rows[r-1].y - rows[r].y
+	}
+	slices.Sort(d)
+	return d[len(d)/2]
+}
+
+// splitColumns returns cols with the gaps added, narrower than gutterEm but at least
+// narrowGapEm, that no string of any of the table's rows crosses inside one of its columns,
+// where both sides hold text in at least half of the table's rows (tableMinRows at least):
+// columns set closer than the gaps that found the table (a paper's tight tabular), which
+// would otherwise read as one column of two values a cell.
+func (l *layout) splitColumns(rows []row, cols []interval) []interval {
+	join := l.joins(rows, cols, true)
+	n := 0 // the table's rows
+	for _, j := range join {
+		if !j {
+			n++
+		}
+	}
+	need := max(tableMinRows, (n+1)/2)
+	var out []interval
+	var ext []interval
+	for c := 0; c <= len(cols); c++ {
+		if c > 0 {
+			out = append(out, cols[c-1])
+		}
+		ext = ext[:0]
+		for _, rw := range rows {
+			for _, k := range rw.items {
+				if l.column(k, cols) == c {
+					ext = append(ext, interval{l.items[k].x0, l.items[k].x1})
+				}
+			}
+		}
+		slices.SortFunc(ext, func(a, b interval) int { return cmpFloat(a.a, b.a) })
+		for i := 1; i < len(ext); i++ {
+			if ext[i].a < ext[i-1].b {
+				ext[i].b = max(ext[i].b, ext[i-1].b)
+				continue
+			}
+			g := interval{ext[i-1].b, ext[i].a}
+			if g.b-g.a < narrowGapEm*l.em {
+				ext[i].b = max(ext[i].b, ext[i-1].b)
+				continue
+			}
+			// Rows with text on each side of g.
+			left, right := 0, 0
+			for r := 0; r < len(rows); {
+				e := r + 1
+				for e < len(rows) && join[e] {
+					e++
+				}
+				lft, rgt := false, false
+				for _, rw := range rows[r:e] {
+					for _, k := range rw.items {
+						if l.column(k, cols) != c {
+							continue
+						}
+						if l.items[k].x1 <= g.a {
+							lft = true
+						} else {
+							rgt = true
+						}
+					}
+				}
+				if lft {
+					left++
+				}
+				if rgt {
+					right++
+				}
+				r = e
+			}
+			if left >= need && right >= need {
+				out = append(out, g)
+			}
+			ext[i].b = max(ext[i].b, ext[i-1].b)
+		}
+	}
+	return out
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Jumbled pages. Some producers (drawing programs, reports laid out as loose boxes) show a
+// page's strings in no reading order at all: a label, then a value at the other end of the
+// page, then the line above. jumbled tells such a page by its moves up: where at least
+// jumbledShare of the moves from one line to another go up the page by more than a line, and
+// there are jumbledMoves of them or more, stream order is no reading order, and pageOrder
+// reads the page as pdftotext does, line by line from the top, each line left to right.
+// Columns drawn one after the other move up once a column, a table drawn column by column once
+// a column of its rows, and keep stream order.
+const (
+	jumbledMoves = 8
+	jumbledShare = 1.0 / 3
+)
+
+// jumbled reports whether spans, every one upright, move up the page between lines often
+// enough that their stream order is no reading order (see above).
+func jumbled(spans []span) bool {
+	up, moves := 0, 0
+	var last *span
+	for i := range spans {
+		s := &spans[i]
+		if math.IsNaN(s.x) {
+			continue
+		}
+		if !s.upright || s.rot != 0 || math.IsInf(s.x, 0) || math.IsNaN(s.y) || math.IsInf(s.y, 0) {
+			return false
+		}
+		if strings.TrimSpace(s.text) == "" {
+			continue
+		}
+		if last != nil {
+			size := max(s.size, last.size, 1)
+			if dy := s.y - last.y; math.Abs(dy) > 0.4*size {
+				moves++
+				if dy > 1.5*size {
+					up++
+				}
+			}
+		}
+		last = s
+	}
+	return up >= jumbledMoves && float64(up) >= jumbledShare*float64(moves)
+}
+
+// pageOrder returns spans in page order: lines top to bottom (strings whose baselines lie
+// within 0.4 of their size of the line's first), each left to right. A word break goes with the
+// string after it, blank text with the string before it.
+func pageOrder(spans []span) []span {
+	type unit struct{ x, y, size float64 }
+	var units []unit
+	owner := make([]int, len(spans)) // the unit of each span
+	var pending []int                // word breaks waiting for the next string
+	for i := range spans {
+		s := &spans[i]
+		switch {
+		case math.IsNaN(s.x):
+			pending = append(pending, i)
+		case strings.TrimSpace(s.text) == "":
+			if len(units) > 0 {
+				owner[i] = len(units) - 1
+			} else {
+				pending = append(pending, i)
+			}
+		default:
+			for _, p := range pending {
+				owner[p] = len(units)
+			}
+			pending = pending[:0]
+			owner[i] = len(units)
+			units = append(units, unit{s.x, s.y, max(s.size, 1)})
+		}
+	}
+	if len(units) == 0 {
+		return spans
+	}
+	for _, p := range pending {
+		owner[p] = len(units) - 1
+	}
+	order := make([]int, len(units))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(units[b].y, units[a].y) })
+	for i := 0; i < len(order); {
+		j := i + 1
+		for j < len(order) && units[order[i]].y-units[order[j]].y <= 0.4*max(units[order[i]].size, units[order[j]].size) {
+			j++
+		}
+		slices.SortStableFunc(order[i:j], func(a, b int) int { return cmpFloat(units[a].x, units[b].x) })
+		i = j
+	}
+	rank := make([]int, len(units))
+	for r, u := range order {
+		rank[u] = r
+	}
+	idx := make([]int, len(spans))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return rank[owner[a]] - rank[owner[b]] })
+	out := make([]span, len(spans))
+	for i, k := range idx {
+		out[i] = spans[k]
+	}
+	return out
+}
+
+// header returns how many of the rows above a table (the last rows of above) are its heading,
+// set with narrower gaps between its columns than the gaps that found the table (a paper's
+// heading cells wider than the numbers below them), and the table's gaps narrowed to let them
+// in. A row above belongs to the heading when it lies no further above the next than a row
+// at the table's end may (see table), none of its strings crosses a gap of the table whole or
+// is as long as a line of running text (columnMinEm), and each gap keeps narrowGapEm at least;
+// at most maxHeaderRows rows, and the top ones are left
+// out while they fill one column only (a caption's short last line).
+func (l *layout) header(above, rows []row, cols []interval) (int, []interval) {
+	if len(above) == 0 || len(cols) == 0 {
+		return 0, cols
+	}
+	far := max(farRowsEm*l.em, farPitches*medianPitch(rows))
+	cur := slices.Clone(cols)
+	next := make([]interval, len(cols))
+	var filled []int // columns filled by each heading row, bottom up
+	y := rows[0].y
+	for r := len(above) - 1; r >= 0 && len(filled) < maxHeaderRows; r-- {
+		if above[r].y-y > far {
+			break
+		}
+		copy(next, cur)
+		fits := true
+		seen := make([]bool, len(cols)+1)
+		for _, k := range above[r].items {
+			it := &l.items[k]
+			if it.x1-it.x0 >= columnMinEm*l.em {
+				fits = false // a line of running text, no heading cell
+			}
+			for g := range next {
+				switch gp := &next[g]; {
+				case it.x1 <= gp.a || it.x0 >= gp.b:
+				case it.x0 <= gp.a && it.x1 >= gp.b, it.x0 > gp.a && it.x1 < gp.b:
+					fits = false // across a gap, or inside one
+				case it.x0 <= gp.a:
+					gp.a = it.x1
+				default:
+					gp.b = it.x0
+				}
+			}
+		}
+		for _, h := range next {
+			fits = fits && h.b-h.a >= narrowGapEm*l.em
+		}
+		if !fits {
+			break
+		}
+		for _, k := range above[r].items {
+			seen[l.column(k, next)] = true
+		}
+		n := 0
+		for _, s := range seen {
+			if s {
+				n++
+			}
+		}
+		filled = append(filled, n)
+		cur, next = next, cur
+		y = above[r].y
+	}
+	h := len(filled)
+	for h > 0 && filled[h-1] < 2 {
+		h--
+	}
+	if h == 0 {
+		return 0, cols
+	}
+	// The gaps as the rows kept narrow them.
+	cur = slices.Clone(cols)
+	for r := len(above) - h; r < len(above); r++ {
+		for _, k := range above[r].items {
+			it := &l.items[k]
+			for g := range cur {
+				switch gp := &cur[g]; {
+				case it.x1 <= gp.a || it.x0 >= gp.b:
+				case it.x0 <= gp.a:
+					gp.a = it.x1
+				default:
+					gp.b = it.x0
+				}
+			}
+		}
+	}
+	return h, cur
 }

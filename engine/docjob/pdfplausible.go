@@ -5,8 +5,14 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/ledongthuc/pdf"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/japanese"
+	"golang.org/x/text/encoding/korean"
+	"golang.org/x/text/encoding/simplifiedchinese"
+	"golang.org/x/text/encoding/traditionalchinese"
 )
 
 // Plausible text. A font JobDesk cannot decode, or decodes through a wrong table, gives text
@@ -210,6 +216,80 @@ func symbolFontName(name string) bool {
 	n := strings.ToLower(name)
 	for _, s := range []string{"symbol", "dingbat", "wingding", "webding", "marlett", "icon", "emoji", "awesome"} {
 		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// fontDisplayName returns a font's name as text, and, for a Chinese, Japanese or Korean font,
+// the code page its producer most likely wrote its text in (nil for other fonts). Producers in
+// those languages write the name in their own code page (宋体 as GBK bytes, ＭＳ 明朝 as
+// Shift_JIS): a name that is not UTF-8 is decoded as GBK, Shift_JIS or Big5, the first that
+// gives CJK characters (else its bytes are shown as Latin-1). A name holding CJK characters, or
+// one of the usual CJK font families (SimSun, MS-Mincho, Batang, …), names a CJK font, whose
+// strings, in a simple font that is not embedded, may be its code page's text (see decode).
+func fontDisplayName(name string) (string, encoding.Encoding) {
+	if !utf8.ValidString(name) {
+		for _, cp := range []encoding.Encoding{simplifiedchinese.GBK, japanese.ShiftJIS, traditionalchinese.Big5} {
+			if d, ok := strictDecode(cp, []byte(name)); ok && hasCJK(d) {
+				return d, cp
+			}
+		}
+		b := make([]rune, 0, len(name))
+		for i := 0; i < len(name); i++ {
+			b = append(b, rune(name[i]))
+		}
+		return string(b), nil
+	}
+	n := strings.ToLower(strings.NewReplacer("-", "", " ", "", "_", "").Replace(name))
+	for _, f := range cjkFontFamilies {
+		if strings.HasPrefix(n, f.name) {
+			return name, f.cp
+		}
+	}
+	for _, r := range name {
+		switch {
+		case unicode.In(r, unicode.Hiragana, unicode.Katakana):
+			return name, japanese.ShiftJIS
+		case unicode.Is(unicode.Hangul, r):
+			return name, korean.EUCKR
+		}
+	}
+	if hasCJK(name) {
+		return name, simplifiedchinese.GBK
+	}
+	return name, nil
+}
+
+// cjkFontFamilies are the names (lower case, without spaces and hyphens) of the fonts CJK
+// office documents are set in, with their code pages.
+var cjkFontFamilies = func() (out []struct {
+	name string
+	cp   encoding.Encoding
+}) {
+	add := func(cp encoding.Encoding, names ...string) {
+		for _, n := range names {
+			out = append(out, struct {
+				name string
+				cp   encoding.Encoding
+			}{n, cp})
+		}
+	}
+	add(simplifiedchinese.GBK, "simsun", "nsimsun", "simhei", "simkai", "simfang", "kaiti", "fangsong",
+		"stsong", "stheiti", "stkaiti", "stfangsong", "microsoftyahei")
+	add(traditionalchinese.Big5, "mingliu", "pmingliu", "dfkai")
+	add(japanese.ShiftJIS, "msmincho", "mspmincho", "msgothic", "mspgothic", "msuigothic", "meiryo",
+		"yugothic", "yumincho", "hgmincho", "hggothic", "hiraginomin", "hiraginokaku", "kozmin", "kozgo",
+		"ryumin", "gothicbbb", "heiseimin", "heiseikaku", "ipamincho", "ipagothic", "ipaexmincho", "ipaexgothic")
+	add(korean.EUCKR, "batang", "gulim", "dotum", "gungsuh", "malgungothic")
+	return out
+}()
+
+// hasCJK reports whether s holds a Han ideograph, kana or a Hangul syllable.
+func hasCJK(s string) bool {
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) || unicode.In(r, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
 			return true
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ledongthuc/pdf"
+	"golang.org/x/text/encoding"
 )
 
 // span is one shown string with its position on the page (device space), where it ends
@@ -350,8 +351,12 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 	if p.V.Key("Contents").Kind() != pdf.Null {
 		interpretContent(contentReader(p.V.Key("Contents")), handle)
 	}
-	// Filled-in form fields and text boxes are drawn by their annotations' appearances.
+	// Filled-in form fields and text boxes are drawn by their annotations' appearances. Each
+	// one's strings are read where it sits on the page (placeAnnot), not after the page's
+	// text: a field's value beside its label.
 	annots := p.V.Key("Annots")
+	content := len(out)
+	var chunks [][2]int // where each annotation's strings start and end in out
 	for i := 0; i < annots.Len() && i < maxPageForms; i++ {
 		a := annots.Index(i)
 		if st := a.Key("Subtype").Name(); st != "Widget" && st != "FreeText" {
@@ -380,9 +385,73 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 		ts = textState{ctm: identity, size: 1, scale: 1}
 		tm, tlm, stack = identity, identity, nil
 		fonts, pres = map[string]*pageFont{}, pageFonts{res: res}
+		from := len(out)
 		drawForm(ap, mat{sx, 0, 0, sy, rx0 - bx0*sx, ry0 - by0*sy})
+		if len(out) > from {
+			chunks = append(chunks, [2]int{from, len(out)})
+		}
 	}
-	return out, nil
+	return placeAnnots(out, content, chunks), nil
+}
+
+// placeAnnots returns spans with each chunk of annotation strings (spans[c[0]:c[1]], all after
+// the page's own strings spans[:content]) moved to where it sits on the page: after the last
+// of the page's strings, in stream order, that lies before it in reading order (above it, or
+// on its line to its left). An annotation before all of them goes first; one whose place cannot
+// be told (no position, turned text) stays at the end.
+func placeAnnots(spans []span, content int, chunks [][2]int) []span {
+	if len(chunks) == 0 || content == 0 {
+		return spans
+	}
+	at := make([]int, len(chunks)) // the page string each chunk follows (-1: none)
+	moved := false
+	for i, c := range chunks {
+		at[i] = content - 1
+		var a *span
+		for k := c[0]; k < c[1]; k++ {
+			if s := &spans[k]; !math.IsNaN(s.x) && strings.TrimSpace(s.text) != "" {
+				a = s
+				break
+			}
+		}
+		if a == nil || !a.upright || math.IsNaN(a.y) || math.IsInf(a.y, 0) || math.IsInf(a.x, 0) {
+			continue
+		}
+		tol := 0.4 * max(a.size, 1)
+		at[i] = -1
+		for k := content - 1; k >= 0; k-- {
+			s := &spans[k]
+			if math.IsNaN(s.x) || !s.upright || strings.TrimSpace(s.text) == "" {
+				continue
+			}
+			if s.y > a.y+tol || math.Abs(s.y-a.y) <= tol && s.x <= a.x {
+				at[i] = k
+				break
+			}
+		}
+		moved = moved || at[i] != content-1
+	}
+	if !moved {
+		return spans
+	}
+	out := make([]span, 0, len(spans))
+	k := 0
+	emit := func(upto int) { // the page's strings up to and including upto
+		for ; k <= upto; k++ {
+			out = append(out, spans[k])
+		}
+	}
+	order := make([]int, len(chunks))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return at[x] - at[y] })
+	for _, i := range order {
+		emit(at[i])
+		out = append(out, spans[chunks[i][0]:chunks[i][1]]...)
+	}
+	emit(content - 1)
+	return out
 }
 
 // wideTracking is the character spacing (Tc), in ems, from which every glyph of a string is a
@@ -611,6 +680,15 @@ func spansText(spans []span) string {
 				cont, vertical = true, true
 			}
 		}
+		if cont && segs == nil && lastRune == ' ' && lend > 0 && s.x < lend-0.1*size && b.Len() > 1 {
+			// A space the next string is drawn over, between CJK characters (a producer that
+			// shows each character followed by a space and places the next one on it): no gap.
+			prev, _ := utf8.DecodeLastRune(b.Bytes()[:b.Len()-1])
+			if first, _ := utf8.DecodeRuneInString(s.text); isJapanese(prev) && isJapanese(first) {
+				b.Truncate(b.Len() - 1)
+				lastRune = prev
+			}
+		}
 		if cont {
 			gap := !vertical && lend > 0 && s.x-lend > size*spaceGap(lastFont, lastRune, s.text)
 			if pendingSpace && pendingGap <= 0.25 && pendingGap < spaceGap(pendingFont, lastRune, s.text) {
@@ -813,7 +891,10 @@ type pageFont struct {
 	cidWidths map[int]float64
 	dw        float64
 	spaceEm   float64 // the width of a simple font's space (code 32) in ems, 0 when not given
-	vy        float64 // a vertical font's advance in ems (DW2's second number; -1 by default)
+	// codepage: a simple CJK font, not embedded, with no ToUnicode, whose strings are text in
+	// this code page (see decode); nil otherwise.
+	codepage encoding.Encoding
+	vy       float64 // a vertical font's advance in ems (DW2's second number; -1 by default)
 }
 
 // metrics measures raw (its text s) for its advance: the sum of its glyphs' widths in ems, from
@@ -1009,7 +1090,8 @@ func newPageFont(f pdf.Font) *pageFont {
 	encName := f.V.Key("Encoding").Name()
 	pf := &pageFont{vertical: encName == "V" || strings.HasSuffix(encName, "-V")}
 	defer pf.readVertical(f.V)
-	pf.name = baseFontName(f.V.Key("BaseFont").Name())
+	name, cp := fontDisplayName(baseFontName(f.V.Key("BaseFont").Name()))
+	pf.name = name
 	pf.symbol = symbolFontName(pf.name)
 	pf.readWidths(f.V)
 	if f.V.Key("Subtype").Name() == "Type0" {
@@ -1037,6 +1119,9 @@ func newPageFont(f pdf.Font) *pageFont {
 	pf.enc = f.Encoder()
 	switch f.V.Key("Subtype").Name() {
 	case "TrueType", "Type1", "MMType1":
+		if cp != nil && !pf.symbol && f.V.Key("ToUnicode").Kind() != pdf.Stream && !embedded(f.V.Key("FontDescriptor")) {
+			pf.codepage = cp
+		}
 		if e := newSimpleEncoding(f.V, pf.symbol, pf.enc); e != nil {
 			pf.enc = e
 		}
@@ -1060,6 +1145,14 @@ var cacheCodes = true
 func (f *pageFont) decode(raw string) string {
 	if f == nil || f.enc == nil {
 		return ""
+	}
+	if f.codepage != nil && !isASCII7(raw) && !latinWords(raw) {
+		// A CJK font that is not embedded and has no ToUnicode: its bytes are its code page's
+		// (宋体 showing GBK), not single-byte codes, where they decode as such to CJK text
+		// and do not read as Latin words with a few accented letters ("Pérez").
+		if s, ok := strictDecode(f.codepage, []byte(raw)); ok && codePageText(s) {
+			return s
+		}
 	}
 	if f.width == 0 || len(raw)%f.width != 0 {
 		return f.enc.Decode(raw)
@@ -1118,4 +1211,52 @@ func (f *pageFont) readVertical(v pdf.Value) {
 			f.vy = y
 		}
 	}
+}
+
+// embedded reports whether a font descriptor holds the font's program.
+func embedded(desc pdf.Value) bool {
+	return desc.Key("FontFile").Kind() == pdf.Stream || desc.Key("FontFile2").Kind() == pdf.Stream ||
+		desc.Key("FontFile3").Kind() == pdf.Stream
+}
+
+// isASCII7 reports whether s holds bytes below 0x80 only.
+func isASCII7(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// codePageText reports whether s, decoded from a CJK code page, reads as such: every character
+// beyond ASCII a CJK one (ideographs, kana, Hangul, CJK and full-width punctuation, general
+// punctuation such as …), none a Latin-1 or Latin Extended letter.
+func codePageText(s string) bool {
+	some := false
+	for _, r := range s {
+		switch {
+		case r < 0x80:
+		case r < 0x2000:
+			return false
+		default:
+			some = true
+		}
+	}
+	return some
+}
+
+// latinWords reports whether raw, read byte by byte, is mostly Latin letters: more than twice
+// as many ASCII letters as bytes that would be accented letters (0xC0 and up).
+func latinWords(raw string) bool {
+	letters, accented := 0, 0
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c >= 0xC0:
+			accented++
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+			letters++
+		}
+	}
+	return letters > 2*accented
 }
