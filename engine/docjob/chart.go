@@ -104,17 +104,22 @@ func readChart(root *node) *chartData {
 func chartText(t *node) string {
 	if tx := t.child("tx"); tx != nil {
 		if rich := tx.child("rich"); rich != nil {
-			var lines []string
-			for _, p := range rich.kids {
-				if p.name == "p" {
-					lines = append(lines, textOf(p))
-				}
-			}
-			return strings.Join(lines, " ")
+			return richText(rich)
 		}
 		return cachedText(tx)
 	}
 	return ""
+}
+
+// richText is a title's rich text: its paragraphs' text, joined by spaces.
+func richText(rich *node) string {
+	var lines []string
+	for _, p := range rich.kids {
+		if p.name == "p" {
+			lines = append(lines, textOf(p))
+		}
+	}
+	return strings.Join(lines, " ")
 }
 
 // cachedText is the first cached value under n (c:strRef/c:strCache/c:pt/c:v) or c:v itself.

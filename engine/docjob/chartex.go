@@ -113,13 +113,7 @@ func readChartEx(root *node) *chartData {
 // chartExText is the text of a cx:title: its rich text runs or its cached text.
 func chartExText(t *node) string {
 	if rich := find(t, "rich"); rich != nil {
-		var lines []string
-		for _, p := range rich.kids {
-			if p.name == "p" {
-				lines = append(lines, textOf(p))
-			}
-		}
-		return strings.Join(lines, " ")
+		return richText(rich)
 	}
 	return cachedText(t)
 }

@@ -25,14 +25,7 @@ func TestDOCXHeadingVariants(t *testing.T) {
 		<w:num w:numId="9"><w:abstractNumId w:val="8"/></w:num><w:num w:numId="4"><w:abstractNumId w:val="7"/></w:num></w:numbering>`
 	body := wp("Chapter", wr("第一章")) + wp("Outline3", wr("細目")) + wp("InvisNum", wr("参考文献")) + wp("TOCHeading", wr("目次")) +
 		listPara(4, 0, "数値は速報値です。") + listPara(9, 0, "番号なしの段落")
-	d, err := Convert(context.Background(), makeDOCXParts(t, body, map[string]string{"word/styles.xml": styles, "word/numbering.xml": numbering}), "h.docx", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "# 第一章\n\n### 細目\n\n## 参考文献\n\n目次\n\n注記 数値は速報値です。\n\n番号なしの段落\n"
-	if d.Markdown != want {
-		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
-	}
+	wantDOCXMarkdown(t, body, map[string]string{"word/styles.xml": styles, "word/numbering.xml": numbering}, "h.docx", "# 第一章\n\n### 細目\n\n## 参考文献\n\n目次\n\n注記 数値は速報値です。\n\n番号なしの段落\n")
 }
 
 // TestDOCXPicturePlacement: a picture before or after a paragraph's text stands on a line of
@@ -90,14 +83,7 @@ func TestDOCXSuperSubscript(t *testing.T) {
 	body := wp("", wr("面積はx")+va("superscript", "2")+wr("、水はH")+va("subscript", "2")+wr("O、誤差は10")+va("superscript", "-")+va("superscript", "3")+wr("。")+
 		`<w:r><w:rPr><w:vertAlign w:val="superscript"/></w:rPr><w:footnoteReference w:id="1"/></w:r>`)
 	notes := `<w:footnotes ` + wNS + `><w:footnote w:id="1">` + wp("", wr("概算")) + `</w:footnote></w:footnotes>`
-	d, err := Convert(context.Background(), makeDOCXParts(t, body, map[string]string{"word/footnotes.xml": notes}), "s.docx", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "面積はx<sup>2</sup>、水はH<sub>2</sub>O、誤差は10<sup>-3</sup>。[^1]\n\n\n[^1]: 概算\n"
-	if d.Markdown != want {
-		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
-	}
+	wantDOCXMarkdown(t, body, map[string]string{"word/footnotes.xml": notes}, "s.docx", "面積はx<sup>2</sup>、水はH<sub>2</sub>O、誤差は10<sup>-3</sup>。[^1]\n\n\n[^1]: 概算\n")
 }
 
 // TestDOCXFractionKinds: a fraction without a bar (a binomial coefficient) is stacked with no
@@ -243,26 +229,13 @@ func TestJapaneseNumbering(t *testing.T) {
 		<w:abstractNum w:abstractNumId="1"><w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="japaneseCounting"/><w:lvlText w:val="第%1章"/><w:pStyle w:val="Heading1"/></w:lvl></w:abstractNum>
 		<w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num><w:num w:numId="2"><w:abstractNumId w:val="1"/></w:num></w:numbering>`
 	body := wp("Heading1", wr("総則")) + listPara(1, 0, "目的") + listPara(1, 1, "範囲") + listPara(1, 0, "定義") + wp("Heading1", wr("手続"))
-	d, err := Convert(context.Background(), makeDOCXParts(t, body, map[string]string{"word/styles.xml": styles, "word/numbering.xml": numbering}), "j.docx", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "# 第一章 総則\n\n- (ア) 目的\n\n  - ① 範囲\n\n- (イ) 定義\n\n# 第二章 手続\n"
-	if d.Markdown != want {
-		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
-	}
+	wantDOCXMarkdown(t, body, map[string]string{"word/styles.xml": styles, "word/numbering.xml": numbering}, "j.docx", "# 第一章 総則\n\n- (ア) 目的\n\n  - ① 範囲\n\n- (イ) 定義\n\n# 第二章 手続\n")
 	auto := func(typ, text string) string {
 		return `<a:p><a:pPr><a:buAutoNum type="` + typ + `"/></a:pPr><a:r><a:t>` + text + `</a:t></a:r></a:p>`
 	}
 	shapes := sp("", "0", "0", auto("circleNumDbPlain", "受付")+auto("circleNumDbPlain", "審査")) +
 		sp("", "0", "1000000", auto("arabicParenBoth", "甲")+auto("arabicParenBoth", "乙")) + sp("", "0", "2000000", auto("alphaLcParenR", "丙"))
-	d, err = ConvertKind(context.Background(), oneSlideDeck(t, shapes, "", "", ""), "j.pptx", KindPPTX, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "## Slide 1\n\n- ① 受付\n- ② 審査\n\n- (1) 甲\n- (2) 乙\n\na) 丙\n"; d.Markdown != want {
-		t.Fatalf("deck: got %q want %q", d.Markdown, want)
-	}
+	wantSlideMarkdown(t, shapes, "j.pptx", "## Slide 1\n\n- ① 受付\n- ② 審査\n\n- (1) 甲\n- (2) 乙\n\na) 丙\n")
 }
 
 // FuzzDOCXBody: any body XML (pictures, fields, imported parts, equations, numbering) converts
@@ -319,5 +292,17 @@ func TestDOCXWordArt(t *testing.T) {
 	}
 	if want := "> Header: 社外秘\n\n本文\n"; d.Markdown != want {
 		t.Fatalf("got %q want %q", d.Markdown, want)
+	}
+}
+
+// wantDOCXMarkdown converts a document of body and parts, as file name, and checks its Markdown.
+func wantDOCXMarkdown(t *testing.T, body string, parts map[string]string, name, want string) {
+	t.Helper()
+	d, err := Convert(context.Background(), makeDOCXParts(t, body, parts), name, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Markdown != want {
+		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
 	}
 }

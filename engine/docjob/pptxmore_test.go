@@ -145,13 +145,7 @@ func TestPPTXSuperSubscript(t *testing.T) {
 		return `<a:r><a:rPr baseline="` + baseline + `"/><a:t>` + text + `</a:t></a:r>`
 	}
 	shapes := sp("", "0", "0", `<a:p>`+run("面積m", "")+run("2", "30000")+run("、CO", "")+run("2", "-25000")+run("排出", "")+`</a:p>`)
-	d, err := ConvertKind(context.Background(), oneSlideDeck(t, shapes, "", "", ""), "s.pptx", KindPPTX, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "## Slide 1\n\n面積m<sup>2</sup>、CO<sub>2</sub>排出\n"; d.Markdown != want {
-		t.Fatalf("got %q want %q", d.Markdown, want)
-	}
+	wantSlideMarkdown(t, shapes, "s.pptx", "## Slide 1\n\n面積m<sup>2</sup>、CO<sub>2</sub>排出\n")
 }
 
 // TestPPTXEmbeddedObject: an embedded object (here a worksheet) is given as the picture of it
@@ -224,13 +218,7 @@ func TestPPTXAlternateContent(t *testing.T) {
 	shapes := `<mc:AlternateContent ` + mc + `><mc:Choice Requires="p14">` + sp("", "0", "0", para("一つ目")) + sp("", "0", "1000000", para("二つ目")) +
 		`</mc:Choice><mc:Fallback>` + sp("", "0", "0", para("代替")) + `</mc:Fallback></mc:AlternateContent>` +
 		`<mc:AlternateContent ` + mc + `><mc:Choice Requires="p15"><p:contentPart r:id="rId9"/></mc:Choice><mc:Fallback>` + sp("", "0", "2000000", para("予備の図形")) + `</mc:Fallback></mc:AlternateContent>`
-	d, err := ConvertKind(context.Background(), oneSlideDeck(t, shapes, "", "", ""), "a.pptx", KindPPTX, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "## Slide 1\n\n一つ目\n\n二つ目\n\n予備の図形\n"; d.Markdown != want {
-		t.Fatalf("got %q want %q", d.Markdown, want)
-	}
+	wantSlideMarkdown(t, shapes, "a.pptx", "## Slide 1\n\n一つ目\n\n二つ目\n\n予備の図形\n")
 }
 
 // TestPPTXChartEx: an Office 2016 chart (here a waterfall) gives its title, kind and cached
@@ -336,5 +324,18 @@ func TestPictureLinks(t *testing.T) {
 	}
 	if want := "申込はこちら\n\n[![申込QR](Picture1.png)](https://example.jp/apply)\n"; d.Markdown != want {
 		t.Fatalf("document: got %q want %q", d.Markdown, want)
+	}
+}
+
+// wantSlideMarkdown converts a deck of one slide holding shapes, as file name, and checks its
+// Markdown.
+func wantSlideMarkdown(t *testing.T, shapes, name, want string) {
+	t.Helper()
+	d, err := ConvertKind(context.Background(), oneSlideDeck(t, shapes, "", "", ""), name, KindPPTX, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Markdown != want {
+		t.Fatalf("got %q want %q", d.Markdown, want)
 	}
 }

@@ -26,19 +26,26 @@ func kindsOf(t *testing.T, q *Queue, id int64) []string {
 	return out
 }
 
+// heldWorker starts a worker of n slots for type "x" whose jobs return their input once
+// release is closed.
+func heldWorker(t *testing.T, q *Queue, n int) (*Worker, chan struct{}) {
+	release := make(chan struct{})
+	w := startWorker(t, q, WorkerOptions{Workers: n}, func(w *Worker) {
+		w.Handle("x", func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
+			<-release
+			return in, nil
+		}, TypeOptions{})
+	})
+	return w, release
+}
+
 // A job enqueued alone while a worker has a free slot and nothing else is due is written
 // claimed: running when EnqueueWatched returns, with the lease, attempt and history a claim
 // gives, and it ends as a claimed job does.
 func TestHandOffWritesTheClaim(t *testing.T) {
 	q := openQueue(t, t.TempDir())
 	ctx := context.Background()
-	release := make(chan struct{})
-	w := startWorker(t, q, WorkerOptions{Workers: 2}, func(w *Worker) {
-		w.Handle("x", func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
-			<-release
-			return in, nil
-		}, TypeOptions{})
-	})
+	w, release := heldWorker(t, q, 2)
 	// The reference: a job claimed by the worker's claim loop.
 	ref, _, err := q.Enqueue(ctx, Params{Type: "x", Input: json.RawMessage(`{"n":0}`), MaxAttempts: 1})
 	if err != nil {
@@ -94,13 +101,7 @@ func TestHandOffWritesTheClaim(t *testing.T) {
 func TestHandOffOnlyWhenTheClaimWouldTakeIt(t *testing.T) {
 	q := openQueue(t, t.TempDir())
 	ctx := context.Background()
-	release := make(chan struct{})
-	w := startWorker(t, q, WorkerOptions{Workers: 1}, func(w *Worker) {
-		w.Handle("x", func(ctx context.Context, in json.RawMessage, r job.Reporter) (json.RawMessage, error) {
-			<-release
-			return in, nil
-		}, TypeOptions{})
-	})
+	w, release := heldWorker(t, q, 1)
 	try := func() *handoff {
 		t.Helper()
 		var h *handoff
