@@ -440,10 +440,18 @@ func (e *Engine) Wait(ctx context.Context, arn string) (Execution, error) {
 	return e.follow(ctx, arn, nil)
 }
 
+// stillRunning reports whether an execution's job with status s is known not to have ended:
+// its execution is then still running and need not be read again (an execution's row is closed
+// before its job ends: closeWith commits it before the handler returns, StopExecution before it
+// cancels the job).
+func stillRunning(s job.Status) bool {
+	return s == job.Pending || s == job.Running || s == job.Retrying
+}
+
 // follow is Wait that also passes the execution's progress to progress (when not nil): what its
 // job stands at when follow begins, then each progress its job reports, as the job's events
-// arrive (queue.Watch). The execution is read again when its job's status moves (it started,
-// entered a state, ended, was redriven), and the job when the queue says another process
+// arrive (queue.Watch). The execution is read again when its job ends (or an event of
+// its job does not say that it has not: see stillRunning), and the job when the queue says another process
 // changed the database (an execution run by another process's worker).
 func (e *Engine) follow(ctx context.Context, arn string, progress func(pct float64, msg string)) (Execution, error) {
 	x, err := e.DescribeExecution(ctx, arn)
@@ -490,8 +498,8 @@ func (e *Engine) follow(ctx context.Context, arn string, progress func(pct float
 					if reread() {
 						break wait
 					}
-				case ev.JobID == x.JobID:
-					break wait // the job started, entered a state, ended or was redriven
+				case ev.JobID == x.JobID && !stillRunning(ev.Status):
+					break wait // the job ended, or an event that does not say (read the execution)
 				}
 			}
 		}
