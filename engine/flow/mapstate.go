@@ -450,11 +450,15 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 		// A DISTRIBUTED iteration keeps its events for its own child execution's history.
 		sub := &frame{prefix: fmt.Sprintf("%s/%d/", key, i), visits: map[string]int{}, quiet: fr.quiet && !distributed, vars: asl.NewScope(fr.vars)}
 		start := time.Now().UnixMilli()
-		itemCtx := make(map[string]any, len(cobj)+1)
-		for k, v := range cobj {
-			itemCtx[k] = v
+		// The context object with $$.Map.Item is what an ItemSelector sees; built only for one.
+		var itemCtx map[string]any
+		if s.HasItemSelector {
+			itemCtx = make(map[string]any, len(cobj)+1)
+			for k, v := range cobj {
+				itemCtx[k] = v
+			}
+			itemCtx["Map"] = map[string]any{"Item": map[string]any{"Index": float64(i), "Value": item}}
 		}
-		itemCtx["Map"] = map[string]any{"Item": map[string]any{"Index": float64(i), "Value": item}}
 		in := item
 		var ferr *asl.Error
 		if s.JSONata && s.HasItemSelector {
