@@ -435,6 +435,115 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 	}
 	sem := make(chan struct{}, maxConc)
 	var wg sync.WaitGroup
+	// The iterations run on at most maxConc goroutines that take one item after another (sem
+	// bounds how many run at once; an item holds its slot from when it is sent until it is
+	// recorded). A goroutine kept for the next item keeps the stack the last one grew, which a
+	// goroutine per item would grow again each time.
+	type mapWork struct {
+		i    int64
+		item any
+	}
+	work := make(chan mapWork, maxConc)
+	workers := 0
+	runItem := func(i int64, item any) {
+		defer func() { <-sem; wg.Done() }()
+		// A DISTRIBUTED iteration keeps its events for its own child execution's history.
+		sub := &frame{prefix: fmt.Sprintf("%s/%d/", key, i), visits: map[string]int{}, quiet: fr.quiet && !distributed, vars: asl.NewScope(fr.vars)}
+		start := time.Now().UnixMilli()
+		// The context object with $$.Map.Item is what an ItemSelector sees; built only for one.
+		var itemCtx map[string]any
+		if s.HasItemSelector {
+			itemCtx = make(map[string]any, len(cobj)+1)
+			for k, v := range cobj {
+				itemCtx[k] = v
+			}
+			itemCtx["Map"] = map[string]any{"Item": map[string]any{"Index": float64(i), "Value": item}}
+		}
+		in := item
+		var ferr *asl.Error
+		if s.JSONata && s.HasItemSelector {
+			x, err := s.J.ItemSelector.Eval(asl.JVars(fr.vars, raw, itemCtx, nil, nil, false, false))
+			if err != nil {
+				ferr = toASL(err)
+			}
+			in = x
+		} else if s.HasItemSelector {
+			x, err := asl.Template(s.ItemSelector, asl.Env{Input: v, Context: itemCtx, Vars: fr.vars})
+			if err != nil {
+				ferr = toASL(err)
+			}
+			in = x
+		}
+		var started childStart
+		if distributed {
+			// The child execution is listed as RUNNING from here on.
+			inJSON := str(in)
+			sub.add("ExecutionStarted", map[string]any{"executionStartedEventDetails": map[string]any{
+				"input": inJSON, "inputDetails": map[string]any{"truncated": false}, "roleArn": r.e.defaultRole()}})
+			started = childStart{idx: i, input: inJSON, start: start, event: sub.take()[0]}
+			started.event.encoded = started.event.detailsJSON()
+			mu.Lock()
+			running++
+			rec.started(started)
+			mu.Unlock()
+		} else {
+			mu.Lock()
+			running++
+			mu.Unlock()
+			sub.add("MapIterationStarted", map[string]any{"mapIterationStartedEventDetails": map[string]any{"name": s.Name, "index": i}})
+		}
+		var out any
+		if ferr == nil {
+			out, ferr = r.runMachine(mctx, sub, s.Processor, s.Processor.StartAt, in)
+		}
+		res := itemResult{idx: i, ok: ferr == nil, output: out, started: started}
+		if ferr != nil {
+			res.output = map[string]any{"Error": ferr.Name, "Cause": ferr.Cause}
+		}
+		res.outJSON = str(res.output)
+		switch {
+		case distributed && ferr != nil:
+			res.errName, res.cause = ferr.Name, ferr.Cause
+			typ, details := closingEvent(StatusFailed, nil, ferr.Name, ferr.Cause)
+			sub.add(typ, details)
+		case distributed:
+			typ, details := closingEvent(StatusSucceeded, json.RawMessage(res.outJSON), "", "")
+			sub.add(typ, details)
+		case ferr != nil:
+			typ, det := "MapIterationFailed", "mapIterationFailedEventDetails"
+			if mctx.Err() != nil {
+				typ, det = "MapIterationAborted", "mapIterationAbortedEventDetails"
+			}
+			sub.add(typ, map[string]any{det: map[string]any{"name": s.Name, "index": i}})
+		default:
+			sub.add("MapIterationSucceeded", map[string]any{"mapIterationSucceededEventDetails": map[string]any{"name": s.Name, "index": i}})
+		}
+		res.events = sub.take()
+		if distributed {
+			encode(res.events) // here, beside the other iterations, not in the recorder's transaction
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		running--
+		if ferr != nil && mctx.Err() != nil && ferr.Name == "States.Aborted" {
+			return // cancelled because another iteration failed: runs again on redrive
+		}
+		if ferr == nil {
+			succeeded++
+			setResult(i, out)
+		} else {
+			failed++
+			if firstErr == nil {
+				firstErr = ferr
+			}
+		}
+		rec.finished(res)
+		r.mapDone.Add(1)
+		if !tolerated() {
+			cancel()
+		}
+		r.progress(s.Name)
+	}
 	var idx int64
 	for ; ; idx++ {
 		if mctx.Err() != nil {
@@ -476,102 +585,17 @@ func (r *run) mapState(ctx context.Context, fr *frame, s *asl.State, raw any, co
 			break
 		}
 		wg.Add(1)
-		go func(i int64, item any) {
-			defer func() { <-sem; wg.Done() }()
-			// A DISTRIBUTED iteration keeps its events for its own child execution's history.
-			sub := &frame{prefix: fmt.Sprintf("%s/%d/", key, i), visits: map[string]int{}, quiet: fr.quiet && !distributed, vars: asl.NewScope(fr.vars)}
-			start := time.Now().UnixMilli()
-			itemCtx := make(map[string]any, len(cobj)+1)
-			for k, v := range cobj {
-				itemCtx[k] = v
-			}
-			itemCtx["Map"] = map[string]any{"Item": map[string]any{"Index": float64(i), "Value": item}}
-			in := item
-			var ferr *asl.Error
-			if s.JSONata && s.HasItemSelector {
-				x, err := s.J.ItemSelector.Eval(asl.JVars(fr.vars, raw, itemCtx, nil, nil, false, false))
-				if err != nil {
-					ferr = toASL(err)
+		work <- mapWork{idx, item} // never blocks: each item in the channel holds a slot of sem
+		if workers < maxConc {
+			workers++
+			go func() {
+				for w := range work {
+					runItem(w.i, w.item)
 				}
-				in = x
-			} else if s.HasItemSelector {
-				x, err := asl.Template(s.ItemSelector, asl.Env{Input: v, Context: itemCtx, Vars: fr.vars})
-				if err != nil {
-					ferr = toASL(err)
-				}
-				in = x
-			}
-			var started childStart
-			if distributed {
-				// The child execution is listed as RUNNING from here on.
-				inJSON := str(in)
-				sub.add("ExecutionStarted", map[string]any{"executionStartedEventDetails": map[string]any{
-					"input": inJSON, "inputDetails": map[string]any{"truncated": false}, "roleArn": r.e.defaultRole()}})
-				started = childStart{idx: i, input: inJSON, start: start, event: sub.take()[0]}
-				started.event.encoded = started.event.detailsJSON()
-				mu.Lock()
-				running++
-				rec.started(started)
-				mu.Unlock()
-			} else {
-				mu.Lock()
-				running++
-				mu.Unlock()
-				sub.add("MapIterationStarted", map[string]any{"mapIterationStartedEventDetails": map[string]any{"name": s.Name, "index": i}})
-			}
-			var out any
-			if ferr == nil {
-				out, ferr = r.runMachine(mctx, sub, s.Processor, s.Processor.StartAt, in)
-			}
-			res := itemResult{idx: i, ok: ferr == nil, output: out, started: started}
-			if ferr != nil {
-				res.output = map[string]any{"Error": ferr.Name, "Cause": ferr.Cause}
-			}
-			res.outJSON = str(res.output)
-			switch {
-			case distributed && ferr != nil:
-				res.errName, res.cause = ferr.Name, ferr.Cause
-				typ, details := closingEvent(StatusFailed, nil, ferr.Name, ferr.Cause)
-				sub.add(typ, details)
-			case distributed:
-				typ, details := closingEvent(StatusSucceeded, json.RawMessage(res.outJSON), "", "")
-				sub.add(typ, details)
-			case ferr != nil:
-				typ, det := "MapIterationFailed", "mapIterationFailedEventDetails"
-				if mctx.Err() != nil {
-					typ, det = "MapIterationAborted", "mapIterationAbortedEventDetails"
-				}
-				sub.add(typ, map[string]any{det: map[string]any{"name": s.Name, "index": i}})
-			default:
-				sub.add("MapIterationSucceeded", map[string]any{"mapIterationSucceededEventDetails": map[string]any{"name": s.Name, "index": i}})
-			}
-			res.events = sub.take()
-			if distributed {
-				encode(res.events) // here, beside the other iterations, not in the recorder's transaction
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			running--
-			if ferr != nil && mctx.Err() != nil && ferr.Name == "States.Aborted" {
-				return // cancelled because another iteration failed: runs again on redrive
-			}
-			if ferr == nil {
-				succeeded++
-				setResult(i, out)
-			} else {
-				failed++
-				if firstErr == nil {
-					firstErr = ferr
-				}
-			}
-			rec.finished(res)
-			r.mapDone.Add(1)
-			if !tolerated() {
-				cancel()
-			}
-			r.progress(s.Name)
-		}(idx, item)
+			}()
+		}
 	}
+	close(work)
 	wg.Wait()
 	stopRecorder() // every finished iteration is recorded
 	mu.Lock()
