@@ -95,6 +95,7 @@ type resultFields struct {
 	rank    map[string]int // a shown field's place in order
 	figures []family.SummaryFigure
 	labels  []func(map[string]json.RawMessage, string) (string, string, bool)
+	hides   []func(map[string]json.RawMessage, string) bool
 }
 
 // runtimeHiddenFields are the fields every result may carry that only machines read (ARNs, ids,
@@ -130,6 +131,9 @@ func mergeResultViews(views []family.ResultView) resultFields {
 		}
 		if fv.Label != nil {
 			v.labels = append(v.labels, fv.Label)
+		}
+		if fv.Hide != nil {
+			v.hides = append(v.hides, fv.Hide)
 		}
 	}
 	for part := range views[0].Parts() {
@@ -315,9 +319,15 @@ func summarize(obj map[string]json.RawMessage) ResultSummary {
 		return ""
 	}
 	s.Sentence, s.SentenceJa = sentence("summary"), sentence("summaryJa")
-	for _, f := range vocabulary().figures {
+	fields := vocabulary()
+	seen := 0 // the figures the result holds so far, this one included, shown or hidden
+	for _, f := range fields.figures {
 		v, ok := obj[f.Field]
 		if !ok {
+			continue
+		}
+		seen++
+		if fields.hide(obj, f.Field) {
 			continue
 		}
 		if f.By != "" {
@@ -328,8 +338,9 @@ func summarize(obj map[string]json.RawMessage) ResultSummary {
 		}
 		if f.Digest {
 			// A digest is what a checksum job is for; beside a conversion's figures it is noise.
+			// (A hidden figure counts: a text conversion does not show its digest for want of pages.)
 			var d string
-			if len(s.Figures) <= 1 && json.Unmarshal(v, &d) == nil && d != "" {
+			if seen <= 2 && json.Unmarshal(v, &d) == nil && d != "" {
 				s.Figures = append(s.Figures, ResultFigure{WordsKey: f.Words, Value: clip(oneLine(d), 12)})
 			}
 			continue
@@ -360,7 +371,7 @@ func DescribeResult(j job.Job) ResultView {
 	fields := vocabulary()
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
-		if !fields.hidden[k] {
+		if !fields.hidden[k] && !fields.hide(obj, k) {
 			keys = append(keys, k)
 		}
 	}
@@ -395,6 +406,17 @@ func DescribeResult(j job.Job) ResultView {
 		v.Rows = append(v.Rows, row)
 	}
 	return v
+}
+
+// hide reports whether result obj says its field k says nothing of it (a family's
+// ResultView.Hide).
+func (v resultFields) hide(obj map[string]json.RawMessage, k string) bool {
+	for _, h := range v.hides {
+		if h(obj, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // label is the label result obj words itself for field k (a family's ResultView.Label).

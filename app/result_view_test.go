@@ -3,6 +3,7 @@ package app
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"jobdesk/app/family"
@@ -176,6 +177,32 @@ func TestPagesByFormat(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%s: no page count row", kind)
+		}
+	}
+}
+
+// TestNoPagesWhereTheFormatHasNone: a Word document, a web page, a text or data file has no
+// pages; its page count (always 1) is neither in the summary nor in the result form, so a long
+// contract does not read "1 page". A PDF of one page still says so.
+func TestNoPagesWhereTheFormatHasNone(t *testing.T) {
+	for _, kind := range []string{"docx", "html", "mhtml", "txt", "csv", "json", "xml", "ipynb", "feed", "pdf"} {
+		j := job.Job{Status: job.Succeeded, Result: json.RawMessage(`{"kind":"` + kind + `","page_count":1,"extracted_text_length":29000}`)}
+		s := SummarizeResult(j)
+		line := s.Headline("en", func(k string) (string, bool) { w, ok := englishWords()[k]; return w, ok })
+		rows := 0
+		for _, r := range DescribeResult(j).Rows {
+			if r.LabelKey == "field.page_count" {
+				rows++
+			}
+		}
+		if kind == "pdf" {
+			if !strings.Contains(line, "1 page") || rows != 1 {
+				t.Errorf("pdf: summary %q, %d page rows; want its page", line, rows)
+			}
+			continue
+		}
+		if strings.Contains(line, "page") || rows != 0 || !strings.Contains(line, "29,000") {
+			t.Errorf("%s: summary %q, %d page rows; want the characters only", kind, line, rows)
 		}
 	}
 }

@@ -20,6 +20,7 @@ func (*Family) ResultView() family.ResultView {
 		Provenance: []string{"cached", "converter_version", "sha256"},
 		Hidden:     []string{"converter_version", "mail"}, // a mail's header has a view of its own
 		Label:      pagesLabel,
+		Hide:       nominalPages,
 		Summary: []family.SummaryFigure{
 			{Field: "page_count", Words: "result.pages", By: "kind", ByWords: map[string]string{
 				"pptx": "result.slides", "xls": "result.sheets", "xlsx": "result.sheets", "epub": "result.chapters",
@@ -27,6 +28,23 @@ func (*Family) ResultView() family.ResultView {
 			{Field: "extracted_text_length", Words: "result.chars"},
 		},
 	}
+}
+
+// pagelessKinds are the formats without pages (nor slides, sheets, chapters): their page count
+// is always 1 and says nothing, so it is not shown (a 30-page contract is not "1 page").
+var pagelessKinds = map[string]bool{
+	"docx": true, "html": true, "mhtml": true, "txt": true, "csv": true, "json": true, "xml": true,
+	"ipynb": true, "feed": true,
+}
+
+// nominalPages hides the page count of a format without pages.
+func nominalPages(result map[string]json.RawMessage, field string) bool {
+	if field != "page_count" {
+		return false
+	}
+	var kind string
+	json.Unmarshal(result["kind"], &kind)
+	return pagelessKinds[kind]
 }
 
 // pagesLabel words a conversion's page count as its format counts: a deck's slides, a

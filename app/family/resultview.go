@@ -36,6 +36,10 @@ type ResultView struct {
 	// Label words the label of a field from the result itself (a CSV layout names its own
 	// entity: 社員数 / Employees); ok false keeps the field's fixed label. Nil: no such labels.
 	Label func(result map[string]json.RawMessage, field string) (en, ja string, ok bool)
+	// Hide reports the fields a result holds that say nothing of it (a figure the format
+	// does not have, such as a Word document's page count, always 1): left out of its rows and
+	// its summary. Nil: none.
+	Hide func(result map[string]json.RawMessage, field string) bool
 }
 
 // SummaryFigure is a result field worth a place in a one-line summary.
