@@ -183,50 +183,14 @@ func cffOrdering(data []byte) string {
 	if !ok {
 		return ""
 	}
-	// Top DICT: operands then operator; ROS is 12 30 with operands SID SID number.
-	d := top[0]
-	var ops []int
-	for i := 0; i < len(d); {
-		b := int(d[i])
-		switch {
-		case b == 12 && i+1 < len(d):
-			if d[i+1] == 30 && len(ops) >= 3 {
-				sid := ops[len(ops)-2] - 391 // custom strings follow the 391 standard ones
-				if sid >= 0 && sid < len(strs) {
-					return string(strs[sid])
-				}
-				return ""
-			}
-			ops = ops[:0]
-			i += 2
-		case b <= 21:
-			ops = ops[:0]
-			i++
-		case b == 28 && i+2 < len(d):
-			ops = append(ops, int(int16(binary.BigEndian.Uint16(d[i+1:]))))
-			i += 3
-		case b == 29 && i+4 < len(d):
-			ops = append(ops, int(int32(binary.BigEndian.Uint32(d[i+1:]))))
-			i += 5
-		case b == 30: // real: skip its nibbles
-			i++
-			for i < len(d) && d[i]&0x0F != 0x0F && d[i]&0xF0 != 0xF0 {
-				i++
-			}
-			i++
-			ops = append(ops, 0)
-		case b >= 32 && b <= 246:
-			ops = append(ops, b-139)
-			i++
-		case b >= 247 && b <= 250 && i+1 < len(d):
-			ops = append(ops, (b-247)*256+int(d[i+1])+108)
-			i += 2
-		case b >= 251 && b <= 254 && i+1 < len(d):
-			ops = append(ops, -(b-251)*256-int(d[i+1])-108)
-			i += 2
-		default:
-			return ""
-		}
+	// ROS (operator 12 30) has the operands SID SID number: registry, ordering, supplement.
+	ros := cffDict(top[0])[1230]
+	if len(ros) < 3 {
+		return ""
+	}
+	sid := ros[len(ros)-2] - 391 // custom strings follow the 391 standard ones
+	if sid >= 0 && sid < len(strs) {
+		return string(strs[sid])
 	}
 	return ""
 }
