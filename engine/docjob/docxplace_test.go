@@ -235,7 +235,7 @@ func TestJapaneseNumbering(t *testing.T) {
 	}
 	shapes := sp("", "0", "0", auto("circleNumDbPlain", "受付")+auto("circleNumDbPlain", "審査")) +
 		sp("", "0", "1000000", auto("arabicParenBoth", "甲")+auto("arabicParenBoth", "乙")) + sp("", "0", "2000000", auto("alphaLcParenR", "丙"))
-	wantSlideMarkdown(t, shapes, "j.pptx", "## Slide 1\n\n- ① 受付\n- ② 審査\n\n- (1) 甲\n- (2) 乙\n\na) 丙\n")
+	wantSlideMarkdown(t, shapes, "j.pptx", "<!-- Slide 1 -->\n\n- ① 受付\n- ② 審査\n\n- (1) 甲\n- (2) 乙\n\na) 丙\n")
 }
 
 // FuzzDOCXBody: any body XML (pictures, fields, imported parts, equations, numbering) converts

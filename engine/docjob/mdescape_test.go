@@ -195,7 +195,7 @@ func TestPPTXTextLooksLikeMarkup(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := d.Markdown
-	for _, want := range []string{"## Slide 1: <タイトル> \\*案\\*\n", "&lt;div&gt;本文&lt;/div&gt;", "\\# 1 と 1. 項目", "- \\- 二重 \\[x\\](y)\n",
+	for _, want := range []string{"<!-- Slide 1 -->\n\n## <タイトル> \\*案\\*\n", "&lt;div&gt;本文&lt;/div&gt;", "\\# 1 と 1. 項目", "- \\- 二重 \\[x\\](y)\n",
 		"| &lt;b&gt;太字&lt;/b&gt; | a_b\\_ と \\_c\\_ |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("no %q in\n%s", want, md)

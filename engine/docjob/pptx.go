@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,12 +12,17 @@ import (
 	"jobdesk/engine/job"
 )
 
-// convertPPTX reads PresentationML directly: one "## Slide N: title" section per slide in the
-// presentation's order (hidden slides marked), the text frames in reading order (top to bottom,
-// then left to right; grouped shapes in place, positions inherited from the layout), bulleted and
-// numbered paragraphs as lists, tables as Markdown tables (merged cells repeated), charts' cached
-// data as tables, pictures extracted beside the Markdown with their alt text, then the slide's
-// comments and speaker notes.
+// convertPPTX reads PresentationML directly, one slide after another in the presentation's
+// order. Each slide begins with a marker line "<!-- Slide N -->" ("<!-- Slide N (hidden) -->" for
+// a hidden slide), then "## title" when the slide has a title, then the text frames in reading
+// order (top to bottom, then left to right; grouped shapes in place, positions inherited from the
+// layout), bulleted and numbered paragraphs as lists, tables as Markdown tables (merged cells
+// repeated), charts' cached data as tables, pictures extracted beside the Markdown with their alt
+// text, then the slide's comments and speaker notes. A picture whose image is not in the file (no
+// image data, a relationship to a part that is not there, a link to a file on the author's
+// computer) is an HTML comment naming it, not text of the slide. The marker is an HTML comment so
+// that the slide's own words follow one another as in the deck; readers of the Markdown find
+// slides by it (see slideMarker).
 func convertPPTX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	if isEncryptedOLE(data) {
 		return nil, errPassword(KindPPTX)
@@ -85,7 +91,7 @@ func convertPPTX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 			}
 			// one damaged slide: the others are still converted, and the result says which
 			logDetail(KindPPTX, fmt.Sprintf("slide %d: %v", i+1, err))
-			fmt.Fprintf(&b, "## Slide %d\n\n> (this slide could not be read)\n\n", i+1)
+			b.WriteString(slideMarker(i+1, false) + "\n\n> (this slide could not be read)\n\n")
 			d.DamagedPages = append(d.DamagedPages, i+1)
 		}
 		if opt.Progress != nil {
@@ -97,7 +103,19 @@ func convertPPTX(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	}
 	d.Markdown = strings.TrimSpace(Clean(b.String())) + "\n"
 	d.Assets = pr.assets.files
+	if len(pr.missing) > 0 {
+		d.Notes = append(d.Notes, "pictures whose image is not in the file: "+strings.Join(pr.missing, "; "))
+	}
 	return d, nil
+}
+
+// slideMarker is the line that begins slide num: an HTML comment, so that no words of ours stand
+// between a slide's words and the next slide's ("<!-- Slide 3 -->", "<!-- Slide 3 (hidden) -->").
+func slideMarker(num int, hidden bool) string {
+	if hidden {
+		return "<!-- Slide " + strconv.Itoa(num) + " (hidden) -->"
+	}
+	return "<!-- Slide " + strconv.Itoa(num) + " -->"
 }
 
 // sectionStarts maps the id of each section's first slide to the section's name (the sections
@@ -152,6 +170,8 @@ type pptxReader struct {
 	layouts map[string]map[string]pos // layout part → placeholder key → position
 	rels    map[string]rel            // the current slide's relationships
 	place   map[string]pos            // the current slide's layout placeholders
+	num     int                       // the current slide's number
+	missing []string                  // pictures whose image is not in the file ("slide 2: Picture 3")
 }
 
 // readAuthors reads the comment authors (legacy commentAuthors.xml and modern authors.xml).
@@ -187,6 +207,7 @@ func (pr *pptxReader) slide(b *strings.Builder, num int, part string, d *Doc) er
 	}
 	pr.rels = pr.p.rels(part)
 	pr.place = nil
+	pr.num = num
 	for _, r := range pr.rels {
 		if r.typ == "slideLayout" {
 			pr.place = pr.layout(r.target)
@@ -201,15 +222,13 @@ func (pr *pptxReader) slide(b *strings.Builder, num int, part string, d *Doc) er
 	if tree := find(root, "spTree"); tree != nil {
 		items = pr.shapes(tree.kids, &title)
 	}
-	head := "## Slide " + strconv.Itoa(num)
+	b.WriteString(slideMarker(num, hidden) + "\n\n")
 	if title != "" {
-		head += ": " + oneLine(title)
+		b.WriteString("## " + oneLine(title) + "\n\n")
 	}
 	if hidden {
-		head += " (hidden)"
 		d.Notes = append(d.Notes, fmt.Sprintf("hidden slide: %d", num))
 	}
-	b.WriteString(head + "\n\n")
 	for _, it := range items {
 		if t := strings.TrimSpace(it.text); t != "" {
 			b.WriteString(t + "\n\n")
@@ -771,12 +790,22 @@ func (pr *pptxReader) blipPicture(c, blip *node, def string) string {
 		alt = def
 	}
 	link := ""
-	if blip != nil {
-		if r, ok := pr.rels[relID(blip, "embed")]; ok && !r.external {
-			link = pr.assets.add(pr.p, r.target, strings.ReplaceAll(name, " ", ""))
-		} else if r, ok := pr.rels[relID(blip, "link")]; ok && r.external && webLink(r.target) {
-			link = r.target // a picture linked from the web, not stored in the deck
+	if blip == nil {
+		return pr.missingPicture(name, alt, "its image data is missing from the file")
+	}
+	embed, linked := relID(blip, "embed"), relID(blip, "link")
+	if r, ok := pr.rels[embed]; ok && !r.external {
+		if !pr.p.has(r.target) {
+			return pr.missingPicture(name, alt, "its image data is missing from the file")
 		}
+		link = pr.assets.add(pr.p, r.target, strings.ReplaceAll(name, " ", ""))
+	} else if r, ok := pr.rels[linked]; ok && r.external && webLink(r.target) {
+		link = r.target // a picture linked from the web, not stored in the deck
+	} else if ok && r.external {
+		return pr.missingPicture(name, alt, "it links to a file outside the presentation ("+path.Base(strings.ReplaceAll(r.target, "\\", "/"))+"), which is not stored in it")
+	} else {
+		// no relationship, or one to nothing the deck holds
+		return pr.missingPicture(name, alt, "its image data is missing from the file")
 	}
 	md := imageMarkdown(alt, link)
 	if c != nil {
@@ -788,6 +817,34 @@ func (pr *pptxReader) blipPicture(c, blip *node, def string) string {
 		}
 	}
 	return md
+}
+
+// missingPicture is an HTML comment on a picture whose image is not in the file, naming it, with
+// its alt text and why: the picture was part of the slide, but there is nothing to show or
+// extract, and its name is not text of the slide. The picture is listed for the result's notes.
+func (pr *pptxReader) missingPicture(name, alt, why string) string {
+	// a comment's text must not close it ("-->") or hold "--"
+	safe := func(s string) string {
+		s = oneLine(s)
+		for strings.Contains(s, "--") {
+			s = strings.ReplaceAll(s, "--", "- -")
+		}
+		return strings.TrimSuffix(s, "-")
+	}
+	name, alt = safe(name), safe(alt)
+	c := "picture"
+	if name != "" {
+		c += " \"" + name + "\""
+	}
+	if alt != "" && alt != name {
+		c += " (alt text: " + alt + ")"
+	}
+	label := "slide " + strconv.Itoa(pr.num)
+	if name != "" {
+		label += ": " + name
+	}
+	pr.missing = append(pr.missing, label)
+	return "<!-- " + c + ": " + why + " -->"
 }
 
 // comments renders a slide's comments part (legacy p:cm or modern p188:cm with replies) as

@@ -107,10 +107,10 @@ func TestPPTX(t *testing.T) {
 	}
 	md := d.Markdown
 	order := []string{
-		"## Slide 1: グラフと写真 (hidden)",
+		"<!-- Slide 1 (hidden) -->\n\n## グラフと写真",
 		"**月別件数** (Bar chart)", "| | 東京 |", "| 4月 | 2003 |", "| 5月 | 17 |",
 		"![倉庫の写真](deck_files/Picture4.png)", "![ロゴ](https://example.jp/logo.png)",
-		"## Slide 2: 第3四半期の報告 営業部",
+		"<!-- Slide 2 -->\n\n## 第3四半期の報告 営業部",
 		"- 売上は前年比 12%増", "  - 東日本が牽引", "\n\n補足なし",
 		"| 地域別 | 地域別 |", "| 東日本 | 120 |", "\n\n- 企画\n- 開発\n\n",
 		"左の箱", "右の箱",
@@ -226,8 +226,8 @@ func TestPPTXDamagedSlide(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, why := d.Status()
-	if st != StatusPartial || !strings.Contains(why, "2, 3") || !strings.Contains(d.Markdown, "## Slide 1: 読める") ||
-		!strings.Contains(d.Markdown, "## Slide 2\n\n> (this slide could not be read)") || d.ReasonJa() == "" {
+	if st != StatusPartial || !strings.Contains(why, "2, 3") || !strings.Contains(d.Markdown, "<!-- Slide 1 -->\n\n## 読める") ||
+		!strings.Contains(d.Markdown, "<!-- Slide 2 -->\n\n> (this slide could not be read)") || d.ReasonJa() == "" {
 		t.Fatalf("status %s %q\n%s", st, why, d.Markdown)
 	}
 }

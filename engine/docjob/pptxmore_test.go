@@ -57,7 +57,7 @@ func TestPPTXLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "## Slide 1: お問い合わせ\n\n詳しくは[申込ページ](https://example.jp/apply) をご覧ください。\n\n[窓口](mailto:info@example.jp)へ\n\n次のスライド\n\n" +
+	want := "<!-- Slide 1 -->\n\n## お問い合わせ\n\n詳しくは[申込ページ](https://example.jp/apply) をご覧ください。\n\n[窓口](mailto:info@example.jp)へ\n\n次のスライド\n\n" +
 		"| 資料 | 所在 |\n| --- | --- |\n| 手引き | [PDF](https://example.jp/apply) |\n\n### Notes\n\n参考: [統計](https://example.jp/stats)\n"
 	if d.Markdown != want {
 		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
@@ -87,7 +87,7 @@ func TestSmartArtNesting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "## Slide 1\n\n- 受注\n  - 在庫確認\n  - 与信確認\n- 検品\n- 出荷\n- 備考\n"
+	want := "<!-- Slide 1 -->\n\n- 受注\n  - 在庫確認\n  - 与信確認\n- 検品\n- 出荷\n- 備考\n"
 	if d.Markdown != want {
 		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
 	}
@@ -130,7 +130,7 @@ func TestPPTXMasterPositions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "## Slide 1: 工程表\n\n上の注記\n\n- 本文の段落\n"
+	want := "<!-- Slide 1 -->\n\n## 工程表\n\n上の注記\n\n- 本文の段落\n"
 	if d.Markdown != want {
 		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
 	}
@@ -145,7 +145,7 @@ func TestPPTXSuperSubscript(t *testing.T) {
 		return `<a:r><a:rPr baseline="` + baseline + `"/><a:t>` + text + `</a:t></a:r>`
 	}
 	shapes := sp("", "0", "0", `<a:p>`+run("面積m", "")+run("2", "30000")+run("、CO", "")+run("2", "-25000")+run("排出", "")+`</a:p>`)
-	wantSlideMarkdown(t, shapes, "s.pptx", "## Slide 1\n\n面積m<sup>2</sup>、CO<sub>2</sub>排出\n")
+	wantSlideMarkdown(t, shapes, "s.pptx", "<!-- Slide 1 -->\n\n面積m<sup>2</sup>、CO<sub>2</sub>排出\n")
 }
 
 // TestPPTXEmbeddedObject: an embedded object (here a worksheet) is given as the picture of it
@@ -162,7 +162,7 @@ func TestPPTXEmbeddedObject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "## Slide 1\n\n![Worksheet](image1.emf)\n"; d.Markdown != want || len(d.Assets) != 1 {
+	if want := "<!-- Slide 1 -->\n\n![Worksheet](image1.emf)\n"; d.Markdown != want || len(d.Assets) != 1 {
 		t.Fatalf("got %q want %q, assets %d", d.Markdown, want, len(d.Assets))
 	}
 }
@@ -178,7 +178,7 @@ func TestPPTXPictureFill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "## Slide 1\n\n![担当者の顔写真](Oval4.png)\n\n山田\n\n営業部\n"; d.Markdown != want || len(d.Assets) != 1 {
+	if want := "<!-- Slide 1 -->\n\n![担当者の顔写真](Oval4.png)\n\n山田\n\n営業部\n"; d.Markdown != want || len(d.Assets) != 1 {
 		t.Fatalf("got %q want %q, assets %d", d.Markdown, want, len(d.Assets))
 	}
 }
@@ -205,7 +205,7 @@ func TestPPTXListStyles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "## Slide 1: 第2部\n\n各部の方針\n\n4. 在庫\n5. 物流\n\n- 項目甲\n- 項目乙\n"
+	want := "<!-- Slide 1 -->\n\n## 第2部\n\n各部の方針\n\n4. 在庫\n5. 物流\n\n- 項目甲\n- 項目乙\n"
 	if d.Markdown != want {
 		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
 	}
@@ -218,7 +218,7 @@ func TestPPTXAlternateContent(t *testing.T) {
 	shapes := `<mc:AlternateContent ` + mc + `><mc:Choice Requires="p14">` + sp("", "0", "0", para("一つ目")) + sp("", "0", "1000000", para("二つ目")) +
 		`</mc:Choice><mc:Fallback>` + sp("", "0", "0", para("代替")) + `</mc:Fallback></mc:AlternateContent>` +
 		`<mc:AlternateContent ` + mc + `><mc:Choice Requires="p15"><p:contentPart r:id="rId9"/></mc:Choice><mc:Fallback>` + sp("", "0", "2000000", para("予備の図形")) + `</mc:Fallback></mc:AlternateContent>`
-	wantSlideMarkdown(t, shapes, "a.pptx", "## Slide 1\n\n一つ目\n\n二つ目\n\n予備の図形\n")
+	wantSlideMarkdown(t, shapes, "a.pptx", "<!-- Slide 1 -->\n\n一つ目\n\n二つ目\n\n予備の図形\n")
 }
 
 // TestPPTXChartEx: an Office 2016 chart (here a waterfall) gives its title, kind and cached
@@ -239,7 +239,7 @@ func TestPPTXChartEx(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "## Slide 1\n\n**売上の増減** (Waterfall chart)\n\n|  | 金額 |\n| --- | --- |\n| 期首 | 100 |\n| 増加 | 25.1 |\n| 期末 | 125.1 |\n"
+	want := "<!-- Slide 1 -->\n\n**売上の増減** (Waterfall chart)\n\n|  | 金額 |\n| --- | --- |\n| 期首 | 100 |\n| 増加 | 25.1 |\n| 期末 | 125.1 |\n"
 	if d.Markdown != want {
 		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
 	}
@@ -267,11 +267,11 @@ func TestPPTXSections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "# 導入\n\n## Slide 1: 目的\n\n# 結果\n\n## Slide 2: 売上\n\n## Slide 3: 費用\n"
+	want := "# 導入\n\n<!-- Slide 1 -->\n\n## 目的\n\n# 結果\n\n<!-- Slide 2 -->\n\n## 売上\n\n<!-- Slide 3 -->\n\n## 費用\n"
 	if d.Markdown != want {
 		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
 	}
-	if d, err = ConvertKind(context.Background(), deck(""), "s.pptx", KindPPTX, Options{}); err != nil || d.Markdown != "## Slide 1: 目的\n\n## Slide 2: 売上\n\n## Slide 3: 費用\n" {
+	if d, err = ConvertKind(context.Background(), deck(""), "s.pptx", KindPPTX, Options{}); err != nil || d.Markdown != "<!-- Slide 1 -->\n\n## 目的\n\n<!-- Slide 2 -->\n\n## 売上\n\n<!-- Slide 3 -->\n\n## 費用\n" {
 		t.Fatalf("no sections: %v %q", err, d.Markdown)
 	}
 }
@@ -312,7 +312,7 @@ func TestPictureLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "## Slide 1\n\n[![申込QR](Picture3.png)](https://example.jp/apply)\n"; d.Markdown != want {
+	if want := "<!-- Slide 1 -->\n\n[![申込QR](Picture3.png)](https://example.jp/apply)\n"; d.Markdown != want {
 		t.Fatalf("deck: got %q want %q", d.Markdown, want)
 	}
 	pic := `<w:r><w:drawing><wp:inline><wp:docPr id="1" name="Picture 1" descr="申込QR"><a:hlinkClick r:id="rId5"/></wp:docPr><a:graphic><a:graphicData><pic:pic><pic:blipFill><a:blip r:embed="rId1"/></pic:blipFill></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`
@@ -337,5 +337,50 @@ func wantSlideMarkdown(t *testing.T, shapes, name, want string) {
 	}
 	if d.Markdown != want {
 		t.Fatalf("got %q want %q", d.Markdown, want)
+	}
+}
+
+// TestPPTXMissingPictures: a picture whose image is not in the file (no image data, a
+// relationship that names nothing, one to a part the package lacks, a link to a file on the
+// author's computer) is an HTML comment naming it with its alt text and why, not text of the
+// slide; the slide's words read on without it. As with a document's missing pictures, the
+// conversion is still ready (the deck's text is all there); the result's notes name the pictures.
+func TestPPTXMissingPictures(t *testing.T) {
+	pic := func(id, name, descr, fill string, y int) string {
+		return `<p:pic><p:nvPicPr><p:cNvPr id="` + id + `" name="` + name + `" descr="` + descr + `"/><p:cNvPicPr/><p:nvPr/></p:nvPicPr>` + fill +
+			`<p:spPr><a:xfrm><a:off x="0" y="` + fmt.Sprint(y) + `"/></a:xfrm></p:spPr></p:pic>`
+	}
+	shapes := sp(`<p:ph type="title"/>`, "0", "0", para("写真の一覧")) +
+		pic("2", "Picture 1", "倉庫の外観", "", 1000000) +
+		pic("3", "Picture 2", "", `<p:blipFill><a:blip r:embed="rIdNone"/></p:blipFill>`, 2000000) +
+		pic("4", "Picture 3", "搬入口 --> 裏手", `<p:blipFill><a:blip r:embed="rId3"/></p:blipFill>`, 3000000) +
+		pic("5", "Picture 4", "ロゴ", `<p:blipFill><a:blip r:link="rId4"/></p:blipFill>`, 4000000) +
+		pic("6", "Picture 5", "地図", `<p:blipFill><a:blip r:embed="rId5"/></p:blipFill>`, 5000000) +
+		sp("", "0", "6000000", para("以上です"))
+	rels := `<Relationship Id="rId3" Type="` + relT + `image" Target="../media/image9.png"/>` +
+		`<Relationship Id="rId4" Type="` + relT + `image" Target="file:///C:/Users/yamada/logo.png" TargetMode="External"/>` +
+		`<Relationship Id="rId5" Type="` + relT + `image" Target="../media/image1.png"/>`
+	deck := addZipEntry(t, oneSlideDeck(t, shapes, rels, "", ""), "ppt/media/image1.png", string(pngBytes))
+	d, err := ConvertKind(context.Background(), deck, "p.pptx", KindPPTX, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "<!-- Slide 1 -->\n\n## 写真の一覧\n\n" +
+		"<!-- picture \"Picture 1\" (alt text: 倉庫の外観): its image data is missing from the file -->\n\n" +
+		"<!-- picture \"Picture 2\": its image data is missing from the file -->\n\n" +
+		"<!-- picture \"Picture 3\" (alt text: 搬入口 - -> 裏手): its image data is missing from the file -->\n\n" +
+		"<!-- picture \"Picture 4\" (alt text: ロゴ): it links to a file outside the presentation (logo.png), which is not stored in it -->\n\n" +
+		"![地図](Picture5.png)\n\n以上です\n"
+	if d.Markdown != want {
+		t.Fatalf("got\n%q\nwant\n%q", d.Markdown, want)
+	}
+	if st, why := d.Status(); st != StatusReady {
+		t.Fatalf("status %s %q", st, why)
+	}
+	if notes := strings.Join(d.Notes, "\n"); !strings.Contains(notes, "slide 1: Picture 1; slide 1: Picture 2; slide 1: Picture 3; slide 1: Picture 4") || strings.Contains(notes, "Picture 5") {
+		t.Fatalf("notes %q", d.Notes)
+	}
+	if len(d.Assets) != 1 {
+		t.Fatalf("assets %+v", d.Assets)
 	}
 }
