@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -322,11 +323,18 @@ func (a *App) Document(ctx context.Context, id int64) (DocumentView, error) {
 	return v, nil
 }
 
+// slideMarker is the line a converted deck begins each slide with ("<!-- Slide 3 -->",
+// "<!-- Slide 3 (hidden) -->").
+var slideMarker = regexp.MustCompile(`^<!-- Slide (\d+)( \(hidden\))? -->$`)
+
 // MarkdownSections lists md's headings of level 1 and 2 outside code fences, each with the span
-// of its section.
+// of its section. A deck's slide marker starts a section of level 2 titled "Slide N: title" with
+// the "## title" heading right after it ("Slide N" for a slide without one, " (hidden)" after a
+// hidden slide's), as decks converted before the markers were headed.
 func MarkdownSections(md string) []DocSection {
 	var out []DocSection
 	fenced := false
+	slide, hidden := -1, "" // the section of a slide marker whose title may follow
 	for off := 0; off < len(md); {
 		end := strings.IndexByte(md[off:], '\n')
 		if end < 0 {
@@ -335,6 +343,16 @@ func MarkdownSections(md string) []DocSection {
 			end += off + 1
 		}
 		line := strings.TrimRight(md[off:end], "\r\n")
+		if !fenced && slide >= 0 && strings.HasPrefix(line, "## ") {
+			out[slide].Title += ": " + mdtext.Unescape(strings.TrimSpace(line[3:])) + hidden
+			slide = -1
+			off = end
+			continue
+		}
+		if strings.TrimSpace(line) != "" && slide >= 0 {
+			out[slide].Title += hidden // a slide without a title
+			slide = -1
+		}
 		switch {
 		case strings.HasPrefix(line, "```"):
 			fenced = !fenced
@@ -342,8 +360,16 @@ func MarkdownSections(md string) []DocSection {
 			out = append(out, DocSection{Title: mdtext.Unescape(strings.TrimSpace(line[2:])), Level: 1, Start: off})
 		case !fenced && strings.HasPrefix(line, "## "):
 			out = append(out, DocSection{Title: mdtext.Unescape(strings.TrimSpace(line[3:])), Level: 2, Start: off})
+		case !fenced && strings.HasPrefix(line, "<!-- Slide "):
+			if m := slideMarker.FindStringSubmatch(line); m != nil {
+				out = append(out, DocSection{Title: "Slide " + m[1], Level: 2, Start: off})
+				slide, hidden = len(out)-1, m[2]
+			}
 		}
 		off = end
+	}
+	if slide >= 0 {
+		out[slide].Title += hidden
 	}
 	for i := range out {
 		out[i].End = len(md)

@@ -115,6 +115,28 @@ func TestMarkdownSectionTitlesReadAsWritten(t *testing.T) {
 	}
 }
 
+// TestMarkdownSectionsOfSlides: a deck's slide markers start its slides' sections, titled by
+// the heading that follows ("Slide 2" for a slide without one, hidden slides marked); the heading
+// is not a section of its own, and a marker-like line in a code block or in text is no slide.
+func TestMarkdownSectionsOfSlides(t *testing.T) {
+	md := "# 導入\n\n<!-- Slide 1 -->\n\n## 売上\\_速報\n\n本文\n\n<!-- Slide 2 -->\n\n図だけ\n\n## 図の説明\n\n" +
+		"<!-- Slide 3 (hidden) -->\n\n## 計画\n\n```\n<!-- Slide 9 -->\n```\n\n文中の <!-- Slide 8 --> は違う\n\n<!-- Slide 4 (hidden) -->\n"
+	s := MarkdownSections(md)
+	var titles []string
+	for _, x := range s {
+		titles = append(titles, fmt.Sprintf("%d:%s", x.Level, x.Title))
+	}
+	if got := strings.Join(titles, "|"); got != "1:導入|2:Slide 1: 売上_速報|2:Slide 2|2:図の説明|2:Slide 3: 計画 (hidden)|2:Slide 4 (hidden)" {
+		t.Fatalf("%q", got)
+	}
+	if got := md[s[1].Start:s[1].End]; got != "<!-- Slide 1 -->\n\n## 売上\\_速報\n\n本文\n\n" {
+		t.Fatalf("slide 1 is %q", got)
+	}
+	if got := md[s[4].Start:s[4].End]; !strings.HasPrefix(got, "<!-- Slide 3 (hidden) -->") || !strings.Contains(got, "Slide 9") || strings.Contains(got, "Slide 4") {
+		t.Fatalf("slide 3 is %q", got)
+	}
+}
+
 // TestGoalOfJobAndExport: an AI job's goal comes with its chart and usage, and saves as
 // Markdown, CSV and XLSX.
 func TestGoalOfJobAndExport(t *testing.T) {

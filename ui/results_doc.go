@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -129,7 +130,7 @@ func (v *docView) render() {
 		if v.doc.File != "" {
 			dir = filepath.Dir(v.doc.File)
 		}
-		o = markdownView(pictureLinks(md, dir))
+		o = markdownView(pictureLinks(slideBreaks(md), dir))
 	}
 	v.body.Objects = []fyne.CanvasObject{o}
 	if cut {
@@ -140,6 +141,34 @@ func (v *docView) render() {
 	}
 	v.body.Refresh()
 	v.scroll.ScrollToTop()
+}
+
+// slideMarker is the line a converted deck begins each slide with ("<!-- Slide 3 -->",
+// "<!-- Slide 3 (hidden) -->"), an HTML comment the rendered view does not show.
+var slideMarker = regexp.MustCompile(`(?m)^<!-- Slide \d+(?: \(hidden\))? -->$`)
+
+// slideBreaks draws a rule where each slide after the first begins, so that a deck read whole
+// shows where its slides part, untitled ones too (the markers themselves are comments, not
+// shown). Markers in code blocks stay as written.
+func slideBreaks(md string) string {
+	if !strings.Contains(md, "<!-- Slide ") {
+		return md
+	}
+	lines := strings.Split(md, "\n")
+	fenced, first := false, true
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "```"):
+			fenced = !fenced
+		case !fenced && slideMarker.MatchString(strings.TrimRight(l, "\r")):
+			if first {
+				first = false
+				continue
+			}
+			lines[i] = "\n---\n" // a thematic break, apart from what comes before
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // show moves to section i (from a ZIP's file list).

@@ -39,7 +39,7 @@ func docOf(kind string, pages int, md string) app.DocumentView {
 // English — a deck's slide count and titles (hidden ones marked), a workbook's sheets, a book's
 // chapters, a mail's header — and a title's Show button opens its part of the document.
 func TestFormatViews(t *testing.T) {
-	deck := docOf("pptx", 3, "## Slide 1: 売上報告\n\n本文\n\n## Slide 2\n\n図だけ\n\n## Slide 3: 来期の計画 (hidden)\n\n計画の本文\n\n### Notes\n\nメモ\n")
+	deck := docOf("pptx", 3, "<!-- Slide 1 -->\n\n## 売上報告\n\n本文\n\n<!-- Slide 2 -->\n\n図だけ\n\n<!-- Slide 3 (hidden) -->\n\n## 来期の計画\n\n計画の本文\n\n### Notes\n\nメモ\n")
 	book := docOf("xls", 2, "## 集計\n\n| a |\n|---|\n| 1 |\n\n## 旧データ (hidden)\n\n| b |\n|---|\n| 2 |\n")
 	epub := docOf("epub", 2, "# 第一章 はじまり\n\n本文一\n\n# 第二章 おわり\n\n本文二\n")
 	epub.Entries = []app.DocEntry{{Name: "OEBPS/c1.xhtml", Status: "ready", Section: -1}, {Name: "OEBPS/c2.xhtml", Status: "ready", Section: -1}}
@@ -98,6 +98,59 @@ func TestFormatViews(t *testing.T) {
 	test.Tap(shows[2])
 	if got := v.text(); !strings.Contains(got, "計画の本文") || strings.Contains(got, "売上報告") {
 		t.Fatalf("slide 3 shows %q", got)
+	}
+}
+
+// TestDeckMarkersInTheWindow: a deck's slide markers and its comments on missing pictures are
+// not shown as text; a rule parts the slides read whole, and a slide shown alone begins with its
+// title. A deck converted before the markers (headed "## Slide N: title") still lists its slides.
+func TestDeckMarkersInTheWindow(t *testing.T) {
+	test.NewTempApp(t)
+	md := "<!-- Slide 1 -->\n\n## 売上報告\n\n本文\n\n<!-- picture \"Picture 2\" (alt text: 倉庫): its image data is missing from the file -->\n\n" +
+		"<!-- Slide 2 -->\n\n図だけ\n\n<!-- Slide 3 -->\n\n## まとめ\n\n```\n<!-- Slide 9 -->\n```\n"
+	v := newDocView(fakeResultViews(LangJa), job.Job{}, docOf("pptx", 3, md))
+	w := test.NewWindow(v.root)
+	defer w.Close()
+	w.Resize(fyne.NewSize(1000, 1400))
+	shown := func() string {
+		var out []string
+		for _, rt := range findAll[*widget.RichText](v.body) {
+			out = append(out, segmentTexts(rt.Segments)...)
+		}
+		return strings.Join(out, "\n")
+	}
+	all := shown()
+	for _, want := range []string{"売上報告", "本文", "図だけ", "まとめ", "<!-- Slide 9 -->"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the window does not show %q:\n%s", want, all)
+		}
+	}
+	for _, leak := range []string{"<!-- Slide 1", "<!-- Slide 2", "<!-- picture", "Picture 2", "-->\n"} {
+		if strings.Contains(all, leak) {
+			t.Errorf("the window shows %q:\n%s", leak, all)
+		}
+	}
+	rules := 0
+	for _, rt := range findAll[*widget.RichText](v.body) {
+		for _, s := range rt.Segments {
+			if _, ok := s.(*widget.SeparatorSegment); ok {
+				rules++
+			}
+		}
+	}
+	if rules != 2 {
+		t.Errorf("%d rules between 3 slides, want 2", rules)
+	}
+	if opts := strings.Join(v.pick.Options, "|"); !strings.Contains(opts, "スライド 1：売上報告|    スライド 2（タイトルなし）|    スライド 3：まとめ") {
+		t.Errorf("the slide choice reads %q", opts)
+	}
+	v.show(1)
+	if all := shown(); !strings.Contains(all, "図だけ") || strings.Contains(all, "売上報告") || strings.Contains(all, "<!--") {
+		t.Errorf("slide 2 shows %q", all)
+	}
+	old := newDocView(fakeResultViews(LangEn), job.Job{}, docOf("pptx", 2, "## Slide 1: 概要\n\n本文\n\n## Slide 2\n\n図\n"))
+	if text := strings.Join(labelTexts(old.root), "\n"); !strings.Contains(text, "Slide 1: 概要") || !strings.Contains(text, "Slide 2 (no title)") {
+		t.Errorf("a deck converted before the markers lists:\n%s", text)
 	}
 }
 
