@@ -28,7 +28,8 @@ type docOutlineItem struct {
 	section int
 }
 
-// slideHeading is a deck's slide heading as the converter writes it ("Slide 3: 売上 (hidden)").
+// slideHeading is a slide's section title as app.MarkdownSections gives it from a deck's slide
+// marker, or from the "## Slide 3: 売上 (hidden)" headings of decks converted before the markers.
 var slideHeading = regexp.MustCompile(`^Slide (\d+)(?:: (.*?))?( \(hidden\))?$`)
 
 // formatView is the view of the converted file's own format, or nil for a format the document
