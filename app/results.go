@@ -330,11 +330,14 @@ var slideMarker = regexp.MustCompile(`^<!-- Slide (\d+)( \(hidden\))? -->$`)
 // MarkdownSections lists md's headings of level 1 and 2 outside code fences, each with the span
 // of its section. A deck's slide marker starts a section of level 2 titled "Slide N: title" with
 // the "## title" heading right after it ("Slide N" for a slide without one, " (hidden)" after a
-// hidden slide's), as decks converted before the markers were headed.
+// hidden slide's), as decks converted before the markers were headed. A deck whose headings were
+// pushed down (a mail's attached deck, its titles "##### title") gives no slide sections, as
+// before the markers, until the next heading of level 1 or 2.
 func MarkdownSections(md string) []DocSection {
 	var out []DocSection
 	fenced := false
 	slide, hidden := -1, "" // the section of a slide marker whose title may follow
+	demoted := false        // inside a deck whose headings were pushed down
 	for off := 0; off < len(md); {
 		end := strings.IndexByte(md[off:], '\n')
 		if end < 0 {
@@ -350,7 +353,11 @@ func MarkdownSections(md string) []DocSection {
 			continue
 		}
 		if strings.TrimSpace(line) != "" && slide >= 0 {
-			out[slide].Title += hidden // a slide without a title
+			if h := strings.TrimLeft(line, "#"); !fenced && len(line)-len(h) > 2 && strings.HasPrefix(h, " ") {
+				out, demoted = out[:slide], true // its title pushed down: no slide of this document's own
+			} else {
+				out[slide].Title += hidden // a slide without a title
+			}
 			slide = -1
 		}
 		switch {
@@ -358,9 +365,11 @@ func MarkdownSections(md string) []DocSection {
 			fenced = !fenced
 		case !fenced && strings.HasPrefix(line, "# "):
 			out = append(out, DocSection{Title: mdtext.Unescape(strings.TrimSpace(line[2:])), Level: 1, Start: off})
+			demoted = false
 		case !fenced && strings.HasPrefix(line, "## "):
 			out = append(out, DocSection{Title: mdtext.Unescape(strings.TrimSpace(line[3:])), Level: 2, Start: off})
-		case !fenced && strings.HasPrefix(line, "<!-- Slide "):
+			demoted = false
+		case !fenced && !demoted && strings.HasPrefix(line, "<!-- Slide "):
 			if m := slideMarker.FindStringSubmatch(line); m != nil {
 				out = append(out, DocSection{Title: "Slide " + m[1], Level: 2, Start: off})
 				slide, hidden = len(out)-1, m[2]

@@ -137,6 +137,20 @@ func TestMarkdownSectionsOfSlides(t *testing.T) {
 	}
 }
 
+// TestMarkdownSectionsOfAnAttachedDeck: a deck attached to a mail, its headings pushed down
+// under the attachment's, gives no slide sections (titled or not); the mail's own sections stay.
+func TestMarkdownSectionsOfAnAttachedDeck(t *testing.T) {
+	md := "# 資料送付\n\n## Content\n\n本文\n\n## Attachments\n\n### deck.pptx\n\n<!-- Slide 1 -->\n\n##### 概要\n\n本文\n\n" +
+		"<!-- Slide 2 -->\n\n図だけ\n\n# 次の文書\n\n<!-- Slide 1 -->\n\n## 表紙\n"
+	var titles []string
+	for _, x := range MarkdownSections(md) {
+		titles = append(titles, fmt.Sprintf("%d:%s", x.Level, x.Title))
+	}
+	if got := strings.Join(titles, "|"); got != "1:資料送付|2:Content|2:Attachments|1:次の文書|2:Slide 1: 表紙" {
+		t.Fatalf("%q", got)
+	}
+}
+
 // TestGoalOfJobAndExport: an AI job's goal comes with its chart and usage, and saves as
 // Markdown, CSV and XLSX.
 func TestGoalOfJobAndExport(t *testing.T) {
