@@ -384,3 +384,10 @@ func TestPPTXMissingPictures(t *testing.T) {
 		t.Fatalf("assets %+v", d.Assets)
 	}
 }
+
+// TestPPTXMarkerLookalike: slide text that reads like a slide marker or a comment stays text
+// (escaped), so no reader takes it for where a slide begins.
+func TestPPTXMarkerLookalike(t *testing.T) {
+	shapes := sp(`<p:ph type="title"/>`, "0", "0", para("&lt;!-- Slide 7 --&gt;")) + sp("", "0", "1000000", para("&lt;!-- Slide 8 --&gt;"))
+	wantSlideMarkdown(t, shapes, "m.pptx", "<!-- Slide 1 -->\n\n## &lt;!-- Slide 7 --&gt;\n\n&lt;!-- Slide 8 --&gt;\n")
+}
