@@ -56,6 +56,8 @@ func layoutText(spans []span) string {
 	spans = verticalRuns(spans)
 	if jumbled(spans) {
 		spans = pageOrder(spans)
+	} else {
+		spans = footerOrder(spans)
 	}
 	l := newLayout(spans)
 	if l == nil {
@@ -942,6 +944,7 @@ func cmpFloat(a, b float64) int {
 const (
 	jumbledMoves = 8
 	jumbledShare = 1.0 / 3
+	footLines    = 4 // lines of a page's foot read in page order (footerOrder)
 )
 
 // jumbled reports whether spans, every one upright, move up the page between lines often
@@ -972,6 +975,77 @@ func jumbled(spans []span) bool {
 		last = s
 	}
 	return up >= jumbledMoves && float64(up) >= jumbledShare*float64(moves)
+}
+
+// footerOrder returns spans with the lines at the foot of the page in page order. The foot is
+// the strings the page draws last that lie below every string drawn before them, on at most
+// footLines lines (a footer, a page number, a producer's note in one-point type); where the
+// stream goes up the page among them (a note at the very bottom drawn before the page number
+// above it), they are read line by line from the top, as pageOrder reads a jumbled page. Of
+// the feet a page has (any tail of a page drawn top to bottom is one), the shortest that holds
+// such a move up is taken. Other strings keep stream order.
+func footerOrder(spans []span) []span {
+	text := func(s *span) bool { return !math.IsNaN(s.x) && strings.TrimSpace(s.text) != "" }
+	// lows[i]: the lowest baseline of the strings before i.
+	lows := make([]float64, len(spans)+1)
+	lows[0] = math.Inf(1)
+	for i := range spans {
+		lows[i+1] = lows[i]
+		if s := &spans[i]; text(s) {
+			if !s.upright || s.rot != 0 || math.IsInf(s.x, 0) || math.IsNaN(s.y) || math.IsInf(s.y, 0) {
+				return spans
+			}
+			lows[i+1] = min(lows[i], s.y)
+		}
+	}
+	// From the end, top is the highest baseline of the strings from i on. up: the last string
+	// more than a line below a later one; the foot starts at the last string, up or before it,
+	// where top lies below lows[i] (not the page's first string: then there is no foot).
+	top := math.Inf(-1)
+	up, from := -1, -1
+	for i := len(spans) - 1; i > 0; i-- {
+		s := &spans[i]
+		if !text(s) {
+			continue
+		}
+		if up < 0 && s.y+0.4*max(s.size, 1) < top {
+			up = i
+		}
+		top = max(top, s.y)
+		if up >= 0 && top < lows[i] {
+			from = i
+			break
+		}
+	}
+	if from < 0 {
+		return spans
+	}
+	// At most footLines lines.
+	var ys []float64
+	for i := from; i < len(spans); i++ {
+		if s := &spans[i]; text(s) {
+			ys = append(ys, s.y)
+			if len(ys) > 8*footLines {
+				return spans
+			}
+		}
+	}
+	slices.Sort(ys)
+	lines := 1
+	for i := 1; i < len(ys); i++ {
+		if ys[i]-ys[i-1] > 1 {
+			lines++
+		}
+	}
+	if lines > footLines {
+		return spans
+	}
+	// The word breaks and blanks just before the foot go with it.
+	for from > 0 && !text(&spans[from-1]) {
+		from--
+	}
+	out := slices.Clone(spans[:from])
+	return append(out, pageOrder(spans[from:])...)
 }
 
 // pageOrder returns spans in page order: lines top to bottom (strings whose baselines lie
