@@ -2,6 +2,7 @@ package docjob
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -59,4 +60,42 @@ func spansOf(t *testing.T, data []byte) []span {
 		t.Fatal(err)
 	}
 	return spans
+}
+
+// TestPDFFieldBesideLargeHeading: buttons drawn by their annotations, set to the right of a
+// large heading and centred on its letters (their baselines well above the heading's), read
+// after the heading on its line, not before it; a field above the heading still reads first.
+func TestPDFFieldBesideLargeHeading(t *testing.T) {
+	widget := func(x0, y0, x1, y1 float64, ap int) string {
+		return fmt.Sprintf("<< /Type /Annot /Subtype /Widget /FT /Btn /Rect [%g %g %g %g] /AP << /N %d 0 R >> >>", x0, y0, x1, y1, ap)
+	}
+	caption := func(w, h float64, s string) string {
+		return formStream(fmt.Sprintf("/BBox [0 0 %g %g] /Resources << /Font << /H1 4 0 R >> >>", w, h), fmt.Sprintf("BT /H1 10.5 Tf 8 %g Td (%s) Tj ET", h/2-3, s))
+	}
+	data := rawPDF(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R /Annots [6 0 R 8 0 R 10 0 R] >>",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+		pdfStream([]byte("BT /F1 60 Tf 54 695 Td (Hello) Tj 0 -108 Td (This is a TEST.) Tj ET")),
+		widget(243, 767, 515, 816, 7),
+		caption(272, 49, "This Message can be toggled."),
+		widget(231, 687, 374, 751, 9),
+		caption(143, 64, "This Button can be toggled"),
+		widget(409, 695, 527, 747, 11),
+		caption(118, 52, "Button1"),
+	)
+	d, err := convertPDF(context.Background(), data, Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := []string{"This Message can be toggled.", "Hello", "This Button can be toggled", "Button1", "This is a TEST."}
+	at := -1
+	for _, s := range order {
+		i := strings.Index(d.Markdown, s)
+		if i <= at {
+			t.Fatalf("%q out of order:\n%s", s, d.Markdown)
+		}
+		at = i
+	}
 }

@@ -417,14 +417,13 @@ func placeAnnots(spans []span, content int, chunks [][2]int) []span {
 		if a == nil || !a.upright || math.IsNaN(a.y) || math.IsInf(a.y, 0) || math.IsInf(a.x, 0) {
 			continue
 		}
-		tol := 0.4 * max(a.size, 1)
 		at[i] = -1
 		for k := content - 1; k >= 0; k-- {
 			s := &spans[k]
 			if math.IsNaN(s.x) || !s.upright || strings.TrimSpace(s.text) == "" {
 				continue
 			}
-			if s.y > a.y+tol || math.Abs(s.y-a.y) <= tol && s.x <= a.x {
+			if line := sameLine(a, s); !line && s.y > a.y || line && s.x <= a.x {
 				at[i] = k
 				break
 			}
@@ -452,6 +451,20 @@ func placeAnnots(spans []span, content int, chunks [][2]int) []span {
 	}
 	emit(content - 1)
 	return out
+}
+
+// sameLine reports whether strings a and b stand on one line: their baselines lie within 0.4
+// of a's size, or the middle of one's letters lies inside the other's (a small field's value
+// centred beside a large heading).
+func sameLine(a, b *span) bool {
+	if math.Abs(a.y-b.y) <= 0.4*max(a.size, 1) {
+		return true
+	}
+	inside := func(s, t *span) bool { // the middle of s inside t
+		m := s.y + 0.3*max(s.size, 0)
+		return m >= t.y && m <= t.y+0.7*max(t.size, 0)
+	}
+	return inside(a, b) || inside(b, a)
 }
 
 // wideTracking is the character spacing (Tc), in ems, from which every glyph of a string is a
