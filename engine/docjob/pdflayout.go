@@ -326,8 +326,73 @@ func (l *layout) cut(idx []int, depth int) {
 		if table(i, j, common) {
 			return
 		}
+		if h, ok := l.sides(band, common, x0, x1); ok {
+			l.found = true
+			var left, right []int
+			for _, r := range band {
+				for _, k := range r.items {
+					if l.items[k].x1 <= h.a {
+						left = append(left, k)
+					} else {
+						right = append(right, k)
+					}
+				}
+			}
+			l.cut(rowItems(rows[:i]), depth+1)
+			l.cut(left, depth+1)
+			l.cut(right, depth+1)
+			l.cut(rowItems(rows[j+1:]), depth+1)
+			return
+		}
 	}
 	l.text(idx)
+}
+
+// sides returns a gap of holes (inside x0..x1) that parts band into two blocks side by side
+// drawn one after the other, the right one first: two pages printed on one sheet, each drawn
+// whole, the right page before the left. Each side has text on at least columnMinRows rows,
+// and every string of the right side comes before every string of the left in stream order
+// (a table's columns drawn one after the other would have been found as a table). Text in a
+// right-to-left script keeps stream order.
+func (l *layout) sides(band []row, holes []interval, x0, x1 float64) (interval, bool) {
+	for _, h := range holes {
+		if h.a <= x0 || h.b >= x1 {
+			continue
+		}
+		lrows, rrows := 0, 0
+		minL, maxR := math.MaxInt, -1
+		for _, r := range band {
+			var lft, rgt bool
+			for _, k := range r.items {
+				if l.items[k].x1 <= h.a {
+					lft = true
+					minL = min(minL, l.items[k].span)
+				} else {
+					rgt = true
+					maxR = max(maxR, l.items[k].span)
+				}
+			}
+			if lft {
+				lrows++
+			}
+			if rgt {
+				rrows++
+			}
+		}
+		l.budget -= len(band)
+		if lrows < columnMinRows || rrows < columnMinRows || maxR > minL {
+			continue
+		}
+		for _, r := range band {
+			for _, k := range r.items {
+				if hasRTL(l.spans[l.items[k].span].text) {
+					return interval{}, false
+				}
+			}
+		}
+		return h, true
+	}
+	return interval{}, false
 }
 
 func rowItems(rows []row) []int {

@@ -99,3 +99,52 @@ func TestPDFFieldBesideLargeHeading(t *testing.T) {
 		at = i
 	}
 }
+
+// TestPDFSpreadRightPageFirst: two pages of figures printed side by side on one sheet, the
+// right page drawn whole before the left one (as an imposition program places them): the
+// left page reads first, each page whole.
+func TestPDFSpreadRightPageFirst(t *testing.T) {
+	var d layoutDrawing
+	var right, left []string
+	d.at(320, 800, 9, "Statement of Changes in Equity")
+	right = append(right, "Statement of Changes in Equity")
+	for i := range 8 {
+		y := 777 - 14*float64(i)
+		label, a, b := fmt.Sprintf("Equity item %d", i+1), fmt.Sprintf("%d,%03d", 170+i, 820-i), fmt.Sprintf("(%d)", 2983-i)
+		d.at(320, y, 6, label)
+		d.at(450, y, 6, a)
+		d.at(520, y, 6, b)
+		right = append(right, label+" "+a+" "+b)
+	}
+	d.at(560, 30, 6, "63")
+	right = append(right, "63")
+	d.at(20, 800, 9, "Statement of Income")
+	left = append(left, "Statement of Income")
+	for i := range 9 {
+		y := 780 - 12*float64(i)
+		label, a := fmt.Sprintf("Income item %d", i+1), fmt.Sprintf("%d,%03d", 233-i, 512+i)
+		d.at(20, y, 6, label)
+		d.at(200, y, 6, a)
+		left = append(left, label+" "+a)
+	}
+	d.at(20, 30, 6, "62")
+	left = append(left, "62")
+	doc, err := Convert(context.Background(), d.pdf(), "spread.pdf", Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The left page whole, then the right one (its rows may read as a table's).
+	at := strings.Index(doc.Markdown, strings.Join(left, "\n"))
+	if at < 0 {
+		t.Fatalf("the left page does not read whole:\n%s", doc.Markdown)
+	}
+	for _, s := range right {
+		for _, w := range strings.Fields(s) {
+			i := strings.Index(doc.Markdown[at:], w)
+			if i < 0 {
+				t.Fatalf("%q of the right page is not after the left page:\n%s", w, doc.Markdown)
+			}
+			at += i
+		}
+	}
+}
