@@ -24,7 +24,11 @@ import (
 // columns). Text inside a part keeps stream order and spansText's joining, and a page where no
 // such band is found reads exactly as in stream order, but for a page shown in no reading order
 // at all (jumbled: a drawing's labels and values), which is first put in page order, line by
-// line from the top. Vertical writing (a -V CMap) and rotated text are left in stream order.
+// line from the top. Two blocks side by side drawn one after the other, the right one first (two
+// pages printed on one sheet), read left then right; the lines at the foot of a page read top
+// to bottom (footerOrder). Vertical writing (a -V CMap) reads its columns right to left, after
+// the horizontal headings that stand above it (verticalHeads); rotated text is left in stream
+// order.
 
 // Thresholds, in ems of the page's median font size where they are lengths.
 const (
@@ -53,7 +57,7 @@ func layoutText(spans []span) string {
 	if v, ok := verticalOrder(spans); ok {
 		return spansText(v)
 	}
-	spans = verticalRuns(spans)
+	spans = verticalHeads(verticalRuns(spans))
 	if jumbled(spans) {
 		spans = pageOrder(spans)
 	} else {
@@ -817,6 +821,67 @@ func verticalRuns(spans []span) []span {
 		return spans
 	}
 	return out
+}
+
+// verticalHeads returns spans with the horizontal strings drawn after a run of vertical
+// writing (and before the next run) that stand above the run's top moved in front of it, in
+// their order: the headings of vertical text, drawn after it, read before it as they stand
+// above it. A word break goes with the string after it.
+func verticalHeads(spans []span) []span {
+	vert := func(s *span) bool { return s.font != nil && s.font.vertical }
+	var out []span
+	var take []bool
+	done := 0 // spans[:done] are in out
+	for i := 0; i < len(spans); {
+		if !vert(&spans[i]) {
+			i++
+			continue
+		}
+		j, top := i, math.Inf(-1)
+		for j < len(spans) && (vert(&spans[j]) || spans[j].font == nil && math.IsNaN(spans[j].x)) {
+			if y := spans[j].y; vert(&spans[j]) && !math.IsNaN(spans[j].x) && !math.IsNaN(y) && !math.IsInf(y, 0) {
+				top = max(top, y)
+			}
+			j++
+		}
+		k, heads := j, 0
+		take = take[:0]
+		for ; k < len(spans) && !vert(&spans[k]); k++ {
+			s := &spans[k]
+			head := s.upright && s.font != nil && !math.IsNaN(s.x) && strings.TrimSpace(s.text) != "" && s.y > top && !math.IsInf(top, 0)
+			if head {
+				heads++
+				for b := len(take) - 1; b >= 0 && spans[j+b].font == nil && math.IsNaN(spans[j+b].x); b-- {
+					take[b] = true
+				}
+			}
+			take = append(take, head)
+		}
+		if heads == 0 {
+			i = k
+			continue
+		}
+		if out == nil {
+			out = make([]span, 0, len(spans))
+		}
+		out = append(out, spans[done:i]...)
+		for b, t := range take {
+			if t {
+				out = append(out, spans[j+b])
+			}
+		}
+		out = append(out, spans[i:j]...)
+		for b, t := range take {
+			if !t {
+				out = append(out, spans[j+b])
+			}
+		}
+		done, i = k, k
+	}
+	if out == nil {
+		return spans
+	}
+	return append(out, spans[done:]...)
 }
 
 // verticalOrder returns a page written vertically only (every string in a vertical font) in

@@ -148,3 +148,17 @@ func TestPDFSpreadRightPageFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestPDFVerticalBlockHeadingDrawnAfter: a block of vertical writing drawn before the
+// horizontal heading that stands above it (a chart's column titles, drawn last) reads after
+// its heading; a footer below it, drawn after it too, keeps its place after it.
+func TestPDFVerticalBlockHeadingDrawnAfter(t *testing.T) {
+	left, right := hexCodes([]uint16{3722, 1952}), hexCodes([]uint16{843, 3284}) // 本語, あ日
+	content := "BT /F1 12 Tf 1 0 0 1 300 700 Tm " + left + " Tj 1 0 0 1 320 700 Tm " + right + " Tj ET\n" +
+		"BT /F2 14 Tf 72 760 Td (Heading) Tj 0 -20 Td (Subheading) Tj ET\n" +
+		"BT /F2 10 Tf 72 100 Td (Footer line) Tj ET\n"
+	d, st, en, _ := convertStatus(t, cjkPDF(cidFont{base: "Ryumin-Light", encoding: "Identity-V", ordering: "Japan1"}, content))
+	if st != StatusReady || !strings.Contains(d.Markdown, "Heading\nSubheading\nあ日\n本語\nFooter line") {
+		t.Fatalf("status %s %q:\n%s", st, en, d.Markdown)
+	}
+}
