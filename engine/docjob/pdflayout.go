@@ -1116,34 +1116,53 @@ func jumbled(spans []span) bool {
 // such a move up is taken. Other strings keep stream order.
 func footerOrder(spans []span) []span {
 	text := func(s *span) bool { return !math.IsNaN(s.x) && strings.TrimSpace(s.text) != "" }
-	// lows[i]: the lowest baseline of the strings before i.
-	lows := make([]float64, len(spans)+1)
-	lows[0] = math.Inf(1)
-	for i := range spans {
-		lows[i+1] = lows[i]
-		if s := &spans[i]; text(s) {
-			if !s.upright || s.rot != 0 || math.IsInf(s.x, 0) || math.IsNaN(s.y) || math.IsInf(s.y, 0) {
-				return spans
-			}
-			lows[i+1] = min(lows[i], s.y)
-		}
-	}
-	// From the end, top is the highest baseline of the strings from i on. up: the last string
-	// more than a line below a later one; the foot starts at the last string, up or before it,
-	// where top lies below lows[i] (not the page's first string: then there is no foot).
+	// The last strings of the page, from the end (a foot holds at most maxFoot), and up: the
+	// last of them that lies more than a line below a later one.
+	const maxFoot = 8 * footLines
+	var last [maxFoot + 1]int
+	n, up := 0, -1
 	top := math.Inf(-1)
-	up, from := -1, -1
-	for i := len(spans) - 1; i > 0; i-- {
+	for i := len(spans) - 1; i > 0 && n < len(last); i-- {
 		s := &spans[i]
 		if !text(s) {
 			continue
 		}
+		if !s.upright || s.rot != 0 || math.IsInf(s.x, 0) || math.IsNaN(s.y) || math.IsInf(s.y, 0) {
+			return spans
+		}
 		if up < 0 && s.y+0.4*max(s.size, 1) < top {
-			up = i
+			up = n
 		}
 		top = max(top, s.y)
-		if up >= 0 && top < lows[i] {
-			from = i
+		last[n] = i
+		n++
+	}
+	if up < 0 {
+		return spans
+	}
+	// The foot starts at the last of those strings, up or before it, whose strings from there
+	// on all lie below every string before it, one string at least (a page of a few lines is
+	// no foot). low: the lowest baseline before last[n-1].
+	low := math.Inf(1)
+	for i := 0; i < last[n-1]; i++ {
+		if s := &spans[i]; text(s) {
+			if !s.upright || s.rot != 0 || math.IsInf(s.x, 0) || math.IsNaN(s.y) || math.IsInf(s.y, 0) {
+				return spans
+			}
+			low = min(low, spans[i].y)
+		}
+	}
+	var lows [maxFoot + 1]float64 // lows[k]: the lowest baseline before last[k]
+	for k := n - 1; k >= 0; k-- {
+		lows[k] = low
+		low = min(low, spans[last[k]].y)
+	}
+	from := -1
+	top = math.Inf(-1)
+	for k := 0; k < n; k++ {
+		top = max(top, spans[last[k]].y)
+		if k >= up && top < lows[k] && !math.IsInf(lows[k], 1) {
+			from = k
 			break
 		}
 	}
@@ -1151,19 +1170,14 @@ func footerOrder(spans []span) []span {
 		return spans
 	}
 	// At most footLines lines.
-	var ys []float64
-	for i := from; i < len(spans); i++ {
-		if s := &spans[i]; text(s) {
-			ys = append(ys, s.y)
-			if len(ys) > 8*footLines {
-				return spans
-			}
-		}
+	var ys [maxFoot + 1]float64
+	for k := range from + 1 {
+		ys[k] = spans[last[k]].y
 	}
-	slices.Sort(ys)
+	slices.Sort(ys[:from+1])
 	lines := 1
-	for i := 1; i < len(ys); i++ {
-		if ys[i]-ys[i-1] > 1 {
+	for k := 1; k <= from; k++ {
+		if ys[k]-ys[k-1] > 1 {
 			lines++
 		}
 	}
@@ -1171,11 +1185,12 @@ func footerOrder(spans []span) []span {
 		return spans
 	}
 	// The word breaks and blanks just before the foot go with it.
-	for from > 0 && !text(&spans[from-1]) {
-		from--
+	at := last[from]
+	for at > 0 && !text(&spans[at-1]) {
+		at--
 	}
-	out := slices.Clone(spans[:from])
-	return append(out, pageOrder(spans[from:])...)
+	out := slices.Clone(spans[:at])
+	return append(out, pageOrder(spans[at:])...)
 }
 
 // pageOrder returns spans in page order: lines top to bottom (strings whose baselines lie

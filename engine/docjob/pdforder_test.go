@@ -31,6 +31,7 @@ func TestPDFFooterInPageOrder(t *testing.T) {
 // TestPDFFooterOrderLeavesColumns: a page drawn top to bottom whose heading is its first
 // string has no foot to reorder (the page below its heading is too long for one): its two
 // columns, drawn one after the other, keep stream order, and so does a footer drawn in order.
+// A page of two lines, the lower drawn first, has no foot either.
 func TestPDFFooterOrderLeavesColumns(t *testing.T) {
 	var d layoutDrawing
 	d.at(56, 800, 14, "Heading of the page")
@@ -42,9 +43,15 @@ func TestPDFFooterOrderLeavesColumns(t *testing.T) {
 	}
 	d.at(56, 40, 8, "Footer note")
 	d.at(500, 30, 8, "7")
-	spans := spansOf(t, d.pdf())
-	if got, want := spansText(footerOrder(spans)), spansText(spans); got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
+	// A page of two lines, the lower drawn first, has no foot either (nothing stands above one).
+	var short layoutDrawing
+	short.at(56, 100, 10, "Drawn first, lower")
+	short.at(56, 700, 10, "Drawn second, higher")
+	for _, data := range [][]byte{d.pdf(), short.pdf()} {
+		spans := spansOf(t, data)
+		if got, want := spansText(footerOrder(spans)), spansText(spans); got != want {
+			t.Errorf("got\n%s\nwant\n%s", got, want)
+		}
 	}
 }
 
