@@ -169,3 +169,41 @@ func TestPDFVerticalBlockHeadingDrawnAfter(t *testing.T) {
 		t.Fatalf("status %s %q:\n%s", st, en, d.Markdown)
 	}
 }
+
+// TestPDFTextOffThePage: strings set beyond the part of the page a viewer shows (a printer's
+// slug above and below the trimmed page, a line outside the crop box) are left out; the page's
+// own text stays, on a page whose media box is inherited from its page tree node and one whose
+// box does not start at the origin.
+func TestPDFTextOffThePage(t *testing.T) {
+	page := func(box, content string) []byte {
+		return rawPDF(
+			"<< /Type /Catalog /Pages 2 0 R >>",
+			"<< /Type /Pages /Kids [3 0 R] /Count 1 /MediaBox [0 0 595 842] >>",
+			"<< /Type /Page /Parent 2 0 R "+box+" /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+			"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+			pdfStream([]byte(content)))
+	}
+	for _, c := range []struct {
+		name, box, content, want, gone string
+	}{
+		{"slug", "", "BT /F1 8.5 Tf 0 870 Td (2021/07/06 13:43 job 20731115) Tj ET BT /F1 10 Tf 72 700 Td (Statement of Income) Tj 0 -14 Td (Net profit 233,512) Tj ET BT /F1 8.5 Tf 0 -35 Td (Statement of Income slug) Tj ET",
+			"Statement of Income\nNet profit 233,512", "job 20731115|slug"},
+		{"crop box", "/CropBox [0 0 595 780]", "BT /F1 10 Tf 72 810 Td (Outside the crop box) Tj 0 -100 Td (Inside the crop box) Tj ET",
+			"Inside the crop box", "Outside"},
+		{"moved box", "/MediaBox [1000 1000 1595 1842]", "BT /F1 10 Tf 1072 1700 Td (On the page) Tj ET BT /F1 10 Tf 72 700 Td (Off the page) Tj ET",
+			"On the page", "Off the page"},
+	} {
+		d, err := convertPDF(context.Background(), page(c.box, c.content), Options{NoOCR: true})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !strings.Contains(d.Markdown, c.want) {
+			t.Errorf("%s: got\n%s\nwant\n%s", c.name, d.Markdown, c.want)
+		}
+		for _, g := range strings.Split(c.gone, "|") {
+			if strings.Contains(d.Markdown, g) {
+				t.Errorf("%s: %q is off the page:\n%s", c.name, g, d.Markdown)
+			}
+		}
+	}
+}
