@@ -535,7 +535,7 @@ func (p treePage) pageBox() (box [4]float64, ok bool) {
 // page) or text pushed off the page, which no viewer shows (pdftotext leaves it out too).
 // Invisible text on the page (an OCR'd scan's text layer) stays.
 func offPage(spans []span, box [4]float64) []span {
-	out := spans[:0:0]
+	var out []span
 	for i, s := range spans {
 		off := false
 		if !math.IsNaN(s.x) && !math.IsNaN(s.y) {
