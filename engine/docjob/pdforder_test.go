@@ -207,3 +207,35 @@ func TestPDFTextOffThePage(t *testing.T) {
 		}
 	}
 }
+
+// TestPDFFieldAppearanceWithMatrix: a field's appearance whose box lies where the field is on
+// the page, moved back to the origin by its own matrix (as Acrobat writes them), reads where
+// the field stands, beside its label, not at the page's corner after everything.
+func TestPDFFieldAppearanceWithMatrix(t *testing.T) {
+	field := func(x, y float64, ap int) string {
+		return fmt.Sprintf("<< /Type /Annot /Subtype /Widget /FT /Tx /Rect [%g %g %g %g] /AP << /N %d 0 R >> >>", x, y-4, x+200, y+12, ap)
+	}
+	value := func(x, y float64, s string) string {
+		return formStream(fmt.Sprintf("/BBox [%g %g %g %g] /Matrix [1 0 0 1 %g %g] /Resources << /Font << /H1 4 0 R >> >>", x, y-4, x+200, y+12, -x, -(y-4)),
+			fmt.Sprintf("BT /H1 10 Tf %g %g Td (%s) Tj ET", x+2, y, s))
+	}
+	data := rawPDF(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R /Annots [6 0 R 8 0 R] >>",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+		pdfStream([]byte("BT /F1 10 Tf 72 760 Td (Application for leave) Tj 0 -40 Td (Name:) Tj 0 -30 Td (Date:) Tj 0 -30 Td (Signature of the applicant) Tj ET")),
+		field(150, 720, 7),
+		value(150, 720, "Hanako Yamada"),
+		field(150, 690, 9),
+		value(150, 690, "2026-11-28"),
+	)
+	d, err := convertPDF(context.Background(), data, Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Application for leave\nName: Hanako Yamada\nDate: 2026-11-28\nSignature of the applicant"
+	if !strings.Contains(d.Markdown, want) {
+		t.Errorf("got\n%s\nwant\n%s", d.Markdown, want)
+	}
+}

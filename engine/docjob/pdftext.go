@@ -374,12 +374,14 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 			continue
 		}
 		rx0, ry0 := math.Min(rect.Index(0).Float64(), rect.Index(2).Float64()), math.Min(rect.Index(1).Float64(), rect.Index(3).Float64())
-		bx0, by0 := math.Min(bbox.Index(0).Float64(), bbox.Index(2).Float64()), math.Min(bbox.Index(1).Float64(), bbox.Index(3).Float64())
+		// The appearance's box as its own matrix places it (drawForm applies the matrix; the
+		// box so placed is mapped onto the annotation's rectangle).
+		bx0, by0, bx1, by1 := formBox(ap, bbox)
 		sx, sy := 1.0, 1.0
-		if bw, rw := math.Abs(bbox.Index(2).Float64()-bbox.Index(0).Float64()), math.Abs(rect.Index(2).Float64()-rect.Index(0).Float64()); bw > 0 && rw > 0 {
+		if bw, rw := bx1-bx0, math.Abs(rect.Index(2).Float64()-rect.Index(0).Float64()); bw > 0 && rw > 0 {
 			sx = rw / bw
 		}
-		if bh, rh := math.Abs(bbox.Index(3).Float64()-bbox.Index(1).Float64()), math.Abs(rect.Index(3).Float64()-rect.Index(1).Float64()); bh > 0 && rh > 0 {
+		if bh, rh := by1-by0, math.Abs(rect.Index(3).Float64()-rect.Index(1).Float64()); bh > 0 && rh > 0 {
 			sy = rh / bh
 		}
 		ts = textState{ctm: identity, size: 1, scale: 1}
@@ -392,6 +394,25 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 		}
 	}
 	return placeAnnots(out, content, chunks), nil
+}
+
+// formBox is the box bbox of the form XObject xo as xo's matrix places it: the smallest
+// upright rectangle holding its four corners so transformed (the box itself when xo has no
+// matrix).
+func formBox(xo, bbox pdf.Value) (x0, y0, x1, y1 float64) {
+	b := [4]float64{bbox.Index(0).Float64(), bbox.Index(1).Float64(), bbox.Index(2).Float64(), bbox.Index(3).Float64()}
+	m := identity
+	if mx := xo.Key("Matrix"); mx.Len() == 6 {
+		for i := range m {
+			m[i] = mx.Index(i).Float64()
+		}
+	}
+	x0, y0, x1, y1 = math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
+	for _, c := range [4][2]float64{{b[0], b[1]}, {b[2], b[1]}, {b[0], b[3]}, {b[2], b[3]}} {
+		x, y := m[0]*c[0]+m[2]*c[1]+m[4], m[1]*c[0]+m[3]*c[1]+m[5]
+		x0, y0, x1, y1 = math.Min(x0, x), math.Min(y0, y), math.Max(x1, x), math.Max(y1, y)
+	}
+	return x0, y0, x1, y1
 }
 
 // placeAnnots returns spans with each chunk of annotation strings (spans[c[0]:c[1]], all after
