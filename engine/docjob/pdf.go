@@ -489,51 +489,39 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 	return d, failed, nil
 }
 
-// treePage is a page found in the page tree with the resources it inherits from its
-// ancestors (Null when none has any), and its media and crop boxes, its own or inherited
-// (Null when none has one).
+// treePage is a page found in the page tree with the resources and the media box it inherits
+// from its ancestors, or has itself (Null when none has any).
 type treePage struct {
 	pdf.Page
-	res, media, crop pdf.Value
+	res, media pdf.Value
 }
 
 // inherited is what a node of the page tree passes down to its pages.
-type inherited struct{ res, media, crop pdf.Value }
+type inherited struct{ res, media pdf.Value }
 
-// pageBox is the part of the page a viewer shows (its crop box within its media box), in
-// default user space; ok is false when the page has no usable media box.
+// pageBox is the page's media box in default user space, its corners in order; ok is false
+// when the page has no usable one. (Not the crop box: text a crop box hides is still the
+// document's, and pdftotext reads it too.)
 func (p treePage) pageBox() (box [4]float64, ok bool) {
-	rect := func(v pdf.Value) (r [4]float64, ok bool) {
-		if v.Kind() != pdf.Array || v.Len() != 4 {
-			return r, false
-		}
-		for i := range r {
-			r[i] = v.Index(i).Float64()
-			if math.IsNaN(r[i]) || math.IsInf(r[i], 0) {
-				return r, false
-			}
-		}
-		r[0], r[2] = min(r[0], r[2]), max(r[0], r[2])
-		r[1], r[3] = min(r[1], r[3]), max(r[1], r[3])
-		return r, r[2]-r[0] >= 1 && r[3]-r[1] >= 1
-	}
-	box, ok = rect(p.media)
-	if !ok {
+	v := p.media
+	if v.Kind() != pdf.Array || v.Len() != 4 {
 		return box, false
 	}
-	if c, cok := rect(p.crop); cok {
-		c = [4]float64{max(c[0], box[0]), max(c[1], box[1]), min(c[2], box[2]), min(c[3], box[3])}
-		if c[2]-c[0] >= 1 && c[3]-c[1] >= 1 {
-			box = c
+	for i := range box {
+		box[i] = v.Index(i).Float64()
+		if math.IsNaN(box[i]) || math.IsInf(box[i], 0) {
+			return box, false
 		}
 	}
-	return box, true
+	box[0], box[2] = min(box[0], box[2]), max(box[0], box[2])
+	box[1], box[3] = min(box[1], box[3]), max(box[1], box[3])
+	return box, box[2]-box[0] >= 1 && box[3]-box[1] >= 1
 }
 
 // offPage returns spans without the strings that lie wholly outside box, a size of theirs
-// away from it at least: a printer's slug (the job's name and time set beyond the trimmed
-// page) or text pushed off the page, which no viewer shows (pdftotext leaves it out too).
-// Invisible text on the page (an OCR'd scan's text layer) stays.
+// away from it at least: a printer's slug (the job's name and time set beyond the sheet) or
+// text pushed off the page, which no viewer shows (pdftotext leaves it out too). Invisible
+// text on the page (an OCR'd scan's text layer) stays.
 func offPage(spans []span, box [4]float64) []span {
 	var out []span
 	for i, s := range spans {
@@ -595,9 +583,6 @@ func pdfPages(r *pdf.Reader, max int, out *[]treePage) {
 		if b := v.Key("MediaBox"); b.Kind() == pdf.Array {
 			in.media = b
 		}
-		if b := v.Key("CropBox"); b.Kind() == pdf.Array {
-			in.crop = b
-		}
 		switch v.Key("Type").Name() {
 		case "Pages":
 			kids := v.Key("Kids")
@@ -605,7 +590,7 @@ func pdfPages(r *pdf.Reader, max int, out *[]treePage) {
 				walk(kids.Index(i), in, depth+1)
 			}
 		case "Page":
-			*out = append(*out, treePage{Page: pdf.Page{V: v}, res: in.res, media: in.media, crop: in.crop})
+			*out = append(*out, treePage{Page: pdf.Page{V: v}, res: in.res, media: in.media})
 		}
 	}
 	walk(r.Trailer().Key("Root").Key("Pages"), inherited{}, 0)

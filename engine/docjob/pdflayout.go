@@ -1107,21 +1107,24 @@ func jumbled(spans []span) bool {
 	return up >= jumbledMoves && float64(up) >= jumbledShare*float64(moves)
 }
 
-// footerOrder returns spans with the lines at the foot of the page in page order. The foot is
+// footerOrder returns spans with the blocks at the foot of the page in page order. The foot is
 // the strings the page draws last that lie below every string drawn before them, on at most
-// footLines lines (a footer, a page number, a producer's note in one-point type); where the
-// stream goes up the page among them (a note at the very bottom drawn before the page number
-// above it), they are read line by line from the top, as pageOrder reads a jumbled page. Of
-// the feet a page has (any tail of a page drawn top to bottom is one), the shortest that holds
-// such a move up is taken. Other strings keep stream order.
+// footLines lines (a footer, a page number, a producer's note in one-point type); a block is a
+// run of them that never goes up a line. Where a block stands wholly above the block drawn
+// before it (a page number drawn after a note at the very bottom), it is read first; blocks
+// side by side (a signature's name beside its details) keep stream order, each block its own.
+// Of the feet a page has (any tail of a page drawn top to bottom is one), the shortest that
+// goes up a line is taken. Other strings keep stream order.
 func footerOrder(spans []span) []span {
 	text := func(s *span) bool { return !math.IsNaN(s.x) && strings.TrimSpace(s.text) != "" }
+	// above: whether string b stands more than a line above string a.
+	above := func(b, a *span) bool { return b.y-a.y > 0.4*max(a.size, b.size, 1) }
 	// The last strings of the page, from the end (a foot holds at most maxFoot), and up: the
-	// last of them that lies more than a line below a later one.
+	// last of them that lies more than a line below the highest string after it.
 	const maxFoot = 8 * footLines
 	var last [maxFoot + 1]int
 	n, up := 0, -1
-	top := math.Inf(-1)
+	hi := -1 // the highest string from i on
 	for i := len(spans) - 1; i > 0 && n < len(last); i-- {
 		s := &spans[i]
 		if !text(s) {
@@ -1130,10 +1133,12 @@ func footerOrder(spans []span) []span {
 		if !s.upright || s.rot != 0 || math.IsInf(s.x, 0) || math.IsNaN(s.y) || math.IsInf(s.y, 0) {
 			return spans
 		}
-		if up < 0 && s.y+0.4*max(s.size, 1) < top {
+		if up < 0 && hi >= 0 && above(&spans[hi], s) {
 			up = n
 		}
-		top = max(top, s.y)
+		if hi < 0 || s.y > spans[hi].y {
+			hi = i
+		}
 		last[n] = i
 		n++
 	}
@@ -1158,7 +1163,7 @@ func footerOrder(spans []span) []span {
 		low = min(low, spans[last[k]].y)
 	}
 	from := -1
-	top = math.Inf(-1)
+	top := math.Inf(-1)
 	for k := 0; k < n; k++ {
 		top = max(top, spans[last[k]].y)
 		if k >= up && top < lows[k] && !math.IsInf(lows[k], 1) {
@@ -1189,8 +1194,63 @@ func footerOrder(spans []span) []span {
 	for at > 0 && !text(&spans[at-1]) {
 		at--
 	}
+	// Blocks: a string more than a line above the one before starts a block (and so do the
+	// breaks and blanks before it).
+	type block struct {
+		start, end  int     // spans[start:end]
+		top, bottom float64 // highest and lowest baseline
+		size        float64 // largest size
+	}
+	var blocks [maxFoot + 1]block
+	nb := 0
+	prev := -1
+	for i := at; i < len(spans); i++ {
+		s := &spans[i]
+		if !text(s) {
+			continue
+		}
+		if prev < 0 || above(s, &spans[prev]) {
+			start := i
+			if prev < 0 {
+				start = at
+			} else {
+				for start > prev+1 && !text(&spans[start-1]) {
+					start--
+				}
+				blocks[nb-1].end = start
+			}
+			blocks[nb] = block{start: start, top: s.y, bottom: s.y, size: s.size}
+			nb++
+		}
+		b := &blocks[nb-1]
+		b.top, b.bottom, b.size = max(b.top, s.y), min(b.bottom, s.y), max(b.size, s.size)
+		prev = i
+	}
+	blocks[nb-1].end = len(spans)
+	// A block wholly above the one before it goes first (few blocks: a bubble sort).
+	moved := false
+	for pass := 0; pass < nb; pass++ {
+		swapped := false
+		for k := 1; k < nb; k++ {
+			a, b := &blocks[k-1], &blocks[k]
+			if b.bottom-a.top > 0.4*max(a.size, b.size, 1) {
+				*a, *b = *b, *a
+				swapped = true
+			}
+		}
+		if !swapped {
+			break
+		}
+		moved = true
+	}
+	if !moved {
+		return spans
+	}
 	out := slices.Clone(spans[:at])
-	return append(out, pageOrder(spans[at:])...)
+	for _, b := range blocks[:nb] {
+		out = append(out, spans[b.start:b.end]...)
+	}
+	return out
 }
 
 // pageOrder returns spans in page order: lines top to bottom (strings whose baselines lie

@@ -30,8 +30,9 @@ func TestPDFFooterInPageOrder(t *testing.T) {
 
 // TestPDFFooterOrderLeavesColumns: a page drawn top to bottom whose heading is its first
 // string has no foot to reorder (the page below its heading is too long for one): its two
-// columns, drawn one after the other, keep stream order, and so does a footer drawn in order.
-// A page of two lines, the lower drawn first, has no foot either.
+// columns, drawn one after the other, keep stream order, and so does a footer drawn in order;
+// nor do a page of two lines drawn bottom first, a foot of two blocks side by side, or a last
+// line with subscripts.
 func TestPDFFooterOrderLeavesColumns(t *testing.T) {
 	var d layoutDrawing
 	d.at(56, 800, 14, "Heading of the page")
@@ -47,7 +48,25 @@ func TestPDFFooterOrderLeavesColumns(t *testing.T) {
 	var short layoutDrawing
 	short.at(56, 100, 10, "Drawn first, lower")
 	short.at(56, 700, 10, "Drawn second, higher")
-	for _, data := range [][]byte{d.pdf(), short.pdf()} {
+	// A foot of two blocks side by side, the left one (a name in large type on two lines)
+	// drawn first, the right one's first line above it: each block reads whole, in stream
+	// order, no line of one read into the other's.
+	var sig layoutDrawing
+	sig.at(56, 700, 10, "Digital signature here:")
+	sig.at(56, 80, 14, "ONDREJ")
+	sig.at(56, 62, 14, "MACHULDA")
+	sig.at(200, 90, 8, "Signed by: ONDREJ MACHULDA")
+	sig.at(200, 80, 8, "Date: 2023-06-15 12:05:50")
+	sig.at(200, 70, 8, "CEST")
+	// A last line with subscripts (set lower, in smaller type) is one line.
+	var sub layoutDrawing
+	sub.at(56, 700, 9, "8: km <- km xor kA")
+	sub.at(56, 590.9, 9, "9: k")
+	sub.at(77.6, 587.49, 6, "m")
+	sub.at(81.2, 590.9, 9, "<- JWKify(k")
+	sub.at(146, 587.49, 6, "m")
+	sub.at(149.6, 590.9, 9, ")")
+	for _, data := range [][]byte{d.pdf(), short.pdf(), sig.pdf(), sub.pdf()} {
 		spans := spansOf(t, data)
 		if got, want := spansText(footerOrder(spans)), spansText(spans); got != want {
 			t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -170,10 +189,10 @@ func TestPDFVerticalBlockHeadingDrawnAfter(t *testing.T) {
 	}
 }
 
-// TestPDFTextOffThePage: strings set beyond the part of the page a viewer shows (a printer's
-// slug above and below the trimmed page, a line outside the crop box) are left out; the page's
-// own text stays, on a page whose media box is inherited from its page tree node and one whose
-// box does not start at the origin.
+// TestPDFTextOffThePage: strings set beyond the sheet (a printer's slug above and below the
+// page's media box) are left out; the page's own text stays, on a page whose media box is
+// inherited from its page tree node and one whose box does not start at the origin, and so
+// does text a crop box hides (it is the document's: pdftotext reads it too).
 func TestPDFTextOffThePage(t *testing.T) {
 	page := func(box, content string) []byte {
 		return rawPDF(
@@ -188,8 +207,8 @@ func TestPDFTextOffThePage(t *testing.T) {
 	}{
 		{"slug", "", "BT /F1 8.5 Tf 0 870 Td (2021/07/06 13:43 job 20731115) Tj ET BT /F1 10 Tf 72 700 Td (Statement of Income) Tj 0 -14 Td (Net profit 233,512) Tj ET BT /F1 8.5 Tf 0 -35 Td (Statement of Income slug) Tj ET",
 			"Statement of Income\nNet profit 233,512", "job 20731115|slug"},
-		{"crop box", "/CropBox [0 0 595 780]", "BT /F1 10 Tf 72 810 Td (Outside the crop box) Tj 0 -100 Td (Inside the crop box) Tj ET",
-			"Inside the crop box", "Outside"},
+		{"crop box", "/CropBox [0 0 595 780]", "BT /F1 10 Tf 72 810 Td (Outside the crop box) Tj 0 -100 Td (Inside the crop box) Tj ET BT /F1 10 Tf 72 900 Td (Above the sheet) Tj ET",
+			"Outside the crop box\nInside the crop box", "Above the sheet"},
 		{"moved box", "/MediaBox [1000 1000 1595 1842]", "BT /F1 10 Tf 1072 1700 Td (On the page) Tj ET BT /F1 10 Tf 72 700 Td (Off the page) Tj ET",
 			"On the page", "Off the page"},
 	} {
