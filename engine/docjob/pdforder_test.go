@@ -3,6 +3,8 @@ package docjob
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -257,4 +259,49 @@ func TestPDFFieldAppearanceWithMatrix(t *testing.T) {
 	if !strings.Contains(d.Markdown, want) {
 		t.Errorf("got\n%s\nwant\n%s", d.Markdown, want)
 	}
+}
+
+// FuzzReadingOrder: the page orders footerOrder and verticalHeads give hold every string of the
+// page once (they move strings, never drop or repeat one), whatever the positions, sizes and
+// fonts, and layoutText never panics.
+func FuzzReadingOrder(f *testing.F) {
+	f.Add([]byte("\x10\x80\x20\x0a\x00\x50\x30\x0a\x01\x20\x02\x08\x02\x00\x00\x00\x00\x60\x01\x0a"))
+	f.Add([]byte("\x00\x00\xff\xff\x00\x00\x00\x00\x00\x00\x01\x00\x00\x10\x00\x00\x00\x00"))
+	horizontal, vertical := &pageFont{}, &pageFont{vertical: true}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var spans []span
+		for i := 0; i+4 < len(data) && len(spans) < 200; i += 5 {
+			x, y, size, kind, n := float64(data[i])*2.5, float64(data[i+1])*3.3, float64(data[i+2]%40), data[i+3], data[i+4]
+			text := fmt.Sprintf("w%d", len(spans))
+			switch kind % 5 {
+			case 0: // a word break
+				spans = append(spans, span{x: math.NaN(), size: size})
+				continue
+			case 1:
+				spans = append(spans, span{x: x, y: y, size: size, text: text, font: vertical, vend: y - float64(n)})
+				continue
+			case 2:
+				text = " "
+			case 3:
+				y = math.Floor(y/40) * 40 // lines shared by several strings
+			}
+			spans = append(spans, span{x: x, y: y, end: x + float64(n), size: size, text: text, upright: true, font: horizontal})
+		}
+		texts := func(ss []span) string {
+			var out []string
+			for _, s := range ss {
+				out = append(out, fmt.Sprintf("%v|%s", math.IsNaN(s.x), s.text))
+			}
+			slices.Sort(out)
+			return strings.Join(out, ",")
+		}
+		want := texts(spans)
+		if got := texts(footerOrder(spans)); got != want {
+			t.Fatalf("footerOrder lost or repeated strings:\n%s\n%s", got, want)
+		}
+		if got := texts(verticalHeads(spans)); got != want {
+			t.Fatalf("verticalHeads lost or repeated strings:\n%s\n%s", got, want)
+		}
+		_ = layoutText(spans)
+	})
 }
