@@ -367,6 +367,7 @@ func (l *layout) sides(band []row, holes []interval, x0, x1 float64) (interval, 
 		minL, maxR := math.MaxInt, -1
 		for _, r := range band {
 			var lft, rgt bool
+			l.budget -= len(r.items)
 			for _, k := range r.items {
 				if l.items[k].x1 <= h.a {
 					lft = true
@@ -383,7 +384,6 @@ func (l *layout) sides(band []row, holes []interval, x0, x1 float64) (interval, 
 				rrows++
 			}
 		}
-		l.budget -= len(band)
 		if lrows < columnMinRows || rrows < columnMinRows || maxR > minL {
 			continue
 		}
