@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -384,6 +385,9 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 			if err != nil {
 				return err
 			}
+			if box, ok := p.pageBox(); ok {
+				spans = offPage(spans, box)
+			}
 			bad, kept, dropped := unreadableFonts(spans)
 			spans = kept
 			if len(bad) > 0 {
@@ -485,11 +489,71 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 	return d, failed, nil
 }
 
-// treePage is a page found in the page tree with the resources it inherits from its
-// ancestors (Null when none has any).
+// treePage is a page found in the page tree with the resources and the media box it inherits
+// from its ancestors, or has itself (Null when none has any).
 type treePage struct {
 	pdf.Page
-	res pdf.Value
+	res, media pdf.Value
+}
+
+// inherited is what a node of the page tree passes down to its pages.
+type inherited struct{ res, media pdf.Value }
+
+// pageBox is the page's media box in default user space, its corners in order; ok is false
+// when the page has no usable one. (Not the crop box: text a crop box hides is still the
+// document's, and pdftotext reads it too.)
+func (p treePage) pageBox() (box [4]float64, ok bool) {
+	v := p.media
+	if v.Kind() != pdf.Array || v.Len() != 4 {
+		return box, false
+	}
+	for i := range box {
+		box[i] = v.Index(i).Float64()
+		if math.IsNaN(box[i]) || math.IsInf(box[i], 0) {
+			return box, false
+		}
+	}
+	box[0], box[2] = min(box[0], box[2]), max(box[0], box[2])
+	box[1], box[3] = min(box[1], box[3]), max(box[1], box[3])
+	return box, box[2]-box[0] >= 1 && box[3]-box[1] >= 1
+}
+
+// offPage returns spans without the strings that lie wholly outside box, a size of theirs
+// away from it at least: a printer's slug (the job's name and time set beyond the sheet) or
+// text pushed off the page, which no viewer shows (pdftotext leaves it out too). Invisible
+// text on the page (an OCR'd scan's text layer) stays.
+func offPage(spans []span, box [4]float64) []span {
+	var out []span
+	for i, s := range spans {
+		off := false
+		if !math.IsNaN(s.x) && !math.IsNaN(s.y) {
+			m := max(s.size, 0)
+			if math.IsInf(m, 0) {
+				m = 0
+			}
+			x0, x1 := s.x, s.end
+			if math.IsNaN(x1) {
+				x1 = x0
+			}
+			y0, y1 := s.y, s.vend
+			if math.IsNaN(y1) {
+				y1 = y0
+			}
+			x0, x1 = min(x0, x1), max(x0, x1)
+			y0, y1 = min(y0, y1), max(y0, y1)
+			off = x1 < box[0]-m || x0 > box[2]+m || y1 < box[1]-m || y0 > box[3]+m
+		}
+		if off && out == nil {
+			out = append(make([]span, 0, len(spans)), spans[:i]...)
+		}
+		if !off && out != nil {
+			out = append(out, s)
+		}
+	}
+	if out == nil {
+		return spans
+	}
+	return out
 }
 
 // pdfPages appends the document's pages to out in order, walking the page tree once: the
@@ -500,8 +564,8 @@ type treePage struct {
 // tree nodes (a cyclic tree); a node that cannot be read stands for one missing page.
 func pdfPages(r *pdf.Reader, max int, out *[]treePage) {
 	budget := 4*max + 1024
-	var walk func(v pdf.Value, inherited pdf.Value, depth int)
-	walk = func(v pdf.Value, inherited pdf.Value, depth int) {
+	var walk func(v pdf.Value, in inherited, depth int)
+	walk = func(v pdf.Value, in inherited, depth int) {
 		budget--
 		if depth > 64 || budget < 0 || len(*out) >= max {
 			return
@@ -514,19 +578,22 @@ func pdfPages(r *pdf.Reader, max int, out *[]treePage) {
 			}
 		}()
 		if res := v.Key("Resources"); res.Kind() == pdf.Dict {
-			inherited = res
+			in.res = res
+		}
+		if b := v.Key("MediaBox"); b.Kind() == pdf.Array {
+			in.media = b
 		}
 		switch v.Key("Type").Name() {
 		case "Pages":
 			kids := v.Key("Kids")
 			for i := 0; i < kids.Len() && len(*out) < max && budget >= 0; i++ {
-				walk(kids.Index(i), inherited, depth+1)
+				walk(kids.Index(i), in, depth+1)
 			}
 		case "Page":
-			*out = append(*out, treePage{Page: pdf.Page{V: v}, res: inherited})
+			*out = append(*out, treePage{Page: pdf.Page{V: v}, res: in.res, media: in.media})
 		}
 	}
-	walk(r.Trailer().Key("Root").Key("Pages"), pdf.Value{}, 0)
+	walk(r.Trailer().Key("Root").Key("Pages"), inherited{}, 0)
 }
 
 // pageText cleans one page's raw text: normalised characters, trimmed lines, at most one blank

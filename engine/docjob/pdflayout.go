@@ -24,7 +24,11 @@ import (
 // columns). Text inside a part keeps stream order and spansText's joining, and a page where no
 // such band is found reads exactly as in stream order, but for a page shown in no reading order
 // at all (jumbled: a drawing's labels and values), which is first put in page order, line by
-// line from the top. Vertical writing (a -V CMap) and rotated text are left in stream order.
+// line from the top. Two blocks side by side drawn one after the other, the right one first (two
+// pages printed on one sheet), read left then right; the lines at the foot of a page read top
+// to bottom (footerOrder). Vertical writing (a -V CMap) reads its columns right to left, after
+// the horizontal headings that stand above it (verticalHeads); rotated text is left in stream
+// order.
 
 // Thresholds, in ems of the page's median font size where they are lengths.
 const (
@@ -53,9 +57,11 @@ func layoutText(spans []span) string {
 	if v, ok := verticalOrder(spans); ok {
 		return spansText(v)
 	}
-	spans = verticalRuns(spans)
+	spans = verticalHeads(verticalRuns(spans))
 	if jumbled(spans) {
 		spans = pageOrder(spans)
+	} else {
+		spans = footerOrder(spans)
 	}
 	l := newLayout(spans)
 	if l == nil {
@@ -324,8 +330,73 @@ func (l *layout) cut(idx []int, depth int) {
 		if table(i, j, common) {
 			return
 		}
+		if h, ok := l.sides(band, common, x0, x1); ok {
+			l.found = true
+			var left, right []int
+			for _, r := range band {
+				for _, k := range r.items {
+					if l.items[k].x1 <= h.a {
+						left = append(left, k)
+					} else {
+						right = append(right, k)
+					}
+				}
+			}
+			l.cut(rowItems(rows[:i]), depth+1)
+			l.cut(left, depth+1)
+			l.cut(right, depth+1)
+			l.cut(rowItems(rows[j+1:]), depth+1)
+			return
+		}
 	}
 	l.text(idx)
+}
+
+// sides returns a gap of holes (inside x0..x1) that parts band into two blocks side by side
+// drawn one after the other, the right one first: two pages printed on one sheet, each drawn
+// whole, the right page before the left. Each side has text on at least columnMinRows rows,
+// and every string of the right side comes before every string of the left in stream order
+// (a table's columns drawn one after the other would have been found as a table). Text in a
+// right-to-left script keeps stream order.
+func (l *layout) sides(band []row, holes []interval, x0, x1 float64) (interval, bool) {
+	for _, h := range holes {
+		if h.a <= x0 || h.b >= x1 {
+			continue
+		}
+		lrows, rrows := 0, 0
+		minL, maxR := math.MaxInt, -1
+		for _, r := range band {
+			var lft, rgt bool
+			l.budget -= len(r.items)
+			for _, k := range r.items {
+				if l.items[k].x1 <= h.a {
+					lft = true
+					minL = min(minL, l.items[k].span)
+				} else {
+					rgt = true
+					maxR = max(maxR, l.items[k].span)
+				}
+			}
+			if lft {
+				lrows++
+			}
+			if rgt {
+				rrows++
+			}
+		}
+		if lrows < columnMinRows || rrows < columnMinRows || maxR > minL {
+			continue
+		}
+		for _, r := range band {
+			for _, k := range r.items {
+				if hasRTL(l.spans[l.items[k].span].text) {
+					return interval{}, false
+				}
+			}
+		}
+		return h, true
+	}
+	return interval{}, false
 }
 
 func rowItems(rows []row) []int {
@@ -752,6 +823,67 @@ func verticalRuns(spans []span) []span {
 	return out
 }
 
+// verticalHeads returns spans with the horizontal strings drawn after a run of vertical
+// writing (and before the next run) that stand above the run's top moved in front of it, in
+// their order: the headings of vertical text, drawn after it, read before it as they stand
+// above it. A word break goes with the string after it.
+func verticalHeads(spans []span) []span {
+	vert := func(s *span) bool { return s.font != nil && s.font.vertical }
+	var out []span
+	var take []bool
+	done := 0 // spans[:done] are in out
+	for i := 0; i < len(spans); {
+		if !vert(&spans[i]) {
+			i++
+			continue
+		}
+		j, top := i, math.Inf(-1)
+		for j < len(spans) && (vert(&spans[j]) || spans[j].font == nil && math.IsNaN(spans[j].x)) {
+			if y := spans[j].y; vert(&spans[j]) && !math.IsNaN(spans[j].x) && !math.IsNaN(y) && !math.IsInf(y, 0) {
+				top = max(top, y)
+			}
+			j++
+		}
+		k, heads := j, 0
+		take = take[:0]
+		for ; k < len(spans) && !vert(&spans[k]); k++ {
+			s := &spans[k]
+			head := s.upright && s.font != nil && !math.IsNaN(s.x) && strings.TrimSpace(s.text) != "" && s.y > top && !math.IsInf(top, 0)
+			if head {
+				heads++
+				for b := len(take) - 1; b >= 0 && spans[j+b].font == nil && math.IsNaN(spans[j+b].x); b-- {
+					take[b] = true
+				}
+			}
+			take = append(take, head)
+		}
+		if heads == 0 {
+			i = k
+			continue
+		}
+		if out == nil {
+			out = make([]span, 0, len(spans))
+		}
+		out = append(out, spans[done:i]...)
+		for b, t := range take {
+			if t {
+				out = append(out, spans[j+b])
+			}
+		}
+		out = append(out, spans[i:j]...)
+		for b, t := range take {
+			if !t {
+				out = append(out, spans[j+b])
+			}
+		}
+		done, i = k, k
+	}
+	if out == nil {
+		return spans
+	}
+	return append(out, spans[done:]...)
+}
+
 // verticalOrder returns a page written vertically only (every string in a vertical font) in
 // reading order: its columns right to left, each top to bottom (strings at one height keep
 // stream order). ok is false when some string is horizontal.
@@ -942,6 +1074,7 @@ func cmpFloat(a, b float64) int {
 const (
 	jumbledMoves = 8
 	jumbledShare = 1.0 / 3
+	footLines    = 4 // lines of a page's foot read in page order (footerOrder)
 )
 
 // jumbled reports whether spans, every one upright, move up the page between lines often
@@ -972,6 +1105,152 @@ func jumbled(spans []span) bool {
 		last = s
 	}
 	return up >= jumbledMoves && float64(up) >= jumbledShare*float64(moves)
+}
+
+// footerOrder returns spans with the blocks at the foot of the page in page order. The foot is
+// the strings the page draws last that lie below every string drawn before them, on at most
+// footLines lines (a footer, a page number, a producer's note in one-point type); a block is a
+// run of them that never goes up a line. Where a block stands wholly above the block drawn
+// before it (a page number drawn after a note at the very bottom), it is read first; blocks
+// side by side (a signature's name beside its details) keep stream order, each block its own.
+// Of the feet a page has (any tail of a page drawn top to bottom is one), the shortest that
+// goes up a line is taken. Other strings keep stream order.
+func footerOrder(spans []span) []span {
+	text := func(s *span) bool { return !math.IsNaN(s.x) && strings.TrimSpace(s.text) != "" }
+	// above: whether string b stands more than a line above string a.
+	above := func(b, a *span) bool { return b.y-a.y > 0.4*max(a.size, b.size, 1) }
+	// The last strings of the page, from the end (a foot holds at most maxFoot), and up: the
+	// last of them that lies more than a line below the highest string after it.
+	const maxFoot = 8 * footLines
+	var last [maxFoot + 1]int
+	n, up := 0, -1
+	hi := -1 // the highest string from i on
+	for i := len(spans) - 1; i > 0 && n < len(last); i-- {
+		s := &spans[i]
+		if !text(s) {
+			continue
+		}
+		if !s.upright || s.rot != 0 || math.IsInf(s.x, 0) || math.IsNaN(s.y) || math.IsInf(s.y, 0) {
+			return spans
+		}
+		if up < 0 && hi >= 0 && above(&spans[hi], s) {
+			up = n
+		}
+		if hi < 0 || s.y > spans[hi].y {
+			hi = i
+		}
+		last[n] = i
+		n++
+	}
+	if up < 0 {
+		return spans
+	}
+	// The foot starts at the last of those strings, up or before it, whose strings from there
+	// on all lie below every string before it, one string at least (a page of a few lines is
+	// no foot). low: the lowest baseline before last[n-1].
+	low := math.Inf(1)
+	for i := 0; i < last[n-1]; i++ {
+		if s := &spans[i]; text(s) {
+			if !s.upright || s.rot != 0 || math.IsInf(s.x, 0) || math.IsNaN(s.y) || math.IsInf(s.y, 0) {
+				return spans
+			}
+			low = min(low, spans[i].y)
+		}
+	}
+	var lows [maxFoot + 1]float64 // lows[k]: the lowest baseline before last[k]
+	for k := n - 1; k >= 0; k-- {
+		lows[k] = low
+		low = min(low, spans[last[k]].y)
+	}
+	from := -1
+	top := math.Inf(-1)
+	for k := 0; k < n; k++ {
+		top = max(top, spans[last[k]].y)
+		if k >= up && top < lows[k] && !math.IsInf(lows[k], 1) {
+			from = k
+			break
+		}
+	}
+	if from < 0 {
+		return spans
+	}
+	// At most footLines lines.
+	var ys [maxFoot + 1]float64
+	for k := range from + 1 {
+		ys[k] = spans[last[k]].y
+	}
+	slices.Sort(ys[:from+1])
+	lines := 1
+	for k := 1; k <= from; k++ {
+		if ys[k]-ys[k-1] > 1 {
+			lines++
+		}
+	}
+	if lines > footLines {
+		return spans
+	}
+	// The word breaks and blanks just before the foot go with it.
+	at := last[from]
+	for at > 0 && !text(&spans[at-1]) {
+		at--
+	}
+	// Blocks: a string more than a line above the one before starts a block (and so do the
+	// breaks and blanks before it).
+	type block struct {
+		start, end  int     // spans[start:end]
+		top, bottom float64 // highest and lowest baseline
+		size        float64 // largest size
+	}
+	var blocks [maxFoot + 1]block
+	nb := 0
+	prev := -1
+	for i := at; i < len(spans); i++ {
+		s := &spans[i]
+		if !text(s) {
+			continue
+		}
+		if prev < 0 || above(s, &spans[prev]) {
+			start := i
+			if prev < 0 {
+				start = at
+			} else {
+				for start > prev+1 && !text(&spans[start-1]) {
+					start--
+				}
+				blocks[nb-1].end = start
+			}
+			blocks[nb] = block{start: start, top: s.y, bottom: s.y, size: s.size}
+			nb++
+		}
+		b := &blocks[nb-1]
+		b.top, b.bottom, b.size = max(b.top, s.y), min(b.bottom, s.y), max(b.size, s.size)
+		prev = i
+	}
+	blocks[nb-1].end = len(spans)
+	// A block wholly above the one before it goes first (few blocks: a bubble sort).
+	moved := false
+	for pass := 0; pass < nb; pass++ {
+		swapped := false
+		for k := 1; k < nb; k++ {
+			a, b := &blocks[k-1], &blocks[k]
+			if b.bottom-a.top > 0.4*max(a.size, b.size, 1) {
+				*a, *b = *b, *a
+				swapped = true
+			}
+		}
+		if !swapped {
+			break
+		}
+		moved = true
+	}
+	if !moved {
+		return spans
+	}
+	out := slices.Clone(spans[:at])
+	for _, b := range blocks[:nb] {
+		out = append(out, spans[b.start:b.end]...)
+	}
+	return out
 }
 
 // pageOrder returns spans in page order: lines top to bottom (strings whose baselines lie

@@ -374,12 +374,14 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 			continue
 		}
 		rx0, ry0 := math.Min(rect.Index(0).Float64(), rect.Index(2).Float64()), math.Min(rect.Index(1).Float64(), rect.Index(3).Float64())
-		bx0, by0 := math.Min(bbox.Index(0).Float64(), bbox.Index(2).Float64()), math.Min(bbox.Index(1).Float64(), bbox.Index(3).Float64())
+		// The appearance's box as its own matrix places it (drawForm applies the matrix; the
+		// box so placed is mapped onto the annotation's rectangle).
+		bx0, by0, bx1, by1 := formBox(ap, bbox)
 		sx, sy := 1.0, 1.0
-		if bw, rw := math.Abs(bbox.Index(2).Float64()-bbox.Index(0).Float64()), math.Abs(rect.Index(2).Float64()-rect.Index(0).Float64()); bw > 0 && rw > 0 {
+		if bw, rw := bx1-bx0, math.Abs(rect.Index(2).Float64()-rect.Index(0).Float64()); bw > 0 && rw > 0 {
 			sx = rw / bw
 		}
-		if bh, rh := math.Abs(bbox.Index(3).Float64()-bbox.Index(1).Float64()), math.Abs(rect.Index(3).Float64()-rect.Index(1).Float64()); bh > 0 && rh > 0 {
+		if bh, rh := by1-by0, math.Abs(rect.Index(3).Float64()-rect.Index(1).Float64()); bh > 0 && rh > 0 {
 			sy = rh / bh
 		}
 		ts = textState{ctm: identity, size: 1, scale: 1}
@@ -392,6 +394,25 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 		}
 	}
 	return placeAnnots(out, content, chunks), nil
+}
+
+// formBox is the box bbox of the form XObject xo as xo's matrix places it: the smallest
+// upright rectangle holding its four corners so transformed (the box itself when xo has no
+// matrix).
+func formBox(xo, bbox pdf.Value) (x0, y0, x1, y1 float64) {
+	b := [4]float64{bbox.Index(0).Float64(), bbox.Index(1).Float64(), bbox.Index(2).Float64(), bbox.Index(3).Float64()}
+	m := identity
+	if mx := xo.Key("Matrix"); mx.Len() == 6 {
+		for i := range m {
+			m[i] = mx.Index(i).Float64()
+		}
+	}
+	x0, y0, x1, y1 = math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
+	for _, c := range [4][2]float64{{b[0], b[1]}, {b[2], b[1]}, {b[0], b[3]}, {b[2], b[3]}} {
+		x, y := m[0]*c[0]+m[2]*c[1]+m[4], m[1]*c[0]+m[3]*c[1]+m[5]
+		x0, y0, x1, y1 = math.Min(x0, x), math.Min(y0, y), math.Max(x1, x), math.Max(y1, y)
+	}
+	return x0, y0, x1, y1
 }
 
 // placeAnnots returns spans with each chunk of annotation strings (spans[c[0]:c[1]], all after
@@ -417,14 +438,13 @@ func placeAnnots(spans []span, content int, chunks [][2]int) []span {
 		if a == nil || !a.upright || math.IsNaN(a.y) || math.IsInf(a.y, 0) || math.IsInf(a.x, 0) {
 			continue
 		}
-		tol := 0.4 * max(a.size, 1)
 		at[i] = -1
 		for k := content - 1; k >= 0; k-- {
 			s := &spans[k]
 			if math.IsNaN(s.x) || !s.upright || strings.TrimSpace(s.text) == "" {
 				continue
 			}
-			if s.y > a.y+tol || math.Abs(s.y-a.y) <= tol && s.x <= a.x {
+			if line := sameLine(a, s); !line && s.y > a.y || line && s.x <= a.x {
 				at[i] = k
 				break
 			}
@@ -452,6 +472,20 @@ func placeAnnots(spans []span, content int, chunks [][2]int) []span {
 	}
 	emit(content - 1)
 	return out
+}
+
+// sameLine reports whether strings a and b stand on one line: their baselines lie within 0.4
+// of a's size, or the middle of one's letters lies inside the other's (a small field's value
+// centred beside a large heading).
+func sameLine(a, b *span) bool {
+	if math.Abs(a.y-b.y) <= 0.4*max(a.size, 1) {
+		return true
+	}
+	inside := func(s, t *span) bool { // the middle of s inside t
+		m := s.y + 0.3*max(s.size, 0)
+		return m >= t.y && m <= t.y+0.7*max(t.size, 0)
+	}
+	return inside(a, b) || inside(b, a)
 }
 
 // wideTracking is the character spacing (Tc), in ems, from which every glyph of a string is a
