@@ -57,7 +57,7 @@ package docjob
 
 // Version is the converter version. A stored result is reused only when it was made by the same
 // version, so bump it whenever the Markdown a converter writes changes.
-const Version = "docjob/11"
+const Version = "docjob/12"
 
 // FunctionName is the job type and the Lambda function name of the converter; it is the same on
 // the device and in the cloud so a workflow's Task Resource names it once.
