@@ -161,15 +161,20 @@ func BenchmarkEnqueueTasks(b *testing.B) {
 func BenchmarkHandOffTasks(b *testing.B) {
 	q := openQueue(b, b.TempDir())
 	ctx := context.Background()
-	parent, _, err := q.Enqueue(ctx, Params{Type: "flow.execution", Name: "run"})
+	noop := func(context.Context, json.RawMessage, job.Reporter) (json.RawMessage, error) {
+		return json.RawMessage(`{}`), nil
+	}
+	startWorker(b, q, WorkerOptions{Workers: 8}, func(w *Worker) {
+		w.Handle("noop", noop, TypeOptions{})
+		w.Handle("parent", noop, TypeOptions{})
+	})
+	// The parent has ended: a job still waiting would be due, and no job is handed off while
+	// another is due.
+	parent, _, err := q.Enqueue(ctx, Params{Type: "parent", Name: "run"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	startWorker(b, q, WorkerOptions{Workers: 8}, func(w *Worker) {
-		w.Handle("noop", func(context.Context, json.RawMessage, job.Reporter) (json.RawMessage, error) {
-			return json.RawMessage(`{}`), nil
-		}, TypeOptions{})
-	})
+	wait(b, q, parent.ID)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	b.ResetTimer()
@@ -193,7 +198,10 @@ func BenchmarkHandOffTasks(b *testing.B) {
 					if e.JobID == id && e.Status.Final() {
 						break
 					}
-					if j, err := q.Get(ctx, id); e.JobID == 0 && err == nil && j.Status.Final() {
+					if e.JobID != 0 {
+						continue
+					}
+					if j, err := q.Get(ctx, id); err == nil && j.Status.Final() {
 						break // another connection's commit: the job's end may be among the lost events
 					}
 				}
