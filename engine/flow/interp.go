@@ -51,6 +51,8 @@ type run struct {
 	// is no durable execution.
 	direct bool
 	// TestState's findings: the Task's result, a retrier matched (RETRIABLE), a catcher taken.
+	// Only a direct run sets them: a durable run's Map iterations and Parallel branches share
+	// the run and would write them at once.
 	taskResult        any
 	retriable, caught bool
 	// The execution's progress (progress): the top-level state it is in, the running Tasks'
@@ -700,7 +702,9 @@ func (r *run) state(ctx context.Context, fr *frame, s *asl.State, raw any, key s
 			if aerr := r.assign(fr, assigned); aerr != nil {
 				return nil, "", aerr
 			}
-			r.caught = true
+			if r.direct {
+				r.caught = true // TestState says a catcher was taken
+			}
 			return out, c.Next, nil
 		} else if c != nil {
 			errOut := asl.ErrorOutput(ferr.Name, ferr.Cause)
@@ -715,7 +719,9 @@ func (r *run) state(ctx context.Context, fr *frame, s *asl.State, raw any, key s
 			if aerr := r.assign(fr, assigned); aerr != nil {
 				return nil, "", aerr
 			}
-			r.caught = true
+			if r.direct {
+				r.caught = true // TestState says a catcher was taken
+			}
 			return out, c.Next, nil
 		}
 		return nil, "", ferr
@@ -1052,7 +1058,9 @@ func (r *run) taskOutcome(fr *frame, s *asl.State, j job.Job, name, resType, res
 		if kind == "invoke" {
 			out = map[string]any{"ExecutedVersion": "$LATEST", "Payload": out, "StatusCode": float64(200)}
 		}
-		r.taskResult = out
+		if r.direct {
+			r.taskResult = out // TestState shows it; the iterations of a durable run share r
+		}
 		if !fr.quiet {
 			fr.add("TaskSucceeded", map[string]any{"taskSucceededEventDetails": map[string]any{"resourceType": resType, "resource": resName,
 				"output": str(out), "outputDetails": map[string]any{"truncated": false}}})

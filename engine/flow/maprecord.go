@@ -10,10 +10,12 @@ import (
 	"time"
 )
 
-// A Map's records are written when recordBatch are waiting, or every recordEvery.
+// A Map's records are written when recordBatch are waiting, or every recordEvery. A batch's
+// child executions land at random places of the index of execution ARNs (their names are
+// UUIDs): a small batch writes nearly one index page per child, a larger one shares pages.
 const (
-	recordBatch = 256
-	recordEvery = 100 * time.Millisecond
+	recordBatch = 2048
+	recordEvery = 250 * time.Millisecond
 )
 
 // recordBlocks are the numbers of rows a statement of the Map's records writes: a batch is

@@ -3,10 +3,13 @@ package queue
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"jobdesk/engine/cputime"
 	"jobdesk/engine/job"
 )
 
@@ -149,4 +152,64 @@ func BenchmarkEnqueueTasks(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+}
+
+// BenchmarkHandOffTasks runs b.N jobs as a workflow's Map runs its tasks: 8 callers each
+// enqueue one job at a time (EnqueueWatched, a dedup key, a parent), which is handed off to
+// the worker, and wait for its end (Ended) before the next. It reports jobs per second and the
+// CPU time per job.
+func BenchmarkHandOffTasks(b *testing.B) {
+	q := openQueue(b, b.TempDir())
+	ctx := context.Background()
+	noop := func(context.Context, json.RawMessage, job.Reporter) (json.RawMessage, error) {
+		return json.RawMessage(`{}`), nil
+	}
+	startWorker(b, q, WorkerOptions{Workers: 8}, func(w *Worker) {
+		w.Handle("noop", noop, TypeOptions{})
+		w.Handle("parent", noop, TypeOptions{})
+	})
+	// The parent has ended: a job still waiting would be due, and no job is handed off while
+	// another is due.
+	parent, _, err := q.Enqueue(ctx, Params{Type: "parent", Name: "run"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	wait(b, q, parent.ID)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start, cpu0 := time.Now(), cputime.Process()
+	for c := 0; c < 8; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1)
+				if i > int64(b.N) {
+					return
+				}
+				id, _, events, stop, err := q.EnqueueWatched(ctx, Params{Type: "noop", Name: "Process", Input: benchInput,
+					MaxAttempts: 1, DedupKey: fmt.Sprintf("flow:1:0:M/%d/N", i), ParentID: parent.ID})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				for e := range events {
+					if e.JobID == id && e.Status.Final() {
+						break
+					}
+					if e.JobID != 0 {
+						continue
+					}
+					if j, err := q.Get(ctx, id); err == nil && j.Status.Final() {
+						break // another connection's commit: the job's end may be among the lost events
+					}
+				}
+				stop()
+			}
+		}()
+	}
+	wg.Wait()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
+	b.ReportMetric((cputime.Process()-cpu0).Seconds()*1e6/float64(b.N), "cpu-µs/job")
 }

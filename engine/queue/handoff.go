@@ -26,28 +26,29 @@ import (
 // the reaper returns it to the queue.
 
 // handedSQL is insertSQL writing the job claimed: RUNNING, its first attempt counted, leased by
-// ?14 with token ?15 until ?16, started at its creation.
-const handedSQL = `INSERT INTO jobs(type, name, status, priority, target, input, max_attempts, run_at,
+// the 17th parameter with the 18th as token until the 19th, started at its creation. It writes
+// nothing when a job for its target is due at its creation (the 7th and 8th parameters), any
+// type, suspects too, since a claim could take that one first: its run_at is then NULL, which
+// the column refuses, and OR IGNORE skips the row, as it does when the dedup key names a job
+// already there. So a hand-off costs one statement, not a read and a write.
+const handedSQL = `INSERT OR IGNORE INTO jobs(type, name, status, priority, target, input, max_attempts, run_at,
 	dedup_key, parent_id, retry_of, created_at, updated_at, number,
 	attempts, receives, lease_owner, lease_token, lease_until, started_at)
-	VALUES(?,?,'RUNNING',?,?,?,?,?,?,?,?,?,?,
+	VALUES(?,?,'RUNNING',?,?,?,?,
+		iif(EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_ready
+			WHERE status IN ('PENDING','RETRYING') AND target=? AND run_at<=?), NULL, ?),
+		?,?,?,?,?,
 		(SELECT iif(?, last + 1, -last) FROM (SELECT ` + lastNumber + ` AS last)),
-		1, 1, ?, ?, ?, ?)
-	ON CONFLICT(dedup_key) WHERE dedup_key > '' DO NOTHING`
+		1, 1, ?, ?, ?, ?)`
 
 // handedEventSQL is the history row a claim's status change writes (the jobs_history trigger,
 // migration 003): TaskStarted, RUNNING, no progress, no message.
 const handedEventSQL = `INSERT INTO job_events(job_id, at, kind, status, progress, message, detail)
 	VALUES(?, ?, 'TaskStarted', 'RUNNING', 0, '', '')`
 
-// waitingSQL tells whether a job for target ?1 is due at ?2 (any type, suspects too): then a
-// new job is not handed off, since a claim could take that one first.
-const waitingSQL = `SELECT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_ready
-	WHERE status IN ('PENDING','RETRYING') AND target=?1 AND run_at<=?2)`
-
 // handoffStmts are the hand-off's statements, prepared on the writer connection in Open.
 type handoffStmts struct {
-	insert, event, waiting *sql.Stmt
+	insert, event *sql.Stmt
 }
 
 func (h *handoffStmts) prepare(db *sql.DB) error {
@@ -55,15 +56,12 @@ func (h *handoffStmts) prepare(db *sql.DB) error {
 	if h.insert, err = db.Prepare(handedSQL); err != nil {
 		return err
 	}
-	if h.event, err = db.Prepare(handedEventSQL); err != nil {
-		return err
-	}
-	h.waiting, err = db.Prepare(waitingSQL)
+	h.event, err = db.Prepare(handedEventSQL)
 	return err
 }
 
 func (h *handoffStmts) close() {
-	for _, st := range []*sql.Stmt{h.insert, h.event, h.waiting} {
+	for _, st := range []*sql.Stmt{h.insert, h.event} {
 		if st != nil {
 			st.Close()
 		}
@@ -95,8 +93,9 @@ func (q *Queue) removeTaker(w *Worker) {
 }
 
 // handOff writes p, due at once, claimed by a worker of this process that can start it now, in
-// tx, and returns the hand-off; nil (and nothing written) when no worker can, or p's dedup key
-// names a job already there. On an error the caller's transaction is to be rolled back.
+// tx, and returns the hand-off; nil (and nothing written) when no worker can, another job for
+// p's target is due, or p's dedup key names a job already there. On an error the caller's
+// transaction is to be rolled back.
 func (q *Queue) handOff(ctx context.Context, tx *sql.Tx, p *Params, now int64) (*handoff, error) {
 	if !p.NotBefore.IsZero() || p.Target == "" {
 		return nil, nil
@@ -118,20 +117,17 @@ func (q *Queue) handOff(ctx context.Context, tx *sql.Tx, p *Params, now int64) (
 	if w == nil {
 		return nil, nil
 	}
-	var waiting int
-	if err := tx.StmtContext(ctx, q.handed.waiting).QueryRowContext(ctx, p.Target, now).Scan(&waiting); err != nil || waiting != 0 {
-		w.unreserve(p.Type)
-		return nil, err
-	}
 	token := fmt.Sprintf("%s-%d", w.owner, q.tokenSeq.Add(1))
-	args := append(p.insertArgs(now), w.owner, token, now+vis.Milliseconds(), now)
+	args := []any{p.Type, p.Name, p.Priority, p.Target, []byte(p.Input), p.MaxAttempts, p.Target, now, now,
+		nullable(p.DedupKey), nullable(p.ParentID), nullable(p.RetryOf), now, now, p.numbered(),
+		w.owner, token, now + vis.Milliseconds(), now}
 	res, err := tx.StmtContext(ctx, q.handed.insert).ExecContext(ctx, args...)
 	if err != nil {
 		w.unreserve(p.Type)
 		return nil, err
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
-		w.unreserve(p.Type) // the dedup key names a job already there
+		w.unreserve(p.Type) // a job is due for the target, or the dedup key names one already there
 		return nil, nil
 	}
 	id, err := res.LastInsertId()
