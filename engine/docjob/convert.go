@@ -89,7 +89,7 @@ type Doc struct {
 	// DamagedPages lists the 1-based PDF pages whose content could not be parsed.
 	DamagedPages []int `json:"damaged_pages,omitempty"`
 	// TruncatedPages lists the 1-based PDF pages that show more text than is read (a content
-	// stream of millions of strings); their first strings are kept.
+	// stream of millions of strings, more annotations than are read); what was read is kept.
 	TruncatedPages []int `json:"truncated_pages,omitempty"`
 	// PageLimit is the page limit (Options.MaxPages) when the document has more pages than it and
 	// only the first PageLimit were read; 0 when every page was read.
@@ -166,8 +166,8 @@ func (d *Doc) status() (st Status, en, ja string) {
 		whyJa = append(whyJa, fmt.Sprintf("破損していて読み取れなかったページ: %s", intList(d.DamagedPages)))
 	}
 	if len(d.TruncatedPages) > 0 {
-		why = append(why, fmt.Sprintf("pages with more text than is read (the beginning was kept): %s", intList(d.TruncatedPages)))
-		whyJa = append(whyJa, fmt.Sprintf("文字が多すぎるため先頭だけを読み取ったページ: %s", intList(d.TruncatedPages)))
+		why = append(why, fmt.Sprintf("pages with more text than is read (more strings, form fields or notes than JobDesk reads; what was read is kept): %s", intList(d.TruncatedPages)))
+		whyJa = append(whyJa, fmt.Sprintf("文字・フォーム・注釈が多すぎるため一部だけを読み取ったページ: %s", intList(d.TruncatedPages)))
 	}
 	if d.PageLimit > 0 {
 		why = append(why, fmt.Sprintf("only the first %d pages were read (the limit is %d pages per document)", d.PageLimit, d.PageLimit))

@@ -354,6 +354,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 	var empty, truncated []int
 	var unreadable []UnreadablePage
 	fonts := fontCache{}
+	var annots annotClock
 	// Progress: reading the text layer takes the bar to 90 %; where OCR may run (it takes a
 	// few seconds a page, reading text milliseconds), to 10 %, and OCR the rest.
 	ocrFrom := 90.0
@@ -377,7 +378,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 			if p.V.IsNull() {
 				return errors.New("missing page object")
 			}
-			spans, err := pageSpansIn(ctx, p.Page, p.res, fonts)
+			spans, err := pageSpansIn(ctx, p.Page, p.res, fonts, &annots)
 			if errors.Is(err, errPageTooLarge) {
 				truncated = append(truncated, i)
 				err = nil

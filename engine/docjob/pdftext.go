@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -55,8 +56,8 @@ type stopPage struct{ err error }
 // first maxPageSpans and memory stays bounded.
 const maxPageSpans = 200_000
 
-// errPageTooLarge ends a page that shows more than maxPageSpans strings; the spans read so far
-// are kept.
+// errPageTooLarge ends a page that shows more than maxPageSpans strings, or has more annotations
+// than are read (maxPageForms, annotBudget); the spans read so far are kept.
 var errPageTooLarge = errors.New("the page shows more text than JobDesk reads")
 
 // textState is the part of the graphics state that places text (PDF 32000 §9.3): q saves it
@@ -88,11 +89,24 @@ type kern struct {
 // It panics on malformed content (callers recover). docFonts keeps the fonts read on earlier pages
 // of the document (nil: none kept).
 func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span, err error) {
-	return pageSpansIn(ctx, p, p.Resources(), docFonts)
+	return pageSpansIn(ctx, p, p.Resources(), docFonts, nil)
 }
 
-// pageSpansIn is pageSpans for a page whose resources (its own or inherited) are res.
-func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCache) (out []span, err error) {
+// annotBudget bounds the time the annotations of one document may take to read, in all. The
+// PDF library reads an object kept in a compressed object stream from the stream's start each
+// time, so a page of 32,768 link annotations in one stream took 30 s only to learn that none is
+// a form field. Once it is spent, the pages whose annotations were not all read are truncated
+// (their text is kept; the document is partial, naming them).
+var annotBudget = 1500 * time.Millisecond
+
+// annotClock is the time a document's annotations have taken so far, against annotBudget.
+type annotClock struct{ spent time.Duration }
+
+// pageSpansIn is pageSpans for a page whose resources (its own or inherited) are res. clock
+// counts the time the document's annotations take (nil: this page's alone). A page with more
+// annotations than maxPageForms, or whose annotations outlast annotBudget, keeps the strings
+// read and ends with errPageTooLarge.
+func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCache, clock *annotClock) (out []span, err error) {
 	if p.V.IsNull() || (p.V.Key("Contents").Kind() == pdf.Null && p.V.Key("Annots").Kind() == pdf.Null) {
 		return nil, nil
 	}
@@ -357,7 +371,16 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 	annots := p.V.Key("Annots")
 	content := len(out)
 	var chunks [][2]int // where each annotation's strings start and end in out
+	if clock == nil {
+		clock = &annotClock{}
+	}
+	cut := annots.Len() > maxPageForms
+	began := time.Now()
 	for i := 0; i < annots.Len() && i < maxPageForms; i++ {
+		if clock.spent+time.Since(began) > annotBudget {
+			cut = true
+			break
+		}
 		a := annots.Index(i)
 		if st := a.Key("Subtype").Name(); st != "Widget" && st != "FreeText" {
 			continue
@@ -393,7 +416,12 @@ func pageSpansIn(ctx context.Context, p pdf.Page, res pdf.Value, docFonts fontCa
 			chunks = append(chunks, [2]int{from, len(out)})
 		}
 	}
-	return placeAnnots(out, content, chunks), nil
+	clock.spent += time.Since(began)
+	out = placeAnnots(out, content, chunks)
+	if cut {
+		return out, errPageTooLarge
+	}
+	return out, nil
 }
 
 // formBox is the box bbox of the form XObject xo as xo's matrix places it: the smallest
