@@ -310,42 +310,14 @@ func (l *layout) cut(idx []int, depth int) {
 		}
 		band := rows[i : j+1]
 		if h, ok := l.columns(band, common); ok {
-			l.found = true
-			var left, right []int
-			for _, r := range band {
-				for _, k := range r.items {
-					if l.items[k].x1 <= h.a {
-						left = append(left, k)
-					} else {
-						right = append(right, k)
-					}
-				}
-			}
-			l.cut(rowItems(rows[:i]), depth+1)
-			l.cut(left, depth+1)
-			l.cut(right, depth+1)
-			l.cut(rowItems(rows[j+1:]), depth+1)
+			l.part(rows, i, j, h.a, depth)
 			return
 		}
 		if table(i, j, common) {
 			return
 		}
 		if h, ok := l.sides(band, common, x0, x1); ok {
-			l.found = true
-			var left, right []int
-			for _, r := range band {
-				for _, k := range r.items {
-					if l.items[k].x1 <= h.a {
-						left = append(left, k)
-					} else {
-						right = append(right, k)
-					}
-				}
-			}
-			l.cut(rowItems(rows[:i]), depth+1)
-			l.cut(left, depth+1)
-			l.cut(right, depth+1)
-			l.cut(rowItems(rows[j+1:]), depth+1)
+			l.part(rows, i, j, h.a, depth)
 			return
 		}
 	}
@@ -397,6 +369,27 @@ func (l *layout) sides(band []row, holes []interval, x0, x1 float64) (interval, 
 		return h, true
 	}
 	return interval{}, false
+}
+
+// part cuts the band rows[i..j] at x into its items ending left of x and the rest, and emits
+// the rows above the band, the band's left part, its right part and the rows below, each cut
+// again on its own.
+func (l *layout) part(rows []row, i, j int, x float64, depth int) {
+	l.found = true
+	var left, right []int
+	for _, r := range rows[i : j+1] {
+		for _, k := range r.items {
+			if l.items[k].x1 <= x {
+				left = append(left, k)
+			} else {
+				right = append(right, k)
+			}
+		}
+	}
+	l.cut(rowItems(rows[:i]), depth+1)
+	l.cut(left, depth+1)
+	l.cut(right, depth+1)
+	l.cut(rowItems(rows[j+1:]), depth+1)
 }
 
 func rowItems(rows []row) []int {

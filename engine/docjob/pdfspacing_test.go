@@ -22,16 +22,8 @@ func courierPDF(content string) []byte {
 // firstPageSpans returns the spans page 1 of data shows, without TJ's word breaks.
 func firstPageSpans(t *testing.T, data []byte) []span {
 	t.Helper()
-	rd, _, err := openPDF(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spans, err := pageSpans(context.Background(), rd.Page(1), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []span
-	for _, s := range spans {
+	for _, s := range spansOf(t, data) {
 		if !math.IsNaN(s.x) {
 			out = append(out, s)
 		}

@@ -298,15 +298,7 @@ func unitScore(got string, units []string) float64 {
 // before it looked at the layout.
 func streamOrder(t *testing.T, data []byte) string {
 	t.Helper()
-	rd, _, err := openPDF(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spans, err := pageSpans(context.Background(), rd.Page(1), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pageText(spansText(spans))
+	return pageText(spansText(spansOf(t, data)))
 }
 
 // TestReadingOrderCorpus converts each page of the corpus and compares the reading with
