@@ -241,6 +241,7 @@ type DocMail struct {
 type DocSection struct {
 	Title string
 	Level int // 1 for "#", 2 for "##"
+	Page  int // a PDF page's number when the section is that page (Title "Page N"), else 0
 	Start int // byte offset of the heading line in Markdown
 	End   int // byte offset where the next section of the same or a higher level starts
 }
@@ -327,12 +328,18 @@ func (a *App) Document(ctx context.Context, id int64) (DocumentView, error) {
 // "<!-- Slide 3 (hidden) -->").
 var slideMarker = regexp.MustCompile(`^<!-- Slide (\d+)( \(hidden\))? -->$`)
 
+// pageMarker is the line a converted PDF begins each page with ("<!-- Page 3 -->"). A PDF
+// attached to a mail has its markers pushed down with its headings ("<!-- attachment page 3
+// -->"), which begin no section.
+var pageMarker = regexp.MustCompile(`^<!-- Page (\d+) -->$`)
+
 // MarkdownSections lists md's headings of level 1 and 2 outside code fences, each with the span
-// of its section. A deck's slide marker starts a section of level 2 titled "Slide N: title" with
-// the "## title" heading right after it ("Slide N" for a slide without one, " (hidden)" after a
-// hidden slide's), as decks converted before the markers were headed. A deck whose headings were
-// pushed down (a mail's attached deck, its titles "##### title") gives no slide sections, as
-// before the markers, until the next heading of level 1 or 2.
+// of its section. A PDF's page marker starts a section of level 2 titled "Page N", as PDFs
+// converted before the markers were headed. A deck's slide marker starts a section of level 2
+// titled "Slide N: title" with the "## title" heading right after it ("Slide N" for a slide
+// without one, " (hidden)" after a hidden slide's), as decks converted before the markers were
+// headed. A deck whose headings were pushed down (a mail's attached deck, its titles "#####
+// title") gives no slide sections, as before the markers, until the next heading of level 1 or 2.
 func MarkdownSections(md string) []DocSection {
 	var out []DocSection
 	fenced := false
@@ -369,6 +376,11 @@ func MarkdownSections(md string) []DocSection {
 		case !fenced && strings.HasPrefix(line, "## "):
 			out = append(out, DocSection{Title: mdtext.Unescape(strings.TrimSpace(line[3:])), Level: 2, Start: off})
 			demoted = false
+		case !fenced && strings.HasPrefix(line, "<!-- Page "):
+			if m := pageMarker.FindStringSubmatch(line); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				out = append(out, DocSection{Title: "Page " + m[1], Level: 2, Page: n, Start: off})
+			}
 		case !fenced && !demoted && strings.HasPrefix(line, "<!-- Slide "):
 			if m := slideMarker.FindStringSubmatch(line); m != nil {
 				out = append(out, DocSection{Title: "Slide " + m[1], Level: 2, Start: off})

@@ -87,22 +87,29 @@ func TestCSVErrorsPages(t *testing.T) {
 	}
 }
 
-// TestMarkdownSections: headings of levels 1 and 2 outside code fences, each with its span.
+// TestMarkdownSections: headings of levels 1 and 2 outside code fences, and a PDF's page
+// markers, each with its span; a page marker in a code block or pushed down under a mail's
+// attachment begins no section. PDFs converted before the markers (## Page N) still list pages.
 func TestMarkdownSections(t *testing.T) {
-	md := "# a.pdf\n\n## Page 1\n\none\n```\n# not a heading\n```\n## Page 2\n\ntwo\n# b.xlsx\n\n## 売上\n| x |\n"
+	md := "# a.pdf\n\n<!-- Page 1 -->\n\none\n```\n# not a heading\n<!-- Page 7 -->\n```\n<!-- Page 2 -->\n\ntwo\n" +
+		"# b.xlsx\n\n## 売上\n| x |\n# c.eml\n\n### d.pdf\n\n<!-- attachment page 1 -->\n\nthree\n"
 	s := MarkdownSections(md)
 	var titles []string
 	for _, x := range s {
-		titles = append(titles, fmt.Sprintf("%d:%s", x.Level, x.Title))
+		titles = append(titles, fmt.Sprintf("%d:%s:%d", x.Level, x.Title, x.Page))
 	}
-	if strings.Join(titles, "|") != "1:a.pdf|2:Page 1|2:Page 2|1:b.xlsx|2:売上" {
+	if strings.Join(titles, "|") != "1:a.pdf:0|2:Page 1:1|2:Page 2:2|1:b.xlsx:0|2:売上:0|1:c.eml:0" {
 		t.Fatalf("%q", titles)
 	}
-	if got := md[s[1].Start:s[1].End]; !strings.HasPrefix(got, "## Page 1") || !strings.Contains(got, "# not a heading") || strings.Contains(got, "two") {
+	if got := md[s[1].Start:s[1].End]; !strings.HasPrefix(got, "<!-- Page 1 -->") || !strings.Contains(got, "# not a heading") || strings.Contains(got, "two") {
 		t.Fatalf("page 1 is %q", got)
 	}
 	if got := md[s[0].Start:s[0].End]; strings.Contains(got, "b.xlsx") || !strings.Contains(got, "two") {
 		t.Fatalf("a.pdf is %q", got)
+	}
+	old := MarkdownSections("## Page 1\n\none\n## Page 2\n\ntwo\n")
+	if len(old) != 2 || old[1].Title != "Page 2" {
+		t.Fatalf("%+v", old)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -56,6 +57,9 @@ func newDocView(rv *resultViews, j job.Job, doc app.DocumentView) *docView {
 		v.choices = []string{tr.T("doc.whole")}
 		for _, s := range doc.Sections {
 			title := sectionWords(tr, doc.Kind, s.Title)
+			if s.Page > 0 {
+				title = tr.T("doc.page", s.Page)
+			}
 			if s.Level == 2 {
 				title = "    " + title
 			}
@@ -130,7 +134,7 @@ func (v *docView) render() {
 		if v.doc.File != "" {
 			dir = filepath.Dir(v.doc.File)
 		}
-		o = markdownView(pictureLinks(slideBreaks(md), dir))
+		o = markdownView(pictureLinks(pageLabels(slideBreaks(md), v.rv.host.tr()), dir))
 	}
 	v.body.Objects = []fyne.CanvasObject{o}
 	if cut {
@@ -167,6 +171,38 @@ func slideBreaks(md string) string {
 			}
 			lines[i] = "\n---\n" // a thematic break, apart from what comes before
 		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// pageMarker is the line a converted PDF begins each page with ("<!-- Page 3 -->"), an HTML
+// comment the rendered view does not show.
+var pageMarker = regexp.MustCompile(`^<!-- Page (\d+) -->$`)
+
+// pageLabels shows where each page of a PDF begins, in the reader's language: a rule between
+// pages and the page's number in small type ("2 ページ目" / "Page 2"). Markers in code blocks
+// stay as written.
+func pageLabels(md string, tr *translator) string {
+	if !strings.Contains(md, "<!-- Page ") {
+		return md
+	}
+	lines := strings.Split(md, "\n")
+	fenced, first := false, true
+	for i, l := range lines {
+		if strings.HasPrefix(l, "```") {
+			fenced = !fenced
+			continue
+		}
+		m := pageMarker.FindStringSubmatch(strings.TrimRight(l, "\r"))
+		if fenced || m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		lines[i] = "*" + tr.T("doc.page", n) + "*"
+		if !first {
+			lines[i] = "\n---\n\n" + lines[i]
+		}
+		first = false
 	}
 	return strings.Join(lines, "\n")
 }

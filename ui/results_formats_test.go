@@ -154,6 +154,45 @@ func TestDeckMarkersInTheWindow(t *testing.T) {
 	}
 }
 
+// TestPageMarkersInTheWindow: a PDF's page markers are not shown as comments: each page is
+// labelled in the reader's language, with a rule between pages, and the page choice reads in it
+// too; a marker in a code block stays as written.
+func TestPageMarkersInTheWindow(t *testing.T) {
+	test.NewTempApp(t)
+	md := "<!-- Page 1 -->\n\n補助金の手引き\n\n<!-- Page 2 -->\n\n申請の方法\n\n```\n<!-- Page 9 -->\n```\n"
+	for _, c := range []struct {
+		lang         string
+		page1, page2 string
+	}{{LangJa, "1 ページ目", "2 ページ目"}, {LangEn, "Page 1", "Page 2"}} {
+		v := newDocView(fakeResultViews(c.lang), job.Job{}, docOf("pdf", 2, md))
+		w := test.NewWindow(v.root)
+		w.Resize(fyne.NewSize(1000, 1400))
+		var texts []string
+		rules := 0
+		for _, rt := range findAll[*widget.RichText](v.body) {
+			texts = append(texts, segmentTexts(rt.Segments)...)
+			for _, s := range rt.Segments {
+				if _, ok := s.(*widget.SeparatorSegment); ok {
+					rules++
+				}
+			}
+		}
+		all := strings.Join(texts, "\n")
+		for _, want := range []string{c.page1, c.page2, "補助金の手引き", "申請の方法", "<!-- Page 9 -->"} {
+			if !strings.Contains(all, want) {
+				t.Errorf("%s: the window does not show %q:\n%s", c.lang, want, all)
+			}
+		}
+		if strings.Contains(all, "<!-- Page 1") || rules != 1 {
+			t.Errorf("%s: %d rules, shows:\n%s", c.lang, rules, all)
+		}
+		if opts := strings.Join(v.pick.Options, "|"); !strings.Contains(opts, c.page1+"|    "+c.page2) {
+			t.Errorf("%s: the page choice reads %q", c.lang, opts)
+		}
+		w.Close()
+	}
+}
+
 // TestMailResultInTheWindow: a dropped mail's result shows its header and its attachments as
 // the conversion reported them, not the generic document view.
 func TestMailResultInTheWindow(t *testing.T) {

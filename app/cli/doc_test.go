@@ -151,7 +151,7 @@ func TestDocConvertEachFormat(t *testing.T) {
 		want             []string
 	}{
 		{"pdf", docCorpus(t, in, "report.pdf", "report.pdf"), "pdf", 3,
-			[]string{"## Page 1", "補助金申請の手引き", "第3ページ：よくある質問と回答。"}},
+			[]string{"<!-- Page 1 -->", "補助金申請の手引き", "第3ページ：よくある質問と回答。"}},
 		{"pdf renamed", docCorpus(t, in, "vertical.pdf", "縦書き.dat"), "pdf", 1,
 			[]string{"縦書きの文章です。"}},
 		{"docx", docCorpus(t, in, "report.docx", "report.docx"), "docx", 1,

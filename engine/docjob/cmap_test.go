@@ -70,7 +70,7 @@ func TestPredefinedCMaps(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.cmap, err)
 		}
-		got := strings.TrimSpace(strings.TrimPrefix(d.Markdown, "## Page 1\n\n"))
+		got := strings.TrimSpace(strings.TrimPrefix(d.Markdown, "<!-- Page 1 -->\n\n"))
 		if got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.cmap, got, tc.want)
 		}

@@ -153,7 +153,7 @@ func (d *Doc) ReasonJa() string {
 func (d *Doc) status() (st Status, en, ja string) {
 	var why, whyJa []string
 	if len(d.NoTextPages) > 0 {
-		if strings.TrimSpace(d.Markdown) == "" || onlyPageHeadings(d) {
+		if strings.TrimSpace(d.Markdown) == "" || onlyPageMarkers(d) {
 			why = append(why, "scanned — no text layer")
 			whyJa = append(whyJa, "スキャン画像のみでテキストがありません")
 		} else {
@@ -206,10 +206,11 @@ func (d *Doc) status() (st Status, en, ja string) {
 	return StatusPartial, strings.Join(why, "; "), strings.Join(whyJa, "。")
 }
 
-func onlyPageHeadings(d *Doc) bool {
+// onlyPageMarkers reports whether d's Markdown holds nothing but page markers and notes.
+func onlyPageMarkers(d *Doc) bool {
 	for _, l := range strings.Split(d.Markdown, "\n") {
 		l = strings.TrimSpace(l)
-		if l != "" && !strings.HasPrefix(l, "## Page ") && !strings.HasPrefix(l, "> ") {
+		if l != "" && !pageMarker.MatchString(l) && !strings.HasPrefix(l, "> ") {
 			return false
 		}
 	}

@@ -47,12 +47,12 @@ func TestCorpus(t *testing.T) {
 		want    []string
 		notWant []string
 	}{
-		{"report.pdf", KindPDF, StatusReady, "", []string{"## Page 1", "## Page 3", "補助金申請の手引き", "Mixed English text: JobDesk converts documents offline.",
+		{"report.pdf", KindPDF, StatusReady, "", []string{"<!-- Page 1 -->", "<!-- Page 3 -->", "補助金申請の手引き", "Mixed English text: JobDesk converts documents offline.",
 			"区分 上限額 補助率", "小規模事業者 50万円 2/3", "第2ページ：審査の観点", "脚注：令和6年度の公募要領に基づく。", "テキストボックスの注意書き"}, nil},
 		{"twocol.pdf", KindPDF, StatusReady, "", []string{"左段の本文その12。", "右段の始まり。"}, nil},
 		{"vertical.pdf", KindPDF, StatusReady, "", []string{"縦書きの文章です。", "一行目の次に二行目が続きます。", "令和六年四月一日"}, nil},
 		{"kangxi.pdf", KindPDF, StatusReady, "", []string{"部首の文字：一人日本"}, []string{"\u2f00", "\u2f08", "\u2f47"}},
-		{"scan.pdf", KindPDF, StatusPartial, "", []string{"## Page 1", "no text layer"}, nil},
+		{"scan.pdf", KindPDF, StatusPartial, "", []string{"<!-- Page 1 -->", "no text layer"}, nil},
 		{"pw_owner_aes256.pdf", KindPDF, StatusReady, "", []string{"補助金申請の手引き", "第3ページ：よくある質問と回答。"}, nil},
 		{"pw_owner_rc4.pdf", KindPDF, StatusReady, "", []string{"補助金申請の手引き"}, nil},
 		{"pw_user_aes256.pdf", KindPDF, "", job.E005, nil, nil},

@@ -90,7 +90,7 @@ func TestWordsPlacedOneByOne(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := strings.TrimSpace(strings.TrimPrefix(d.Markdown, "## Page 1\n\n"))
+		got := strings.TrimSpace(strings.TrimPrefix(d.Markdown, "<!-- Page 1 -->\n\n"))
 		if got != c.want {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
 		}

@@ -74,7 +74,7 @@ func TestPDFPageLimit(t *testing.T) {
 		!strings.Contains(why, "only the first 2000 pages were read") || !strings.Contains(d.ReasonJa(), "上限は 2000 ページ") {
 		t.Fatalf("pages %d limit %d status %s %q %q", d.Pages, d.PageLimit, st, why, d.ReasonJa())
 	}
-	if n := strings.Count(d.Markdown, "## Page "); n != DefaultMaxPages {
+	if n := strings.Count(d.Markdown, "<!-- Page "); n != DefaultMaxPages {
 		t.Fatalf("%d page sections", n)
 	}
 	t.Logf("200,000 pages: the first %d read in %v", DefaultMaxPages, took)

@@ -144,13 +144,19 @@ func renderMail(ctx context.Context, m *mailMessage, kind Kind, opt Options) (*D
 }
 
 // demoteHeadings pushes the ATX headings of md (outside code fences) down by n levels, at
-// most to level 6, so an attachment's headings sit under its own.
+// most to level 6, so an attachment's headings sit under its own. A PDF's page markers are
+// pushed down with them ("<!-- Page 3 -->" becomes "<!-- attachment page 3 -->"): the pages of
+// an attachment are no pages of the mail.
 func demoteHeadings(md string, n int) string {
 	lines := strings.Split(md, "\n")
 	fence := false
 	for i, l := range lines {
 		if strings.HasPrefix(l, "```") {
 			fence = !fence
+		}
+		if !fence && pageMarker.MatchString(l) {
+			lines[i] = "<!-- attachment page " + l[len("<!-- Page "):]
+			continue
 		}
 		if fence || !strings.HasPrefix(l, "#") {
 			continue

@@ -182,7 +182,7 @@ func TestOCRPagesInParallelWithProgress(t *testing.T) {
 		t.Fatalf("ocr pages %v:\n%s", d.OCRPages, d.Markdown)
 	}
 	for i, w := range []string{"Alpha", "Bravo", "Charlie"} {
-		sec := strings.Split(d.Markdown, "## Page ")[i+1]
+		sec := strings.Split(d.Markdown, "<!-- Page ")[i+1]
 		if !strings.Contains(sec, w) {
 			t.Fatalf("page %d lacks %q:\n%s", i+1, w, d.Markdown)
 		}

@@ -158,9 +158,14 @@ func fixPDFHeader(data []byte) []byte {
 	return c
 }
 
-// convertPDF extracts text page by page (each page under its own recover), one "## Page N"
-// section per page. Pages with no text are OCRed when tesseract with Japanese is installed, and
-// otherwise listed in NoTextPages.
+// pageMarker matches the line a converted PDF begins each page with.
+var pageMarker = regexp.MustCompile(`^<!-- Page \d+ -->$`)
+
+// convertPDF extracts text page by page (each page under its own recover), each page begun by
+// a marker line "<!-- Page N -->" (a comment, not a heading: a page is where the paper ends,
+// not a part of the document, and a paragraph may run on across it; the window shows the
+// markers in the reader's language). Pages with no text are OCRed when tesseract with Japanese
+// is installed, and otherwise listed in NoTextPages.
 func convertPDF(ctx context.Context, data []byte, opt Options) (*Doc, error) {
 	r, body, err := openPDF(data)
 	if err != nil {
@@ -452,7 +457,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 	}
 	d.UnreadablePages = unreadable
 	for i, t := range texts {
-		fmt.Fprintf(&b, "## Page %d\n\n", i+1)
+		fmt.Fprintf(&b, "<!-- Page %d -->\n\n", i+1)
 		if t == "" && containsInt(failed, i+1) {
 			b.WriteString("> (this page is damaged and could not be read)\n\n")
 			continue
@@ -472,7 +477,7 @@ func extractPDF(ctx context.Context, r *pdf.Reader, body []byte, opt Options) (*
 		if containsInt(d.OCRPages, i+1) {
 			b.WriteString(ocrNote + "\n\n")
 		}
-		b.WriteString(t)
+		b.WriteString(unmarked(t))
 		b.WriteString("\n\n")
 	}
 	d.TruncatedPages = truncated
@@ -595,6 +600,21 @@ func pdfPages(r *pdf.Reader, max int, out *[]treePage) {
 		}
 	}
 	walk(r.Trailer().Key("Root").Key("Pages"), inherited{}, 0)
+}
+
+// unmarked is a page's text with any line that reads as a page marker escaped ("&lt;!-- Page
+// 3 -->", shown as written), so the page's own words never begin a page.
+func unmarked(t string) string {
+	if !strings.Contains(t, "<!-- Page ") {
+		return t
+	}
+	lines := strings.Split(t, "\n")
+	for i, l := range lines {
+		if pageMarker.MatchString(l) {
+			lines[i] = "&lt;" + l[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // pageText cleans one page's raw text: normalised characters, trimmed lines, at most one blank

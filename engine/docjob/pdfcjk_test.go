@@ -92,7 +92,7 @@ func TestPDFUndecodableFontIsPartial(t *testing.T) {
 		t.Fatalf("the readable line was lost:\n%s", d.Markdown)
 	}
 	for _, l := range strings.Split(d.Markdown, "\n") {
-		if l != "" && l != "## Page 1" && l != "An English line" && !strings.HasPrefix(l, "> (characters in GlyphOnlyFont") {
+		if l != "" && l != "<!-- Page 1 -->" && l != "An English line" && !strings.HasPrefix(l, "> (characters in GlyphOnlyFont") {
 			t.Fatalf("garbage shown: %q in\n%s", l, d.Markdown)
 		}
 	}
@@ -283,7 +283,7 @@ func TestPDFVerticalColumnsRightToLeft(t *testing.T) {
 		content := "BT /F1 12 Tf 1 0 0 1 300 700 Tm " + left[:5] + "> Tj 1 0 0 1 300 688 Tm <" + left[5:] + " Tj ET\n" +
 			"BT /F1 12 Tf 1 0 0 1 320 700 Tm " + right[:5] + "> Tj 1 0 0 1 320 688 Tm <" + right[5:] + " Tj ET\n"
 		d, st, en, _ := convertStatus(t, cjkPDF(cidFont{base: "Ryumin-Light", encoding: enc, ordering: "Japan1"}, content))
-		body := strings.ReplaceAll(strings.TrimPrefix(d.Markdown, "## Page 1\n\n"), "\n", "")
+		body := strings.ReplaceAll(strings.TrimPrefix(d.Markdown, "<!-- Page 1 -->\n\n"), "\n", "")
 		if st != StatusReady || !strings.HasPrefix(body, "あ日本語") {
 			t.Fatalf("%s: status %s %q, text %q", enc, st, en, body)
 		}
@@ -528,7 +528,7 @@ func TestPDFRightToLeftOverlappingStringsAreNewLines(t *testing.T) {
 	content := "BT /F1 12 Tf 1 0 0 1 100 700 Tm <0004000100030002> Tj ET\n" + // visual "سلما"
 		"BT /F1 12 Tf 1 0 0 1 100 694 Tm <00070006000500010005> Tj ET\n"
 	d, st, en, _ := convertStatus(t, cjkPDF(cidFont{base: "ArabicSans", encoding: "Identity-H", ordering: "Identity", toUnicode: tu}, content))
-	if st != StatusReady || strings.Count(strings.TrimSpace(strings.TrimPrefix(d.Markdown, "## Page 1")), "\n") != 1 {
+	if st != StatusReady || strings.Count(strings.TrimSpace(strings.TrimPrefix(d.Markdown, "<!-- Page 1 -->")), "\n") != 1 {
 		t.Fatalf("status %s %q:\n%s", st, en, d.Markdown)
 	}
 }

@@ -282,14 +282,14 @@ func TestSpacePaddedRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "## Page 1\n\n" + strings.Join(doubleSpaced, "\n") + "\n\n"; d.Markdown != want {
+	if want := "<!-- Page 1 -->\n\n" + strings.Join(doubleSpaced, "\n") + "\n\n"; d.Markdown != want {
 		t.Errorf("double spaces: got\n%s\nwant\n%s", d.Markdown, want)
 	}
 	d, err = Convert(context.Background(), oneStringPage(paddedTable()), "table.pdf", Options{NoOCR: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "## Page 1\n\nTable 1: limits and rates by category\n\n" +
+	want := "<!-- Page 1 -->\n\nTable 1: limits and rates by category\n\n" +
 		"| Category | Limit | Rate | Deadline |\n| --- | --- | --- | --- |\n" +
 		"| Small business | 500,000 yen | 2/3 | 30 January |\n" +
 		"| Medium company | 2,000,000 yen | 1/2 | 27 February |\n" +

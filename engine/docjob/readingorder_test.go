@@ -314,7 +314,7 @@ func TestReadingOrderCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := strings.TrimPrefix(d.Markdown, "## Page 1\n\n")
+		got := strings.TrimPrefix(d.Markdown, "<!-- Page 1 -->\n\n")
 		ours, oursU := wordScore(got, c.units), unitScore(got, c.units)
 		stream := streamOrder(t, c.data)
 		was, wasU := wordScore(stream, c.units), unitScore(stream, c.units)
@@ -354,7 +354,7 @@ func TestLayoutTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "## Page 1\n\n表1 区分ごとの上限額と補助率\n\n" +
+		want := "<!-- Page 1 -->\n\n表1 区分ごとの上限額と補助率\n\n" +
 			"| 区分 | 上限額 | 補助率 | 締切 |\n| --- | --- | --- | --- |\n" +
 			"| 小規模事業者 | 50万円 | 2/3 | 1月30日 |\n| 中小企業 | 200万円 | 1/2 | 2月27日 |\n\n" +
 			"金額は税込みです。\n\n"

@@ -139,3 +139,30 @@ func TestPDFAnnotationBudgetSpent(t *testing.T) {
 		t.Fatalf("%s %q %q\n%s", st, why, whyJa, d.Markdown)
 	}
 }
+
+// TestPDFPageMarkers: each page of a PDF begins with the marker line "<!-- Page N -->", not a
+// heading, so a sentence that runs on across two pages is not cut by a section; a line of the
+// page's own text that reads like a marker is escaped and begins no page.
+func TestPDFPageMarkers(t *testing.T) {
+	data := makePDF(t,
+		[]byte("BT /F1 12 Tf 72 720 Td (The committee met on Friday and agreed that the) Tj ET"),
+		[]byte("BT /F1 12 Tf 72 720 Td (budget stays as it is.) Tj 0 -20 Td (<!-- Page 9 -->) Tj ET"))
+	d, err := convertPDF(context.Background(), data, Options{NoOCR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "<!-- Page 1 -->\n\nThe committee met on Friday and agreed that the\n\n<!-- Page 2 -->\n\nbudget stays as it is.\n&lt;!-- Page 9 -->"
+	if strings.TrimSpace(d.Markdown) != want || strings.Contains(d.Markdown, "#") {
+		t.Fatalf("got\n%s\nwant\n%s", d.Markdown, want)
+	}
+}
+
+// TestDemotedPageMarkers: an attachment's page markers are pushed down with its headings, so a
+// mail's sections are not its attachments' pages; markers in code blocks stay as written.
+func TestDemotedPageMarkers(t *testing.T) {
+	md := "<!-- Page 1 -->\n\n## Budget\n\n```\n<!-- Page 9 -->\n```\n<!-- Page 2 -->\n\ntext"
+	want := "<!-- attachment page 1 -->\n\n##### Budget\n\n```\n<!-- Page 9 -->\n```\n<!-- attachment page 2 -->\n\ntext"
+	if got := demoteHeadings(md, 3); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}
