@@ -141,6 +141,10 @@ type Queue struct {
 	// watchBegan is closed once the watcher has read PRAGMA data_version the first time: from
 	// then on other connections' commits are noticed.
 	watchBegan chan struct{}
+	// watchEnded is closed once the watcher has returned its connection: Close waits for it,
+	// so no query of the queue's own runs after Close (a read begun on a database whose files
+	// are being removed creates them again).
+	watchEnded chan struct{}
 	closed     chan struct{}
 	closeOnce  sync.Once
 }
@@ -170,7 +174,7 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 		return nil, dbError(err)
 	}
 	q := &Queue{db: db, opts: opts, subs: map[int]chan job.Event{}, watchers: map[int64][]chan job.Event{}, running: map[int64]context.CancelFunc{},
-		closed: make(chan struct{}), watchBegan: make(chan struct{}), insert: ins, claims: map[claimKey]*sql.Stmt{}, dueReads: map[dueKey]*sql.Stmt{},
+		closed: make(chan struct{}), watchBegan: make(chan struct{}), watchEnded: make(chan struct{}), insert: ins, claims: map[claimKey]*sql.Stmt{}, dueReads: map[dueKey]*sql.Stmt{},
 		typeSeq: map[string]uint64{}}
 	for _, n := range blockSizes {
 		st, err := db.W.Prepare(insertRowsSQL(n))
@@ -196,16 +200,23 @@ func Open(db *store.DB, opts Options) (*Queue, error) {
 		q.closeStmts()
 		return nil, q.dbError(err)
 	}
-	q.watchOnce.Do(func() { go q.watch() })
+	q.watchOnce.Do(func() {
+		go func() {
+			defer close(q.watchEnded)
+			q.watch()
+		}()
+	})
 	return q, nil
 }
 
-// Close stops the queue's background watcher. It does not close the database.
+// Close stops the queue's background watcher and waits until it has given back its
+// connection. It does not close the database.
 func (q *Queue) Close() {
 	q.closeOnce.Do(func() {
 		close(q.closed)
 		q.closeStmts()
 	})
+	<-q.watchEnded
 }
 
 func (q *Queue) closeStmts() {

@@ -517,3 +517,27 @@ func TestIdleGroupStillLeases(t *testing.T) {
 		t.Fatal("the rare job was never leased")
 	}
 }
+
+// TestCloseReturnsTheWatchersConnection: once Close returns, the queue holds no connection of
+// the database (its watcher has given its own back), so closing the database right after closes
+// every connection, and no read of the queue's can begin while the data folder is removed (a
+// read begun then creates the database's files again: "directory not empty").
+func TestCloseReturnsTheWatchersConnection(t *testing.T) {
+	for i := range 20 {
+		dir := t.TempDir()
+		db, err := store.OpenDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := Open(db, Options{DataDir: dir, WatchInterval: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-q.watchBegan
+		q.Close()
+		if n := db.R.Stats().InUse; n != 0 {
+			t.Fatalf("round %d: %d connections still in use after Close", i, n)
+		}
+		db.Close()
+	}
+}
