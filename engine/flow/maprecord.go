@@ -12,10 +12,14 @@ import (
 
 // A Map's records are written when recordBatch are waiting, or every recordEvery. A batch's
 // child executions land at random places of the index of execution ARNs (their names are
-// UUIDs): a small batch writes nearly one index page per child, a larger one shares pages.
+// UUIDs): a small batch writes nearly one index page per child, a larger one shares pages, and
+// no batch writes a page twice, so fewer, larger batches write fewer pages (a Map of 10,000
+// items wrote 5,900 to 7,600 pages of that index in batches of 2,048 records or 250 ms, 3,300
+// in batches of 8,192 or a second). A child execution is listed within a second of its start
+// or end.
 const (
-	recordBatch = 2048
-	recordEvery = 250 * time.Millisecond
+	recordBatch = 8192
+	recordEvery = time.Second
 )
 
 // recordBlocks are the numbers of rows a statement of the Map's records writes: a batch is

@@ -382,6 +382,13 @@ const (
 	nextDue
 )
 
+// liveStatus is the condition of the partial index jobs_status_type (migration 008), which a
+// query repeats literally to be planned on it: the statuses of a job not yet ended, PENDING,
+// RETRYING and RUNNING, are those from PENDING to RUNNING in text order. A range, not an IN
+// list: every write of a job tests the condition, and SQLite tests an IN list of more than
+// two constants by building a table of them for each statement run.
+const liveStatus = `status >= 'PENDING' AND status <= 'RUNNING'`
+
 // dueSQL is the statement of k: one index seek (jobs_status_type: status, type, target, run_at)
 // per status and type, ?1 the target, ?2… the types, then now (anyDue). Re-parsing it on each
 // pass of a dispatcher cost more than everything else the dispatcher did.
@@ -390,9 +397,9 @@ func dueSQL(k dueKey) string {
 	for i := 0; i < k.types; i++ {
 		for _, st := range []string{"PENDING", "RETRYING"} {
 			if k.kind == anyDue {
-				parts = append(parts, fmt.Sprintf(`SELECT 1 FROM jobs WHERE status='%s' AND type=?%d AND target=?1 AND run_at<=?%d AND crashes=0`, st, i+2, k.types+2))
+				parts = append(parts, fmt.Sprintf(`SELECT 1 FROM jobs WHERE status='%s' AND type=?%d AND target=?1 AND run_at<=?%d AND crashes=0 AND `+liveStatus, st, i+2, k.types+2))
 			} else {
-				parts = append(parts, fmt.Sprintf(`SELECT min(run_at) AS t FROM jobs WHERE status='%s' AND type=?%d AND target=?1 AND crashes=0`, st, i+2))
+				parts = append(parts, fmt.Sprintf(`SELECT min(run_at) AS t FROM jobs WHERE status='%s' AND type=?%d AND target=?1 AND crashes=0 AND `+liveStatus, st, i+2))
 			}
 		}
 	}

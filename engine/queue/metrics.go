@@ -131,7 +131,7 @@ func (q *Queue) ReadMetrics(ctx context.Context, since time.Time, window time.Du
 
 	err = q.db.R.QueryRowContext(ctx, `SELECT
 		coalesce(sum(status IN ('PENDING','RETRYING')), 0), coalesce(sum(status = 'RUNNING'), 0)
-		FROM jobs WHERE parent_id IS NULL AND status IN ('PENDING','RETRYING','RUNNING')`).Scan(&m.QueueDepth, &m.Running)
+		FROM jobs WHERE parent_id IS NULL AND `+liveStatus).Scan(&m.QueueDepth, &m.Running)
 	if err != nil {
 		return m, err
 	}

@@ -14,7 +14,7 @@ import (
 func (q *Queue) FindUnfinishedTx(ctx context.Context, tx *sql.Tx, typ, field string, value any) (int64, error) {
 	path := `$."` + strings.ReplaceAll(field, `"`, `\"`) + `"`
 	var id int64
-	err := tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE type=? AND status IN ('PENDING','RUNNING','RETRYING')
+	err := tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE type=? AND status IN ('PENDING','RUNNING','RETRYING') AND `+liveStatus+`
 		AND json_extract(CAST(input AS TEXT), ?)=? ORDER BY id LIMIT 1`, typ, path, value).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
