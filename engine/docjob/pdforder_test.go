@@ -55,9 +55,9 @@ func TestPDFFooterOrderLeavesColumns(t *testing.T) {
 	// order, no line of one read into the other's.
 	var sig layoutDrawing
 	sig.at(56, 700, 10, "Digital signature here:")
-	sig.at(56, 80, 14, "ONDREJ")
-	sig.at(56, 62, 14, "MACHULDA")
-	sig.at(200, 90, 8, "Signed by: ONDREJ MACHULDA")
+	sig.at(56, 80, 14, "HANAKO")
+	sig.at(56, 62, 14, "YAMADA")
+	sig.at(200, 90, 8, "Signed by: HANAKO YAMADA")
 	sig.at(200, 80, 8, "Date: 2023-06-15 12:05:50")
 	sig.at(200, 70, 8, "CEST")
 	// A last line with subscripts (set lower, in smaller type) is one line.
