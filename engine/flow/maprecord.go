@@ -10,15 +10,17 @@ import (
 	"time"
 )
 
-// A Map's records are written when recordBatch are waiting, or every recordEvery. A batch's
+// A Map's records are written when recordBatch are waiting, or when the time since the last
+// write reaches an interval that starts at recordFirst and doubles up to recordEvery. A batch's
 // child executions land at random places of the index of execution ARNs (their names are
 // UUIDs): a small batch writes nearly one index page per child, a larger one shares pages, and
 // no batch writes a page twice, so fewer, larger batches write fewer pages (a Map of 10,000
 // items wrote 5,900 to 7,600 pages of that index in batches of 2,048 records or 250 ms, 3,300
-// in batches of 8,192 or a second). A child execution is listed within a second of its start
-// or end.
+// in batches of 8,192 or a second). The first writes come early so that a short Map shows its
+// items' progress too. A child execution is listed within a second of its start or end.
 const (
 	recordBatch = 8192
+	recordFirst = 250 * time.Millisecond
 	recordEvery = time.Second
 )
 
@@ -192,7 +194,8 @@ func (m *mapRecorder) start(mu *sync.Mutex, counts func() mapRunItems) (stop fun
 	}
 	go func() {
 		defer close(finished)
-		t := time.NewTicker(recordEvery)
+		every := recordFirst
+		t := time.NewTimer(every)
 		defer t.Stop()
 		for {
 			select {
@@ -203,6 +206,8 @@ func (m *mapRecorder) start(mu *sync.Mutex, counts func() mapRunItems) (stop fun
 				return
 			}
 			write()
+			every = min(2*every, recordEvery)
+			t.Reset(every)
 		}
 	}()
 	return func() {
