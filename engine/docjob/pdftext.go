@@ -97,7 +97,7 @@ func pageSpans(ctx context.Context, p pdf.Page, docFonts fontCache) (out []span,
 // time, so a page of 32,768 link annotations in one stream took 30 s only to learn that none is
 // a form field. Once it is spent, the pages whose annotations were not all read are truncated
 // (their text is kept; the document is partial, naming them).
-var annotBudget = 1500 * time.Millisecond
+var annotBudget = time.Second
 
 // annotClock is the time a document's annotations have taken so far, against annotBudget.
 type annotClock struct{ spent time.Duration }
