@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -324,15 +323,6 @@ func (a *App) Document(ctx context.Context, id int64) (DocumentView, error) {
 	return v, nil
 }
 
-// slideMarker is the line a converted deck begins each slide with ("<!-- Slide 3 -->",
-// "<!-- Slide 3 (hidden) -->").
-var slideMarker = regexp.MustCompile(`^<!-- Slide (\d+)( \(hidden\))? -->$`)
-
-// pageMarker is the line a converted PDF begins each page with ("<!-- Page 3 -->"). A PDF
-// attached to a mail has its markers pushed down with its headings ("<!-- attachment page 3
-// -->"), which begin no section.
-var pageMarker = regexp.MustCompile(`^<!-- Page (\d+) -->$`)
-
 // MarkdownSections lists md's headings of level 1 and 2 outside code fences, each with the span
 // of its section. A PDF's page marker starts a section of level 2 titled "Page N", as PDFs
 // converted before the markers were headed. A deck's slide marker starts a section of level 2
@@ -377,12 +367,12 @@ func MarkdownSections(md string) []DocSection {
 			out = append(out, DocSection{Title: mdtext.Unescape(strings.TrimSpace(line[3:])), Level: 2, Start: off})
 			demoted = false
 		case !fenced && strings.HasPrefix(line, "<!-- Page "):
-			if m := pageMarker.FindStringSubmatch(line); m != nil {
+			if m := mdtext.PageMarker.FindStringSubmatch(line); m != nil {
 				n, _ := strconv.Atoi(m[1])
 				out = append(out, DocSection{Title: "Page " + m[1], Level: 2, Page: n, Start: off})
 			}
 		case !fenced && !demoted && strings.HasPrefix(line, "<!-- Slide "):
-			if m := slideMarker.FindStringSubmatch(line); m != nil {
+			if m := mdtext.SlideMarker.FindStringSubmatch(line); m != nil {
 				out = append(out, DocSection{Title: "Slide " + m[1], Level: 2, Start: off})
 				slide, hidden = len(out)-1, m[2]
 			}

@@ -3,7 +3,6 @@ package ui
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 
 	"jobdesk/app"
 	"jobdesk/engine/job"
+	"jobdesk/engine/mdtext"
 )
 
 // maxRenderedBytes bounds the Markdown drawn at once: a longer section shows its beginning and
@@ -147,10 +147,6 @@ func (v *docView) render() {
 	v.scroll.ScrollToTop()
 }
 
-// slideMarker is the line a converted deck begins each slide with ("<!-- Slide 3 -->",
-// "<!-- Slide 3 (hidden) -->"), an HTML comment the rendered view does not show.
-var slideMarker = regexp.MustCompile(`(?m)^<!-- Slide \d+(?: \(hidden\))? -->$`)
-
 // slideBreaks draws a rule where each slide after the first begins, so that a deck read whole
 // shows where its slides part, untitled ones too (the markers themselves are comments, not
 // shown). Markers in code blocks stay as written.
@@ -164,7 +160,7 @@ func slideBreaks(md string) string {
 		switch {
 		case strings.HasPrefix(l, "```"):
 			fenced = !fenced
-		case !fenced && slideMarker.MatchString(strings.TrimRight(l, "\r")):
+		case !fenced && mdtext.SlideMarker.MatchString(strings.TrimRight(l, "\r")):
 			if first {
 				first = false
 				continue
@@ -174,10 +170,6 @@ func slideBreaks(md string) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
-// pageMarker is the line a converted PDF begins each page with ("<!-- Page 3 -->"), an HTML
-// comment the rendered view does not show.
-var pageMarker = regexp.MustCompile(`^<!-- Page (\d+) -->$`)
 
 // pageLabels shows where each page of a PDF begins, in the reader's language: a rule between
 // pages and the page's number in small type ("2 ページ目" / "Page 2"). Markers in code blocks
@@ -193,7 +185,7 @@ func pageLabels(md string, tr *translator) string {
 			fenced = !fenced
 			continue
 		}
-		m := pageMarker.FindStringSubmatch(strings.TrimRight(l, "\r"))
+		m := mdtext.PageMarker.FindStringSubmatch(strings.TrimRight(l, "\r"))
 		if fenced || m == nil {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"jobdesk/engine/job"
+	"jobdesk/engine/mdtext"
 )
 
 // Status is a conversion's outcome in seed 003's words (Job C, 4-5). It maps to the job status:
@@ -210,7 +211,7 @@ func (d *Doc) status() (st Status, en, ja string) {
 func onlyPageMarkers(d *Doc) bool {
 	for _, l := range strings.Split(d.Markdown, "\n") {
 		l = strings.TrimSpace(l)
-		if l != "" && !pageMarker.MatchString(l) && !strings.HasPrefix(l, "> ") {
+		if l != "" && !mdtext.PageMarker.MatchString(l) && !strings.HasPrefix(l, "> ") {
 			return false
 		}
 	}

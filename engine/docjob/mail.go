@@ -20,6 +20,7 @@ import (
 	"golang.org/x/text/encoding/japanese"
 
 	"jobdesk/engine/job"
+	"jobdesk/engine/mdtext"
 )
 
 // mailMessage is an e-mail read from EML or MSG: its header fields, its bodies and its
@@ -154,7 +155,7 @@ func demoteHeadings(md string, n int) string {
 		if strings.HasPrefix(l, "```") {
 			fence = !fence
 		}
-		if !fence && pageMarker.MatchString(l) {
+		if !fence && mdtext.PageMarker.MatchString(l) {
 			lines[i] = "<!-- attachment page " + l[len("<!-- Page "):]
 			continue
 		}

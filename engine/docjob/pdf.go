@@ -22,6 +22,8 @@ import (
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 	pdfcpulib "github.com/pdfcpu/pdfcpu/pkg/pdfcpu"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
+
+	"jobdesk/engine/mdtext"
 )
 
 var pdfcpuOnce sync.Once
@@ -157,9 +159,6 @@ func fixPDFHeader(data []byte) []byte {
 	}
 	return c
 }
-
-// pageMarker matches the line a converted PDF begins each page with.
-var pageMarker = regexp.MustCompile(`^<!-- Page \d+ -->$`)
 
 // convertPDF extracts text page by page (each page under its own recover), each page begun by
 // a marker line "<!-- Page N -->" (a comment, not a heading: a page is where the paper ends,
@@ -610,7 +609,7 @@ func unmarked(t string) string {
 	}
 	lines := strings.Split(t, "\n")
 	for i, l := range lines {
-		if pageMarker.MatchString(l) {
+		if mdtext.PageMarker.MatchString(l) {
 			lines[i] = "&lt;" + l[1:]
 		}
 	}

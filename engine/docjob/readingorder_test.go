@@ -389,14 +389,7 @@ func TestLayoutKeepsStreamOrder(t *testing.T) {
 		}
 	}
 	for name, data := range pages {
-		rd, _, err := openPDF(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		spans, err := pageSpans(context.Background(), rd.Page(1), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		spans := spansOf(t, data)
 		want := spansText(spans)
 		if name == "column after column" {
 			var lines []string

@@ -2,7 +2,9 @@
 // escapes and entity references become their characters. The converters (engine/docjob)
 // escape a document's own text so that "<div>", "*note*" or "1. " at a line's start stay text;
 // the app reads section titles back with Unescape and the window every text segment it draws.
-// It depends on the standard library only, so the window may import it beside engine/job.
+// It also names the marker lines a converted document begins each page or slide with
+// (PageMarker, SlideMarker). It depends on the standard library only, so the window may import
+// it beside engine/job.
 package mdtext
 
 import (

@@ -104,16 +104,7 @@ func TestHandOffOnlyWhenTheClaimWouldTakeIt(t *testing.T) {
 	w, release := heldWorker(t, q, 1)
 	try := func() *handoff {
 		t.Helper()
-		var h *handoff
-		err := q.db.Tx(ctx, func(tx *sql.Tx) error {
-			p := Params{Type: "x"}
-			if err := p.normalize(); err != nil {
-				return err
-			}
-			var err error
-			h, err = q.handOff(ctx, tx, &p, q.nowMs())
-			return err
-		})
+		h, err := handOffX(ctx, q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,16 +193,7 @@ func TestHandOffAsTheWorkerStops(t *testing.T) {
 			return in, nil
 		}, TypeOptions{})
 	})
-	var h *handoff
-	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
-		p := Params{Type: "x"}
-		if err := p.normalize(); err != nil {
-			return err
-		}
-		var err error
-		h, err = q.handOff(ctx, tx, &p, q.nowMs())
-		return err
-	})
+	h, err := handOffX(ctx, q)
 	if err != nil || h == nil {
 		t.Fatalf("not handed off: %v", err)
 	}
@@ -243,4 +225,20 @@ func TestHandOffAsTheWorkerStops(t *testing.T) {
 	if err != nil || j.Status != job.Pending || j.Attempts != 0 || j.Message != stoppedMessage {
 		t.Fatalf("job after the stop: %+v %v; want PENDING, no attempt, %q", j, err, stoppedMessage)
 	}
+}
+
+// handOffX asks q, in a transaction of its own, to hand off a new job of type x: the hand-off,
+// or nil when the job would be left to the claim.
+func handOffX(ctx context.Context, q *Queue) (*handoff, error) {
+	var h *handoff
+	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
+		p := Params{Type: "x"}
+		if err := p.normalize(); err != nil {
+			return err
+		}
+		var err error
+		h, err = q.handOff(ctx, tx, &p, q.nowMs())
+		return err
+	})
+	return h, err
 }
